@@ -1,0 +1,169 @@
+// Package eventstore keeps the service's domain events: named streams with
+// optimistic concurrency, and one ordered global log that subscribers read
+// from a position without ever skipping an event.
+//
+// The API is shaped like EventStoreDB's client (streams, expected revisions,
+// a {Commit, Prepare} position, catch-up reads of $all) so that an adapter
+// for a real EventStoreDB can replace the Postgres implementation later.
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Position is a point in the global log. Events are ordered by Commit (the
+// Postgres transaction id, xid8, of the appending transaction) and then by
+// Prepare (a sequence number inside the log). Ordering by commit transaction
+// and reading only below the oldest running transaction is what makes the log
+// gap-free for readers, even when appends commit out of order.
+type Position struct {
+	Commit  uint64
+	Prepare uint64
+}
+
+// Start is the position before the first event.
+var Start = Position{}
+
+// Less reports whether p comes strictly before o in the global log.
+func (p Position) Less(o Position) bool {
+	if p.Commit != o.Commit {
+		return p.Commit < o.Commit
+	}
+	return p.Prepare < o.Prepare
+}
+
+func (p Position) String() string { return fmt.Sprintf("%d/%d", p.Commit, p.Prepare) }
+
+// ExpectedRevision is the optimistic-concurrency precondition of an append.
+type ExpectedRevision struct {
+	kind     revisionKind
+	revision uint64
+}
+
+type revisionKind int
+
+const (
+	kindAny revisionKind = iota
+	kindNoStream
+	kindStreamExists
+	kindExact
+)
+
+// Any appends whatever the stream's state.
+func Any() ExpectedRevision { return ExpectedRevision{kind: kindAny} }
+
+// NoStream appends only if the stream has no events yet.
+func NoStream() ExpectedRevision { return ExpectedRevision{kind: kindNoStream} }
+
+// StreamExists appends only if the stream has at least one event.
+func StreamExists() ExpectedRevision { return ExpectedRevision{kind: kindStreamExists} }
+
+// Exact appends only if the stream's last event has this revision
+// (revisions start at 0).
+func Exact(revision uint64) ExpectedRevision {
+	return ExpectedRevision{kind: kindExact, revision: revision}
+}
+
+// IsAny, IsNoStream, IsStreamExists and Revision let implementations inspect
+// the precondition without exposing its representation.
+func (e ExpectedRevision) IsAny() bool          { return e.kind == kindAny }
+func (e ExpectedRevision) IsNoStream() bool     { return e.kind == kindNoStream }
+func (e ExpectedRevision) IsStreamExists() bool { return e.kind == kindStreamExists }
+
+// Revision returns the exact revision and true when the precondition is Exact.
+func (e ExpectedRevision) Revision() (uint64, bool) { return e.revision, e.kind == kindExact }
+
+func (e ExpectedRevision) String() string {
+	switch e.kind {
+	case kindNoStream:
+		return "no-stream"
+	case kindStreamExists:
+		return "stream-exists"
+	case kindExact:
+		return fmt.Sprintf("%d", e.revision)
+	default:
+		return "any"
+	}
+}
+
+// ErrWrongExpectedVersion is matched (errors.Is) by every
+// *WrongExpectedVersionError.
+var ErrWrongExpectedVersion = errors.New("wrong expected version")
+
+// ErrStreamNotFound answers reads of a stream that has no events.
+var ErrStreamNotFound = errors.New("stream not found")
+
+// WrongExpectedVersionError is the typed concurrency conflict of an append.
+type WrongExpectedVersionError struct {
+	Stream   string
+	Expected ExpectedRevision
+	// Actual is the stream's current last revision; HasActual is false when
+	// the stream does not exist.
+	Actual    uint64
+	HasActual bool
+}
+
+func (e *WrongExpectedVersionError) Error() string {
+	actual := "no stream"
+	if e.HasActual {
+		actual = fmt.Sprintf("%d", e.Actual)
+	}
+	return fmt.Sprintf("append to stream %q: expected revision %s, actual %s", e.Stream, e.Expected, actual)
+}
+
+func (e *WrongExpectedVersionError) Is(target error) bool { return target == ErrWrongExpectedVersion }
+
+// EventData is an event to append. ID makes appends idempotent: appending an
+// event whose ID is already in the same stream is a no-op that succeeds.
+type EventData struct {
+	ID       uuid.UUID
+	Type     string
+	Data     []byte // JSON
+	Metadata []byte // JSON, optional
+}
+
+// RecordedEvent is an event as stored.
+type RecordedEvent struct {
+	ID         uuid.UUID
+	StreamID   string
+	Revision   uint64
+	Type       string
+	Data       []byte
+	Metadata   []byte
+	Position   Position
+	RecordedAt time.Time
+}
+
+// AppendResult describes the stream after a successful append.
+type AppendResult struct {
+	// NextExpectedRevision is the revision of the stream's last event.
+	NextExpectedRevision uint64
+	// Position is the global position of the last appended event.
+	Position Position
+}
+
+// Store is the event store.
+type Store interface {
+	// AppendToStream appends events atomically to one stream.
+	AppendToStream(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error)
+	// ReadStream reads up to max events of a stream from revision from on,
+	// in revision order. ErrStreamNotFound when the stream has no events.
+	ReadStream(ctx context.Context, stream string, from uint64, max int) ([]RecordedEvent, error)
+	// ReadAll reads up to max events of the global log strictly after from,
+	// in log order. It returns only events that no later read can precede:
+	// an event committed out of order is returned after, never instead of,
+	// the events before it.
+	ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error)
+	// SubscribeToAll is a catch-up subscription: every event after from, in
+	// order, then new events as they are appended, until ctx ends.
+	SubscribeToAll(ctx context.Context, from Position) (*Subscription, error)
+	// Appended returns a channel that receives a value (coalesced) after each
+	// append made through this Store value, so that readers in the same
+	// process can wake up without polling. Call the returned func to stop.
+	Appended() (<-chan struct{}, func())
+}

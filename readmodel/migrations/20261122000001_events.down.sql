@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS projection_checkpoints;
+--bun:split
+DROP TABLE IF EXISTS events;
