@@ -1,0 +1,118 @@
+// Command feedsvc is the feed aggregation service: `serve` runs it,
+// `migrate` brings the database schema up to date, `keys` issues and
+// revokes API keys, and `projections` rebuilds and inspects read models.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/service"
+	"github.com/feedsvc/feedsvc/readmodel/migrations"
+)
+
+const usage = `usage: feedsvc <command> [arguments]
+
+commands:
+  serve                      run the API, projections, crawler and webhook sender
+                             (FEEDSVC_ROLES=api,projections,crawler,webhooks selects a subset)
+  migrate                    create the database if needed and apply migrations
+  keys create|list|revoke    manage API keys (feedsvc keys -h)
+  projections list|rebuild   inspect or rebuild read models (feedsvc projections -h)
+
+configuration is read from the environment: DATABASE_URL, FEEDSVC_ADDR,
+FEEDSVC_POLL_INTERVAL, FEEDSVC_ALLOW_PRIVATE_NETWORKS, FEEDSVC_WEBHOOK_BACKOFF_BASE,
+FEEDSVC_REQUIRE_HTTPS, FEEDSVC_TRUSTED_PROXIES, FEEDSVC_LOG_LEVEL, FEEDSVC_LOG_FORMAT.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := execute(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "feedsvc:", err)
+		os.Exit(1)
+	}
+}
+
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	cfg, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg, stderr)
+	switch args[0] {
+	case "serve":
+		return serve(ctx, cfg, logger)
+	case "migrate":
+		return migrate(ctx, cfg, logger)
+	case "keys":
+		return withDatabase(ctx, cfg, func(db *database.DB) error {
+			return runKeys(ctx, db, args[1:], stdout, stderr)
+		})
+	case "projections":
+		return withDatabase(ctx, cfg, func(db *database.DB) error {
+			return runProjections(ctx, cfg, db, args[1:], stdout, logger)
+		})
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func serve(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	svc, err := service.New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	err = svc.Run(ctx)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	return withDatabase(ctx, cfg, func(db *database.DB) error {
+		logger.Info("database migrated")
+		return nil
+	})
+}
+
+// withDatabase opens (creating if needed) and migrates the database, so
+// every command works on a fresh machine.
+func withDatabase(ctx context.Context, cfg config.Config, fn func(*database.DB) error) error {
+	db, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := migrations.Migrate(ctx, db.Bun); err != nil {
+		return err
+	}
+	return fn(db)
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.LogFormat, "text") {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

@@ -1,0 +1,144 @@
+// Package commands is the write side: each command loads an aggregate from
+// its events, asks the domain to decide, and appends what it decided with an
+// optimistic-concurrency check, retrying when another writer got there first.
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
+)
+
+// maxAttempts bounds the retries of a command that keeps losing the race
+// for its stream; beyond it the caller gets the conflict.
+const maxAttempts = 5
+
+// Result tells the caller where its events landed, so it can wait for the
+// projections that read them before answering (read-after-write, D6).
+type Result struct {
+	Position   eventstore.Position
+	EventTypes []string
+}
+
+// Merge combines the results of several appends made by one request.
+func (r Result) Merge(o Result) Result {
+	if r.Position.Less(o.Position) {
+		r.Position = o.Position
+	}
+	r.EventTypes = append(r.EventTypes, o.EventTypes...)
+	return r
+}
+
+// Empty reports whether nothing was appended.
+func (r Result) Empty() bool { return len(r.EventTypes) == 0 }
+
+// SourceLookup finds a source record by id as the organization sees it.
+// The read model implements it; commands use it only to validate
+// references (siteId) in requests.
+type SourceLookup interface {
+	SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.SourceDetails, error)
+}
+
+// Handler runs commands against the event store.
+type Handler struct {
+	store   eventstore.Store
+	sources SourceLookup
+	now     func() time.Time
+	newID   func() uuid.UUID
+}
+
+// New returns a command handler.
+func New(store eventstore.Store, sources SourceLookup) *Handler {
+	return &Handler{store: store, sources: sources, now: domain.Now, newID: newID}
+}
+
+func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+
+type metadata struct {
+	SchemaVersion  int       `json:"schemaVersion"`
+	OrganizationID uuid.UUID `json:"organizationId,omitempty"`
+}
+
+// append stores decided events with the given precondition.
+func (h *Handler) append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, org uuid.UUID, events []domain.Event) (Result, error) {
+	if len(events) == 0 {
+		return Result{}, nil
+	}
+	meta, err := json.Marshal(metadata{SchemaVersion: domain.SchemaVersion, OrganizationID: org})
+	if err != nil {
+		return Result{}, fmt.Errorf("encode metadata: %w", err)
+	}
+	data := make([]eventstore.EventData, 0, len(events))
+	types := make([]string, 0, len(events))
+	for _, e := range events {
+		b, err := domain.EncodeEvent(e)
+		if err != nil {
+			return Result{}, err
+		}
+		data = append(data, eventstore.EventData{ID: newID(), Type: e.EventType(), Data: b, Metadata: meta})
+		types = append(types, e.EventType())
+	}
+	res, err := h.store.AppendToStream(ctx, stream, expected, data...)
+	if err != nil {
+		return Result{}, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	return Result{Position: res.Position, EventTypes: types}, nil
+}
+
+// readStream loads every event of a stream; a missing stream is empty.
+func (h *Handler) readStream(ctx context.Context, stream string) ([]domain.Event, error) {
+	var out []domain.Event
+	var from uint64
+	for {
+		recs, err := h.store.ReadStream(ctx, stream, from, 1000)
+		if errors.Is(err, eventstore.ErrStreamNotFound) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read stream %s: %w", stream, err)
+		}
+		for _, r := range recs {
+			e, err := domain.DecodeEvent(r.Type, r.Data)
+			if err != nil {
+				return nil, fmt.Errorf("read stream %s: %w", stream, err)
+			}
+			out = append(out, e)
+		}
+		if len(recs) < 1000 {
+			return out, nil
+		}
+		from = recs[len(recs)-1].Revision + 1
+	}
+}
+
+// expectedAfter is the precondition for appending to a stream from which
+// version events were read.
+func expectedAfter(version int) eventstore.ExpectedRevision {
+	if version == 0 {
+		return eventstore.NoStream()
+	}
+	return eventstore.Exact(uint64(version - 1))
+}
+
+// retry runs attempt until it does not fail with a concurrency conflict.
+func retry(ctx context.Context, attempt func() error) error {
+	var err error
+	for i := 0; i < maxAttempts; i++ {
+		if err = attempt(); !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(i+1) * 5 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("gave up after %d concurrent modifications: %w", maxAttempts, err)
+}

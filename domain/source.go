@@ -1,0 +1,279 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SourceType is what kind of place content is collected from. Platform kinds
+// use the real platform spellings (D1).
+type SourceType string
+
+const (
+	SourceSite          SourceType = "site"
+	SourceSitemap       SourceType = "sitemap"
+	SourceSiteIndexPage SourceType = "siteIndexPage"
+	SourceInstagram     SourceType = "instagram"
+	SourceTikTok        SourceType = "tiktok"
+	SourceTwitter       SourceType = "twitter"
+	SourceFacebook      SourceType = "facebook"
+)
+
+// neutralAliases are the spec's neutral platform words, accepted on input only.
+var neutralAliases = map[string]SourceType{
+	"photoshare": SourceInstagram,
+	"shortvideo": SourceTikTok,
+	"microblog":  SourceTwitter,
+	"socialnet":  SourceFacebook,
+}
+
+// ParseSourceType accepts the documented values and the neutral aliases.
+func ParseSourceType(s string) (SourceType, error) {
+	if t, ok := neutralAliases[s]; ok {
+		return t, nil
+	}
+	switch t := SourceType(s); t {
+	case SourceSite, SourceSitemap, SourceSiteIndexPage, SourceInstagram, SourceTikTok, SourceTwitter, SourceFacebook:
+		return t, nil
+	}
+	if s == "" {
+		return "", invalid("sourceType", "is required")
+	}
+	return "", invalid("sourceType", "must be one of site, sitemap, siteIndexPage, instagram, tiktok, twitter, facebook")
+}
+
+// IsPlatform reports whether the source is a social platform account.
+func (t SourceType) IsPlatform() bool {
+	switch t {
+	case SourceInstagram, SourceTikTok, SourceTwitter, SourceFacebook:
+		return true
+	}
+	return false
+}
+
+// SourceDetails is the normalized configuration of a source; the JSON form
+// is what the API echoes as sourceDetails, so empty members are omitted.
+type SourceDetails struct {
+	SourceType   SourceType `json:"sourceType"`
+	Domain       string     `json:"domain,omitempty"`
+	URL          string     `json:"url,omitempty"`
+	SiteID       *uuid.UUID `json:"siteId,omitempty"`
+	Username     string     `json:"username,omitempty"`
+	FacebookType string     `json:"facebookType,omitempty"`
+	Identifier   string     `json:"identifier,omitempty"`
+}
+
+// Identity is the globally unique key of a source record (D4): two requests
+// for the same domain, URL or account get the same record.
+func (d SourceDetails) Identity() string {
+	switch d.SourceType {
+	case SourceSite:
+		return "site:" + d.Domain
+	case SourceSitemap, SourceSiteIndexPage:
+		return string(d.SourceType) + ":" + d.URL
+	case SourceFacebook:
+		return "facebook:" + d.FacebookType + ":" + strings.ToLower(d.Identifier)
+	default:
+		return string(d.SourceType) + ":" + d.Username
+	}
+}
+
+// SourceStream is the event stream of the source record with this identity.
+// Keying the stream by identity makes "create or reuse" a single append with
+// a no-stream expectation.
+func SourceStream(d SourceDetails) string {
+	sum := sha256.Sum256([]byte(d.Identity()))
+	return "source-" + hex.EncodeToString(sum[:16])
+}
+
+// SourceRequest is an unvalidated source body, as the API receives it.
+type SourceRequest struct {
+	SourceType   string
+	Domain       *string
+	URL          *string
+	SiteID       *string
+	Username     *string
+	FacebookType *string
+	Identifier   *string
+}
+
+// NewSourceDetails validates and normalizes a source request (D5).
+func NewSourceDetails(r SourceRequest) (SourceDetails, error) {
+	t, err := ParseSourceType(r.SourceType)
+	if err != nil {
+		return SourceDetails{}, err
+	}
+	switch t {
+	case SourceSite:
+		domain, err := NormalizeDomain(deref(r.Domain))
+		if err != nil {
+			return SourceDetails{}, err
+		}
+		return SourceDetails{SourceType: t, Domain: domain}, nil
+	case SourceSitemap, SourceSiteIndexPage:
+		return pageSource(t, r)
+	case SourceFacebook:
+		return facebookSource(r)
+	default:
+		username, err := NormalizeHandle(deref(r.Username))
+		if err != nil {
+			return SourceDetails{}, err
+		}
+		return SourceDetails{SourceType: t, Username: username}, nil
+	}
+}
+
+func pageSource(t SourceType, r SourceRequest) (SourceDetails, error) {
+	u, err := NormalizeURL("url", deref(r.URL))
+	if err != nil {
+		return SourceDetails{}, err
+	}
+	if r.SiteID == nil || strings.TrimSpace(*r.SiteID) == "" {
+		return SourceDetails{}, invalid("siteId", "is required")
+	}
+	siteID, err := uuid.Parse(strings.TrimSpace(*r.SiteID))
+	if err != nil {
+		return SourceDetails{}, invalid("siteId", "must be a UUID")
+	}
+	return SourceDetails{SourceType: t, URL: u, SiteID: &siteID}, nil
+}
+
+func facebookSource(r SourceRequest) (SourceDetails, error) {
+	kind := strings.ToLower(strings.TrimSpace(deref(r.FacebookType)))
+	switch kind {
+	case "page", "group", "profile":
+	case "":
+		return SourceDetails{}, invalid("facebookType", "is required")
+	default:
+		return SourceDetails{}, invalid("facebookType", "must be one of page, group, profile")
+	}
+	id := strings.TrimPrefix(strings.TrimSpace(deref(r.Identifier)), "@")
+	if id == "" || strings.ContainsAny(id, " /?#") {
+		return SourceDetails{}, invalid("identifier", "must be a handle or numeric id")
+	}
+	return SourceDetails{SourceType: SourceFacebook, FacebookType: kind, Identifier: id}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// NormalizeDomain lowercases a domain and strips a scheme and trailing
+// slash, keeping a port. A path, spaces or a missing host are invalid.
+func NormalizeDomain(raw string) (string, error) {
+	d := strings.ToLower(strings.TrimSpace(raw))
+	if d == "" {
+		return "", invalid("domain", "is required")
+	}
+	for _, scheme := range []string{"https://", "http://"} {
+		d = strings.TrimPrefix(d, scheme)
+	}
+	d = strings.TrimSuffix(d, "/")
+	if d == "" || strings.ContainsAny(d, " \t/?#@\\") {
+		return "", invalid("domain", "must be a domain without path, like example.com")
+	}
+	host := d
+	if h, port, err := net.SplitHostPort(d); err == nil {
+		if port == "" {
+			return "", invalid("domain", "has an empty port")
+		}
+		host = h
+	}
+	if host == "" || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") || strings.Contains(host, "..") {
+		return "", invalid("domain", "must be a domain without path, like example.com")
+	}
+	return d, nil
+}
+
+// NormalizeURL accepts an absolute http(s) URL and returns it with a
+// lowercase scheme and host and no fragment.
+func NormalizeURL(field, raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", invalid(field, "is required")
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "HTTP" && u.Scheme != "HTTPS") || u.Host == "" {
+		return "", invalid(field, "must be an absolute http or https URL")
+	}
+	if strings.ContainsAny(s, " \t") {
+		return "", invalid(field, "must not contain spaces")
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = strings.ToLower(u.Host)
+	u.Fragment = ""
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String(), nil
+}
+
+// NormalizeHandle trims, strips a leading @ and lowercases a platform handle.
+func NormalizeHandle(raw string) (string, error) {
+	h := strings.ToLower(strings.TrimPrefix(strings.TrimSpace(raw), "@"))
+	if h == "" {
+		return "", invalid("username", "is required")
+	}
+	if strings.ContainsAny(h, " /?#@") || len(h) > 100 {
+		return "", invalid("username", "must be a handle like @example")
+	}
+	return h, nil
+}
+
+// Source is the shared source record aggregate (D4): one per identity,
+// linked to every organization that created or attached it.
+type Source struct {
+	id            uuid.UUID
+	details       SourceDetails
+	createdAt     time.Time
+	organizations map[uuid.UUID]bool
+	exists        bool
+}
+
+// ID returns the record's id.
+func (s *Source) ID() uuid.UUID { return s.id }
+
+// Details returns the record's normalized configuration.
+func (s *Source) Details() SourceDetails { return s.details }
+
+// Exists reports whether the record was registered.
+func (s *Source) Exists() bool { return s.exists }
+
+// CreatedAt is when the record was registered.
+func (s *Source) CreatedAt() time.Time { return s.createdAt }
+
+// LinkedTo reports whether org created or attached the record.
+func (s *Source) LinkedTo(org uuid.UUID) bool { return s.organizations[org] }
+
+// Apply folds one stored event into the record's state.
+func (s *Source) Apply(e Event) {
+	switch ev := e.(type) {
+	case SourceRegistered:
+		s.id, s.details, s.createdAt, s.exists = ev.SourceID, ev.Details, ev.At, true
+		s.organizations = map[uuid.UUID]bool{ev.OrganizationID: true}
+	case SourceLinkedToOrganization:
+		s.organizations[ev.OrganizationID] = true
+	}
+}
+
+// RegisterSource decides the events that make details a record known to org:
+// a registration for a new identity, a link for a known one not yet linked,
+// nothing otherwise. created reports whether the record is new.
+func RegisterSource(s *Source, id uuid.UUID, details SourceDetails, org uuid.UUID, now time.Time) (events []Event, created bool) {
+	if !s.exists {
+		return []Event{SourceRegistered{SourceID: id, SourceType: details.SourceType, Details: details, OrganizationID: org, At: now}}, true
+	}
+	if s.organizations[org] {
+		return nil, false
+	}
+	return []Event{SourceLinkedToOrganization{SourceID: s.id, OrganizationID: org, At: now}}, false
+}

@@ -1,0 +1,498 @@
+// Gap-free global log on Postgres
+//
+// A bigint sequence alone cannot order a log that concurrent transactions
+// append to: positions are handed out when a row is inserted, not when its
+// transaction commits, so position 11 can become visible before position 10.
+// A reader that has already moved past 10 would skip it forever.
+//
+// The log is therefore ordered by (transaction_id, global_position), where
+// transaction_id is the appending transaction's xid8 (pg_current_xact_id()),
+// and ReadAll only returns rows whose transaction_id is below
+// pg_snapshot_xmin(pg_current_snapshot()): the oldest transaction still
+// running. Every transaction below that fence has finished, so every event
+// it wrote is either visible now or never will be; and every transaction
+// that may still append gets an xid at or above the fence, so it sorts after
+// everything a reader has been handed. Readers may lag, but they never skip.
+// All events of one append share one xid and become visible atomically, so a
+// page may end in the middle of an append without harm.
+//
+// The cost: the fence is the oldest running transaction that holds an xid
+// anywhere in the Postgres cluster (xids are cluster-wide, so this includes
+// other databases on the same server), not just the oldest append. A
+// long-running writing transaction, a forgotten "idle in transaction"
+// session or a prepared (two-phase) transaction holds every reader back
+// until it ends. Appends keep working; only subscribers and projections
+// stall. Read-only transactions get no xid and do not hold the fence.
+//
+// Appends take one round trip: a single statement reads the stream's last
+// revision, checks the expectation and inserts with computed revisions.
+// Concurrent appenders that both pass the check collide on the unique
+// (stream_id, stream_revision) constraint, which is what makes Exact and
+// NoStream safe without locks; everything else (conflict details, the
+// idempotency lookup) happens only on the error path.
+package eventstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ErrDuplicateEventID is matched (errors.Is) by the error of an append that
+// reuses an event ID stored elsewhere: in another stream, or in this stream
+// but not as the same append retried.
+var ErrDuplicateEventID = errors.New("event id already stored")
+
+const (
+	// DefaultPollInterval is how often a subscription rereads the log when
+	// no in-process append wakes it: appends from other processes, and
+	// events held back by the fence, are found this way.
+	DefaultPollInterval = 100 * time.Millisecond
+	// DefaultSubscriptionPageSize is how many events a subscription reads
+	// per query.
+	DefaultSubscriptionPageSize = 500
+
+	// anyRetries bounds the retries of an Any/StreamExists append that lost
+	// the race for a revision; each loss means another append succeeded, so
+	// this only runs out under heavy contention on one stream.
+	anyRetries = 20
+
+	uniqueViolation       = "23505"
+	revisionConstraint    = "events_stream_revision_key"
+	eventIDConstraint     = "events_event_id_key"
+	expectationKindAny    = 0
+	expectationKindNone   = 1
+	expectationKindExists = 2
+	expectationKindExact  = 3
+)
+
+// Postgres is the Store on the events table. It is safe for concurrent use.
+// Set the exported fields before the first call.
+type Postgres struct {
+	pool *pgxpool.Pool
+
+	// PollInterval is how long an idle subscription waits before rereading
+	// the log when no append through this value wakes it. Zero means
+	// DefaultPollInterval.
+	PollInterval time.Duration
+	// SubscriptionPageSize is the number of events a subscription reads per
+	// query. Zero means DefaultSubscriptionPageSize.
+	SubscriptionPageSize int
+
+	mu        sync.Mutex
+	listeners map[uint64]chan struct{}
+	nextID    uint64
+}
+
+var _ Store = (*Postgres)(nil)
+
+// NewPostgres returns a Store on pool. The pool's database must have the
+// events table (readmodel/migrations).
+func NewPostgres(pool *pgxpool.Pool) *Postgres {
+	return &Postgres{pool: pool, listeners: make(map[uint64]chan struct{})}
+}
+
+// The expectation is checked inside the insert so that the happy path is one
+// round trip. When the check fails nothing is inserted and the outer SELECT
+// still returns the stream's last revision for the conflict error. ORDER BY
+// e.ord makes global_position follow revision order within the append.
+const appendSQL = `
+WITH cur AS (
+    SELECT max(stream_revision) AS rev FROM events WHERE stream_id = $1::text
+), ins AS (
+    INSERT INTO events (stream_id, stream_revision, event_id, event_type, data, metadata)
+    SELECT $1::text, coalesce(cur.rev, -1) + e.ord, e.id, e.type, e.data, e.meta
+    FROM cur, unnest($2::uuid[], $3::text[], $4::jsonb[], $5::jsonb[])
+        WITH ORDINALITY AS e(id, type, data, meta, ord)
+    WHERE CASE $6::int
+        WHEN 1 THEN cur.rev IS NULL
+        WHEN 2 THEN cur.rev IS NOT NULL
+        WHEN 3 THEN cur.rev = $7::bigint
+        ELSE true END
+    ORDER BY e.ord
+    RETURNING stream_revision, transaction_id, global_position
+)
+SELECT (SELECT rev FROM cur), last.stream_revision, last.transaction_id::text::bigint, last.global_position
+FROM (SELECT 1) AS one
+LEFT JOIN (SELECT * FROM ins ORDER BY stream_revision DESC LIMIT 1) AS last ON true`
+
+const lastEventSQL = `
+SELECT stream_revision, transaction_id::text::bigint, global_position
+FROM events WHERE stream_id = $1 ORDER BY stream_revision DESC LIMIT 1`
+
+const eventsByIDSQL = `
+SELECT event_id, stream_id, stream_revision, transaction_id::text::bigint, global_position
+FROM events WHERE event_id = ANY($1::uuid[])`
+
+const recordedColumns = `event_id, stream_id, stream_revision, event_type, data, metadata,
+    transaction_id::text::bigint, global_position, recorded_at`
+
+const readStreamSQL = `
+SELECT ` + recordedColumns + `
+FROM events
+WHERE stream_id = $1 AND stream_revision >= $2
+ORDER BY stream_revision
+LIMIT $3`
+
+const streamExistsSQL = `SELECT EXISTS (SELECT 1 FROM events WHERE stream_id = $1)`
+
+// The fence is a scalar subquery so that it is computed once, as an
+// initplan, and becomes an index bound on the primary key together with the
+// row comparison: while the fence holds back, a poll touches no rows above
+// it instead of filtering through all of them.
+const readAllSQL = `
+SELECT ` + recordedColumns + `
+FROM events
+WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+  AND transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+ORDER BY transaction_id, global_position
+LIMIT $3`
+
+// AppendToStream appends events atomically to stream. See Store. An event
+// with the zero ID gets a random one. Empty Data is stored as {} and empty
+// Metadata as {}. With no events it checks the expectation and returns the
+// stream's current state (the zero AppendResult for a stream without events).
+func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error) {
+	if len(events) == 0 {
+		return s.currentState(ctx, stream, expected)
+	}
+	if rev, ok := expected.Revision(); ok && rev > math.MaxInt64 {
+		// No stream can be that long; answer with the real state rather than
+		// let the parameter overflow.
+		return s.currentState(ctx, stream, expected)
+	}
+
+	ids := make([]uuid.UUID, len(events))
+	types := make([]string, len(events))
+	data := make([][]byte, len(events))
+	meta := make([][]byte, len(events))
+	seen := make(map[uuid.UUID]struct{}, len(events))
+	for i, e := range events {
+		id := e.ID
+		if id == uuid.Nil {
+			id = uuid.New()
+		}
+		if _, dup := seen[id]; dup {
+			return AppendResult{}, fmt.Errorf("append to stream %s: event %s appears twice in one append: %w", stream, id, ErrDuplicateEventID)
+		}
+		seen[id] = struct{}{}
+		ids[i] = id
+		types[i] = e.Type
+		data[i] = orEmptyObject(e.Data)
+		meta[i] = orEmptyObject(e.Metadata)
+	}
+	kind, exact := expectationParams(expected)
+
+	for attempt := 0; ; attempt++ {
+		var actual, lastRev, txid, gpos *int64
+		err := s.pool.QueryRow(ctx, appendSQL, stream, ids, types, data, meta, kind, exact).
+			Scan(&actual, &lastRev, &txid, &gpos)
+		if err == nil && lastRev != nil {
+			s.notify()
+			return AppendResult{
+				NextExpectedRevision: uint64(*lastRev),
+				Position:             Position{Commit: uint64(*txid), Prepare: uint64(*gpos)},
+			}, nil
+		}
+		revisionTaken := false
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != uniqueViolation ||
+				(pgErr.ConstraintName != revisionConstraint && pgErr.ConstraintName != eventIDConstraint) {
+				return AppendResult{}, fmt.Errorf("append to stream %s: %w", stream, err)
+			}
+			revisionTaken = pgErr.ConstraintName == revisionConstraint
+		}
+
+		// Any failure may be the same append retried (after a lost reply,
+		// say): its events are stored, so the expectation no longer holds or
+		// the insert collides. Only this path pays for the lookup.
+		res, state, lookupErr := s.lookupRetry(ctx, stream, ids)
+		if lookupErr != nil {
+			return AppendResult{}, lookupErr
+		}
+		if state.retried {
+			return res, nil
+		}
+		switch {
+		case err == nil:
+			// The expectation failed and nothing was written; report the
+			// state the check saw.
+			conflict := &WrongExpectedVersionError{Stream: stream, Expected: expected}
+			if actual != nil {
+				conflict.Actual, conflict.HasActual = uint64(*actual), true
+			}
+			return AppendResult{}, conflict
+		case revisionTaken && retriesOnConflict(expected) && attempt < anyRetries:
+			if err := backoff(ctx, attempt); err != nil {
+				return AppendResult{}, fmt.Errorf("append to stream %s: %w", stream, err)
+			}
+		case revisionTaken:
+			// Another append won the revision between our check and insert.
+			return AppendResult{}, &WrongExpectedVersionError{
+				Stream: stream, Expected: expected,
+				Actual: uint64(state.actual), HasActual: state.hasActual,
+			}
+		default:
+			// The event id index fired, yet none of the ids is stored now:
+			// the holder was deleted in between.
+			return AppendResult{}, fmt.Errorf("append to stream %s: %w", stream, ErrDuplicateEventID)
+		}
+	}
+}
+
+type retryState struct {
+	retried   bool  // all ids are stored as one append in this stream
+	hasActual bool  // the stream has events
+	actual    int64 // its last revision
+}
+
+// lookupRetry decides whether a failed append was the same append retried,
+// and reads the stream's last revision for the conflict error, in one round
+// trip. It returns an ErrDuplicateEventID error when some of the ids are
+// stored in a way that cannot be a retry.
+func (s *Postgres) lookupRetry(ctx context.Context, stream string, ids []uuid.UUID) (AppendResult, retryState, error) {
+	var state retryState
+	batch := &pgx.Batch{}
+	type stored struct {
+		stream   string
+		revision int64
+		pos      Position
+	}
+	found := make(map[uuid.UUID]stored, len(ids))
+	batch.Queue(eventsByIDSQL, ids).Query(func(rows pgx.Rows) error {
+		var (
+			id         uuid.UUID
+			st         stored
+			txid, gpos int64
+		)
+		_, err := pgx.ForEachRow(rows, []any{&id, &st.stream, &st.revision, &txid, &gpos}, func() error {
+			st.pos = Position{Commit: uint64(txid), Prepare: uint64(gpos)}
+			found[id] = st
+			return nil
+		})
+		return err
+	})
+	batch.Queue(`SELECT max(stream_revision) FROM events WHERE stream_id = $1`, stream).QueryRow(func(row pgx.Row) error {
+		var actual *int64
+		if err := row.Scan(&actual); err != nil {
+			return err
+		}
+		if actual != nil {
+			state.hasActual, state.actual = true, *actual
+		}
+		return nil
+	})
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
+		return AppendResult{}, state, fmt.Errorf("append to stream %s: look up conflicting events: %w", stream, err)
+	}
+	if len(found) == 0 {
+		return AppendResult{}, state, nil
+	}
+	first, ok := found[ids[0]]
+	for i, id := range ids {
+		st, present := found[id]
+		if !present || !ok || st.stream != stream || st.revision != first.revision+int64(i) {
+			return AppendResult{}, state, fmt.Errorf("append to stream %s: event %s: %w", stream, describeStored(id, present, st.stream, st.revision), ErrDuplicateEventID)
+		}
+	}
+	last := found[ids[len(ids)-1]]
+	state.retried = true
+	return AppendResult{NextExpectedRevision: uint64(last.revision), Position: last.pos}, state, nil
+}
+
+func describeStored(id uuid.UUID, present bool, stream string, revision int64) string {
+	if !present {
+		return fmt.Sprintf("%s is new but other events of the append are stored", id)
+	}
+	return fmt.Sprintf("%s is stored in stream %s at revision %d", id, stream, revision)
+}
+
+func retriesOnConflict(e ExpectedRevision) bool { return e.IsAny() || e.IsStreamExists() }
+
+func expectationParams(e ExpectedRevision) (kind int32, revision int64) {
+	switch {
+	case e.IsNoStream():
+		return expectationKindNone, 0
+	case e.IsStreamExists():
+		return expectationKindExists, 0
+	}
+	if rev, ok := e.Revision(); ok {
+		return expectationKindExact, int64(rev)
+	}
+	return expectationKindAny, 0
+}
+
+func satisfies(e ExpectedRevision, hasActual bool, actual uint64) bool {
+	switch {
+	case e.IsNoStream():
+		return !hasActual
+	case e.IsStreamExists():
+		return hasActual
+	}
+	if rev, ok := e.Revision(); ok {
+		return hasActual && actual == rev
+	}
+	return true
+}
+
+func orEmptyObject(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte("{}")
+	}
+	return b
+}
+
+// backoff spreads out appenders that keep losing the same revision, so that
+// they stop colliding in lockstep.
+func backoff(ctx context.Context, attempt int) error {
+	limit := time.Millisecond << min(attempt, 5)
+	t := time.NewTimer(rand.N(limit) + 100*time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// currentState answers an append of no events: the expectation is checked
+// against the stream's last event, and nothing is written.
+func (s *Postgres) currentState(ctx context.Context, stream string, expected ExpectedRevision) (AppendResult, error) {
+	var rev, txid, gpos int64
+	err := s.pool.QueryRow(ctx, lastEventSQL, stream).Scan(&rev, &txid, &gpos)
+	hasActual := err == nil
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return AppendResult{}, fmt.Errorf("append to stream %s: read last event: %w", stream, err)
+	}
+	if !satisfies(expected, hasActual, uint64(rev)) {
+		return AppendResult{}, &WrongExpectedVersionError{Stream: stream, Expected: expected, Actual: uint64(rev), HasActual: hasActual}
+	}
+	if !hasActual {
+		return AppendResult{}, nil
+	}
+	return AppendResult{
+		NextExpectedRevision: uint64(rev),
+		Position:             Position{Commit: uint64(txid), Prepare: uint64(gpos)},
+	}, nil
+}
+
+// ReadStream reads up to max events of stream from revision from on. A max
+// of zero or less reads to the end of the stream.
+func (s *Postgres) ReadStream(ctx context.Context, stream string, from uint64, max int) ([]RecordedEvent, error) {
+	if from > math.MaxInt64 {
+		from = math.MaxInt64
+	}
+	events, err := s.query(ctx, readStreamSQL, max, stream, int64(from), limitParam(max))
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", stream, err)
+	}
+	if len(events) > 0 {
+		return events, nil
+	}
+	if from > 0 {
+		// Reading past the end of an existing stream is not an error.
+		var exists bool
+		if err := s.pool.QueryRow(ctx, streamExistsSQL, stream).Scan(&exists); err != nil {
+			return nil, fmt.Errorf("read stream %s: %w", stream, err)
+		}
+		if exists {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("read stream %s: %w", stream, ErrStreamNotFound)
+}
+
+// ReadAll reads up to max events of the global log strictly after from,
+// stopping at the fence described at the top of this file. A max of zero or
+// less reads everything up to the fence.
+func (s *Postgres) ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error) {
+	events, err := s.query(ctx, readAllSQL, max,
+		strconv.FormatUint(from.Commit, 10), int64(min(from.Prepare, math.MaxInt64)), limitParam(max))
+	if err != nil {
+		return nil, fmt.Errorf("read all after %s: %w", from, err)
+	}
+	return events, nil
+}
+
+func (s *Postgres) query(ctx context.Context, sql string, max int, args ...any) ([]RecordedEvent, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var events []RecordedEvent
+	if max > 0 {
+		events = make([]RecordedEvent, 0, min(max, 1024))
+	}
+	for rows.Next() {
+		var (
+			e          RecordedEvent
+			rev        int64
+			txid, gpos int64
+		)
+		if err := rows.Scan(&e.ID, &e.StreamID, &rev, &e.Type, &e.Data, &e.Metadata, &txid, &gpos, &e.RecordedAt); err != nil {
+			return nil, err
+		}
+		e.Revision = uint64(rev)
+		e.Position = Position{Commit: uint64(txid), Prepare: uint64(gpos)}
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// limitParam turns "no limit" into SQL's LIMIT NULL.
+func limitParam(max int) *int64 {
+	if max <= 0 {
+		return nil
+	}
+	l := int64(max)
+	return &l
+}
+
+// Appended returns a channel that receives a value, coalesced, after each
+// successful append through s. The channel is never closed; stop unregisters
+// it and may be called more than once.
+func (s *Postgres) Appended() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	if s.listeners == nil {
+		s.listeners = make(map[uint64]chan struct{})
+	}
+	id := s.nextID
+	s.nextID++
+	s.listeners[id] = ch
+	s.mu.Unlock()
+	return ch, func() {
+		s.mu.Lock()
+		delete(s.listeners, id)
+		s.mu.Unlock()
+	}
+}
+
+// notify never blocks: a listener that has not consumed the last signal
+// will reread the log anyway, so one pending signal is enough.
+func (s *Postgres) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.listeners {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}

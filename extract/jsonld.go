@@ -1,0 +1,209 @@
+package extract
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// articleTypes are the schema.org types treated as an article. Types ending
+// in "Article" are accepted too (see isArticleType), so new NewsArticle
+// subtypes work without a change here.
+var articleTypes = map[string]bool{
+	"article":            true,
+	"newsarticle":        true,
+	"blogposting":        true,
+	"liveblogposting":    true,
+	"report":             true,
+	"posting":            true,
+	"socialmediaposting": true,
+}
+
+// ldArticle holds the fields taken from the JSON-LD article object.
+type ldArticle struct {
+	Type, Headline, Description, Image, Published string
+}
+
+// maxLDDepth bounds the walk over JSON-LD values; real documents nest a few
+// levels, and the bound keeps hostile input from recursing deeply.
+const maxLDDepth = 12
+
+// jsonLDArticle finds the first article-typed object in the given JSON-LD
+// script contents. It looks inside arrays, @graph and nested values such as
+// a WebPage's mainEntity, and resolves {"@id": ...} image references against
+// the other nodes of the same documents (as Yoast and similar plugins emit).
+func jsonLDArticle(scripts []string) (ldArticle, bool) {
+	var docs []any
+	for _, s := range scripts {
+		if v, ok := decodeJSONLD(s); ok {
+			docs = append(docs, v)
+		}
+	}
+	ids := map[string]map[string]any{}
+	var found []map[string]any
+	for _, d := range docs {
+		walkLD(d, 0, ids, &found)
+	}
+	if len(found) == 0 {
+		return ldArticle{}, false
+	}
+	obj := found[0]
+	a := ldArticle{
+		Type:        ldTypeName(obj["@type"]),
+		Headline:    firstNonEmpty(ldString(obj["headline"]), ldString(obj["name"])),
+		Description: ldString(obj["description"]),
+		Image:       ldImage(obj["image"], ids, 0),
+		Published:   firstNonEmpty(ldString(obj["datePublished"]), ldString(obj["dateCreated"])),
+	}
+	if a.Image == "" {
+		a.Image = ldImage(obj["thumbnailUrl"], ids, 0)
+	}
+	return a, true
+}
+
+// decodeJSONLD decodes one script's content. Sites often wrap it in HTML
+// comments or CDATA, or leave raw newlines inside strings (invalid JSON), so
+// those are repaired before giving up.
+func decodeJSONLD(s string) (any, bool) {
+	s = strings.TrimSpace(s)
+	for _, w := range []string{"<!--", "-->", "//<![CDATA[", "//]]>", "<![CDATA[", "]]>"} {
+		s = strings.ReplaceAll(s, w, "")
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err == nil {
+		return v, true
+	}
+	s = strings.NewReplacer("\n", " ", "\r", " ", "\t", " ").Replace(s)
+	if err := json.Unmarshal([]byte(s), &v); err == nil {
+		return v, true
+	}
+	return nil, false
+}
+
+// walkLD records every object with an @id in ids and every article-typed
+// object in found, in document order.
+func walkLD(v any, depth int, ids map[string]map[string]any, found *[]map[string]any) {
+	if depth > maxLDDepth {
+		return
+	}
+	switch t := v.(type) {
+	case []any:
+		for _, e := range t {
+			walkLD(e, depth+1, ids, found)
+		}
+	case map[string]any:
+		if id, ok := t["@id"].(string); ok && len(t) > 1 {
+			if _, seen := ids[id]; !seen {
+				ids[id] = t
+			}
+		}
+		if isArticleType(t["@type"]) {
+			*found = append(*found, t)
+		}
+		// Sorted keys keep the result deterministic: Go randomises map order.
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if k == "@context" {
+				continue
+			}
+			walkLD(t[k], depth+1, ids, found)
+		}
+	}
+}
+
+// isArticleType reports whether a JSON-LD @type (a string or an array of
+// strings, possibly prefixed with the schema.org URL) names an article.
+func isArticleType(v any) bool {
+	for _, t := range ldTypes(v) {
+		t = strings.ToLower(t)
+		if articleTypes[t] || strings.HasSuffix(t, "article") {
+			return true
+		}
+	}
+	return false
+}
+
+// ldTypeName returns the most specific article type name, e.g. NewsArticle
+// for ["Article", "NewsArticle"].
+func ldTypeName(v any) string {
+	best := ""
+	for _, t := range ldTypes(v) {
+		l := strings.ToLower(t)
+		if !articleTypes[l] && !strings.HasSuffix(l, "article") {
+			continue
+		}
+		if best == "" || l != "article" {
+			best = t
+		}
+	}
+	return best
+}
+
+func ldTypes(v any) []string {
+	var out []string
+	switch t := v.(type) {
+	case string:
+		out = append(out, stripSchema(t))
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, stripSchema(s))
+			}
+		}
+	}
+	return out
+}
+
+func stripSchema(t string) string {
+	t = strings.TrimSpace(t)
+	if i := strings.LastIndexAny(t, "/:"); i >= 0 {
+		return t[i+1:]
+	}
+	return t
+}
+
+// ldString reads a text value that may be a string, an array of strings or a
+// {"@value": ...} object.
+func ldString(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		for _, e := range t {
+			if s := ldString(e); s != "" {
+				return s
+			}
+		}
+	case map[string]any:
+		return ldString(t["@value"])
+	}
+	return ""
+}
+
+// ldImage reads an image given as a URL string, an ImageObject ({url} or
+// {contentUrl}), an {"@id"} reference to another node, or an array of those.
+func ldImage(v any, ids map[string]map[string]any, depth int) string {
+	if depth > 3 {
+		return ""
+	}
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		for _, e := range t {
+			if s := ldImage(e, ids, depth+1); s != "" {
+				return s
+			}
+		}
+	case map[string]any:
+		if s := firstNonEmpty(ldString(t["url"]), ldString(t["contentUrl"])); s != "" {
+			return s
+		}
+		if id, ok := t["@id"].(string); ok {
+			if ref, ok := ids[id]; ok {
+				return ldImage(ref, ids, depth+1)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,79 @@
+package http
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/auth"
+)
+
+// decodeBody reads a JSON object into dst. Wrong types, trailing data and
+// non-objects are 400s that name the field, never 500s.
+func decodeBody(c *fiber.Ctx, dst any) error {
+	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
+	if ct != "" && !strings.HasPrefix(ct, fiber.MIMEApplicationJSON) {
+		return badRequest("body", "Content-Type must be application/json")
+	}
+	body := bytes.TrimSpace(c.Body())
+	if len(body) == 0 || body[0] != '{' {
+		return badRequest("body", "must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("body", "must hold a single JSON object")
+	}
+	return nil
+}
+
+func jsonError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "body"
+		}
+		return badRequest(field, "must be of type "+jsonTypeName(typeErr.Type.Kind().String()))
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("body", "is not valid JSON")
+	}
+	return badRequest("body", "is not valid JSON")
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "ptr", "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int", "int64", "float64":
+		return "number"
+	}
+	return kind
+}
+
+// pathUUID parses a path parameter that must be a UUID (D2).
+func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) {
+	raw := c.Params(name)
+	id, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return uuid.Nil, badRequest(name, "must be a UUID")
+	}
+	return id, nil
+}
+
+// organization is the caller's organization; the auth middleware ran first.
+func organization(c *fiber.Ctx) uuid.UUID {
+	p, _ := auth.PrincipalFrom(c)
+	return p.OrganizationID
+}

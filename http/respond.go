@@ -1,0 +1,145 @@
+// Package http is the JSON API on Fiber: thin handlers that decode a
+// request, run a command or a query, and answer in the envelopes of the
+// contract (api.md section 7).
+package http
+
+import (
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/projections"
+)
+
+// Error codes. News endpoints and event endpoints name two of them apart.
+const (
+	codeValidation     = "VALIDATION_ERROR"
+	codeBadRequest     = "BAD_REQUEST"
+	codeNotFound       = "NOT_FOUND"
+	codeConflict       = "CONFLICT"
+	codeInternal       = "INTERNAL_ERROR"
+	codeInternalEvents = "INTERNAL_SERVER_ERROR"
+	codeMethod         = "METHOD_NOT_ALLOWED"
+)
+
+// family selects the error dialect of an endpoint group.
+type family int
+
+const (
+	newsFamily family = iota
+	eventsFamily
+)
+
+// apiError is an error that knows its HTTP answer.
+type apiError struct {
+	status   int
+	code     string
+	message  string
+	resource string
+	id       string
+	field    string
+	issue    string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+type errorBody struct {
+	Success bool        `json:"success"`
+	Error   errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code     string        `json:"code"`
+	Message  string        `json:"message"`
+	Resource string        `json:"resource,omitempty"`
+	ID       string        `json:"id,omitempty"`
+	Details  *errorDetails `json:"details,omitempty"`
+}
+
+type errorDetails struct {
+	Field string `json:"field"`
+	Issue string `json:"issue"`
+}
+
+func badRequest(field, issue string) *apiError {
+	return &apiError{status: fiber.StatusBadRequest, message: field + ": " + issue, field: field, issue: issue}
+}
+
+func notFound(resource, id string) *apiError {
+	return &apiError{status: fiber.StatusNotFound, code: codeNotFound, message: resource + " not found", resource: resource, id: id}
+}
+
+// classify maps domain and infrastructure errors to their HTTP answer.
+func classify(err error) *apiError {
+	var api *apiError
+	var validation *domain.ValidationError
+	var missing *domain.NotFoundError
+	var conflict *domain.ConflictError
+	switch {
+	case errors.As(err, &api):
+		return api
+	case errors.As(err, &validation):
+		return badRequest(validation.Field, validation.Issue)
+	case errors.As(err, &missing):
+		return notFound(missing.Resource, missing.ID)
+	case errors.As(err, &conflict):
+		return &apiError{status: fiber.StatusConflict, code: codeConflict, message: conflict.Message}
+	case errors.Is(err, domain.ErrUnsupported):
+		return &apiError{status: fiber.StatusBadRequest, message: err.Error(), field: "sourceType", issue: "not yet supported"}
+	case errors.Is(err, projections.ErrLagging):
+		return &apiError{status: fiber.StatusServiceUnavailable, code: codeInternal,
+			message: "the change was saved but is not visible yet; it will appear shortly, do not repeat the request"}
+	}
+	return &apiError{status: fiber.StatusInternalServerError, message: "unexpected failure, retrying is advised"}
+}
+
+func (e *apiError) body(f family) errorBody {
+	code := e.code
+	if code == "" {
+		code = defaultCode(e.status, f)
+	}
+	d := errorDetail{Code: code, Message: e.message}
+	if f == newsFamily {
+		d.Resource, d.ID = e.resource, e.id
+	}
+	if e.field != "" {
+		d.Details = &errorDetails{Field: e.field, Issue: e.issue}
+	}
+	return errorBody{Error: d}
+}
+
+func defaultCode(status int, f family) string {
+	switch {
+	case status == fiber.StatusBadRequest && f == eventsFamily:
+		return codeBadRequest
+	case status == fiber.StatusBadRequest, status == fiber.StatusRequestEntityTooLarge:
+		return codeValidation
+	case status == fiber.StatusNotFound:
+		return codeNotFound
+	case status == fiber.StatusMethodNotAllowed:
+		return codeMethod
+	case f == eventsFamily:
+		return codeInternalEvents
+	}
+	return codeInternal
+}
+
+type okBody struct {
+	Success bool `json:"success"`
+	Data    any  `json:"data,omitempty"`
+}
+
+func ok(c *fiber.Ctx, status int, data any) error {
+	return c.Status(status).JSON(okBody{Success: true, Data: data})
+}
+
+func deleted(c *fiber.Ctx) error {
+	return c.Status(fiber.StatusOK).JSON(okBody{Success: true})
+}
+
+// timestamp renders the API's time format: UTC, millisecond precision.
+func timestamp(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z")
+}

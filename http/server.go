@@ -1,0 +1,198 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel"
+)
+
+// Config is what the API needs from the operator.
+type Config struct {
+	// BodyLimit bounds request bodies; larger ones answer 413.
+	BodyLimit int
+	// RequireHTTPS refuses plain-HTTP requests with 401 (D3).
+	RequireHTTPS bool
+	// TrustedProxies may set X-Forwarded-Proto / X-Forwarded-For.
+	TrustedProxies []string
+	ReadTimeout    time.Duration
+	WriteTimeout   time.Duration
+}
+
+// Deps are the services the handlers call.
+type Deps struct {
+	Commands *commands.Handler
+	Queries  *readmodel.Queries
+	Waiter   *projections.Waiter
+	Keys     *auth.Store
+	// Ready reports whether the service can answer requests (readyz).
+	Ready  func(ctx context.Context) error
+	Logger *slog.Logger
+}
+
+// New builds the Fiber app with every route.
+func New(cfg Config, deps Deps) *fiber.App {
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	app := fiber.New(fiber.Config{
+		AppName:                 "feedsvc",
+		BodyLimit:               cfg.BodyLimit,
+		ReadTimeout:             orDefault(cfg.ReadTimeout, 30*time.Second),
+		WriteTimeout:            orDefault(cfg.WriteTimeout, 30*time.Second),
+		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+		DisableStartupMessage:   true,
+		ErrorHandler:            errorHandler(deps.Logger),
+	})
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		deps.Logger.Error("panic in request", "path", c.Path(), "panic", e)
+	}}))
+	app.Use(requestLog(deps.Logger))
+	h := &handlers{Deps: deps}
+	app.Get("/healthz", h.healthz)
+	app.Get("/readyz", h.readyz)
+	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
+	h.routes(app)
+	app.Use(func(c *fiber.Ctx) error {
+		return &apiError{status: fiber.StatusNotFound, code: codeNotFound, message: "no route for " + c.Method() + " " + c.Path()}
+	})
+	return app
+}
+
+type handlers struct {
+	Deps
+}
+
+func (h *handlers) routes(app *fiber.App) {
+	news := app.Group("/feeds/news", auth.RequireScope(auth.ScopeNews))
+	news.Post("/", h.createNewsFeed)
+	news.Get("/", h.listNewsFeeds)
+	news.Get("/:feedId", h.getNewsFeed)
+	news.Patch("/:feedId", h.updateNewsFeed)
+	news.Delete("/:feedId", h.deleteNewsFeed)
+	news.Post("/:feedId/sources", h.addNewsSource)
+	news.Get("/:feedId/sources", h.listNewsSources)
+	news.Patch("/:feedId/sources/:sourceId", h.updateNewsSource)
+	news.Delete("/:feedId/sources/:sourceId", h.deleteNewsSource)
+
+	sources := app.Group("/sources", requireAnyScope(auth.ScopeNews, auth.ScopeEvents))
+	sources.Post("/", h.createSource)
+	sources.Get("/", h.listSources)
+	sources.Get("/:id", h.getSource)
+}
+
+// wait makes a write visible to every later read before the answer (D6).
+func (h *handlers) wait(c *fiber.Ctx, res commands.Result) error {
+	if res.Empty() {
+		return nil
+	}
+	return h.Waiter.Wait(c.UserContext(), res.Position, res.EventTypes)
+}
+
+func requireAnyScope(scopes ...auth.Scope) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p, _ := auth.PrincipalFrom(c)
+		for _, s := range scopes {
+			if p.Has(s) {
+				return c.Next()
+			}
+		}
+		return c.Status(fiber.StatusForbidden).JSON(errorBody{Error: errorDetail{
+			Code: "PERMISSION_DENIED", Message: "this API key lacks the scope for " + c.Path(),
+		}})
+	}
+}
+
+func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		f := familyOf(c.Path())
+		var fe *fiber.Error
+		if errors.As(err, &fe) {
+			return c.Status(fe.Code).JSON(fiberError(fe).body(f))
+		}
+		api := classify(err)
+		if api.status >= 500 {
+			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		}
+		return c.Status(api.status).JSON(api.body(f))
+	}
+}
+
+// fiberError maps the framework's own errors (body too large, bad method).
+func fiberError(fe *fiber.Error) *apiError {
+	switch fe.Code {
+	case fiber.StatusRequestEntityTooLarge:
+		return &apiError{status: fe.Code, message: "request body is too large", field: "body", issue: "too large"}
+	case fiber.StatusNotFound:
+		return &apiError{status: fe.Code, code: codeNotFound, message: "no such route"}
+	case fiber.StatusMethodNotAllowed:
+		return &apiError{status: fe.Code, message: "method not allowed"}
+	}
+	if fe.Code < 500 {
+		return &apiError{status: fe.Code, message: fe.Message}
+	}
+	return &apiError{status: fe.Code, message: "unexpected failure, retrying is advised"}
+}
+
+func familyOf(path string) family {
+	if strings.HasPrefix(path, "/feeds/events") || strings.HasPrefix(path, "/v0/feeds/events") {
+		return eventsFamily
+	}
+	return newsFamily
+}
+
+func requestLog(logger *slog.Logger) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		start := time.Now()
+		err := c.Next()
+		status := c.Response().StatusCode()
+		if err != nil {
+			var fe *fiber.Error
+			if errors.As(err, &fe) {
+				status = fe.Code
+			} else {
+				status = classify(err).status
+			}
+		}
+		logger.Debug("request", "method", c.Method(), "path", c.Path(), "status", status, "duration", time.Since(start))
+		return err
+	}
+}
+
+func proxyHeader(trusted []string) string {
+	if len(trusted) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (h *handlers) healthz(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{"status": "ok"})
+}
+
+func (h *handlers) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	if err := h.Ready(ctx); err != nil {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "error": err.Error()})
+	}
+	return c.JSON(fiber.Map{"status": "ready"})
+}

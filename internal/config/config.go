@@ -1,0 +1,116 @@
+// Package config reads the operator's settings from the environment (D11).
+package config
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/feedsvc/feedsvc/internal/database"
+)
+
+// Roles a process can take; `serve` takes all of them unless FEEDSVC_ROLES
+// names a subset, so each can be scaled as its own process.
+const (
+	RoleAPI         = "api"
+	RoleProjections = "projections"
+	RoleCrawler     = "crawler"
+	RoleWebhooks    = "webhooks"
+)
+
+// Config is every setting of the service.
+type Config struct {
+	DatabaseURL          string
+	Addr                 string
+	PollInterval         time.Duration
+	AllowPrivateNetworks bool
+	WebhookBackoffBase   time.Duration
+	RequireHTTPS         bool
+	TrustedProxies       []string
+	Roles                map[string]bool
+	// ConsistencyTimeout bounds how long a write waits for its read models.
+	ConsistencyTimeout time.Duration
+	LogLevel           string
+	LogFormat          string
+}
+
+// FromEnv reads the configuration; malformed values are errors, not defaults.
+func FromEnv() (Config, error) {
+	c := Config{
+		DatabaseURL: env("DATABASE_URL", database.DefaultURL),
+		Addr:        env("FEEDSVC_ADDR", ":8080"),
+		LogLevel:    env("FEEDSVC_LOG_LEVEL", "info"),
+		LogFormat:   env("FEEDSVC_LOG_FORMAT", "json"),
+		Roles:       map[string]bool{},
+	}
+	var err error
+	if c.PollInterval, err = duration("FEEDSVC_POLL_INTERVAL", 10*time.Minute); err != nil {
+		return Config{}, err
+	}
+	if c.WebhookBackoffBase, err = duration("FEEDSVC_WEBHOOK_BACKOFF_BASE", 30*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.ConsistencyTimeout, err = duration("FEEDSVC_CONSISTENCY_TIMEOUT", 10*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.AllowPrivateNetworks, err = boolean("FEEDSVC_ALLOW_PRIVATE_NETWORKS"); err != nil {
+		return Config{}, err
+	}
+	if c.RequireHTTPS, err = boolean("FEEDSVC_REQUIRE_HTTPS"); err != nil {
+		return Config{}, err
+	}
+	c.TrustedProxies = list(os.Getenv("FEEDSVC_TRUSTED_PROXIES"))
+	roles := list(env("FEEDSVC_ROLES", strings.Join([]string{RoleAPI, RoleProjections, RoleCrawler, RoleWebhooks}, ",")))
+	for _, r := range roles {
+		switch r {
+		case RoleAPI, RoleProjections, RoleCrawler, RoleWebhooks:
+			c.Roles[r] = true
+		default:
+			return Config{}, fmt.Errorf("FEEDSVC_ROLES: unknown role %q (want api, projections, crawler, webhooks)", r)
+		}
+	}
+	return c, nil
+}
+
+func env(key, def string) string {
+	if v, ok := os.LookupEnv(key); ok && strings.TrimSpace(v) != "" {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+func duration(key string, def time.Duration) (time.Duration, error) {
+	v := env(key, "")
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration like 10m", key, v)
+	}
+	return d, nil
+}
+
+func boolean(key string) (bool, error) {
+	v := env(key, "")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s: %q is not true or false", key, v)
+	}
+	return b, nil
+}
+
+func list(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

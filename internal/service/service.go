@@ -1,0 +1,128 @@
+// Package service assembles the process: database, event store, commands,
+// projections and the HTTP API, in the roles the configuration asks for.
+// `feedsvc serve` and the end-to-end tests start the service the same way.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/eventstore"
+	apihttp "github.com/feedsvc/feedsvc/http"
+	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/migrations"
+)
+
+// Service is a running instance's parts.
+type Service struct {
+	Config   config.Config
+	DB       *database.DB
+	Store    *eventstore.Postgres
+	Commands *commands.Handler
+	Queries  *readmodel.Queries
+	Runner   *projections.Runner
+	Waiter   *projections.Waiter
+	Keys     *auth.Store
+	App      *fiber.App
+	logger   *slog.Logger
+}
+
+// New opens and migrates the database and wires every part. Nothing runs
+// until Run.
+func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service, error) {
+	db, err := database.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Migrate(ctx, db.Bun); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s := &Service{Config: cfg, DB: db, logger: logger}
+	s.Store = eventstore.NewPostgres(db.Pool)
+	s.Queries = readmodel.NewQueries(db.Bun)
+	s.Commands = commands.New(s.Store, s.Queries)
+	s.Keys = auth.NewStore(db.Bun)
+	if cfg.Roles[config.RoleProjections] {
+		s.Runner, err = projections.NewRunner(s.Store, db.Bun, logger, projections.RunnerConfig{}, projections.All()...)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.All()...)
+	s.App = apihttp.New(apihttp.Config{RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies}, apihttp.Deps{
+		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger,
+	})
+	return s, nil
+}
+
+// Run runs the configured roles until ctx ends, then shuts down in order:
+// stop taking requests, then stop projecting.
+func (s *Service) Run(ctx context.Context) error {
+	errs := make(chan error, 4)
+	if s.Runner != nil {
+		go func() { errs <- s.Runner.Run(ctx) }()
+		<-s.Runner.Running()
+		s.logger.Info("projections running", "projectors", len(s.Runner.Projectors()))
+	}
+	if s.Config.Roles[config.RoleAPI] {
+		go func() {
+			s.logger.Info("api listening", "addr", s.Config.Addr)
+			if err := s.App.Listen(s.Config.Addr); err != nil {
+				errs <- fmt.Errorf("listen on %s: %w", s.Config.Addr, err)
+			}
+		}()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errs:
+	}
+	return errors.Join(runErr, s.shutdown())
+}
+
+func (s *Service) shutdown() error {
+	var errs []error
+	if s.Config.Roles[config.RoleAPI] {
+		if err := s.App.ShutdownWithTimeout(10 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("stop api: %w", err))
+		}
+	}
+	if s.Runner != nil {
+		if err := s.Runner.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stop projections: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close releases the database.
+func (s *Service) Close() { s.DB.Close() }
+
+// Ready is the readiness check: the database answers and no projector run
+// here is failing.
+func (s *Service) Ready(ctx context.Context) error {
+	if err := s.DB.Pool.Ping(ctx); err != nil {
+		return fmt.Errorf("database unreachable: %w", err)
+	}
+	if s.Runner == nil {
+		return nil
+	}
+	for _, p := range s.Runner.Projectors() {
+		if err := s.Runner.Progress(p.Name()).Err(); err != nil {
+			return fmt.Errorf("projector %s failing: %w", p.Name(), err)
+		}
+	}
+	return nil
+}

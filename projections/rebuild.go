@@ -1,0 +1,178 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
+)
+
+const rebuildSuffix = "@rebuild"
+
+// Rebuild recreates a projector's read model from position 0 while the
+// live one keeps serving, then swaps the two in one transaction.
+//
+// The shadow copy is built in its own schema by a connection pool whose
+// search_path puts that schema first, so the projector's unqualified table
+// names land there. The swap takes the live projector's lock (its batches
+// pause), lets the shadow catch up to the head of the log, moves the shadow
+// tables into public and hands the shadow's checkpoint to the live
+// projector. Readers blocked on the swap continue on the new tables: there
+// is no moment when reads answer from an empty model.
+func Rebuild(ctx context.Context, dsn string, main *database.DB, store eventstore.Store, p Projector, logger *slog.Logger) error {
+	schema := "rebuild_" + p.Name()
+	logger = logger.With("projector", p.Name())
+	if err := prepareShadow(ctx, main.Bun, schema, p); err != nil {
+		return err
+	}
+	shadowDSN, err := withSearchPath(dsn, schema)
+	if err != nil {
+		return err
+	}
+	shadow, err := database.Open(ctx, shadowDSN)
+	if err != nil {
+		return fmt.Errorf("open shadow connection: %w", err)
+	}
+	defer shadow.Close()
+
+	runner, err := NewRunner(store, shadow.Bun, logger, RunnerConfig{BatchSize: 1000, PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
+	if err != nil {
+		return err
+	}
+	runCtx, stopRunner := context.WithCancel(ctx)
+	defer stopRunner()
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(runCtx) }()
+	progress := runner.Progress(p.Name())
+
+	started := time.Now()
+	if err := waitCaughtUp(ctx, progress, started, logger, done); err != nil {
+		return err
+	}
+	logger.Info("rebuild caught up, swapping", "events", progress.Processed(), "elapsed", time.Since(started).Round(time.Millisecond))
+	return swap(ctx, main.Bun, schema, p, progress, runner, done, logger)
+}
+
+func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) error {
+	stmts := []string{
+		fmt.Sprintf("DROP SCHEMA IF EXISTS %s CASCADE", schema),
+		fmt.Sprintf("CREATE SCHEMA %s", schema),
+	}
+	for _, t := range p.Tables() {
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (LIKE public.%s INCLUDING ALL)", schema, t, t))
+	}
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("prepare shadow schema %s: %w", schema, err)
+		}
+	}
+	_, err := db.NewRaw(`INSERT INTO projection_checkpoints (name) VALUES (?)
+		ON CONFLICT (name) DO UPDATE SET commit_position = 0, prepare_position = 0, updated_at = now()`,
+		p.Name()+rebuildSuffix).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("reset shadow checkpoint: %w", err)
+	}
+	return nil
+}
+
+// waitCaughtUp reports progress until the shadow finds nothing more to read.
+func waitCaughtUp(ctx context.Context, progress *Progress, since time.Time, logger *slog.Logger, done <-chan error) error {
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		if progress.CaughtUpAt().After(since) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-done:
+			return fmt.Errorf("shadow projector stopped: %w", err)
+		case <-tick.C:
+			n := progress.Processed()
+			logger.Info("rebuilding", "events", n, "position", progress.Position().String(),
+				"events_per_sec", int(float64(n)/time.Since(since).Seconds()), "last_error", errString(progress.Err()))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress *Progress, runner *Runner, done <-chan error, logger *slog.Logger) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin swap: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after commit
+	// The live projector's batches try this lock and skip while it is held.
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", lockKey(p.Name())); err != nil {
+		return fmt.Errorf("lock live projector: %w", err)
+	}
+	mark := time.Now()
+	for !progress.CaughtUpAt().After(mark) {
+		progress.nudge()
+		sleep(ctx, 5*time.Millisecond)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if err := runner.Close(); err != nil {
+		return fmt.Errorf("stop shadow projector: %w", err)
+	}
+	<-done
+	pos, err := (&Subscriber{cfg: SubscriberConfig{Checkpoint: p.Name() + rebuildSuffix}}).readCheckpoint(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for _, t := range p.Tables() {
+		for _, s := range []string{
+			fmt.Sprintf("DROP TABLE IF EXISTS public.%s", t),
+			fmt.Sprintf("ALTER TABLE %s.%s SET SCHEMA public", schema, t),
+		} {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("swap table %s: %w", t, err)
+			}
+		}
+	}
+	if _, err := tx.NewRaw(`INSERT INTO projection_checkpoints (name, commit_position, prepare_position) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET commit_position = EXCLUDED.commit_position,
+		prepare_position = EXCLUDED.prepare_position, updated_at = now()`,
+		p.Name(), int64(pos.Commit), int64(pos.Prepare)).Exec(ctx); err != nil {
+		return fmt.Errorf("hand over checkpoint: %w", err)
+	}
+	if _, err := tx.NewRaw("DELETE FROM projection_checkpoints WHERE name = ?", p.Name()+rebuildSuffix).Exec(ctx); err != nil {
+		return fmt.Errorf("drop shadow checkpoint: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("DROP SCHEMA %s", schema)); err != nil {
+		return fmt.Errorf("drop shadow schema: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit swap: %w", err)
+	}
+	logger.Info("rebuild swapped in", "position", pos.String())
+	return nil
+}
+
+func withSearchPath(dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("parse database url: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema+",public")
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+func errString(err error) string {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,280 @@
+package projections
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/eventstore"
+)
+
+// Message metadata keys set by the Subscriber.
+const (
+	metaType       = "event_type"
+	metaStream     = "stream_id"
+	metaRevision   = "stream_revision"
+	metaCommit     = "commit_position"
+	metaPrepare    = "prepare_position"
+	metaRecordedAt = "recorded_at"
+)
+
+type txKey struct{}
+
+// TxFromContext returns the batch transaction a message is delivered in;
+// handlers write the read model through it.
+func TxFromContext(ctx context.Context) (bun.Tx, bool) {
+	tx, ok := ctx.Value(txKey{}).(bun.Tx)
+	return tx, ok
+}
+
+// SubscriberConfig tunes a Subscriber.
+type SubscriberConfig struct {
+	// Checkpoint is the name of the checkpoint row (the consumer group).
+	Checkpoint string
+	// EventTypes filters what is delivered; empty means everything.
+	EventTypes []string
+	BatchSize  int
+	// PollInterval is how often an idle subscriber looks for events
+	// appended by other processes; appends in this process wake it at once.
+	PollInterval time.Duration
+	// RetryBackoff is the first wait after a failed batch; it doubles up to
+	// a minute while the same batch keeps failing.
+	RetryBackoff time.Duration
+}
+
+// Subscriber is a Watermill subscriber over the event store's global log.
+//
+// Each batch runs in one transaction: it takes the checkpoint's advisory
+// lock (so two processes never project the same batch), reads events after
+// the checkpoint, hands them one at a time to the handler with the
+// transaction in the message context, and writes the new checkpoint. An
+// acked batch commits; a nack rolls the whole batch back and it is
+// delivered again from the same checkpoint after a backoff. Nothing is
+// skipped and nothing applied twice.
+type Subscriber struct {
+	store    eventstore.Store
+	db       *bun.DB
+	cfg      SubscriberConfig
+	types    map[string]bool
+	progress *Progress
+	logger   *slog.Logger
+
+	closeOnce sync.Once
+	closing   chan struct{}
+	wg        sync.WaitGroup
+}
+
+// NewSubscriber returns a subscriber reporting its position to progress.
+func NewSubscriber(store eventstore.Store, db *bun.DB, cfg SubscriberConfig, progress *Progress, logger *slog.Logger) *Subscriber {
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 500
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 200 * time.Millisecond
+	}
+	if cfg.RetryBackoff <= 0 {
+		cfg.RetryBackoff = 100 * time.Millisecond
+	}
+	types := map[string]bool{}
+	for _, t := range cfg.EventTypes {
+		types[t] = true
+	}
+	return &Subscriber{
+		store: store, db: db, cfg: cfg, types: types, progress: progress,
+		logger:  logger.With("projector", cfg.Checkpoint),
+		closing: make(chan struct{}),
+	}
+}
+
+// Subscribe starts delivering; the topic is informational, the checkpoint
+// decides where reading starts.
+func (s *Subscriber) Subscribe(ctx context.Context, _ string) (<-chan *message.Message, error) {
+	if _, err := s.db.NewRaw(
+		"INSERT INTO projection_checkpoints (name) VALUES (?) ON CONFLICT (name) DO NOTHING", s.cfg.Checkpoint,
+	).Exec(ctx); err != nil {
+		return nil, fmt.Errorf("create checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	pos, err := s.readCheckpoint(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	s.progress.set(pos)
+	out := make(chan *message.Message)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(out)
+		s.loop(ctx, out)
+	}()
+	return out, nil
+}
+
+// Close stops delivering; an unfinished batch is rolled back.
+func (s *Subscriber) Close() error {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.wg.Wait()
+	return nil
+}
+
+func (s *Subscriber) loop(ctx context.Context, out chan<- *message.Message) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	appended, stop := s.store.Appended()
+	defer stop()
+	backoff := s.cfg.RetryBackoff
+	for ctx.Err() == nil {
+		n, err := s.batch(ctx, out)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.progress.setErr(err)
+			s.logger.Error("projection batch failed, retrying", "err", err, "retry_in", backoff)
+			sleep(ctx, backoff)
+			backoff = min(backoff*2, time.Minute)
+		case err != nil:
+			return
+		case n == 0:
+			s.progress.setErr(nil)
+			backoff = s.cfg.RetryBackoff
+			s.progress.markIdle()
+			s.wait(ctx, appended)
+		default:
+			s.progress.setErr(nil)
+			backoff = s.cfg.RetryBackoff
+		}
+	}
+}
+
+// wait sleeps until an append in this process, the poll interval, or a
+// waiter asking for a position this projector has not reached (the fence
+// may have held events back at the last read).
+func (s *Subscriber) wait(ctx context.Context, appended <-chan struct{}) {
+	t := time.NewTimer(s.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-appended:
+	case <-s.progress.wanted():
+		sleep(ctx, 2*time.Millisecond)
+	case <-t.C:
+	}
+}
+
+// errBusy: another process holds this checkpoint right now.
+var errBusy = errors.New("checkpoint held by another process")
+
+// batch projects one batch and reports how many events it read.
+func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (int, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("begin batch: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after commit this is a no-op
+
+	var locked bool
+	if err := tx.NewRaw("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", lockKey(s.cfg.Checkpoint)).Scan(ctx, &locked); err != nil {
+		return 0, fmt.Errorf("lock checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	if !locked {
+		return 0, nil
+	}
+	from, err := s.readCheckpoint(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	events, err := s.store.ReadAll(ctx, from, s.cfg.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("read events after %s: %w", from, err)
+	}
+	if len(events) == 0 {
+		s.progress.set(from)
+		return 0, nil
+	}
+	msgCtx := context.WithValue(ctx, txKey{}, tx)
+	for _, e := range events {
+		if len(s.types) > 0 && !s.types[e.Type] {
+			continue
+		}
+		if err := deliver(msgCtx, out, toMessage(e)); err != nil {
+			return 0, fmt.Errorf("event %s (%s at %s): %w", e.ID, e.Type, e.Position, err)
+		}
+	}
+	last := events[len(events)-1].Position
+	if _, err := tx.NewRaw(
+		"UPDATE projection_checkpoints SET commit_position = ?, prepare_position = ?, updated_at = now() WHERE name = ?",
+		int64(last.Commit), int64(last.Prepare), s.cfg.Checkpoint,
+	).Exec(ctx); err != nil {
+		return 0, fmt.Errorf("write checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("commit batch: %w", err)
+	}
+	s.progress.advance(last, len(events))
+	return len(events), nil
+}
+
+var errNacked = errors.New("handler nacked the event")
+
+// deliver hands one message to the router and waits for its verdict.
+func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Message) error {
+	msg.SetContext(ctx)
+	select {
+	case out <- msg:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-msg.Acked():
+		return nil
+	case <-msg.Nacked():
+		return errNacked
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Subscriber) readCheckpoint(ctx context.Context, db bun.IDB) (eventstore.Position, error) {
+	var commit, prepare int64
+	err := db.NewRaw("SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = ?", s.cfg.Checkpoint).
+		Scan(ctx, &commit, &prepare)
+	if err != nil {
+		return eventstore.Position{}, fmt.Errorf("read checkpoint %s: %w", s.cfg.Checkpoint, err)
+	}
+	return eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}, nil
+}
+
+func lockKey(checkpoint string) string { return "projection:" + checkpoint }
+
+func toMessage(e eventstore.RecordedEvent) *message.Message {
+	msg := message.NewMessage(e.ID.String(), e.Data)
+	msg.Metadata.Set(metaType, e.Type)
+	msg.Metadata.Set(metaStream, e.StreamID)
+	msg.Metadata.Set(metaRevision, strconv.FormatUint(e.Revision, 10))
+	msg.Metadata.Set(metaCommit, strconv.FormatUint(e.Position.Commit, 10))
+	msg.Metadata.Set(metaPrepare, strconv.FormatUint(e.Position.Prepare, 10))
+	msg.Metadata.Set(metaRecordedAt, e.RecordedAt.UTC().Format(time.RFC3339Nano))
+	return msg
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,60 @@
+// Package readmodel is the query side: bun models of the tables projectors
+// write, and the queries the HTTP handlers answer from.
+package readmodel
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// NewsFeed is a row of news_feeds.
+type NewsFeed struct {
+	bun.BaseModel `bun:"table:news_feeds"`
+
+	ID             uuid.UUID `bun:"id,pk,type:uuid"`
+	OrganizationID uuid.UUID `bun:"organization_id,type:uuid"`
+	Name           string    `bun:"name"`
+	Description    string    `bun:"description"`
+	Enabled        bool      `bun:"enabled"`
+	CreatedAt      time.Time `bun:"created_at"`
+	UpdatedAt      time.Time `bun:"updated_at"`
+}
+
+// NewsFeedSource is a row of news_feed_sources: one attachment.
+type NewsFeedSource struct {
+	bun.BaseModel `bun:"table:news_feed_sources"`
+
+	ID             uuid.UUID            `bun:"id,pk,type:uuid"`
+	FeedID         uuid.UUID            `bun:"feed_id,type:uuid"`
+	OrganizationID uuid.UUID            `bun:"organization_id,type:uuid"`
+	SourceID       uuid.UUID            `bun:"source_id,type:uuid"`
+	SourceType     string               `bun:"source_type"`
+	Details        domain.SourceDetails `bun:"details,type:jsonb"`
+	Enabled        bool                 `bun:"enabled"`
+	CreatedAt      time.Time            `bun:"created_at"`
+	UpdatedAt      time.Time            `bun:"updated_at"`
+}
+
+// Source is a row of sources: a shared source record.
+type Source struct {
+	bun.BaseModel `bun:"table:sources"`
+
+	ID         uuid.UUID            `bun:"id,pk,type:uuid"`
+	SourceType string               `bun:"source_type"`
+	Details    domain.SourceDetails `bun:"details,type:jsonb"`
+	CreatedAt  time.Time            `bun:"created_at"`
+}
+
+// SourceOrganization links a source record to an organization that created
+// or attached it.
+type SourceOrganization struct {
+	bun.BaseModel `bun:"table:source_organizations"`
+
+	SourceID       uuid.UUID `bun:"source_id,pk,type:uuid"`
+	OrganizationID uuid.UUID `bun:"organization_id,pk,type:uuid"`
+	LinkedAt       time.Time `bun:"linked_at"`
+}

@@ -1,0 +1,117 @@
+package readmodel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// Queries answers reads from the read models.
+type Queries struct {
+	db bun.IDB
+}
+
+// NewQueries returns the query side over db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }
+
+// NewsFeeds lists an organization's feeds, newest first (D7).
+func (q *Queries) NewsFeeds(ctx context.Context, org uuid.UUID) ([]NewsFeed, error) {
+	feeds := []NewsFeed{}
+	err := q.db.NewSelect().Model(&feeds).
+		Where("organization_id = ?", org).
+		OrderExpr("created_at DESC, id DESC").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list news feeds of %s: %w", org, err)
+	}
+	return feeds, nil
+}
+
+// NewsFeed returns one feed of the organization.
+func (q *Queries) NewsFeed(ctx context.Context, org, id uuid.UUID) (NewsFeed, error) {
+	var f NewsFeed
+	err := q.db.NewSelect().Model(&f).Where("id = ? AND organization_id = ?", id, org).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return NewsFeed{}, &domain.NotFoundError{Resource: "feed", ID: id.String()}
+	}
+	if err != nil {
+		return NewsFeed{}, fmt.Errorf("get news feed %s: %w", id, err)
+	}
+	return f, nil
+}
+
+// NewsFeedSources lists a feed's attachments, newest first.
+func (q *Queries) NewsFeedSources(ctx context.Context, org, feedID uuid.UUID) ([]NewsFeedSource, error) {
+	if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
+		return nil, err
+	}
+	out := []NewsFeedSource{}
+	err := q.db.NewSelect().Model(&out).
+		Where("feed_id = ?", feedID).
+		OrderExpr("created_at DESC, id DESC").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sources of feed %s: %w", feedID, err)
+	}
+	return out, nil
+}
+
+// NewsFeedSource returns one attachment of a feed.
+func (q *Queries) NewsFeedSource(ctx context.Context, org, feedID, id uuid.UUID) (NewsFeedSource, error) {
+	var s NewsFeedSource
+	err := q.db.NewSelect().Model(&s).
+		Where("id = ? AND feed_id = ? AND organization_id = ?", id, feedID, org).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return NewsFeedSource{}, &domain.NotFoundError{Resource: "source", ID: id.String()}
+	}
+	if err != nil {
+		return NewsFeedSource{}, fmt.Errorf("get source %s of feed %s: %w", id, feedID, err)
+	}
+	return s, nil
+}
+
+// Sources lists the source records an organization created or attached,
+// newest first.
+func (q *Queries) Sources(ctx context.Context, org uuid.UUID) ([]Source, error) {
+	out := []Source{}
+	err := q.db.NewSelect().Model(&out).
+		Join("JOIN source_organizations AS so ON so.source_id = source.id").
+		Where("so.organization_id = ?", org).
+		OrderExpr("source.created_at DESC, source.id DESC").
+		Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sources of %s: %w", org, err)
+	}
+	return out, nil
+}
+
+// Source returns a record the organization knows; others answer not found.
+func (q *Queries) Source(ctx context.Context, org, id uuid.UUID) (Source, error) {
+	var s Source
+	err := q.db.NewSelect().Model(&s).
+		Join("JOIN source_organizations AS so ON so.source_id = source.id").
+		Where("so.organization_id = ? AND source.id = ?", org, id).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Source{}, &domain.NotFoundError{Resource: "source", ID: id.String()}
+	}
+	if err != nil {
+		return Source{}, fmt.Errorf("get source %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// SourceDetails implements commands.SourceLookup.
+func (q *Queries) SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.SourceDetails, error) {
+	s, err := q.Source(ctx, org, id)
+	if err != nil {
+		return domain.SourceDetails{}, err
+	}
+	return s.Details, nil
+}
