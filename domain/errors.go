@@ -34,7 +34,7 @@ type NotFoundError struct {
 	ID       string
 }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %s not found", e.Resource, e.ID) }
+func (e *NotFoundError) Error() string        { return fmt.Sprintf("%s %s not found", e.Resource, e.ID) }
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 func notFound(resource, id string) error { return &NotFoundError{Resource: resource, ID: id} }

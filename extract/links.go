@@ -22,7 +22,11 @@ func Links(pageURL string, body []byte) []string {
 	var out []string
 	seen := map[string]bool{}
 	doc.Find("a[href], area[href]").Each(func(_ int, s *goquery.Selection) {
-		u := resolve(base, s.AttrOr("href", ""))
+		href := strings.TrimSpace(s.AttrOr("href", ""))
+		if strings.HasPrefix(href, "#") {
+			return // a jump within this page, not a link to another document
+		}
+		u := resolve(base, href)
 		if u != "" && !seen[u] {
 			seen[u] = true
 			out = append(out, u)

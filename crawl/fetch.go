@@ -1,0 +1,237 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+var (
+	// ErrTooLarge means the body exceeded the configured limit. Bodies are
+	// never silently truncated: a cut-off page or sitemap would be parsed
+	// as if it were complete.
+	ErrTooLarge = errors.New("response body too large")
+	// ErrDisallowed means robots.txt forbids the URL for our user agent.
+	ErrDisallowed = errors.New("disallowed by robots.txt")
+	// ErrTooManyRedirects means the redirect chain exceeded MaxRedirects.
+	ErrTooManyRedirects = errors.New("too many redirects")
+	// ErrUnsupportedScheme means the URL, or a redirect target, is not
+	// http(s): file:, gopher: and friends are classic SSRF vectors.
+	ErrUnsupportedScheme = errors.New("unsupported URL scheme")
+)
+
+// Validators are the HTTP cache validators of a previous response, replayed
+// as If-None-Match / If-Modified-Since so unchanged resources cost a 304.
+type Validators struct {
+	ETag         string
+	LastModified string
+}
+
+// Response is a fully read HTTP response.
+type Response struct {
+	// URL is the final URL after redirects.
+	URL        string
+	StatusCode int
+	// Body is empty when NotModified.
+	Body        []byte
+	ContentType string
+	// Validators are the response's own, or the request's when a 304 omits
+	// them, so callers can always store what they get back.
+	Validators  Validators
+	NotModified bool
+}
+
+// StatusError reports a non-2xx, non-304 response.
+type StatusError struct {
+	URL        string
+	StatusCode int
+	// RetryAfter is the server's Retry-After hint (on 429 and 503), zero
+	// when absent; the scheduler should wait at least this long.
+	RetryAfter time.Duration
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s: HTTP %d %s", e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+}
+
+// Get fetches rawURL, conditionally when cond carries validators. It does not
+// consult robots.txt, so that robots.txt itself and the sitemaps and feeds a
+// site publishes for machines can be read; use GetAllowed for pages.
+func (c *Client) Get(ctx context.Context, rawURL string, cond Validators) (*Response, error) {
+	return c.fetch(ctx, rawURL, cond, c.opts.MaxBodyBytes)
+}
+
+// GetAllowed is Get for pages: it first checks robots.txt (returning an
+// error wrapping ErrDisallowed) and checks it again for every redirect
+// target.
+func (c *Client) GetAllowed(ctx context.Context, rawURL string, cond Validators) (*Response, error) {
+	if !c.Allowed(ctx, rawURL) {
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, ErrDisallowed)
+	}
+	return c.fetch(withRobots(ctx), rawURL, cond, c.opts.MaxBodyBytes)
+}
+
+// robotsKey marks a request context whose redirects must pass robots.txt.
+type robotsKey struct{}
+
+func withRobots(ctx context.Context) context.Context {
+	return context.WithValue(ctx, robotsKey{}, true)
+}
+
+func (c *Client) fetch(ctx context.Context, rawURL string, cond Validators, limit int64) (*Response, error) {
+	req, err := c.newRequest(ctx, rawURL, cond)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	return readResponse(resp, cond, limit)
+}
+
+func (c *Client) newRequest(ctx context.Context, rawURL string, cond Validators) (*http.Request, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse URL: %w", err)
+	}
+	if err := checkURL(u); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("User-Agent", c.opts.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,application/rss+xml;q=0.9,application/atom+xml;q=0.9,*/*;q=0.8")
+	if cond.ETag != "" {
+		req.Header.Set("If-None-Match", cond.ETag)
+	}
+	if cond.LastModified != "" {
+		req.Header.Set("If-Modified-Since", cond.LastModified)
+	}
+	return req, nil
+}
+
+func checkURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w %q", ErrUnsupportedScheme, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("URL %q has no host", u.String())
+	}
+	return nil
+}
+
+// checkRedirect bounds the chain, refuses non-http(s) targets and, for
+// robots-checked requests, refuses targets robots.txt disallows. The dial
+// policy needs no check here: each hop dials through the guarded dialer.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	if c.opts.MaxRedirects < 0 {
+		return http.ErrUseLastResponse
+	}
+	if len(via) > c.opts.MaxRedirects {
+		return fmt.Errorf("%w (%d)", ErrTooManyRedirects, c.opts.MaxRedirects)
+	}
+	if err := checkURL(req.URL); err != nil {
+		return fmt.Errorf("redirect to %s: %w", req.URL, err)
+	}
+	if req.Context().Value(robotsKey{}) == nil {
+		return nil
+	}
+	// Free the previous hop's host slot before fetching robots.txt, which may
+	// need a slot on the same host; net/http would only close it after this
+	// function returns, and with PerHost 1 that would deadlock.
+	if req.Response != nil {
+		req.Response.Body.Close()
+	}
+	if !c.Allowed(req.Context(), req.URL.String()) {
+		return fmt.Errorf("redirect to %s: %w", req.URL, ErrDisallowed)
+	}
+	return nil
+}
+
+// unwrapURLError drops net/http's *url.Error wrapper, whose message repeats
+// the method and URL that our own wrapping already names.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func readResponse(resp *http.Response, cond Validators, limit int64) (*Response, error) {
+	final := resp.Request.URL.String()
+	out := &Response{
+		URL:         final,
+		StatusCode:  resp.StatusCode,
+		ContentType: resp.Header.Get("Content-Type"),
+		Validators:  Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")},
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		out.NotModified = true
+		out.Validators = keepValidators(out.Validators, cond)
+		return out, nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &StatusError{URL: final, StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+	}
+	body, err := readLimited(resp, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", final, err)
+	}
+	out.Body = body
+	return out, nil
+}
+
+// readLimited reads the whole body, failing with ErrTooLarge as soon as it
+// is known to exceed limit (from Content-Length, or after limit+1 bytes).
+// The transport has already undone gzip, so the bound is on real content.
+func readLimited(resp *http.Response, limit int64) ([]byte, error) {
+	if resp.ContentLength > limit {
+		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d bytes", ErrTooLarge, resp.ContentLength, limit)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > limit {
+		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	}
+	return body, nil
+}
+
+// keepValidators fills validators a 304 omitted from the ones we sent: the
+// resource is unchanged, so they are still valid.
+func keepValidators(v, cond Validators) Validators {
+	if v.ETag == "" {
+		v.ETag = cond.ETag
+	}
+	if v.LastModified == "" {
+		v.LastModified = cond.LastModified
+	}
+	return v
+}
+
+// retryAfter parses Retry-After as seconds or an HTTP date.
+func retryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}

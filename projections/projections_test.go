@@ -1,0 +1,319 @@
+package projections_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel"
+)
+
+// counter is a deliberately non-idempotent projector: it adds one per event
+// it sees, so any event applied twice or lost shows up in the totals.
+type counter struct{}
+
+func (counter) Name() string         { return "counter" }
+func (counter) Tables() []string     { return []string{"test_event_counts"} }
+func (counter) EventTypes() []string { return nil }
+func (counter) Project(ctx context.Context, db bun.IDB, e projections.Envelope) error {
+	_, err := db.NewRaw(`INSERT INTO test_event_counts (event_id, n) VALUES (?, 1)
+		ON CONFLICT (event_id) DO UPDATE SET n = test_event_counts.n + 1`, e.EventID).Exec(ctx)
+	return err
+}
+
+// workload writes a mix of feed and source commands and returns how many
+// events it appended.
+func workload(t *testing.T, cmds *commands.Handler, org uuid.UUID, feeds int) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < feeds; i++ {
+		id, _, err := cmds.CreateNewsFeed(ctx, commands.CreateNewsFeed{Org: org, Name: fmt.Sprintf("feed %d", i), Description: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("renamed %d", i)
+		off := false
+		if _, err := cmds.UpdateNewsFeed(ctx, commands.UpdateNewsFeed{Org: org, FeedID: id, Update: domain.FeedUpdate{Name: &name, Enabled: &off}}); err != nil {
+			t.Fatal(err)
+		}
+		domainName := fmt.Sprintf("site%d.example", i%7)
+		att, _, err := cmds.AttachNewsSource(ctx, commands.AttachNewsSource{Org: org, FeedID: id, Request: domain.SourceRequest{SourceType: "site", Domain: &domainName}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if _, _, err := cmds.SetNewsSourceEnabled(ctx, commands.SetNewsSourceEnabled{Org: org, FeedID: id, AttachmentID: att.AttachmentID}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%5 == 0 {
+			if _, err := cmds.DeleteNewsFeed(ctx, commands.DeleteNewsFeed{Org: org, FeedID: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func countEvents(t *testing.T, db *database.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Bun.NewRaw("SELECT count(*) FROM events").Scan(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dump renders a projector's tables in a stable order for comparison.
+func dump(t *testing.T, db bun.IDB, p projections.Projector) string {
+	t.Helper()
+	var out string
+	for _, table := range p.Tables() {
+		var rows []string
+		err := db.NewRaw(fmt.Sprintf("SELECT t::text FROM %s AS t ORDER BY t::text", table)).Scan(context.Background(), &rows)
+		if err != nil {
+			t.Fatalf("dump %s: %v", table, err)
+		}
+		out += fmt.Sprintf("%s %d rows\n%v\n", table, len(rows), rows)
+	}
+	return out
+}
+
+// sqlCommands builds the command side over a test database.
+func sqlCommands(db *database.DB) (*eventstore.Postgres, *commands.Handler) {
+	store := eventstore.NewPostgres(db.Pool)
+	return store, commands.New(store, readmodel.NewQueries(db.Bun))
+}
+
+// runUntil runs projectors until they reach the head of the log.
+func runUntilCaughtUp(t *testing.T, store eventstore.Store, db *database.DB, batch int, ps ...projections.Projector) {
+	t.Helper()
+	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: batch, PollInterval: 20 * time.Millisecond}, ps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	<-runner.Running()
+	head := headPosition(t, db)
+	for _, p := range ps {
+		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := runner.Progress(p.Name()).WaitFor(wctx, head); err != nil {
+			t.Fatalf("%s did not catch up: %v", p.Name(), err)
+		}
+		wcancel()
+	}
+	cancel()
+	<-done
+}
+
+func headPosition(t *testing.T, db *database.DB) eventstore.Position {
+	t.Helper()
+	var commit, prepare int64
+	err := db.Bun.NewRaw(`SELECT transaction_id::text::bigint, global_position FROM events
+		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(context.Background(), &commit, &prepare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}
+}
+
+func TestAProjectorKilledAtRandomMomentsAppliesEveryEventExactlyOnce(t *testing.T) {
+	db, _ := testdb.New(t)
+	ctx := context.Background()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	store, cmds := sqlCommands(db)
+	workload(t, cmds, uuid.New(), 60)
+	total := countEvents(t, db)
+
+	// Kill the runner again and again, mid-batch or between batches, and
+	// restart it; each run gets a little further.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 15; round++ {
+		runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 13}, counter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- runner.Run(rctx) }()
+		<-runner.Running()
+		time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+		cancel()
+		<-done
+	}
+	runUntilCaughtUp(t, store, db, 13, counter{})
+
+	var rows, sum, maxN int
+	if err := db.Bun.NewRaw("SELECT count(*), coalesce(sum(n),0), coalesce(max(n),0) FROM test_event_counts").Scan(ctx, &rows, &sum, &maxN); err != nil {
+		t.Fatal(err)
+	}
+	if rows != total || sum != total || maxN != 1 {
+		t.Fatalf("counted %d distinct events with sum %d and max %d per event; the log has %d (each must be applied exactly once)", rows, sum, maxN, total)
+	}
+}
+
+func TestAProjectorFailingMidBatchRollsTheBatchBackAndRetriesIt(t *testing.T) {
+	db, _ := testdb.New(t)
+	ctx := context.Background()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	store, cmds := sqlCommands(db)
+	workload(t, cmds, uuid.New(), 10)
+	total := countEvents(t, db)
+	flaky := &failOnce{counter: counter{}, failAt: int64(total / 2)}
+	runUntilCaughtUp(t, store, db, 50, flaky)
+	if !flaky.failed.Load() {
+		t.Fatal("the projector never failed; the test proves nothing")
+	}
+	var sum, maxN int
+	if err := db.Bun.NewRaw("SELECT coalesce(sum(n),0), coalesce(max(n),0) FROM test_event_counts").Scan(ctx, &sum, &maxN); err != nil {
+		t.Fatal(err)
+	}
+	if sum != total || maxN != 1 {
+		t.Fatalf("sum %d max %d, want %d and 1: the failed batch's writes leaked", sum, maxN, total)
+	}
+}
+
+type failOnce struct {
+	counter
+	seen   atomic.Int64
+	failAt int64
+	failed atomic.Bool
+}
+
+func (f *failOnce) Project(ctx context.Context, db bun.IDB, e projections.Envelope) error {
+	if err := f.counter.Project(ctx, db, e); err != nil {
+		return err
+	}
+	if f.seen.Add(1) == f.failAt && f.failed.CompareAndSwap(false, true) {
+		return fmt.Errorf("injected failure after writing")
+	}
+	return nil
+}
+
+func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
+	db, dsn := testdb.New(t)
+	store, cmds := sqlCommands(db)
+	workload(t, cmds, uuid.New(), 40)
+	ps := projections.All()
+
+	// Run in pieces: kill and restart several times.
+	for round := 0; round < 5; round++ {
+		runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 7}, ps...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- runner.Run(ctx) }()
+		<-runner.Running()
+		time.Sleep(3 * time.Millisecond)
+		cancel()
+		<-done
+	}
+	runUntilCaughtUp(t, store, db, 7, ps...)
+	for _, p := range ps {
+		before := dump(t, db.Bun, p)
+		if err := projections.Rebuild(context.Background(), dsn, db, store, p, servicetest.Logger()); err != nil {
+			t.Fatalf("rebuild %s: %v", p.Name(), err)
+		}
+		after := dump(t, db.Bun, p)
+		if before != after {
+			t.Fatalf("%s after restarts differs from a fresh rebuild:\nrestarted:\n%s\nrebuilt:\n%s", p.Name(), before, after)
+		}
+	}
+}
+
+func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
+	h := servicetest.Start(t)
+	for i := 0; i < 30; i++ {
+		h.Do("POST", "/feeds/news", map[string]string{"name": fmt.Sprintf("f%d", i), "description": "d"}).MustStatus(t, 201)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads, writes atomic.Int64
+	var failure atomic.Value
+	fail := func(msg string) { failure.CompareAndSwap(nil, msg) }
+	wg.Add(2)
+	go func() { // readers: never an error, never fewer feeds than before
+		defer wg.Done()
+		last := 30
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := h.Do("GET", "/feeds/news", nil)
+			if r.Status != 200 {
+				fail(fmt.Sprintf("list answered %d: %s", r.Status, r.Raw))
+				return
+			}
+			if n := len(r.List()); n < last {
+				fail(fmt.Sprintf("list shrank from %d to %d during the rebuild", last, n))
+				return
+			} else {
+				last = n
+			}
+			reads.Add(1)
+		}
+	}()
+	go func() { // writers: read-after-write holds through the swap
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r := h.Do("POST", "/feeds/news", map[string]string{"name": fmt.Sprintf("during %d", i), "description": "d"})
+			if r.Status != 201 {
+				fail(fmt.Sprintf("create answered %d: %s", r.Status, r.Raw))
+				return
+			}
+			id := r.Data()["id"].(string)
+			if g := h.Do("GET", "/feeds/news/"+id, nil); g.Status != 200 {
+				fail(fmt.Sprintf("feed %s created but GET answered %d", id, g.Status))
+				return
+			}
+			writes.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	p, _ := projections.ByName("newsfeeds")
+	if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if f := failure.Load(); f != nil {
+		t.Fatal(f)
+	}
+	if reads.Load() == 0 || writes.Load() == 0 {
+		t.Fatalf("reads %d writes %d: the load did not overlap the rebuild", reads.Load(), writes.Load())
+	}
+	want := 30 + int(writes.Load())
+	if got := len(h.Do("GET", "/feeds/news", nil).List()); got != want {
+		t.Fatalf("after the rebuild the list has %d feeds, want %d", got, want)
+	}
+}
