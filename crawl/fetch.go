@@ -142,7 +142,7 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if err := checkURL(req.URL); err != nil {
 		return fmt.Errorf("redirect to %s: %w", req.URL, err)
 	}
-	if req.Context().Value(robotsKey{}) == nil {
+	if checked, _ := req.Context().Value(robotsKey{}).(bool); !checked {
 		return nil
 	}
 	// Free the previous hop's host slot before fetching robots.txt, which may

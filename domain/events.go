@@ -75,6 +75,10 @@ func init() {
 	register(func() Event { return &NewsSourceDetached{} })
 	register(func() Event { return &SourceRegistered{} })
 	register(func() Event { return &SourceLinkedToOrganization{} })
+	register(func() Event { return &ArticleDiscovered{} })
+	register(func() Event { return &ArticleFoundOnSource{} })
+	register(func() Event { return &NewsItemAdded{} })
+	register(func() Event { return &FeedbackGiven{} })
 }
 
 // News feed events.

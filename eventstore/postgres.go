@@ -30,6 +30,10 @@
 // (stream_id, stream_revision) constraint, which is what makes Exact and
 // NoStream safe without locks; everything else (conflict details, the
 // idempotency lookup) happens only on the error path.
+//
+// (This block is deliberately detached from the package clause so that it
+// does not become part of the package documentation in eventstore.go.)
+
 package eventstore
 
 import (
@@ -63,8 +67,9 @@ const (
 	DefaultSubscriptionPageSize = 500
 
 	// anyRetries bounds the retries of an Any/StreamExists append that lost
-	// the race for a revision; each loss means another append succeeded, so
-	// this only runs out under heavy contention on one stream.
+	// its revision to a concurrent Exact/NoStream append (Any appends among
+	// themselves take turns, see AppendToStream); each loss means another
+	// append succeeded, so this only runs out under heavy contention.
 	anyRetries = 20
 
 	uniqueViolation       = "23505"
@@ -126,6 +131,10 @@ SELECT (SELECT rev FROM cur), last.stream_revision, last.transaction_id::text::b
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT * FROM ins ORDER BY stream_revision DESC LIMIT 1) AS last ON true`
 
+// A batch without BEGIN runs as one implicit transaction, so this lock is
+// held until the append that follows it commits.
+const streamLockSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))`
+
 const lastEventSQL = `
 SELECT stream_revision, transaction_id::text::bigint, global_position
 FROM events WHERE stream_id = $1 ORDER BY stream_revision DESC LIMIT 1`
@@ -134,8 +143,11 @@ const eventsByIDSQL = `
 SELECT event_id, stream_id, stream_revision, transaction_id::text::bigint, global_position
 FROM events WHERE event_id = ANY($1::uuid[])`
 
+// The commit position needs an alias: a bare cast would be an output column
+// named transaction_id, and ORDER BY transaction_id would then sort by that
+// bigint instead of walking the primary key.
 const recordedColumns = `event_id, stream_id, stream_revision, event_type, data, metadata,
-    transaction_id::text::bigint, global_position, recorded_at`
+    transaction_id::text::bigint AS commit_position, global_position, recorded_at`
 
 const readStreamSQL = `
 SELECT ` + recordedColumns + `
@@ -162,6 +174,8 @@ LIMIT $3`
 // with the zero ID gets a random one. Empty Data is stored as {} and empty
 // Metadata as {}. With no events it checks the expectation and returns the
 // stream's current state (the zero AppendResult for a stream without events).
+// An Any or StreamExists append that keeps losing its revision to concurrent
+// appends gives up after a few retries with a *WrongExpectedVersionError.
 func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error) {
 	if len(events) == 0 {
 		return s.currentState(ctx, stream, expected)
@@ -195,8 +209,23 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 
 	for attempt := 0; ; attempt++ {
 		var actual, lastRev, txid, gpos *int64
-		err := s.pool.QueryRow(ctx, appendSQL, stream, ids, types, data, meta, kind, exact).
-			Scan(&actual, &lastRev, &txid, &gpos)
+		scan := func(row pgx.Row) error { return row.Scan(&actual, &lastRev, &txid, &gpos) }
+		var err error
+		if retriesOnConflict(expected) {
+			// Appends that take whatever revision is next would otherwise
+			// keep colliding on a hot stream: two statements that start
+			// together read the same last revision. The lock makes them take
+			// turns, and since the insert is a second statement it reads the
+			// stream after the previous holder committed. Pipelined, so it is
+			// still one round trip. Exact and NoStream skip it: for them a
+			// collision is the answer, not something to wait out.
+			batch := &pgx.Batch{}
+			batch.Queue(streamLockSQL, stream)
+			batch.Queue(appendSQL, stream, ids, types, data, meta, kind, exact).QueryRow(scan)
+			err = s.pool.SendBatch(ctx, batch).Close()
+		} else {
+			err = scan(s.pool.QueryRow(ctx, appendSQL, stream, ids, types, data, meta, kind, exact))
+		}
 		if err == nil && lastRev != nil {
 			s.notify()
 			return AppendResult{

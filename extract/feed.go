@@ -69,9 +69,21 @@ func itemLink(it *gofeed.Item, base *url.URL) string {
 			return abs
 		}
 	}
-	link := strings.TrimSpace(it.Link)
-	if base == nil && link != "" && !strings.Contains(link, ":") {
-		return link
+	if base == nil {
+		return feedURL(nil, it.Link)
+	}
+	return ""
+}
+
+// feedURL resolves ref like resolve, but when the feed has no absolute base
+// it keeps a relative reference for the caller, who knows the feed's URL.
+func feedURL(base *url.URL, ref string) string {
+	if abs := resolve(base, ref); abs != "" {
+		return abs
+	}
+	ref = strings.TrimSpace(ref)
+	if base == nil && ref != "" && !strings.Contains(ref, ":") {
+		return ref
 	}
 	return ""
 }
@@ -98,13 +110,13 @@ func firstDate(values ...string) time.Time {
 // thumbnails, and finally the first <img> of the item's HTML.
 func itemImage(it *gofeed.Item, base *url.URL) string {
 	if it.Image != nil {
-		if u := resolve(base, it.Image.URL); u != "" {
+		if u := feedURL(base, it.Image.URL); u != "" {
 			return u
 		}
 	}
 	for _, e := range it.Enclosures {
 		if e != nil && strings.HasPrefix(strings.ToLower(e.Type), "image/") {
-			if u := resolve(base, e.URL); u != "" {
+			if u := feedURL(base, e.URL); u != "" {
 				return u
 			}
 		}
@@ -113,7 +125,7 @@ func itemImage(it *gofeed.Item, base *url.URL) string {
 		return u
 	}
 	for _, h := range []string{it.Content, it.Description} {
-		if u := resolve(base, firstImgSrc(h)); u != "" {
+		if u := feedURL(base, firstImgSrc(h)); u != "" {
 			return u
 		}
 	}
@@ -139,7 +151,7 @@ func mediaExtensionURL(attrs map[string]string, children map[string][]ext.Extens
 	medium, typ := strings.ToLower(attrs["medium"]), strings.ToLower(attrs["type"])
 	isImage := medium == "image" || strings.HasPrefix(typ, "image/") || (medium == "" && typ == "")
 	if isImage {
-		if u := resolve(base, attrs["url"]); u != "" {
+		if u := feedURL(base, attrs["url"]); u != "" {
 			return u
 		}
 	}

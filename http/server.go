@@ -86,6 +86,12 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Patch("/:feedId/sources/:sourceId", h.updateNewsSource)
 	news.Delete("/:feedId/sources/:sourceId", h.deleteNewsSource)
 
+	items := auth.RequireScope(auth.ScopeItems)
+	news.Get("/:feedId/items", items, h.listNewsItems)
+	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
+	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
+	app.Get("/v0/feeds/news/:feedId/items", auth.RequireScope(auth.ScopeNews), items, h.listNewsItemsV0)
+
 	sources := app.Group("/sources", requireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)

@@ -2,7 +2,7 @@ package projections
 
 // All returns every projector the service runs, in no particular order.
 func All() []Projector {
-	return []Projector{NewsFeeds{}, Sources{}}
+	return []Projector{NewsFeeds{}, Sources{}, NewsItems{}, Articles{}, Feedback{}, Ingestion{}}
 }
 
 // ByName finds a projector of All by name.

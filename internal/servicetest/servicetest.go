@@ -42,7 +42,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 		DatabaseURL: dsn, Addr: "127.0.0.1:0", PollInterval: time.Hour,
 		AllowPrivateNetworks: true, WebhookBackoffBase: 50 * time.Millisecond,
 		ConsistencyTimeout: 10 * time.Second,
-		Roles: map[string]bool{config.RoleProjections: true, config.RoleCrawler: true, config.RoleWebhooks: true},
+		Roles:              map[string]bool{config.RoleProjections: true, config.RoleCrawler: true, config.RoleWebhooks: true},
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -1,0 +1,129 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/feedsvc/feedsvc/extract"
+)
+
+// Site is what DiscoverSite learned about a site.
+type Site struct {
+	// BaseURL is scheme://host[:port] of the home page after redirects,
+	// e.g. "https://www.example.com".
+	BaseURL string
+	// Sitemaps come from robots.txt, else from probing /sitemap.xml and
+	// /sitemap_index.xml.
+	Sitemaps []string
+	// Feeds are the feeds the home page announces.
+	Feeds []string
+}
+
+// wellKnownSitemaps are probed when robots.txt lists no sitemap.
+var wellKnownSitemaps = []string{"/sitemap.xml", "/sitemap_index.xml"}
+
+// DiscoverSite finds the sitemaps and feeds of domain ("example.com" or
+// "host:port"; a scheme or trailing slash is tolerated). It tries https
+// first and falls back to http only when https cannot connect (refused, TLS
+// failure, timeout), never when https answers with an HTTP error, so that a
+// site is not silently downgraded.
+func (c *Client) DiscoverSite(ctx context.Context, domain string) (Site, error) {
+	host, err := normalizeDomain(domain)
+	if err != nil {
+		return Site{}, fmt.Errorf("discover %s: %w", domain, err)
+	}
+	var errs []error
+	for _, scheme := range []string{"https", "http"} {
+		site, err := c.discoverAt(ctx, scheme+"://"+host)
+		if err == nil {
+			return site, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil || !connectionFailure(err) {
+			break
+		}
+	}
+	return Site{}, fmt.Errorf("discover %s: %w", domain, errors.Join(errs...))
+}
+
+func normalizeDomain(domain string) (string, error) {
+	d := strings.TrimSpace(domain)
+	if strings.Contains(d, "://") {
+		u, err := url.Parse(d)
+		if err != nil {
+			return "", err
+		}
+		d = u.Host
+	}
+	d = strings.ToLower(strings.TrimRight(d, "/"))
+	if d == "" || strings.ContainsAny(d, "/?#@ ") {
+		return "", fmt.Errorf("invalid domain %q", domain)
+	}
+	return d, nil
+}
+
+// discoverAt discovers a site at one origin. Reading robots.txt comes first:
+// it is needed anyway, whether it connects decides the scheme, and when it
+// is temporarily unreadable nothing else may be fetched.
+func (c *Client) discoverAt(ctx context.Context, base string) (Site, error) {
+	robots := c.robotsFor(ctx, base)
+	if robots.err != nil {
+		// Unreachable: the caller may fall back to http. Reachable but
+		// failing (5xx, 429): crawling must wait, so report it.
+		return Site{}, fmt.Errorf("robots.txt: %w", robots.err)
+	}
+	site := Site{BaseURL: base, Sitemaps: robots.sitemaps}
+	home, err := c.GetAllowed(ctx, base+"/", Validators{})
+	switch {
+	case err == nil:
+		site.BaseURL = originOf(home.URL, base)
+		site.Feeds = extract.FeedLinks(home.URL, extract.ToUTF8(home.Body, home.ContentType))
+	case connectionFailure(err):
+		return Site{}, err
+	}
+	if len(site.Sitemaps) == 0 {
+		site.Sitemaps = c.probeSitemaps(ctx, site.BaseURL)
+	}
+	return site, nil
+}
+
+// probeSitemaps returns the well-known sitemap URLs that exist. Existing
+// means a 2xx that parses as a sitemap: many sites answer unknown paths with
+// a 200 HTML page.
+func (c *Client) probeSitemaps(ctx context.Context, base string) []string {
+	var found []string
+	for _, p := range wellKnownSitemaps {
+		resp, err := c.fetch(ctx, base+p, Validators{}, c.opts.MaxSitemapBytes)
+		if err != nil {
+			continue
+		}
+		if _, err := extract.ParseSitemap(resp.Body); err == nil {
+			found = append(found, resp.URL)
+		}
+	}
+	return found
+}
+
+func originOf(rawURL, fallback string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return fallback
+	}
+	return origin(u)
+}
+
+// connectionFailure reports errors where the server was never reached or
+// the TLS session never established, as opposed to HTTP-level answers,
+// policy refusals and the caller's own cancellation.
+func connectionFailure(err error) bool {
+	var se *StatusError
+	switch {
+	case err == nil, errors.As(err, &se), errors.Is(err, ErrDisallowed), errors.Is(err, ErrTooLarge),
+		errors.Is(err, ErrTooManyRedirects), errors.Is(err, ErrUnsupportedScheme), errors.Is(err, context.Canceled):
+		return false
+	}
+	return true
+}

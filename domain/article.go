@@ -1,0 +1,131 @@
+package domain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// BackfillWindow is how far back a newly attached source is read (api.md 3).
+const BackfillWindow = 14 * 24 * time.Hour
+
+// ArticleStream is the stream of the article at a canonical URL. Keying by
+// URL makes one article one newsPageId, however many feeds and
+// organizations carry it.
+func ArticleStream(canonicalURL string) string {
+	sum := sha256.Sum256([]byte(canonicalURL))
+	return "article-" + hex.EncodeToString(sum[:16])
+}
+
+// ArticleContent is what extraction found on a page.
+type ArticleContent struct {
+	URL         string     `json:"url"`
+	Title       string     `json:"title,omitempty"`
+	Description string     `json:"description,omitempty"`
+	ImageURL    string     `json:"imageUrl,omitempty"`
+	PublishedAt *time.Time `json:"publishedAt,omitempty"`
+}
+
+// Limits on extracted text keep one odd page from bloating every response.
+const (
+	maxTitleRunes       = 1000
+	maxDescriptionRunes = 10000
+)
+
+// NewArticleContent trims and bounds extracted fields; the URL must be an
+// absolute http(s) URL.
+func NewArticleContent(c ArticleContent) (ArticleContent, error) {
+	u, err := NormalizeURL("url", c.URL)
+	if err != nil {
+		return ArticleContent{}, err
+	}
+	c.URL = u
+	c.Title = truncateRunes(strings.TrimSpace(c.Title), maxTitleRunes)
+	c.Description = truncateRunes(strings.TrimSpace(c.Description), maxDescriptionRunes)
+	c.ImageURL = strings.TrimSpace(c.ImageURL)
+	if c.PublishedAt != nil {
+		t := c.PublishedAt.UTC().Truncate(time.Millisecond)
+		c.PublishedAt = &t
+	}
+	return c, nil
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+// ArticleDiscovered: an article was found for the first time.
+// EffectiveAt is the time the backfill and enable rules judge it by: its
+// publish time, else the sitemap's lastmod, else when it was discovered.
+type ArticleDiscovered struct {
+	NewsPageID  uuid.UUID      `json:"newsPageId"`
+	VersionID   uuid.UUID      `json:"versionId"`
+	SourceID    uuid.UUID      `json:"sourceId"`
+	Content     ArticleContent `json:"content"`
+	EffectiveAt time.Time      `json:"effectiveAt"`
+	At          time.Time      `json:"at"`
+}
+
+// ArticleFoundOnSource: an already known article was found through another
+// source record too, so feeds of that source can carry it.
+type ArticleFoundOnSource struct {
+	NewsPageID uuid.UUID `json:"newsPageId"`
+	SourceID   uuid.UUID `json:"sourceId"`
+	At         time.Time `json:"at"`
+}
+
+func (ArticleDiscovered) EventType() string          { return "ArticleDiscovered" }
+func (ArticleFoundOnSource) EventType() string       { return "ArticleFoundOnSource" }
+func (e ArticleDiscovered) OccurredAt() time.Time    { return e.At }
+func (e ArticleFoundOnSource) OccurredAt() time.Time { return e.At }
+
+// Article is the shared article aggregate.
+type Article struct {
+	discovered ArticleDiscovered
+	sources    map[uuid.UUID]bool
+	exists     bool
+}
+
+// Apply folds a stored event.
+func (a *Article) Apply(e Event) {
+	switch ev := e.(type) {
+	case ArticleDiscovered:
+		a.discovered, a.exists = ev, true
+		a.sources = map[uuid.UUID]bool{ev.SourceID: true}
+	case ArticleFoundOnSource:
+		a.sources[ev.SourceID] = true
+	}
+}
+
+// Exists reports whether the article was discovered.
+func (a *Article) Exists() bool { return a.exists }
+
+// Discovery returns the first discovery of the article.
+func (a *Article) Discovery() ArticleDiscovered { return a.discovered }
+
+// DiscoverArticle decides the events for finding content through a source:
+// a discovery for a new article, a source link for a known one found
+// through a new source, nothing otherwise.
+func DiscoverArticle(a *Article, id, versionID, source uuid.UUID, content ArticleContent, lastMod *time.Time, now time.Time) []Event {
+	if a.exists {
+		if a.sources[source] {
+			return nil
+		}
+		return []Event{ArticleFoundOnSource{NewsPageID: a.discovered.NewsPageID, SourceID: source, At: now}}
+	}
+	effective := now
+	switch {
+	case content.PublishedAt != nil:
+		effective = *content.PublishedAt
+	case lastMod != nil:
+		effective = lastMod.UTC().Truncate(time.Millisecond)
+	}
+	return []Event{ArticleDiscovered{NewsPageID: id, VersionID: versionID, SourceID: source, Content: content, EffectiveAt: effective, At: now}}
+}

@@ -1,0 +1,90 @@
+package domain
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// NewsItemStream is the stream of one article in one feed. Appending the
+// item with a no-stream expectation is what keeps an article in a feed once.
+func NewsItemStream(feedID, newsPageID uuid.UUID) string {
+	return "newsitem-" + feedID.String() + "-" + newsPageID.String()
+}
+
+// NewsItemAdded: an article entered a feed through one of its sources.
+// The article's content is copied so the feed's items read without joins.
+type NewsItemAdded struct {
+	ItemID         uuid.UUID      `json:"itemId"`
+	FeedID         uuid.UUID      `json:"feedId"`
+	OrganizationID uuid.UUID      `json:"organizationId"`
+	AttachmentID   uuid.UUID      `json:"attachmentId"`
+	SourceID       uuid.UUID      `json:"sourceId"`
+	SourceType     SourceType     `json:"sourceType"`
+	NewsPageID     uuid.UUID      `json:"newsPageId"`
+	VersionID      uuid.UUID      `json:"versionId"`
+	Content        ArticleContent `json:"content"`
+	At             time.Time      `json:"at"`
+}
+
+// FeedbackGiven: a client rated an item. Feedback is additive.
+type FeedbackGiven struct {
+	FeedbackID     uuid.UUID `json:"feedbackId"`
+	ItemID         uuid.UUID `json:"itemId"`
+	FeedID         uuid.UUID `json:"feedId"`
+	OrganizationID uuid.UUID `json:"organizationId"`
+	NewsPageID     uuid.UUID `json:"newsPageId"`
+	SourceID       uuid.UUID `json:"sourceId"`
+	Rating         Rating    `json:"rating"`
+	Comment        string    `json:"comment,omitempty"`
+	At             time.Time `json:"at"`
+}
+
+func (NewsItemAdded) EventType() string       { return "NewsItemAdded" }
+func (FeedbackGiven) EventType() string       { return "FeedbackGiven" }
+func (e NewsItemAdded) OccurredAt() time.Time { return e.At }
+func (e FeedbackGiven) OccurredAt() time.Time { return e.At }
+
+// Rating is a feedback verdict.
+type Rating string
+
+const (
+	RatingPositive Rating = "positive"
+	RatingNegative Rating = "negative"
+	RatingNeutral  Rating = "neutral"
+)
+
+// MaxCommentLength is the feedback comment limit (api.md 8), in characters.
+const MaxCommentLength = 5000
+
+// Feedback is a validated rating with an optional comment.
+type Feedback struct {
+	Rating  Rating
+	Comment string
+}
+
+// NewFeedback validates a rating and a comment.
+func NewFeedback(rating, comment string) (Feedback, error) {
+	switch r := Rating(rating); r {
+	case RatingPositive, RatingNegative, RatingNeutral:
+	case "":
+		return Feedback{}, invalid("rating", "is required")
+	default:
+		return Feedback{}, invalid("rating", "must be one of positive, negative, neutral")
+	}
+	if utf8.RuneCountInString(comment) > MaxCommentLength {
+		return Feedback{}, invalid("comment", "must be at most 5000 characters")
+	}
+	return Feedback{Rating: Rating(rating), Comment: strings.TrimSpace(comment)}, nil
+}
+
+// Accepts is the rule that decides whether an attachment takes an article:
+// the attachment and its feed are enabled, and the article's effective time
+// is not before the moment the attachment became active (attach time minus
+// the backfill window, or the latest re-enable of the source or feed, so
+// that what was published while disabled is not backfilled).
+func Accepts(enabled bool, activeSince, effectiveAt time.Time) bool {
+	return enabled && !effectiveAt.Before(activeSince)
+}

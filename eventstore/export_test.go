@@ -1,0 +1,4 @@
+package eventstore
+
+// ReadAllSQL lets the tests EXPLAIN the exact query ReadAll runs.
+const ReadAllSQL = readAllSQL

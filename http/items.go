@@ -1,0 +1,210 @@
+package http
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/readmodel"
+)
+
+// Item list limits (api.md 4.2, 8).
+const (
+	defaultItemLimit = 50
+	maxItemLimit     = 100
+)
+
+// itemQuery is a validated item-list query.
+type itemQuery struct {
+	filter        readmodel.ItemFilter
+	includeSource bool
+}
+
+func parseItemQuery(c *fiber.Ctx, legacy bool) (itemQuery, error) {
+	q := itemQuery{filter: readmodel.ItemFilter{Limit: defaultItemLimit}}
+	var err error
+	if q.filter.Limit, err = intParam(c, "limit", defaultItemLimit, 1, maxItemLimit); err != nil {
+		return q, err
+	}
+	if q.filter.Offset, err = intParam(c, "offset", 0, 0, 1<<31-1); err != nil {
+		return q, err
+	}
+	if q.filter.Since, err = timeParam(c, "since"); err != nil {
+		return q, err
+	}
+	if q.filter.Until, err = timeParam(c, "until"); err != nil {
+		return q, err
+	}
+	if q.filter.Since != nil && q.filter.Until != nil && !q.filter.Since.Before(*q.filter.Until) {
+		return q, badRequest("until", "must be after since")
+	}
+	if legacy {
+		if c.Query("include") != "" {
+			return q, badRequest("include", "is not supported on the legacy endpoint")
+		}
+		return q, nil
+	}
+	q.includeSource, err = parseInclude(c)
+	return q, err
+}
+
+// parseInclude accepts only the token "source" (api.md 4.2).
+func parseInclude(c *fiber.Ctx) (bool, error) {
+	raw := c.Query("include")
+	if raw == "" {
+		return false, nil
+	}
+	source := false
+	for _, tok := range strings.Split(raw, ",") {
+		switch strings.TrimSpace(tok) {
+		case "source":
+			source = true
+		case "":
+		default:
+			return false, badRequest("include", "unknown section "+strconv.Quote(strings.TrimSpace(tok))+"; only source is supported")
+		}
+	}
+	return source, nil
+}
+
+func intParam(c *fiber.Ctx, name string, def, min, max int) (int, error) {
+	raw := c.Query(name)
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return 0, badRequest(name, "must be an integer")
+	}
+	if n < min || n > max {
+		return 0, badRequest(name, "must be between "+strconv.Itoa(min)+" and "+strconv.Itoa(max))
+	}
+	return n, nil
+}
+
+// timeParam accepts RFC 3339 date-times and plain dates (D2).
+func timeParam(c *fiber.Ctx, name string) (*time.Time, error) {
+	raw := c.Query(name)
+	if raw == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, raw); err == nil {
+			t = t.UTC()
+			return &t, nil
+		}
+	}
+	return nil, badRequest(name, "must be an ISO 8601 date-time or date")
+}
+
+type pagination struct {
+	Limit   int  `json:"limit"`
+	Offset  int  `json:"offset"`
+	HasMore bool `json:"hasMore"`
+}
+
+type itemList struct {
+	Items      any        `json:"items"`
+	Total      int        `json:"total"`
+	Pagination pagination `json:"pagination"`
+}
+
+func (h *handlers) listNewsItems(c *fiber.Ctx) error { return h.newsItems(c, false) }
+
+func (h *handlers) listNewsItemsV0(c *fiber.Ctx) error { return h.newsItems(c, true) }
+
+func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
+	feedID, err := pathUUID(c, "feedId")
+	if err != nil {
+		return err
+	}
+	q, err := parseItemQuery(c, legacy)
+	if err != nil {
+		return err
+	}
+	page, err := h.Queries.NewsItems(c.UserContext(), organization(c), feedID, q.filter)
+	if err != nil {
+		return err
+	}
+	var items any
+	if legacy {
+		out := make([]legacyItemJSON, 0, len(page.Items))
+		for _, it := range page.Items {
+			out = append(out, legacyItemOut(it))
+		}
+		items = out
+	} else {
+		out := make([]itemJSON, 0, len(page.Items))
+		for _, it := range page.Items {
+			out = append(out, itemOut(it, q.includeSource))
+		}
+		items = out
+	}
+	return ok(c, fiber.StatusOK, itemList{Items: items, Total: page.Total, Pagination: pagination{
+		Limit: q.filter.Limit, Offset: q.filter.Offset, HasMore: q.filter.Offset+len(page.Items) < page.Total,
+	}})
+}
+
+func (h *handlers) getNewsItem(c *fiber.Ctx) error {
+	feedID, err := pathUUID(c, "feedId")
+	if err != nil {
+		return err
+	}
+	itemID, err := pathUUID(c, "itemId")
+	if err != nil {
+		return err
+	}
+	include, err := parseInclude(c)
+	if err != nil {
+		return err
+	}
+	it, err := h.Queries.NewsItem(c.UserContext(), organization(c), feedID, itemID)
+	if err != nil {
+		return err
+	}
+	return ok(c, fiber.StatusOK, itemOut(it, include))
+}
+
+type feedbackBody struct {
+	Rating  *string `json:"rating"`
+	Comment *string `json:"comment"`
+}
+
+type feedbackJSON struct {
+	ID string `json:"id"`
+}
+
+func (h *handlers) giveNewsFeedback(c *fiber.Ctx) error {
+	feedID, err := pathUUID(c, "feedId")
+	if err != nil {
+		return err
+	}
+	itemID, err := pathUUID(c, "itemId")
+	if err != nil {
+		return err
+	}
+	var body feedbackBody
+	if err := decodeBody(c, &body); err != nil {
+		return err
+	}
+	if body.Rating == nil {
+		return badRequest("rating", "is required")
+	}
+	comment := ""
+	if body.Comment != nil {
+		comment = *body.Comment
+	}
+	id, res, err := h.Commands.GiveFeedback(c.UserContext(), h.Queries, commands.GiveFeedback{
+		Org: organization(c), FeedID: feedID, ItemID: itemID, Rating: *body.Rating, Comment: comment,
+	})
+	if err != nil {
+		return err
+	}
+	if err := h.wait(c, res); err != nil {
+		return err
+	}
+	return ok(c, fiber.StatusOK, feedbackJSON{ID: id.String()})
+}

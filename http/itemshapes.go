@@ -1,0 +1,82 @@
+package http
+
+import (
+	"strings"
+
+	"github.com/feedsvc/feedsvc/readmodel"
+)
+
+// itemJSON is the current item shape (api.md 2.3). Optional scalars are
+// omitted when empty after trimming, never sent as null.
+type itemJSON struct {
+	ID          string      `json:"id"`
+	NewsPageID  string      `json:"newsPageId"`
+	Title       string      `json:"title,omitempty"`
+	Description string      `json:"description,omitempty"`
+	URL         string      `json:"url,omitempty"`
+	ImageURL    string      `json:"imageUrl,omitempty"`
+	PublishedAt string      `json:"publishedAt,omitempty"`
+	CreatedAt   string      `json:"createdAt"`
+	UpdatedAt   string      `json:"updatedAt"`
+	Source      *siteSource `json:"source,omitempty"`
+}
+
+// siteSource is the source block of a site item (api.md 2.4).
+type siteSource struct {
+	Type string `json:"type"`
+	URL  string `json:"url,omitempty"`
+}
+
+func itemOut(it readmodel.NewsItem, includeSource bool) itemJSON {
+	out := itemJSON{
+		ID: it.ID.String(), NewsPageID: it.NewsPageID.String(),
+		Title: strings.TrimSpace(it.Title), Description: strings.TrimSpace(it.Description),
+		URL: strings.TrimSpace(it.URL), ImageURL: strings.TrimSpace(it.ImageURL),
+		CreatedAt: timestamp(it.CreatedAt), UpdatedAt: timestamp(it.UpdatedAt),
+	}
+	if it.PublishedAt != nil {
+		out.PublishedAt = timestamp(*it.PublishedAt)
+	}
+	if includeSource {
+		out.Source = &siteSource{Type: "site", URL: out.URL}
+	}
+	return out
+}
+
+// legacyItemJSON is the v0 shape (api.md 2.5): a type discriminator, data
+// by type, internal ids visible and nulls emitted.
+type legacyItemJSON struct {
+	ID         string         `json:"id"`
+	NewsPageID string         `json:"newsPageId"`
+	Type       string         `json:"type"`
+	Data       legacySiteData `json:"data"`
+	CreatedAt  string         `json:"createdAt"`
+	UpdatedAt  string         `json:"updatedAt"`
+}
+
+type legacySiteData struct {
+	SitePageID        string  `json:"sitePageId"`
+	SitePageVersionID string  `json:"sitePageVersionId"`
+	URL               string  `json:"url"`
+	Title             *string `json:"title"`
+	Description       *string `json:"description"`
+}
+
+func legacyItemOut(it readmodel.NewsItem) legacyItemJSON {
+	return legacyItemJSON{
+		ID: it.ID.String(), NewsPageID: it.NewsPageID.String(), Type: "site",
+		Data: legacySiteData{
+			SitePageID: it.NewsPageID.String(), SitePageVersionID: it.VersionID.String(), URL: it.URL,
+			Title: nullable(it.Title), Description: nullable(it.Description),
+		},
+		CreatedAt: timestamp(it.CreatedAt), UpdatedAt: timestamp(it.UpdatedAt),
+	}
+}
+
+func nullable(s string) *string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,51 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel"
+)
+
+// Feedback projects every feedback entry and running counts per item, per
+// feed and per source record, for later insights.
+type Feedback struct{}
+
+func (Feedback) Name() string         { return "feedback" }
+func (Feedback) Tables() []string     { return []string{"news_item_feedback", "feedback_counts"} }
+func (Feedback) EventTypes() []string { return []string{domain.FeedbackGiven{}.EventType()} }
+
+func (Feedback) Project(ctx context.Context, db bun.IDB, env Envelope) error {
+	e, ok := env.Event.(domain.FeedbackGiven)
+	if !ok {
+		return nil
+	}
+	res, err := db.NewRaw(`INSERT INTO news_item_feedback (id, item_id, feed_id, organization_id, news_page_id, source_id, rating, comment, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		e.FeedbackID, e.ItemID, e.FeedID, e.OrganizationID, e.NewsPageID, e.SourceID, string(e.Rating), e.Comment, e.At).Exec(ctx)
+	if err != nil {
+		return exec(nil, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	col := string(e.Rating)
+	switch e.Rating {
+	case domain.RatingPositive, domain.RatingNegative, domain.RatingNeutral:
+	default:
+		return fmt.Errorf("feedback %s has unknown rating %q", e.FeedbackID, e.Rating)
+	}
+	for scope, id := range map[string]any{
+		readmodel.FeedbackScopeItem: e.ItemID, readmodel.FeedbackScopeFeed: e.FeedID, readmodel.FeedbackScopeSource: e.SourceID,
+	} {
+		q := fmt.Sprintf(`INSERT INTO feedback_counts (scope, scope_id, %[1]s) VALUES (?, ?, 1)
+			ON CONFLICT (scope, scope_id) DO UPDATE SET %[1]s = feedback_counts.%[1]s + 1`, col)
+		if err := exec(db.NewRaw(q, scope, id).Exec(ctx)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
