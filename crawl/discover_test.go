@@ -25,7 +25,9 @@ func trustingClient(s *site) *Client {
 	return newClient(Options{}, nil, &tls.Config{RootCAs: pool})
 }
 
-func hostOf(s *site) string { return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://") }
+func hostOf(s *site) string {
+	return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://")
+}
 
 func TestDiscoverSitePrefersHTTPS(t *testing.T) {
 	s := newTLSSite(t, map[string]http.HandlerFunc{

@@ -171,3 +171,25 @@ func TestGetAllowed(t *testing.T) {
 		t.Errorf("plain Get does not consult robots.txt, but failed: %v", err)
 	}
 }
+
+// TestRobotsCheckOnRedirectDoesNotDeadlock covers a redirect to another
+// origin on the same host whose robots.txt is not cached yet: fetching it
+// needs the host's only slot, which the redirect response still holds
+// unless it is released first.
+func TestRobotsCheckOnRedirectDoesNotDeadlock(t *testing.T) {
+	target := newSite(t, map[string]http.HandlerFunc{
+		"/robots.txt": text("text/plain", "User-agent: *\nAllow: /\n"),
+		"/story":      text("text/html", "<title>t</title>"),
+	})
+	origin := newSite(t, map[string]http.HandlerFunc{"/moved": redirect(target.URL + "/story")})
+	c := localClient(Options{PerHost: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := c.GetAllowed(ctx, origin.URL+"/moved", Validators{})
+	if err != nil {
+		t.Fatalf("GetAllowed: %v", err)
+	}
+	if resp.URL != target.URL+"/story" || target.hitCount("/robots.txt") != 1 {
+		t.Errorf("URL = %q, target robots.txt fetched %d times", resp.URL, target.hitCount("/robots.txt"))
+	}
+}

@@ -1,0 +1,31 @@
+# feedsvc — common tasks. Needs Go and a PostgreSQL server reachable at
+# DATABASE_URL (default postgres://postgres@127.0.0.1:5432/feedsvc).
+
+GO ?= go
+
+.PHONY: run test test-race bench lint build
+
+## run: start the service (creates and migrates the database on start)
+run:
+	$(GO) run ./cmd/feedsvc serve
+
+## test: the whole test suite against the local Postgres (each test makes its own database)
+test:
+	$(GO) test -count=1 -timeout 9m ./...
+
+## test-race: the suite with the race detector (slower)
+test-race:
+	$(GO) test -count=1 -race -timeout 15m ./...
+
+## bench: the quick benchmarks (see bench/README.md for the full runs and figures)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./eventstore/ ./extract/
+	bash bench/run.sh
+
+## lint: formatting and vet
+lint:
+	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
+	$(GO) vet ./...
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/feedsvc ./cmd/feedsvc

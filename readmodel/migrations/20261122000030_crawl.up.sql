@@ -1,0 +1,61 @@
+-- Crawler state. These tables are operational, not projections: nothing
+-- rebuilds them from events, and losing them only costs refetching, since
+-- article and item appends are idempotent.
+
+-- One row per source record the crawler has scheduled: when it is due, who
+-- holds the lease to crawl it, how it failed, and the cached discovery of a
+-- site (its base URL, sitemaps and feeds) so that robots.txt and the home
+-- page are not re-read on every poll.
+CREATE TABLE IF NOT EXISTS crawl_state (
+    source_id          uuid PRIMARY KEY,
+    next_at            timestamptz NOT NULL DEFAULT now(),
+    leased_until       timestamptz,
+    lease_owner        text,
+    failures           integer     NOT NULL DEFAULT 0,
+    last_error         text        NOT NULL DEFAULT '',
+    last_crawl_at      timestamptz,
+    last_success_at    timestamptz,
+    site_base_url      text,
+    site_sitemaps      jsonb,
+    site_feeds         jsonb,
+    site_discovered_at timestamptz
+);
+--bun:split
+CREATE INDEX IF NOT EXISTS crawl_state_next_idx ON crawl_state (next_at);
+--bun:split
+-- Candidate URLs a source has dealt with, so each is fetched once per
+-- source. article_id is null when the crawler gave up on the URL after
+-- repeated failures. effective_at lets the backfill find what a source
+-- found without waiting for the articles projection.
+CREATE TABLE IF NOT EXISTS crawl_seen (
+    source_id    uuid        NOT NULL,
+    url          text        NOT NULL,
+    article_id   uuid,
+    article_url  text,
+    effective_at timestamptz,
+    seen_at      timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (source_id, url)
+);
+--bun:split
+CREATE INDEX IF NOT EXISTS crawl_seen_recent_idx ON crawl_seen (source_id, effective_at);
+--bun:split
+-- Candidate URLs that failed and will be retried on the next poll, until
+-- they have failed often enough to be given up (then also in crawl_seen).
+CREATE TABLE IF NOT EXISTS crawl_failures (
+    source_id      uuid        NOT NULL,
+    url            text        NOT NULL,
+    failures       integer     NOT NULL DEFAULT 0,
+    last_error     text        NOT NULL DEFAULT '',
+    last_failed_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (source_id, url)
+);
+--bun:split
+-- The 14-day backfill of each attachment: leased like a crawl so that one
+-- process runs it, done once done_at is set.
+CREATE TABLE IF NOT EXISTS ingest_backfills (
+    attachment_id uuid PRIMARY KEY,
+    done_at       timestamptz,
+    items         integer     NOT NULL DEFAULT 0,
+    leased_until  timestamptz,
+    lease_owner   text
+);
