@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"code.dny.dev/ssrf"
 	"github.com/feedsvc/feedsvc/extract"
 )
 
@@ -122,7 +123,8 @@ func connectionFailure(err error) bool {
 	var se *StatusError
 	switch {
 	case err == nil, errors.As(err, &se), errors.Is(err, ErrDisallowed), errors.Is(err, ErrTooLarge),
-		errors.Is(err, ErrTooManyRedirects), errors.Is(err, ErrUnsupportedScheme), errors.Is(err, context.Canceled):
+		errors.Is(err, ErrTooManyRedirects), errors.Is(err, ErrUnsupportedScheme), errors.Is(err, context.Canceled),
+		errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedPort), errors.Is(err, ssrf.ErrProhibitedNetwork):
 		return false
 	}
 	return true

@@ -16,8 +16,13 @@ var (
 	// never silently truncated: a cut-off page or sitemap would be parsed
 	// as if it were complete.
 	ErrTooLarge = errors.New("response body too large")
-	// ErrDisallowed means robots.txt forbids the URL for our user agent.
+	// ErrDisallowed means robots.txt forbids the URL for our user agent: a
+	// lasting answer, the URL should not be retried soon.
 	ErrDisallowed = errors.New("disallowed by robots.txt")
+	// ErrRobotsUnavailable means robots.txt could not be read (5xx, 429,
+	// network error), so nothing on the site may be fetched for now: a
+	// transient failure to retry with backoff, unlike ErrDisallowed.
+	ErrRobotsUnavailable = errors.New("robots.txt unavailable")
 	// ErrTooManyRedirects means the redirect chain exceeded MaxRedirects.
 	ErrTooManyRedirects = errors.New("too many redirects")
 	// ErrUnsupportedScheme means the URL, or a redirect target, is not
@@ -66,12 +71,12 @@ func (c *Client) Get(ctx context.Context, rawURL string, cond Validators) (*Resp
 	return c.fetch(ctx, rawURL, cond, c.opts.MaxBodyBytes)
 }
 
-// GetAllowed is Get for pages: it first checks robots.txt (returning an
-// error wrapping ErrDisallowed) and checks it again for every redirect
-// target.
+// GetAllowed is Get for pages: it first checks robots.txt, and checks it
+// again for every redirect target. Refusals wrap ErrDisallowed, or
+// ErrRobotsUnavailable when robots.txt could not be read.
 func (c *Client) GetAllowed(ctx context.Context, rawURL string, cond Validators) (*Response, error) {
-	if !c.Allowed(ctx, rawURL) {
-		return nil, fmt.Errorf("fetch %s: %w", rawURL, ErrDisallowed)
+	if err := c.checkRobots(ctx, rawURL); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
 	}
 	return c.fetch(withRobots(ctx), rawURL, cond, c.opts.MaxBodyBytes)
 }
@@ -90,7 +95,11 @@ func (c *Client) fetch(ctx context.Context, rawURL string, cond Validators, limi
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s: %w", rawURL, unwrapURLError(err))
+		err = unwrapURLError(err)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, fmt.Errorf("fetch %s: timed out after %v: %w", rawURL, c.opts.Timeout, err)
+		}
+		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
 	}
 	defer resp.Body.Close()
 	return readResponse(resp, cond, limit)
@@ -151,8 +160,8 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if req.Response != nil {
 		req.Response.Body.Close()
 	}
-	if !c.Allowed(req.Context(), req.URL.String()) {
-		return fmt.Errorf("redirect to %s: %w", req.URL, ErrDisallowed)
+	if err := c.checkRobots(req.Context(), req.URL.String()); err != nil {
+		return fmt.Errorf("redirect to %s: %w", req.URL, err)
 	}
 	return nil
 }

@@ -93,15 +93,30 @@ func (rc *robotsCache) put(origin string, e *robotsEntry) {
 // network failure disallows everything for a few minutes, as Google does,
 // since the site may be struggling. Invalid URLs are not allowed.
 func (c *Client) Allowed(ctx context.Context, rawURL string) bool {
+	return c.checkRobots(ctx, rawURL) == nil
+}
+
+// checkRobots is Allowed with a reason: nil, ErrDisallowed, or
+// ErrRobotsUnavailable wrapping why robots.txt could not be read.
+func (c *Client) checkRobots(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
-	if err != nil || checkURL(u) != nil {
-		return false
+	if err != nil {
+		return fmt.Errorf("parse URL: %w", err)
+	}
+	if err := checkURL(u); err != nil {
+		return err
 	}
 	if u.Path == "/robots.txt" {
-		return true
+		return nil
 	}
 	e := c.robotsFor(ctx, origin(u))
-	return e.data.TestAgent(u.RequestURI(), c.agent)
+	if e.err != nil {
+		return fmt.Errorf("%w: %w", ErrRobotsUnavailable, e.err)
+	}
+	if !e.data.TestAgent(u.RequestURI(), c.agent) {
+		return ErrDisallowed
+	}
+	return nil
 }
 
 // CrawlDelay returns the Crawl-delay robots.txt asks of our user agent for

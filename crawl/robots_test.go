@@ -193,3 +193,21 @@ func TestRobotsCheckOnRedirectDoesNotDeadlock(t *testing.T) {
 		t.Errorf("URL = %q, target robots.txt fetched %d times", resp.URL, target.hitCount("/robots.txt"))
 	}
 }
+
+func TestGetAllowedTellsUnavailableRobotsFromDisallowed(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{
+		"/robots.txt": status(http.StatusServiceUnavailable),
+		"/page":       text("text/html", "<title>t</title>"),
+	})
+	_, err := localClient(Options{}).GetAllowed(context.Background(), s.URL+"/page", Validators{})
+	if !errors.Is(err, ErrRobotsUnavailable) || errors.Is(err, ErrDisallowed) {
+		t.Fatalf("err = %v, want ErrRobotsUnavailable and not ErrDisallowed", err)
+	}
+	var se *StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("the robots.txt status should be inspectable, got %v", err)
+	}
+	if n := s.hitCount("/page"); n != 0 {
+		t.Errorf("the page was fetched %d times", n)
+	}
+}

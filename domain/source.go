@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 )
@@ -182,16 +184,46 @@ func NormalizeDomain(raw string) (string, error) {
 		return "", invalid("domain", "must be a domain without path, like example.com")
 	}
 	host := d
-	if h, port, err := net.SplitHostPort(d); err == nil {
-		if port == "" {
-			return "", invalid("domain", "has an empty port")
+	h, port, err := net.SplitHostPort(d)
+	if err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return "", invalid("domain", "must have a port from 1 to 65535")
 		}
 		host = h
 	}
-	if host == "" || strings.HasPrefix(host, ".") || strings.HasSuffix(host, ".") || strings.Contains(host, "..") {
+	if !validHost(host, err == nil) {
 		return "", invalid("domain", "must be a domain without path, like example.com")
 	}
 	return d, nil
+}
+
+// validHost accepts a host name (letters, digits, '-' and '_' in dot-separated
+// labels that neither start nor end with '-'), an IPv4 address, or an IPv6
+// address in brackets ("[::1]", or "::1" when split from "[::1]:8080").
+// Anything else (control characters, '<', '%', ',', '*', a bare "::1") would
+// only fail later, when the crawler builds a URL from it.
+func validHost(host string, hadPort bool) bool {
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") && !hadPort {
+		ip := net.ParseIP(host[1 : len(host)-1])
+		return ip != nil && strings.Contains(host, ":")
+	}
+	if strings.Contains(host, ":") {
+		return hadPort && net.ParseIP(host) != nil
+	}
+	if host == "" {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return false
+		}
+		for _, r := range label {
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '_' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // NormalizeURL accepts an absolute http(s) URL and returns it with a

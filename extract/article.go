@@ -170,8 +170,14 @@ func hasToken(attr, token string) bool {
 	return false
 }
 
+// The document fallbacks below walk the tree, so they run only when the
+// metadata sources came up empty.
+
 func (p *page) title() string {
-	return firstNonEmpty(p.ld.Headline, p.meta["og:title"], p.meta["twitter:title"], p.documentTitle())
+	if t := firstNonEmpty(p.ld.Headline, p.meta["og:title"], p.meta["twitter:title"]); t != "" {
+		return t
+	}
+	return p.documentTitle()
 }
 
 // documentTitle prefers the first <h1> when <title> contains it, because
@@ -187,8 +193,11 @@ func (p *page) documentTitle() string {
 }
 
 func (p *page) description() string {
-	return firstNonEmpty(p.ld.Description, p.meta["og:description"], p.meta["twitter:description"],
-		p.meta["description"], p.meta["dc.description"], p.firstParagraph())
+	if d := firstNonEmpty(p.ld.Description, p.meta["og:description"], p.meta["twitter:description"],
+		p.meta["description"], p.meta["dc.description"]); d != "" {
+		return d
+	}
+	return p.firstParagraph()
 }
 
 // firstParagraph returns the first paragraph long enough to be prose rather

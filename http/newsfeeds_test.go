@@ -103,6 +103,8 @@ func TestCreatingAFeedWithAMissingEmptyOrMistypedFieldAnswers400NamingIt(t *test
 		{"a numeric description", `{"name":"n","description":1.5}`, "description"},
 		{"an over-long name", `{"name":"` + strings.Repeat("n", 201) + `","description":"d"}`, "name"},
 		{"an over-long description", `{"name":"n","description":"` + strings.Repeat("d", 2001) + `"}`, "description"},
+		{"a NUL character in the name", `{"name":"a\u0000b","description":"d"}`, "name"},
+		{"a NUL character in the description", `{"name":"n","description":"\u0000"}`, "description"},
 	}
 	for _, tc := range cases {
 		t.Run("with "+tc.name, func(t *testing.T) {
@@ -304,6 +306,7 @@ func TestAnInvalidFeedUpdateAnswers400AndChangesNothing(t *testing.T) {
 		{"a numeric name", `{"name":5}`, "name"},
 		{"a boolean description", `{"description":true}`, "description"},
 		{"an over-long name", `{"name":"` + strings.Repeat("x", 201) + `"}`, "name"},
+		{"a NUL character in the name", `{"name":"Chan\u0000ged"}`, "name"},
 	}
 	for _, tc := range cases {
 		t.Run("with "+tc.name, func(t *testing.T) {

@@ -51,6 +51,9 @@ func TestAttachingASiteNormalizesTheDomainAndAnswers201(t *testing.T) {
 		{"127.0.0.1:8081", "127.0.0.1:8081"},
 		{"http://localhost:8080/", "localhost:8080"},
 		{"sub.domain.example.co.uk", "sub.domain.example.co.uk"},
+		{"[::1]:8081", "[::1]:8081"},
+		{"my-site_01.example", "my-site_01.example"},
+		{"Bücher.Example", "bücher.example"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.in+" becomes "+tc.want, func(t *testing.T) {
@@ -93,6 +96,17 @@ func TestAttachingASiteWithAnInvalidDomainAnswers400NamingTheDomain(t *testing.T
 		{"an empty port", `{"sourceType":"site","domain":"example.com:"}`},
 		{"a double dot", `{"sourceType":"site","domain":"example..com"}`},
 		{"a numeric domain", `{"sourceType":"site","domain":42}`},
+		{"a NUL character", `{"sourceType":"site","domain":"exa\u0000mple.com"}`},
+		{"a control character", `{"sourceType":"site","domain":"exa\u0007mple.com"}`},
+		{"a port that is not a number", `{"sourceType":"site","domain":"example.com:abc"}`},
+		{"a port out of range", `{"sourceType":"site","domain":"example.com:99999"}`},
+		{"port zero", `{"sourceType":"site","domain":"example.com:0"}`},
+		{"an IPv6 address without brackets", `{"sourceType":"site","domain":"::1"}`},
+		{"a wildcard", `{"sourceType":"site","domain":"*.example.com"}`},
+		{"a comma", `{"sourceType":"site","domain":"a,b.example"}`},
+		{"angle brackets", `{"sourceType":"site","domain":"a<b>.example"}`},
+		{"a percent escape", `{"sourceType":"site","domain":"%41.example"}`},
+		{"a label starting with a hyphen", `{"sourceType":"site","domain":"-a.example"}`},
 	}
 	for _, tc := range cases {
 		t.Run("with "+tc.name, func(t *testing.T) {

@@ -1,0 +1,400 @@
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/extract"
+)
+
+const (
+	// articlesAtOnce is how many articles of one source are fetched
+	// concurrently; the crawl client's per-host limit applies on top.
+	articlesAtOnce = 2
+	// maxFetchesPerCrawl bounds one crawl, so that a site publishing its
+	// whole archive at once is worked through over several polls instead of
+	// one crawl holding a slot for hours. Newest candidates go first.
+	maxFetchesPerCrawl = 200
+)
+
+// crawlStats is what one crawl did, for the progress log.
+type crawlStats struct {
+	mu            sync.Mutex
+	Listings      int
+	ListingErrors int
+	Candidates    int
+	Skipped       int
+	Fetched       int
+	Failed        int
+	NewArticles   int
+	Items         int
+}
+
+func (s *crawlStats) add(f func(*crawlStats)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f(s)
+}
+
+// crawlLeased crawls a leased source, keeping the lease alive meanwhile, and
+// releases it with the outcome.
+func (w *Worker) crawlLeased(ctx context.Context, l lease) {
+	start := time.Now()
+	crawlCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopRenew := w.renewWhile(crawlCtx, func(c context.Context) (bool, error) { return w.renew(c, l.SourceID) }, cancel,
+		"source "+l.SourceID.String())
+	stats := &crawlStats{}
+	err := w.crawlSource(crawlCtx, l, stats)
+	stopRenew()
+
+	how := succeeded
+	switch {
+	case crawlCtx.Err() != nil:
+		// Shutdown or a lost lease: not the source's fault.
+		how = interrupted
+	case err != nil:
+		how = failed
+	}
+	rctx, rcancel := releaseContext()
+	defer rcancel()
+	if rerr := w.release(rctx, l, how, err); rerr != nil {
+		w.log.Error("releasing source failed", "source_id", l.SourceID, "err", rerr)
+	}
+	attrs := []any{
+		"source_id", l.SourceID, "listings", stats.Listings, "listing_errors", stats.ListingErrors,
+		"candidates", stats.Candidates, "skipped", stats.Skipped, "fetched", stats.Fetched, "errors", stats.Failed,
+		"new_articles", stats.NewArticles, "items_added", stats.Items, "duration", time.Since(start).Round(time.Millisecond),
+	}
+	switch how {
+	case failed:
+		w.log.Warn("crawl failed", append(attrs, "failures", l.Failures+1, "err", err)...)
+	case interrupted:
+		w.log.Info("crawl interrupted", attrs...)
+	default:
+		w.log.Info("crawl done", attrs...)
+	}
+}
+
+// crawlSource lists a source's candidates, fetches those it has not seen and
+// distributes the articles. It fails only when the source itself cannot be
+// read (discovery fails, or every listing fails); a bad article never
+// fails the source.
+func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) error {
+	atts, err := w.attachmentsOf(ctx, l.SourceID)
+	if err != nil {
+		return err
+	}
+	var accepting []attachment
+	for _, a := range atts {
+		if a.enabled() {
+			accepting = append(accepting, a)
+		}
+	}
+	if len(accepting) == 0 {
+		// Disabled or detached between the due query and the lease.
+		return nil
+	}
+	details, err := accepting[0].details()
+	if err != nil {
+		return err
+	}
+	earliest := accepting[0].ActiveSince
+	for _, a := range accepting[1:] {
+		if a.ActiveSince.Before(earliest) {
+			earliest = a.ActiveSince
+		}
+	}
+	// Listings need go no further back than the backfill window, nor than
+	// any accepting attachment could take.
+	since := w.now().Add(-domain.BackfillWindow)
+	if earliest.After(since) {
+		since = earliest
+	}
+
+	cands, err := w.candidates(ctx, l, details, since, stats)
+	if err != nil {
+		return err
+	}
+	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
+		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
+	}
+	todo, err := w.selectCandidates(ctx, l.SourceID, cands, earliest, stats)
+	if err != nil {
+		return err
+	}
+
+	sem := make(chan struct{}, articlesAtOnce)
+	var wg sync.WaitGroup
+	for _, c := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			w.processCandidate(ctx, l.SourceID, c, stats)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// listing is one place candidates come from.
+type listing struct {
+	kind string // sitemap, feed, index
+	url  string
+}
+
+// candidates reads every listing of the source and merges what they list.
+// A failing listing is logged and skipped unless all fail.
+func (w *Worker) candidates(ctx context.Context, l lease, d domain.SourceDetails, since time.Time, stats *crawlStats) ([]crawl.Candidate, error) {
+	var listings []listing
+	switch d.SourceType {
+	case domain.SourceSite:
+		site, err := w.site(ctx, l, d.Domain)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range site.Sitemaps {
+			listings = append(listings, listing{"sitemap", u})
+		}
+		for _, u := range site.Feeds {
+			listings = append(listings, listing{"feed", u})
+		}
+		if len(listings) == 0 {
+			// A site without sitemaps or feeds can still be read through
+			// the links of its home page.
+			listings = append(listings, listing{"index", strings.TrimSuffix(site.BaseURL, "/") + "/"})
+		}
+	case domain.SourceSitemap:
+		listings = append(listings, listing{"sitemap", d.URL})
+	case domain.SourceSiteIndexPage:
+		listings = append(listings, listing{"index", d.URL})
+	default:
+		return nil, fmt.Errorf("source type %q is not crawled", d.SourceType)
+	}
+
+	var out []crawl.Candidate
+	var errs []error
+	for _, li := range listings {
+		var cands []crawl.Candidate
+		var err error
+		switch li.kind {
+		case "sitemap":
+			cands, err = w.client.SitemapCandidates(ctx, li.url, since)
+		case "feed":
+			cands, err = w.client.FeedCandidates(ctx, li.url)
+		default:
+			cands, err = w.client.IndexPageCandidates(ctx, li.url)
+		}
+		stats.Listings++
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			stats.ListingErrors++
+			errs = append(errs, fmt.Errorf("%s %s: %w", li.kind, li.url, err))
+			w.log.Warn("listing failed", "source_id", l.SourceID, "kind", li.kind, "url", li.url, "err", err)
+			continue
+		}
+		out = append(out, cands...)
+	}
+	if len(errs) == len(listings) {
+		return nil, fmt.Errorf("every listing failed: %w", errors.Join(errs...))
+	}
+	return mergeCandidates(out), nil
+}
+
+// site returns the site's discovery, from the cache in crawl_state while it
+// is fresh, else by discovering it again.
+func (w *Worker) site(ctx context.Context, l lease, domainName string) (cachedSite, error) {
+	if l.Site.BaseURL != "" && w.now().Sub(l.Site.DiscoveredAt) < w.cfg.DiscoveryTTL {
+		return l.Site, nil
+	}
+	s, err := w.client.DiscoverSite(ctx, domainName)
+	if err != nil {
+		return cachedSite{}, fmt.Errorf("discover site: %w", err)
+	}
+	cs := cachedSite{BaseURL: s.BaseURL, Sitemaps: s.Sitemaps, Feeds: s.Feeds, DiscoveredAt: w.now()}
+	if err := w.saveSite(ctx, l.SourceID, cs); err != nil {
+		// Only the cache is lost; this crawl goes on.
+		w.log.Warn("caching site discovery failed", "source_id", l.SourceID, "err", err)
+	}
+	w.log.Debug("site discovered", "source_id", l.SourceID, "base_url", cs.BaseURL, "sitemaps", len(cs.Sitemaps), "feeds", len(cs.Feeds))
+	return cs, nil
+}
+
+// mergeCandidates keeps one candidate per URL, in first-seen order, filling
+// its empty fields from later listings (a sitemap knows the date, the feed
+// the description).
+func mergeCandidates(in []crawl.Candidate) []crawl.Candidate {
+	idx := map[string]int{}
+	var out []crawl.Candidate
+	for _, c := range in {
+		i, ok := idx[c.URL]
+		if !ok {
+			idx[c.URL] = len(out)
+			out = append(out, c)
+			continue
+		}
+		m := &out[i]
+		m.Title = cmp.Or(m.Title, c.Title)
+		m.Description = cmp.Or(m.Description, c.Description)
+		m.ImageURL = cmp.Or(m.ImageURL, c.ImageURL)
+		if m.PublishedAt.IsZero() {
+			m.PublishedAt = c.PublishedAt
+		}
+		if m.LastMod.IsZero() {
+			m.LastMod = c.LastMod
+		}
+	}
+	return out
+}
+
+// candidateDate is what a listing said about a candidate's age.
+func candidateDate(c crawl.Candidate) time.Time {
+	if !c.PublishedAt.IsZero() {
+		return c.PublishedAt
+	}
+	return c.LastMod
+}
+
+// selectCandidates drops what this source has seen and what is dated before
+// any accepting attachment could take it, and orders the rest newest first
+// (undated last), bounded to maxFetchesPerCrawl.
+func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands []crawl.Candidate, earliest time.Time, stats *crawlStats) ([]crawl.Candidate, error) {
+	stats.Candidates = len(cands)
+	urls := make([]string, len(cands))
+	for i, c := range cands {
+		urls[i] = c.URL
+	}
+	seen, err := w.seenURLs(ctx, sourceID, urls)
+	if err != nil {
+		return nil, err
+	}
+	var todo []crawl.Candidate
+	for _, c := range cands {
+		if d := candidateDate(c); seen[c.URL] || (!d.IsZero() && d.Before(earliest)) {
+			stats.Skipped++
+			continue
+		}
+		todo = append(todo, c)
+	}
+	slices.SortStableFunc(todo, func(a, b crawl.Candidate) int {
+		da, db := candidateDate(a), candidateDate(b)
+		switch {
+		case da.IsZero() && db.IsZero():
+			return 0
+		case da.IsZero():
+			return 1
+		case db.IsZero():
+			return -1
+		}
+		return db.Compare(da)
+	})
+	if len(todo) > maxFetchesPerCrawl {
+		stats.Skipped += len(todo) - maxFetchesPerCrawl
+		todo = todo[:maxFetchesPerCrawl]
+	}
+	return todo, nil
+}
+
+// processCandidate fetches one candidate, stores its article and adds it to
+// the source's feeds. A failure is logged and counted against the URL (it
+// is retried on the next poll, up to maxURLFailures); it never fails the
+// crawl.
+func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) {
+	d, added, err := w.ingestCandidate(ctx, sourceID, c, stats)
+	if err != nil {
+		if ctx.Err() != nil {
+			return // shutdown is not the URL's fault
+		}
+		stats.add(func(s *crawlStats) { s.Failed++ })
+		n, ferr := w.recordFailure(ctx, sourceID, c.URL, err)
+		if ferr != nil {
+			w.log.Error("recording a failed URL failed", "source_id", sourceID, "url", c.URL, "err", ferr)
+		}
+		if n >= maxURLFailures {
+			w.log.Warn("article failed; giving up on it", "source_id", sourceID, "url", c.URL, "failures", n, "err", err)
+		} else {
+			w.log.Info("article failed; will retry next poll", "source_id", sourceID, "url", c.URL, "failures", n, "err", err)
+		}
+		return
+	}
+	stats.add(func(s *crawlStats) {
+		if d.New {
+			s.NewArticles++
+		}
+		s.Items += added
+	})
+}
+
+// ingestCandidate is processCandidate's work; the order of its steps is what
+// keeps a concurrently attached feed from missing the article (see
+// distribute).
+func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (commands.Discovered, int, error) {
+	page, err := w.client.FetchArticle(ctx, c.URL)
+	stats.add(func(s *crawlStats) { s.Fetched++ })
+	// A page without a recognisable title is still usable when the listing
+	// named it (news sitemaps and feeds carry titles).
+	if err != nil && !(errors.Is(err, extract.ErrNoTitle) && c.Title != "") {
+		return commands.Discovered{}, 0, err
+	}
+	content := articleContent(c, page)
+	var lastMod *time.Time
+	if !c.LastMod.IsZero() {
+		lm := c.LastMod
+		lastMod = &lm
+	}
+	d, _, err := w.cmds.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: sourceID, Content: content, LastMod: lastMod})
+	if err != nil {
+		return commands.Discovered{}, 0, err
+	}
+	if err := w.markSeen(ctx, sourceID, c.URL, d.ArticleDiscovered); err != nil {
+		return commands.Discovered{}, 0, err
+	}
+	added, err := w.distribute(ctx, sourceID, d.ArticleDiscovered)
+	if err != nil {
+		// Forget the URL so the next poll distributes it again; the appends
+		// already made are idempotent.
+		if uerr := w.unmarkSeen(ctx, sourceID, c.URL); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+		return commands.Discovered{}, added, fmt.Errorf("distribute: %w", err)
+	}
+	return d, added, nil
+}
+
+// articleContent takes each field from the page, falling back to what the
+// listing said.
+func articleContent(c crawl.Candidate, page extract.Article) domain.ArticleContent {
+	out := domain.ArticleContent{
+		URL:         cmp.Or(strings.TrimSpace(page.URL), c.URL),
+		Title:       cmp.Or(strings.TrimSpace(page.Title), c.Title),
+		Description: cmp.Or(strings.TrimSpace(page.Description), c.Description),
+		ImageURL:    cmp.Or(strings.TrimSpace(page.ImageURL), c.ImageURL),
+	}
+	switch {
+	case !page.PublishedAt.IsZero():
+		t := page.PublishedAt
+		out.PublishedAt = &t
+	case !c.PublishedAt.IsZero():
+		t := c.PublishedAt
+		out.PublishedAt = &t
+	}
+	return out
+}
