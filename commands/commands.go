@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,14 +18,22 @@ import (
 )
 
 // maxAttempts bounds the retries of a command that keeps losing the race
-// for its stream; beyond it the caller gets the conflict.
-const maxAttempts = 5
+// for its stream; beyond it the caller gets the conflict. Many clients do
+// write one stream at once (a bulk of source adds to one feed), so the
+// bound is generous and the pauses are jittered to break lock-step retries.
+const maxAttempts = 20
 
 // Result tells the caller where its events landed, so it can wait for the
 // projections that read them before answering (read-after-write, D6).
 type Result struct {
 	Position   eventstore.Position
 	EventTypes []string
+	// SeenPosition and SeenEventTypes cover stored events a command relied
+	// on without appending: a request that decides nothing new answers from
+	// state a concurrent request may have stored but not yet projected.
+	// Waiting on them too keeps such an answer read-after-write (D6).
+	SeenPosition   eventstore.Position
+	SeenEventTypes []string
 }
 
 // Merge combines the results of several appends made by one request.
@@ -33,6 +42,10 @@ func (r Result) Merge(o Result) Result {
 		r.Position = o.Position
 	}
 	r.EventTypes = append(r.EventTypes, o.EventTypes...)
+	if r.SeenPosition.Less(o.SeenPosition) {
+		r.SeenPosition = o.SeenPosition
+	}
+	r.SeenEventTypes = append(r.SeenEventTypes, o.SeenEventTypes...)
 	return r
 }
 
@@ -94,25 +107,35 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 
 // readStream loads every event of a stream; a missing stream is empty.
 func (h *Handler) readStream(ctx context.Context, stream string) ([]domain.Event, error) {
+	events, _, err := h.readStreamSeen(ctx, stream)
+	return events, err
+}
+
+// readStreamSeen is readStream that also returns a Result whose Seen
+// members cover the events read (see Result).
+func (h *Handler) readStreamSeen(ctx context.Context, stream string) ([]domain.Event, Result, error) {
 	var out []domain.Event
+	var seen Result
 	var from uint64
 	for {
 		recs, err := h.store.ReadStream(ctx, stream, from, 1000)
 		if errors.Is(err, eventstore.ErrStreamNotFound) {
-			return out, nil
+			return out, seen, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read stream %s: %w", stream, err)
+			return nil, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
 		}
 		for _, r := range recs {
 			e, err := domain.DecodeEvent(r.Type, r.Data)
 			if err != nil {
-				return nil, fmt.Errorf("read stream %s: %w", stream, err)
+				return nil, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
 			}
 			out = append(out, e)
+			seen.SeenPosition = r.Position
+			seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
 		}
 		if len(recs) < 1000 {
-			return out, nil
+			return out, seen, nil
 		}
 		from = recs[len(recs)-1].Revision + 1
 	}
@@ -134,10 +157,11 @@ func retry(ctx context.Context, attempt func() error) error {
 		if err = attempt(); !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
 			return err
 		}
+		pause := time.Duration(1+rand.IntN(5*min(i+1, 10))) * time.Millisecond
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Duration(i+1) * 5 * time.Millisecond):
+		case <-time.After(pause):
 		}
 	}
 	return fmt.Errorf("gave up after %d concurrent modifications: %w", maxAttempts, err)

@@ -54,7 +54,7 @@ func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (src *do
 	}
 	stream := domain.SourceStream(details)
 	err = retry(ctx, func() error {
-		events, err := h.readStream(ctx, stream)
+		events, seen, err := h.readStreamSeen(ctx, stream)
 		if err != nil {
 			return err
 		}
@@ -66,6 +66,11 @@ func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (src *do
 		res, err = h.append(ctx, stream, expectedAfter(len(events)), c.Org, decided)
 		if err != nil {
 			return err
+		}
+		if len(decided) == 0 {
+			// Known and already linked: the answer reads the record, which a
+			// concurrent request may have stored without being projected yet.
+			res = res.Merge(seen)
 		}
 		for _, e := range decided {
 			src.Apply(e)

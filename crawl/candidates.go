@@ -95,11 +95,11 @@ func (w *sitemapWalk) visitChildren(ctx context.Context, parentURL string, child
 	}
 	var mu sync.Mutex
 	var errs []error
-	g, gctx := errgroup.WithContext(ctx)
+	var g errgroup.Group
 	g.SetLimit(w.c.opts.PerHost)
 	for _, ref := range refs {
 		g.Go(func() error {
-			if err := w.visit(gctx, ref, depth); err != nil {
+			if err := w.visit(ctx, ref, depth); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()

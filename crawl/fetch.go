@@ -88,6 +88,8 @@ func withRobots(ctx context.Context) context.Context {
 	return context.WithValue(ctx, robotsKey{}, true)
 }
 
+// fetch is Get with an explicit body limit, so that sitemaps can be allowed
+// more than pages.
 func (c *Client) fetch(ctx context.Context, rawURL string, cond Validators, limit int64) (*Response, error) {
 	req, err := c.newRequest(ctx, rawURL, cond)
 	if err != nil {

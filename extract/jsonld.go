@@ -16,7 +16,6 @@ var articleTypes = map[string]bool{
 	"blogposting":        true,
 	"liveblogposting":    true,
 	"report":             true,
-	"posting":            true,
 	"socialmediaposting": true,
 }
 

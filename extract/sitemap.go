@@ -88,7 +88,13 @@ type xmlRef struct {
 // the gzip magic bytes, since servers label .xml.gz files inconsistently), or
 // a plain-text sitemap with one URL per line.
 func ParseSitemap(body []byte) (Sitemap, error) {
-	body, err := gunzipIfNeeded(body)
+	return parseSitemap(body, MaxSitemapBytes)
+}
+
+// parseSitemap is ParseSitemap with the inflation bound as a parameter, so
+// tests can prove the bound without inflating 64 MB.
+func parseSitemap(body []byte, maxInflated int64) (Sitemap, error) {
+	body, err := gunzipIfNeeded(body, maxInflated)
 	if err != nil {
 		return Sitemap{}, err
 	}
@@ -103,7 +109,7 @@ func ParseSitemap(body []byte) (Sitemap, error) {
 	return xmlSitemap(trimmed)
 }
 
-func gunzipIfNeeded(body []byte) ([]byte, error) {
+func gunzipIfNeeded(body []byte, limit int64) ([]byte, error) {
 	if len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
 		return body, nil
 	}
@@ -112,12 +118,12 @@ func gunzipIfNeeded(body []byte) ([]byte, error) {
 		return nil, fmt.Errorf("parse sitemap: gzip: %w", err)
 	}
 	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, MaxSitemapBytes+1))
+	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("parse sitemap: gunzip: %w", err)
 	}
-	if len(out) > MaxSitemapBytes {
-		return nil, fmt.Errorf("parse sitemap: %w (over %d bytes inflated)", ErrSitemapTooLarge, MaxSitemapBytes)
+	if int64(len(out)) > limit {
+		return nil, fmt.Errorf("parse sitemap: %w (over %d bytes inflated)", ErrSitemapTooLarge, limit)
 	}
 	return out, nil
 }

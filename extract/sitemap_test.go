@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -119,15 +120,26 @@ func TestParseSitemapRejects(t *testing.T) {
 		{"an HTML soft-404 page is not a sitemap", []byte(`<!DOCTYPE html><html><body>Not found</body></html>`), ErrNotSitemap},
 		{"a text page that is not a URL list is not a sitemap", []byte("Not found\n"), ErrNotSitemap},
 		{"an empty body is not a sitemap", []byte("  \n"), ErrNotSitemap},
-		{"a gzip bomb is refused", gzipZeros(t, MaxSitemapBytes+1), ErrSitemapTooLarge},
+		{"a gzip bomb inflating past the bound is refused", gzipZeros(t, testInflateLimit+1), ErrSitemapTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseSitemap(tt.body)
+			_, err := parseSitemap(tt.body, testInflateLimit)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 		})
+	}
+}
+
+// testInflateLimit stands in for MaxSitemapBytes so the bomb stays small.
+const testInflateLimit = 1 << 20
+
+func TestGzipWithinTheBoundIsAccepted(t *testing.T) {
+	body := urlsetXML + strings.Repeat(" ", testInflateLimit-len(urlsetXML))
+	sm, err := parseSitemap(gzipBytes(t, []byte(body)), testInflateLimit)
+	if err != nil || len(sm.URLs) != 2 {
+		t.Fatalf("sitemap of exactly the bound: %d URLs, err %v", len(sm.URLs), err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -359,8 +360,29 @@ func TestABodyOverTheOneMebibyteLimitAnswers413WithAJSONEnvelope(t *testing.T) {
 		return resp.StatusCode, out, resp.Header
 	}
 
-	status, body, header := post(t, `{"name":"`+strings.Repeat("a", 1<<20)+`","description":"x"}`)
-	r := servicetest.Response{Status: status, Body: body, Raw: jsonOf(body), Header: header}
+	// The request announces a body one byte over the limit and sends only its
+	// headers: the server must refuse it from the Content-Length alone, and
+	// with no unread body on the socket its answer cannot be lost to a reset.
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "POST /feeds/news HTTP/1.1\r\nHost: feedsvc\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n", h.Key, 1<<20+1)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("read the answer to an oversized body: %v", err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("answer %d is not JSON: %q", resp.StatusCode, raw)
+	}
+	status, header := resp.StatusCode, resp.Header
+	r := servicetest.Response{Status: status, Body: body, Raw: string(raw), Header: header}
 	if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Fatalf("413 with Content-Type %q", ct)
 	}

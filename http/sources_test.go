@@ -1,7 +1,13 @@
 package http_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -508,5 +514,97 @@ func TestSourceRecordsAreSharedButListedPerOrganization(t *testing.T) {
 	t.Run("invalid bodies answer 400", func(t *testing.T) {
 		wantValidation(t, acme.do(t, "POST", "/sources", site("a b")), "domain")
 		wantValidation(t, acme.do(t, "POST", "/sources", map[string]any{"domain": "x.example"}), "sourceType")
+	})
+}
+
+// answer is one response of a concurrent batch.
+type answer struct {
+	status int
+	body   map[string]any
+	raw    string
+	err    error
+}
+
+// sendAtOnce sends the requests concurrently with the harness key. It runs
+// off the test goroutine, so it reports instead of failing; the caller checks.
+func sendAtOnce(h *servicetest.Harness, method, path string, bodies []string) []answer {
+	out := make([]answer, len(bodies))
+	var wg sync.WaitGroup
+	for i, b := range bodies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := httptest.NewRequest(method, path, strings.NewReader(b))
+			req.Header.Set("Authorization", "Bearer "+h.Key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := h.Service.App.Test(req, -1)
+			if err != nil {
+				out[i].err = err
+				return
+			}
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			out[i] = answer{status: resp.StatusCode, raw: string(raw)}
+			out[i].err = json.Unmarshal(raw, &out[i].body)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func TestConcurrentSourceWritesNeverFailAndAreVisibleWhenAnswered(t *testing.T) {
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feedID := createFeed(t, c, "Busy", "concurrent writes")["id"].(string)
+	path := "/feeds/news/" + feedID + "/sources"
+	const n = 20
+
+	t.Run("many different domains added to one feed at once are all attached", func(t *testing.T) {
+		bodies := make([]string, n)
+		for i := range bodies {
+			bodies[i] = fmt.Sprintf(`{"sourceType":"site","domain":"bulk%d.example"}`, i)
+		}
+		for i, a := range sendAtOnce(h, "POST", path, bodies) {
+			if a.err != nil || a.status != http.StatusCreated {
+				t.Errorf("add %d answered %d %v: %s", i, a.status, a.err, a.raw)
+			}
+		}
+		if srcs := wantDataList(t, c.do(t, "GET", path, nil)); len(srcs) != n {
+			t.Fatalf("%d attachments after %d adds", len(srcs), n)
+		}
+	})
+	t.Run("the same domain added at once is attached once and refused with 409 otherwise", func(t *testing.T) {
+		bodies := make([]string, n)
+		for i := range bodies {
+			bodies[i] = `{"sourceType":"site","domain":"race.example"}`
+		}
+		count := map[int]int{}
+		for _, a := range sendAtOnce(h, "POST", path, bodies) {
+			if a.err != nil {
+				t.Fatalf("answer %d %v: %s", a.status, a.err, a.raw)
+			}
+			count[a.status]++
+		}
+		if count[http.StatusCreated] != 1 || count[http.StatusConflict] != n-1 {
+			t.Fatalf("answers by status %v, want one 201 and %d 409", count, n-1)
+		}
+	})
+	t.Run("the same record registered at once is one record, readable by every caller", func(t *testing.T) {
+		bodies := make([]string, n)
+		for i := range bodies {
+			bodies[i] = `{"sourceType":"site","domain":"together.example"}`
+		}
+		count := map[int]int{}
+		ids := map[any]bool{}
+		for _, a := range sendAtOnce(h, "POST", "/sources", bodies) {
+			if a.err != nil || (a.status != http.StatusCreated && a.status != http.StatusOK) {
+				t.Fatalf("answer %d %v: %s", a.status, a.err, a.raw)
+			}
+			count[a.status]++
+			ids[wantObject(t, "data", a.body["data"])["id"]] = true
+		}
+		if count[http.StatusCreated] != 1 || len(ids) != 1 {
+			t.Fatalf("answers by status %v with ids %v, want one 201 and one id", count, ids)
+		}
 	})
 }

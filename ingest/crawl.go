@@ -39,6 +39,8 @@ type crawlStats struct {
 	Failed        int
 	NewArticles   int
 	Items         int
+	// Covered is the earliest date the crawl looked for.
+	Covered time.Time
 }
 
 func (s *crawlStats) add(f func(*crawlStats)) {
@@ -69,7 +71,7 @@ func (w *Worker) crawlLeased(ctx context.Context, l lease) {
 	}
 	rctx, rcancel := releaseContext()
 	defer rcancel()
-	if rerr := w.release(rctx, l, how, err); rerr != nil {
+	if rerr := w.release(rctx, l, how, stats.Covered, err); rerr != nil {
 		w.log.Error("releasing source failed", "source_id", l.SourceID, "err", rerr)
 	}
 	attrs := []any{
@@ -127,6 +129,7 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 	if err != nil {
 		return err
 	}
+	stats.Covered = earliest
 	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
 		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
 	}

@@ -82,11 +82,11 @@ func (w *Worker) leaseDue(ctx context.Context, n int) ([]lease, error) {
 // another finished crawling it from crawling it again.
 func (w *Worker) acquire(ctx context.Context, sourceID uuid.UUID) (lease, bool, error) {
 	var row struct {
-		Failures     int             `bun:"failures"`
-		BaseURL      sql.NullString  `bun:"site_base_url"`
-		Sitemaps     []byte          `bun:"site_sitemaps"`
-		Feeds        []byte          `bun:"site_feeds"`
-		DiscoveredAt sql.NullTime    `bun:"site_discovered_at"`
+		Failures     int            `bun:"failures"`
+		BaseURL      sql.NullString `bun:"site_base_url"`
+		Sitemaps     []byte         `bun:"site_sitemaps"`
+		Feeds        []byte         `bun:"site_feeds"`
+		DiscoveredAt sql.NullTime   `bun:"site_discovered_at"`
 	}
 	err := w.db.NewRaw(`
 		INSERT INTO crawl_state AS c (source_id, next_at, leased_until, lease_owner)
@@ -138,15 +138,23 @@ const (
 // when interrupted. It only touches the row while this process still owns
 // the lease, so a process whose lease expired cannot overwrite the schedule
 // of the one that took over.
-func (w *Worker) release(ctx context.Context, l lease, how outcome, crawlErr error) error {
+//
+// covered is the earliest date the crawl looked for (zero when it looked
+// for nothing), recorded on success for makeDue.
+func (w *Worker) release(ctx context.Context, l lease, how outcome, covered time.Time, crawlErr error) error {
 	var q string
 	var args []any
 	switch how {
 	case succeeded:
+		var cov *time.Time
+		if !covered.IsZero() {
+			cov = &covered
+		}
 		q = `UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL, failures = 0, last_error = '',
-			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now(), last_success_at = now()
+			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now(), last_success_at = now(),
+			covered_since = coalesce(?, covered_since)
 			WHERE source_id = ? AND lease_owner = ?`
-		args = []any{millis(w.nextPoll()), l.SourceID, w.cfg.Owner}
+		args = []any{millis(w.nextPoll()), cov, l.SourceID, w.cfg.Owner}
 	case failed:
 		q = `UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL, failures = failures + 1, last_error = ?,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()
@@ -180,10 +188,14 @@ func (w *Worker) saveSite(ctx context.Context, sourceID uuid.UUID, s cachedSite)
 	return nil
 }
 
-// makeDue moves a source's next crawl to now, so that a new attachment's
-// first crawl finds what the backfill could not.
-func (w *Worker) makeDue(ctx context.Context, sourceID uuid.UUID) error {
-	_, err := w.db.NewRaw(`UPDATE crawl_state SET next_at = now() WHERE source_id = ? AND next_at > now()`, sourceID).Exec(ctx)
+// makeDue moves a source's next crawl to now when a new attachment accepts
+// articles from before what the last crawl looked for, so that its first
+// crawl finds what the backfill could not know. When the last crawl already
+// covered the attachment's window, every candidate in it was considered
+// and the backfill has them, so the schedule stays as it is.
+func (w *Worker) makeDue(ctx context.Context, sourceID uuid.UUID, activeSince time.Time) error {
+	_, err := w.db.NewRaw(`UPDATE crawl_state SET next_at = now()
+		WHERE source_id = ? AND next_at > now() AND (covered_since IS NULL OR covered_since > ?)`, sourceID, activeSince).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("schedule source %s: %w", sourceID, err)
 	}

@@ -13,7 +13,7 @@ package ingest
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -99,7 +99,7 @@ func defaultOwner() string {
 		host = "unknown"
 	}
 	b := make([]byte, 4)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	_, _ = crand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
 }
 

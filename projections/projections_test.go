@@ -317,3 +317,57 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 		t.Fatalf("after the rebuild the list has %d feeds, want %d", got, want)
 	}
 }
+
+func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t *testing.T) {
+	db, _ := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	_, cmds := sqlCommands(db)
+	ps := append(projections.All(), counter{})
+	var runners []*projections.Runner
+	for i := 0; i < 2; i++ {
+		r, err := projections.NewRunner(eventstore.NewPostgres(db.Pool), db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 5}, ps...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		<-r.Running()
+		runners = append(runners, r)
+	}
+	// The waiter of "process A" must see progress made by "process B".
+	waiter := projections.NewWaiter(db.Bun, runners[0], 5*time.Second, ps...)
+	queries := readmodel.NewQueries(db.Bun)
+	org := uuid.New()
+	for i := 0; i < 20; i++ {
+		id, res, err := cmds.CreateNewsFeed(ctx, commands.CreateNewsFeed{Org: org, Name: fmt.Sprintf("f%d", i), Description: "d"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := waiter.Wait(ctx, res.Position, res.EventTypes); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if _, err := queries.NewsFeed(ctx, org, id); err != nil {
+			t.Fatalf("feed %d not readable after its write answered: %v", i, err)
+		}
+	}
+	head := headPosition(t, db)
+	for _, r := range runners {
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := r.Progress("counter").WaitFor(wctx, head); err != nil {
+			t.Fatal(err)
+		}
+		wcancel()
+	}
+	var sum, maxN, rows int
+	if err := db.Bun.NewRaw("SELECT count(*), coalesce(sum(n),0), coalesce(max(n),0) FROM test_event_counts").Scan(ctx, &rows, &sum, &maxN); err != nil {
+		t.Fatal(err)
+	}
+	if total := countEvents(t, db); rows != total || sum != total || maxN != 1 {
+		t.Fatalf("two processes applied %d distinct events, sum %d, max %d; the log has %d", rows, sum, maxN, total)
+	}
+}

@@ -35,6 +35,62 @@ func TxFromContext(ctx context.Context) (bun.Tx, bool) {
 	return tx, ok
 }
 
+// BatchWriter holds writes a projector postpones to the end of a batch, so
+// that a batch's events become a few multi-row statements instead of a
+// round trip or two each. Flush runs in the batch's transaction after the
+// batch's last event and before its checkpoint is written; an error rolls
+// the whole batch back, as a failing event does. A projector that defers
+// must defer every write to the tables involved (or flush first), so that
+// its own reads within the batch never miss a pending write.
+type BatchWriter interface {
+	Flush(ctx context.Context, db bun.IDB) error
+}
+
+type deferredKey struct{}
+
+// deferred is a batch's BatchWriters, flushed in order of first use.
+type deferred struct {
+	mu     sync.Mutex
+	keys   []any
+	byKey  map[any]BatchWriter
+	closed bool
+}
+
+// Deferred returns the current batch's writer for key, made by create on
+// first use. ok is false when ctx is not a batch's (the projector was
+// called directly): the caller must then write at once.
+func Deferred[W BatchWriter](ctx context.Context, key any, create func() W) (w W, ok bool) {
+	d, _ := ctx.Value(deferredKey{}).(*deferred)
+	if d == nil {
+		return w, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return w, false
+	}
+	if got, found := d.byKey[key]; found {
+		return got.(W), true
+	}
+	w = create()
+	d.byKey[key] = w
+	d.keys = append(d.keys, key)
+	return w, true
+}
+
+func (d *deferred) flush(ctx context.Context, db bun.IDB) error {
+	d.mu.Lock()
+	d.closed = true
+	keys, byKey := d.keys, d.byKey
+	d.mu.Unlock()
+	for _, k := range keys {
+		if err := byKey[k].Flush(ctx, db); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SubscriberConfig tunes a Subscriber.
 type SubscriberConfig struct {
 	// Checkpoint is the name of the checkpoint row (the consumer group).
@@ -190,6 +246,13 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 		return 0, fmt.Errorf("lock checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
 	if !locked {
+		// Another process is projecting; follow its committed checkpoint so
+		// that read-after-write waits in this process still see progress.
+		pos, err := s.readCheckpoint(ctx, s.db)
+		if err != nil {
+			return 0, err
+		}
+		s.progress.set(pos)
 		return 0, nil
 	}
 	from, err := s.readCheckpoint(ctx, tx)
@@ -204,7 +267,8 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 		s.progress.set(from)
 		return 0, nil
 	}
-	msgCtx := context.WithValue(ctx, txKey{}, tx)
+	writes := &deferred{byKey: map[any]BatchWriter{}}
+	msgCtx := context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes)
 	for _, e := range events {
 		if len(s.types) > 0 && !s.types[e.Type] {
 			continue
@@ -212,6 +276,9 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 		if err := deliver(msgCtx, out, toMessage(e)); err != nil {
 			return 0, fmt.Errorf("event %s (%s at %s): %w", e.ID, e.Type, e.Position, err)
 		}
+	}
+	if err := writes.flush(ctx, tx); err != nil {
+		return 0, fmt.Errorf("flush batch ending at %s: %w", events[len(events)-1].Position, err)
 	}
 	last := events[len(events)-1].Position
 	if _, err := tx.NewRaw(

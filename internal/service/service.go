@@ -14,8 +14,10 @@ import (
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/eventstore"
 	apihttp "github.com/feedsvc/feedsvc/http"
+	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/projections"
@@ -31,6 +33,7 @@ type Service struct {
 	Commands *commands.Handler
 	Queries  *readmodel.Queries
 	Runner   *projections.Runner
+	Ingest   *ingest.Worker
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
 	App      *fiber.App
@@ -60,6 +63,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			return nil, err
 		}
 	}
+	if cfg.Roles[config.RoleCrawler] {
+		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
+		s.Ingest = ingest.New(s.Commands, db.Bun, client, ingest.Config{PollInterval: cfg.PollInterval}, logger)
+	}
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.All()...)
 	s.App = apihttp.New(apihttp.Config{RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies}, apihttp.Deps{
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger,
@@ -84,11 +91,25 @@ func (s *Service) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// The crawler gets its own context so it also stops, and is waited
+	// for, when another part fails; it must stop before the database closes.
+	crawlCtx, stopCrawl := context.WithCancel(ctx)
+	crawlDone := make(chan struct{})
+	go func() {
+		defer close(crawlDone)
+		if s.Ingest != nil {
+			if err := s.Ingest.Run(crawlCtx); err != nil {
+				errs <- err
+			}
+		}
+	}()
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case runErr = <-errs:
 	}
+	stopCrawl()
+	<-crawlDone
 	return errors.Join(runErr, s.shutdown())
 }
 

@@ -5,7 +5,9 @@
 -- One row per source record the crawler has scheduled: when it is due, who
 -- holds the lease to crawl it, how it failed, and the cached discovery of a
 -- site (its base URL, sitemaps and feeds) so that robots.txt and the home
--- page are not re-read on every poll.
+-- page are not re-read on every poll. covered_since is the earliest date the
+-- last successful crawl looked for, so that a new attachment reaching
+-- further back can ask for a crawl at once.
 CREATE TABLE IF NOT EXISTS crawl_state (
     source_id          uuid PRIMARY KEY,
     next_at            timestamptz NOT NULL DEFAULT now(),
@@ -15,6 +17,7 @@ CREATE TABLE IF NOT EXISTS crawl_state (
     last_error         text        NOT NULL DEFAULT '',
     last_crawl_at      timestamptz,
     last_success_at    timestamptz,
+    covered_since      timestamptz,
     site_base_url      text,
     site_sitemaps      jsonb,
     site_feeds         jsonb,

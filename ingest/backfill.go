@@ -1,0 +1,223 @@
+package ingest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// backfillsPerTick bounds the backfills one tick starts.
+const backfillsPerTick = 20
+
+// errArticlesBehind means the articles projection has not yet caught up
+// with articles this crawler recorded; the backfill is retried next tick.
+var errArticlesBehind = errors.New("articles read model is behind the crawler")
+
+// Why backfills cannot miss an article: a crawl records each article in
+// crawl_seen before it reads the source's attachments to distribute it
+// (ingestCandidate). An attachment that crawl did not see was projected
+// after that read, and its backfill starts only after it is projected, so
+// the backfill's read of crawl_seen comes later still and finds the
+// article. crawl_seen is written by the crawler itself, without projection
+// lag; article_sources adds what crawl_seen no longer holds (pruned, or
+// found before these tables existed).
+
+// runBackfills claims and runs the pending backfills: those of enabled
+// attachments without a finished backfill. An attachment disabled before
+// its backfill ran waits until it is enabled again, and then takes only
+// what it accepts from that moment (its active_since moved forward).
+func (w *Worker) runBackfills(ctx context.Context) error {
+	var pending []attachment
+	err := w.db.NewRaw(`SELECT a.attachment_id, a.feed_id, a.organization_id, a.source_id, a.source_type, a.details,
+			a.source_enabled, a.feed_enabled, a.active_since
+		FROM ingest_attachments a LEFT JOIN ingest_backfills b ON b.attachment_id = a.attachment_id
+		WHERE a.source_enabled AND a.feed_enabled
+		  AND (b.attachment_id IS NULL OR (b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())))
+		ORDER BY a.attached_at LIMIT ?`, backfillsPerTick).Scan(ctx, &pending)
+	if err != nil {
+		return fmt.Errorf("find pending backfills: %w", err)
+	}
+	for _, a := range pending {
+		if ctx.Err() != nil {
+			return nil
+		}
+		ok, err := w.claimBackfill(ctx, a.AttachmentID)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		w.backfillClaimed(ctx, a)
+	}
+	return nil
+}
+
+// claimBackfill leases an attachment's backfill, like acquire does a crawl.
+func (w *Worker) claimBackfill(ctx context.Context, attachmentID uuid.UUID) (bool, error) {
+	var id uuid.UUID
+	err := w.db.NewRaw(`INSERT INTO ingest_backfills AS b (attachment_id, leased_until, lease_owner)
+		VALUES (?, now() + ? * interval '1 millisecond', ?)
+		ON CONFLICT (attachment_id) DO UPDATE SET leased_until = EXCLUDED.leased_until, lease_owner = EXCLUDED.lease_owner
+		WHERE b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())
+		RETURNING attachment_id`, attachmentID, millis(w.cfg.LeaseDuration), w.cfg.Owner).Scan(ctx, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("claim backfill of attachment %s: %w", attachmentID, err)
+	}
+	return true, nil
+}
+
+// backfillClaimed runs a claimed backfill and records its outcome.
+func (w *Worker) backfillClaimed(ctx context.Context, a attachment) {
+	start := time.Now()
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := w.renewWhile(bctx, func(c context.Context) (bool, error) { return w.renewBackfill(c, a.AttachmentID) }, cancel,
+		"backfill "+a.AttachmentID.String())
+	found, added, err := w.backfill(bctx, a)
+	stop()
+
+	rctx, rcancel := releaseContext()
+	defer rcancel()
+	if err != nil {
+		if rerr := w.releaseBackfill(rctx, a.AttachmentID); rerr != nil {
+			w.log.Error("releasing backfill failed", "attachment_id", a.AttachmentID, "err", rerr)
+		}
+		switch {
+		case bctx.Err() != nil:
+		case errors.Is(err, errArticlesBehind):
+			w.log.Debug("backfill deferred", "attachment_id", a.AttachmentID, "err", err)
+		default:
+			w.log.Warn("backfill failed; will retry", "attachment_id", a.AttachmentID, "source_id", a.SourceID, "err", err)
+		}
+		return
+	}
+	if err := w.finishBackfill(rctx, a, added); err != nil {
+		w.log.Error("recording backfill failed", "attachment_id", a.AttachmentID, "err", err)
+		return
+	}
+	w.log.Info("backfill done", "attachment_id", a.AttachmentID, "feed_id", a.FeedID, "source_id", a.SourceID,
+		"articles", found, "items_added", added, "since", a.ActiveSince, "duration", time.Since(start).Round(time.Millisecond))
+}
+
+// backfill adds every known article of the attachment's source that the
+// attachment accepts. It returns how many articles it considered and how
+// many items it added.
+func (w *Worker) backfill(ctx context.Context, a attachment) (found, added int, err error) {
+	var seen []uuid.UUID
+	err = w.db.NewRaw(`SELECT DISTINCT article_id FROM crawl_seen
+		WHERE source_id = ? AND article_id IS NOT NULL AND effective_at >= ?`, a.SourceID, a.ActiveSince).Scan(ctx, &seen)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read seen articles of source %s: %w", a.SourceID, err)
+	}
+	var rows []articleRow
+	err = w.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at
+		FROM articles
+		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?) OR id = ANY(?::uuid[])
+		ORDER BY effective_at, id`, a.SourceID, a.ActiveSince, pgdialect.Array(uuidStrings(seen))).Scan(ctx, &rows)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read articles of source %s: %w", a.SourceID, err)
+	}
+	have := make(map[uuid.UUID]bool, len(rows))
+	for _, r := range rows {
+		have[r.ID] = true
+	}
+	for _, id := range seen {
+		if !have[id] {
+			return 0, 0, fmt.Errorf("article %s: %w", id, errArticlesBehind)
+		}
+	}
+	// Oldest first, so that the newest article gets the latest item time
+	// and lists first.
+	for _, r := range rows {
+		ev := r.event(a.SourceID)
+		if !a.accepts(ev.EffectiveAt) {
+			continue
+		}
+		ok, err := w.addItem(ctx, a, ev)
+		if err != nil {
+			return len(rows), added, err
+		}
+		if ok {
+			added++
+		}
+	}
+	return len(rows), added, nil
+}
+
+// articleRow is a row of the articles projection.
+type articleRow struct {
+	ID           uuid.UUID  `bun:"id"`
+	URL          string     `bun:"url"`
+	Title        string     `bun:"title"`
+	Description  string     `bun:"description"`
+	ImageURL     string     `bun:"image_url"`
+	PublishedAt  *time.Time `bun:"published_at"`
+	EffectiveAt  time.Time  `bun:"effective_at"`
+	VersionID    uuid.UUID  `bun:"version_id"`
+	DiscoveredAt time.Time  `bun:"discovered_at"`
+}
+
+// event rebuilds the article's discovery as AddNewsItem takes it.
+func (r articleRow) event(sourceID uuid.UUID) domain.ArticleDiscovered {
+	var published *time.Time
+	if r.PublishedAt != nil {
+		t := r.PublishedAt.UTC()
+		published = &t
+	}
+	return domain.ArticleDiscovered{
+		NewsPageID: r.ID, VersionID: r.VersionID, SourceID: sourceID,
+		Content: domain.ArticleContent{
+			URL: r.URL, Title: r.Title, Description: r.Description, ImageURL: r.ImageURL, PublishedAt: published,
+		},
+		EffectiveAt: r.EffectiveAt.UTC(), At: r.DiscoveredAt.UTC(),
+	}
+}
+
+func (w *Worker) renewBackfill(ctx context.Context, attachmentID uuid.UUID) (bool, error) {
+	res, err := w.db.NewRaw(`UPDATE ingest_backfills SET leased_until = now() + ? * interval '1 millisecond'
+		WHERE attachment_id = ? AND lease_owner = ? AND done_at IS NULL`, millis(w.cfg.LeaseDuration), attachmentID, w.cfg.Owner).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("renew backfill lease of attachment %s: %w", attachmentID, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+func (w *Worker) releaseBackfill(ctx context.Context, attachmentID uuid.UUID) error {
+	_, err := w.db.NewRaw(`UPDATE ingest_backfills SET leased_until = NULL, lease_owner = NULL
+		WHERE attachment_id = ? AND lease_owner = ?`, attachmentID, w.cfg.Owner).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("release backfill of attachment %s: %w", attachmentID, err)
+	}
+	return nil
+}
+
+// finishBackfill marks the backfill done and, when the attachment reaches
+// further back than the source's crawls looked, makes the source due.
+func (w *Worker) finishBackfill(ctx context.Context, a attachment, added int) error {
+	_, err := w.db.NewRaw(`UPDATE ingest_backfills SET done_at = now(), items = ?, leased_until = NULL, lease_owner = NULL
+		WHERE attachment_id = ? AND lease_owner = ?`, added, a.AttachmentID, w.cfg.Owner).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("finish backfill of attachment %s: %w", a.AttachmentID, err)
+	}
+	return w.makeDue(ctx, a.SourceID, a.ActiveSince)
+}
+
+func uuidStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
+}

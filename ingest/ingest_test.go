@@ -1,0 +1,457 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+func TestASiteSourceAttachedThroughTheAPIFillsTheFeedWithItsRecentArticles(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC()
+	lead := &fakeArticle{Slug: "storm-hits-the-coast", Title: "Storm hits the coast", Desc: "Winds of 150 km/h.",
+		Image: "/img/storm.jpg", Published: now.Add(-2 * time.Hour), Markup: jsonLD, In: inNewsSitemap}
+	og := &fakeArticle{Slug: "markets-rally-after-vote", Title: "Markets rally after vote", Desc: "Stocks rose.",
+		FeedDesc: "From the RSS feed", Image: "/img/markets.jpg", Published: now.Add(-3 * time.Hour), Markup: openGraph, In: inRSS}
+	atom := &fakeArticle{Slug: "council-approves-new-park", Title: "Council approves new park",
+		FeedDesc: "From the Atom feed", Published: now.Add(-4 * time.Hour), Markup: jsonLD, In: inAtom}
+	undated := &fakeArticle{Slug: "mystery-of-the-missing-date", Title: "Mystery of the missing date", Desc: "Nobody knows when.",
+		LastMod: now.Add(-5 * time.Hour), Markup: noDate, In: inPageSitemap}
+	old := &fakeArticle{Slug: "archive-story-from-long-ago", Title: "Archive story", Published: now.Add(-20 * 24 * time.Hour),
+		Markup: jsonLD, In: inNewsSitemap | inRSS}
+	site := newFakeSite(t, lead, og, atom, undated, old)
+
+	// The service's own crawler, as `feedsvc serve` wires it.
+	h := servicetest.Start(t, withPollInterval(time.Hour))
+	c := client{h, h.Key}
+	feed := c.createFeed("local news")
+	att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
+
+	eventually(t, 20*time.Second, func() bool { return c.hasItems(feed, site, lead, og, atom, undated) }, "the recent articles")
+	items := c.items(feed)
+	if len(items) != 4 {
+		t.Errorf("feed has %d items, want 4: %v", len(items), keys(items))
+	}
+	ms := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+	tests := []struct {
+		name      string
+		article   *fakeArticle
+		desc      string
+		image     string
+		published string
+	}{
+		{"an article with JSON-LD keeps its date, description and image", lead, lead.Desc, site.URL + lead.Image, ms(lead.Published)},
+		{"an article with only OpenGraph is read from its meta tags", og, og.Desc, site.URL + og.Image, ms(og.Published)},
+		{"an article without a description takes the feed's", atom, atom.FeedDesc, "", ms(atom.Published)},
+		{"an article without a date appears without publishedAt", undated, undated.Desc, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it := items[site.URL+tt.article.path()]
+			want := map[string]any{"title": tt.article.Title, "description": tt.desc, "imageUrl": tt.image, "publishedAt": tt.published}
+			for k, v := range want {
+				got, present := it[k]
+				if v == "" {
+					if present {
+						t.Errorf("%s = %v, want it omitted", k, got)
+					}
+					continue
+				}
+				if got != v {
+					t.Errorf("%s = %v, want %v", k, got, v)
+				}
+			}
+			if id, _ := it["newsPageId"].(string); id == "" {
+				t.Errorf("item has no newsPageId: %v", it)
+			}
+		})
+	}
+
+	t.Run("the article older than 14 days is neither added nor fetched", func(t *testing.T) {
+		if _, ok := items[site.URL+old.path()]; ok {
+			t.Errorf("the old article was added")
+		}
+		if n := site.hitCount(old.path()); n != 0 {
+			t.Errorf("the old article was fetched %d times", n)
+		}
+	})
+	t.Run("the undated article is judged by its sitemap lastmod", func(t *testing.T) {
+		var effective time.Time
+		err := h.Service.DB.Bun.NewRaw(`SELECT effective_at FROM articles WHERE url = ?`, site.URL+undated.path()).
+			Scan(context.Background(), &effective)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !effective.Equal(undated.LastMod.Truncate(time.Millisecond)) {
+			t.Errorf("effective_at = %s, want the lastmod %s", effective, undated.LastMod)
+		}
+	})
+	t.Run("the crawl is scheduled one poll interval ahead", func(t *testing.T) {
+		var next time.Time
+		var failures int
+		err := h.Service.DB.Bun.NewRaw(`SELECT next_at, failures FROM crawl_state WHERE source_id = ?`, att["sourceId"]).
+			Scan(context.Background(), &next, &failures)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if until := time.Until(next); until < 50*time.Minute || until > 67*time.Minute || failures != 0 {
+			t.Errorf("next crawl in %s with %d failures, want about an hour and none", until, failures)
+		}
+	})
+}
+
+func TestSitemapAndIndexPageSourcesFillTheirFeedsWithWhatTheyList(t *testing.T) {
+	t.Parallel()
+	now := time.Now().UTC()
+	both := &fakeArticle{Slug: "bridge-reopens-after-repairs", Title: "Bridge reopens", Published: now.Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap | inIndex}
+	sitemapOnly := &fakeArticle{Slug: "school-year-starts-early", Title: "School year starts early", Published: now.Add(-2 * time.Hour), Markup: jsonLD, In: inNewsSitemap}
+	indexOnly := &fakeArticle{Slug: "local-team-wins-final", Title: "Local team wins final", Markup: noDate, In: inIndex}
+	site := newFakeSite(t, both, sitemapOnly, indexOnly)
+
+	h := servicetest.Start(t, withoutCrawler())
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, testWorker("w1"))
+	c := client{h, h.Key}
+	siteID := c.siteRecord(site.domain())
+
+	tests := []struct {
+		name string
+		body map[string]any
+		want []*fakeArticle
+	}{
+		{"a sitemap source adds the sitemap's articles", map[string]any{"sourceType": "sitemap", "url": site.URL + "/news-sitemap.xml", "siteId": siteID},
+			[]*fakeArticle{both, sitemapOnly}},
+		{"an index page source adds the linked articles, undated ones too", map[string]any{"sourceType": "siteIndexPage", "url": site.URL + "/sections/latest", "siteId": siteID},
+			[]*fakeArticle{both, indexOnly}},
+	}
+	feeds := map[string]string{}
+	for _, tt := range tests {
+		feeds[tt.name] = c.createFeed(tt.name)
+		c.attach(feeds[tt.name], tt.body)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			feed := feeds[tt.name]
+			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, tt.want...) }, "the listed articles")
+			got := keys(c.items(feed))
+			if want := urls(site, tt.want...); !sameSet(got, want) {
+				t.Errorf("items %v, want %v", got, want)
+			}
+		})
+	}
+	t.Run("the article both list is one article in both feeds", func(t *testing.T) {
+		a := c.items(feeds[tests[0].name])[site.URL+both.path()]
+		b := c.items(feeds[tests[1].name])[site.URL+both.path()]
+		if a["newsPageId"] != b["newsPageId"] || a["id"] == b["id"] {
+			t.Errorf("items %v and %v: want one newsPageId and two item ids", a, b)
+		}
+		if n := site.hitCount(both.path()); n != 2 {
+			// Each source record fetches its candidates once.
+			t.Errorf("the shared article was fetched %d times, want once per source", n)
+		}
+	})
+}
+
+func TestMonitoringPicksUpAnArticlePublishedAfterTheFirstCrawl(t *testing.T) {
+	t.Parallel()
+	first := &fakeArticle{Slug: "first-story-of-the-day", Title: "First story", Published: time.Now().Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap}
+	site := newFakeSite(t, first)
+	h := servicetest.Start(t, withoutCrawler())
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, testWorker("w1"))
+	c := client{h, h.Key}
+	feed := c.createFeed("monitored")
+	c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
+	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, first) }, "the first article")
+
+	later := &fakeArticle{Slug: "breaking-story-arrives-later", Title: "Breaking", Published: time.Now(), Markup: openGraph, In: inRSS}
+	site.add(later)
+	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, later) }, "the article published later")
+
+	if n := site.hitCount(first.path()); n != 1 {
+		t.Errorf("the first article was fetched %d times, want once", n)
+	}
+	if n := site.hitCount("/robots.txt"); n != 1 {
+		t.Errorf("robots.txt was read %d times; the discovery should be cached", n)
+	}
+}
+
+func TestWhatIsPublishedWhileDisabledIsNotAddedAfterReenabling(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		toggle func(c client, feed, attachment string, enabled bool)
+	}{
+		{"when the source is disabled", func(c client, feed, att string, enabled bool) {
+			c.do("PATCH", "/feeds/news/"+feed+"/sources/"+att, map[string]any{"enabled": enabled}).MustStatus(c.h.T, http.StatusOK)
+		}},
+		{"when the feed is disabled", func(c client, feed, _ string, enabled bool) {
+			c.do("PATCH", "/feeds/news/"+feed, map[string]any{"enabled": enabled}).MustStatus(c.h.T, http.StatusOK)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			before := &fakeArticle{Slug: "published-before-disabling", Title: "Before", Published: time.Now().Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap}
+			site := newFakeSite(t, before)
+			h := servicetest.Start(t, withoutCrawler())
+			startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, testWorker("w1"))
+			c := client{h, h.Key}
+			feed := c.createFeed("toggled")
+			att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
+			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, before) }, "the first article")
+
+			tt.toggle(c, feed, att["id"].(string), false)
+			waitIdle(t, h, att["sourceId"].(string))
+			sitemapHits := site.hitCount("/news-sitemap.xml")
+			during := &fakeArticle{Slug: "published-while-disabled", Title: "During", Published: time.Now(), Markup: jsonLD, In: inNewsSitemap}
+			site.add(during)
+			time.Sleep(600 * time.Millisecond) // three poll intervals, to show nobody looks
+			if n := site.hitCount("/news-sitemap.xml"); n != sitemapHits {
+				t.Errorf("the sitemap was read %d times while disabled", n-sitemapHits)
+			}
+
+			tt.toggle(c, feed, att["id"].(string), true)
+			after := &fakeArticle{Slug: "published-after-reenabling", Title: "After", Published: time.Now().Add(time.Millisecond), Markup: jsonLD, In: inNewsSitemap}
+			site.add(after)
+			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, after) }, "the article published after re-enabling")
+			got := keys(c.items(feed))
+			if want := urls(site, before, after); !sameSet(got, want) {
+				t.Errorf("items %v, want %v", got, want)
+			}
+			if n := site.hitCount(during.path()); n != 0 {
+				t.Errorf("the article published while disabled was fetched %d times; its date alone excludes it", n)
+			}
+		})
+	}
+}
+
+func TestOneArticleInTwoOrganizationsFeedsKeepsOneNewsPageIDAndTheLaterFeedIsBackfilled(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	a1 := &fakeArticle{Slug: "city-budget-passes-vote", Title: "Budget passes", Published: now.Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap}
+	a2 := &fakeArticle{Slug: "new-library-opens-downtown", Title: "Library opens", Published: now.Add(-48 * time.Hour), Markup: openGraph, In: inRSS}
+	site := newFakeSite(t, a1, a2)
+	h := servicetest.Start(t, withoutCrawler())
+	cfg := testWorker("w1")
+	cfg.PollInterval = time.Hour // only the backfill can bring the articles to the second feed
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, cfg)
+
+	acme := client{h, h.Key}
+	globex := client{h, h.NewKey("globex")}
+	feed1 := acme.createFeed("acme news")
+	att1 := acme.attach(feed1, map[string]any{"sourceType": "site", "domain": site.domain()})
+	eventually(t, 10*time.Second, func() bool { return acme.hasItems(feed1, site, a1, a2) }, "the first feed's items")
+
+	feed2 := globex.createFeed("globex news")
+	att2 := globex.attach(feed2, map[string]any{"sourceType": "site", "domain": site.domain()})
+	if att1["sourceId"] != att2["sourceId"] {
+		t.Fatalf("the same domain gave two source records: %v and %v", att1["sourceId"], att2["sourceId"])
+	}
+	eventually(t, 10*time.Second, func() bool { return globex.hasItems(feed2, site, a1, a2) }, "the second feed's backfill")
+
+	items1, items2 := acme.items(feed1), globex.items(feed2)
+	for _, u := range urls(site, a1, a2) {
+		i1, i2 := items1[u], items2[u]
+		if i1["newsPageId"] != i2["newsPageId"] {
+			t.Errorf("%s has newsPageIds %v and %v, want one", u, i1["newsPageId"], i2["newsPageId"])
+		}
+		if i1["id"] == i2["id"] {
+			t.Errorf("%s has one item id %v in two feeds", u, i1["id"])
+		}
+	}
+	for _, a := range []*fakeArticle{a1, a2} {
+		if n := site.hitCount(a.path()); n != 1 {
+			t.Errorf("%s was fetched %d times, want once: the backfill reuses what is known", a.path(), n)
+		}
+	}
+	var backfilled int
+	err := h.Service.DB.Bun.NewRaw(`SELECT items FROM ingest_backfills WHERE attachment_id = ? AND done_at IS NOT NULL`, att2["id"]).
+		Scan(context.Background(), &backfilled)
+	if err != nil || backfilled != 2 {
+		t.Errorf("the second attachment's backfill added %d items (err %v), want 2", backfilled, err)
+	}
+}
+
+func TestBadPagesAreSkippedGivenUpAfterThreeFailuresAndEverythingElseArrives(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	good1 := &fakeArticle{Slug: "good-news-for-everyone", Title: "Good news", Published: now.Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap}
+	good2 := &fakeArticle{Slug: "more-good-news-today", Title: "More good news", Published: now.Add(-2 * time.Hour), Markup: openGraph, In: inRSS}
+	bad := []*fakeArticle{
+		{Slug: "server-breaks-on-this-story", Title: "500", Published: now.Add(-time.Hour), Status: http.StatusInternalServerError, In: inNewsSitemap},
+		{Slug: "very-slow-story-page", Title: "Slow", Published: now.Add(-time.Hour), Delay: 3 * time.Second, In: inNewsSitemap},
+		{Slug: "enormous-story-page-here", Title: "Huge", Published: now.Add(-time.Hour), Size: 256 << 10, In: inNewsSitemap},
+		{Slug: "members-only-story-page", Dir: "private", Title: "Disallowed", Published: now.Add(-time.Hour), In: inNewsSitemap},
+	}
+	site := newFakeSite(t, append([]*fakeArticle{good1, good2}, bad...)...)
+	h := servicetest.Start(t, withoutCrawler())
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true, Timeout: 300 * time.Millisecond, MaxBodyBytes: 64 << 10}, testWorker("w1"))
+	c := client{h, h.Key}
+	feed := c.createFeed("resilient")
+	att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
+	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, good1, good2) }, "the good articles")
+
+	db := h.Service.DB.Bun
+	ctx := context.Background()
+	eventually(t, 15*time.Second, func() bool {
+		var n int
+		err := db.NewRaw(`SELECT count(*) FROM crawl_seen WHERE source_id = ? AND article_id IS NULL`, att["sourceId"]).Scan(ctx, &n)
+		return err == nil && n == len(bad)
+	}, "the crawler to give up on every bad page")
+
+	for _, a := range bad {
+		t.Run("the "+a.Title+" page is given up after three failures", func(t *testing.T) {
+			var failures int
+			var lastErr string
+			err := db.NewRaw(`SELECT failures, last_error FROM crawl_failures WHERE source_id = ? AND url = ?`, att["sourceId"], site.URL+a.path()).
+				Scan(ctx, &failures, &lastErr)
+			if err != nil || failures != 3 || lastErr == "" {
+				t.Errorf("failures = %d, last error %q (err %v), want 3 and a reason", failures, lastErr, err)
+			}
+		})
+	}
+	t.Run("the disallowed page is never requested", func(t *testing.T) {
+		if n := site.hitCount(bad[3].path()); n != 0 {
+			t.Errorf("requested %d times", n)
+		}
+	})
+	t.Run("given-up pages are not requested again", func(t *testing.T) {
+		hits := site.hitCount(bad[0].path())
+		polls := site.hitCount("/news-sitemap.xml")
+		eventually(t, 5*time.Second, func() bool { return site.hitCount("/news-sitemap.xml") >= polls+3 }, "three more polls")
+		if n := site.hitCount(bad[0].path()); n != hits || n != 3 {
+			t.Errorf("the 500 page was requested %d times, %d before; want 3", n, hits)
+		}
+	})
+	t.Run("the source itself does not fail", func(t *testing.T) {
+		var failures int
+		if err := db.NewRaw(`SELECT failures FROM crawl_state WHERE source_id = ?`, att["sourceId"]).Scan(ctx, &failures); err != nil || failures != 0 {
+			t.Errorf("source failures = %d (err %v), want 0", failures, err)
+		}
+		if got := keys(c.items(feed)); !sameSet(got, urls(site, good1, good2)) {
+			t.Errorf("items %v", got)
+		}
+	})
+}
+
+func TestTwoWorkersNeverCrawlOneSourceAtOnceNorAddAnArticleTwice(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	articles := []*fakeArticle{
+		{Slug: "shared-story-number-one", Title: "One", Published: now.Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap},
+		{Slug: "shared-story-number-two", Title: "Two", Published: now.Add(-2 * time.Hour), Markup: openGraph, In: inNewsSitemap},
+		{Slug: "shared-story-number-three", Title: "Three", Markup: noDate, In: inNewsSitemap},
+	}
+	site := newFakeSite(t, articles...)
+	site.sitemapDelay = 40 * time.Millisecond
+	h := servicetest.Start(t, withoutCrawler())
+	for _, owner := range []string{"a", "b"} {
+		cfg := testWorker("worker-" + owner)
+		cfg.PollInterval = 100 * time.Millisecond
+		startWorker(t, h, crawl.Options{AllowPrivateNetworks: true, UserAgent: "feedsvc-" + owner + "/1.0"}, cfg)
+	}
+	c := client{h, h.Key}
+	siteID := c.siteRecord(site.domain())
+	feeds := []string{c.createFeed("first"), c.createFeed("second")}
+	const sources = 4
+	for i := range sources {
+		for _, f := range feeds {
+			c.attach(f, map[string]any{"sourceType": "sitemap", "url": fmt.Sprintf("%s/sitemaps/%d.xml", site.URL, i), "siteId": siteID})
+		}
+	}
+	eventually(t, 20*time.Second, func() bool {
+		for i := range sources {
+			if site.hitCount(fmt.Sprintf("/sitemaps/%d.xml", i)) < 10 {
+				return false
+			}
+		}
+		return site.agentHits("feedsvc-a/1.0") > 0 && site.agentHits("feedsvc-b/1.0") > 0
+	}, "both workers to crawl every source many times")
+
+	for i := range sources {
+		if n := site.maxConcurrent(fmt.Sprintf("/sitemaps/%d.xml", i)); n != 1 {
+			t.Errorf("source %d was crawled %d times at once", i, n)
+		}
+	}
+	for _, f := range feeds {
+		eventually(t, 5*time.Second, func() bool { return c.hasItems(f, site, articles...) }, "every article in every feed")
+		if got := keys(c.items(f)); len(got) != len(articles) {
+			t.Errorf("feed %s has %d items, want %d", f, len(got), len(articles))
+		}
+	}
+	db := h.Service.DB.Bun
+	ctx := context.Background()
+	var dupStreams, discovered int
+	if err := db.NewRaw(`SELECT count(*) FROM (SELECT stream_id FROM events WHERE event_type = 'NewsItemAdded'
+		GROUP BY stream_id HAVING count(*) > 1) d`).Scan(ctx, &dupStreams); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.NewRaw(`SELECT count(*) FROM events WHERE event_type = 'ArticleDiscovered'`).Scan(ctx, &discovered); err != nil {
+		t.Fatal(err)
+	}
+	if dupStreams != 0 || discovered != len(articles) {
+		t.Errorf("%d items were added twice and %d articles discovered; want 0 and %d", dupStreams, discovered, len(articles))
+	}
+}
+
+func TestACrawlerThatRefusesPrivateNetworksNeverReachesALoopbackSite(t *testing.T) {
+	t.Parallel()
+	site := newFakeSite(t, &fakeArticle{Slug: "internal-only-story-here", Title: "Internal", Published: time.Now(), Markup: jsonLD, In: inNewsSitemap})
+	h := servicetest.Start(t, withoutCrawler())
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: false}, testWorker("w1"))
+	c := client{h, h.Key}
+	feed := c.createFeed("guarded")
+	att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
+
+	var failures int
+	var lastErr string
+	var next time.Time
+	eventually(t, 10*time.Second, func() bool {
+		err := h.Service.DB.Bun.NewRaw(`SELECT failures, last_error, next_at FROM crawl_state WHERE source_id = ?`, att["sourceId"]).
+			Scan(context.Background(), &failures, &lastErr, &next)
+		return err == nil && failures >= 2
+	}, "the source to fail twice")
+	if !strings.Contains(lastErr, "prohibited IP address") {
+		t.Errorf("last error %q does not name the refused address", lastErr)
+	}
+	if n := site.totalHits(); n != 0 {
+		t.Errorf("the loopback site was reached %d times", n)
+	}
+	if items := c.items(feed); len(items) != 0 {
+		t.Errorf("feed has items %v", keys(items))
+	}
+}
+
+// waitIdle waits until no worker holds the source's lease, so that a test
+// knows no crawl that started before a change is still running.
+func waitIdle(t *testing.T, h *servicetest.Harness, sourceID string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() bool {
+		var held bool
+		err := h.Service.DB.Bun.NewRaw(`SELECT coalesce(bool_or(lease_owner IS NOT NULL), false) FROM crawl_state WHERE source_id = ?`, sourceID).
+			Scan(context.Background(), &held)
+		return err == nil && !held
+	}, "the source's lease to be released")
+}
+
+func keys(m map[string]map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}

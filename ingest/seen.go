@@ -1,0 +1,105 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+const (
+	// maxURLFailures is how often a candidate URL may fail before the
+	// crawler stops trying it: pages that 500, time out or are too large
+	// seldom recover, and each retry costs a request to the site.
+	maxURLFailures = 3
+	// seenRetention is how long a seen URL is remembered. Sitemap listings
+	// only go back 14 days, but index pages and feeds keep links longer; a
+	// link still listed after this is fetched once more, which is harmless
+	// because article and item appends are idempotent.
+	seenRetention = "30 days"
+)
+
+// seenURLs returns which of urls this source has dealt with: fetched into
+// an article, or given up on.
+func (w *Worker) seenURLs(ctx context.Context, sourceID uuid.UUID, urls []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(urls) == 0 {
+		return out, nil
+	}
+	var seen []string
+	err := w.db.NewRaw(`SELECT url FROM crawl_seen WHERE source_id = ? AND url = ANY(?)`, sourceID, pgdialect.Array(urls)).
+		Scan(ctx, &seen)
+	if err != nil {
+		return nil, fmt.Errorf("read seen URLs of source %s: %w", sourceID, err)
+	}
+	for _, u := range seen {
+		out[u] = true
+	}
+	return out, nil
+}
+
+// markSeen records that a candidate URL became an article, with what the
+// backfill needs to find it before the articles projection has it.
+func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a domain.ArticleDiscovered) error {
+	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, article_id, article_url, effective_at, seen_at)
+		VALUES (?, ?, ?, ?, ?, now())
+		ON CONFLICT (source_id, url) DO UPDATE SET article_id = EXCLUDED.article_id, article_url = EXCLUDED.article_url,
+			effective_at = EXCLUDED.effective_at, seen_at = EXCLUDED.seen_at`,
+		sourceID, url, a.NewsPageID, a.Content.URL, a.EffectiveAt).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record %s as seen: %w", url, err)
+	}
+	// The URL succeeded; its earlier failures no longer matter.
+	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
+		return fmt.Errorf("clear failures of %s: %w", url, err)
+	}
+	return nil
+}
+
+// unmarkSeen forgets a URL so that the next poll processes it again.
+func (w *Worker) unmarkSeen(ctx context.Context, sourceID uuid.UUID, url string) error {
+	if _, err := w.db.NewRaw(`DELETE FROM crawl_seen WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
+		return fmt.Errorf("forget %s: %w", url, err)
+	}
+	return nil
+}
+
+// recordFailure counts a failure of a candidate URL and returns the count;
+// at maxURLFailures the URL is also recorded as seen (with no article), so
+// later polls skip it.
+func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, url string, cause error) (int, error) {
+	var n int
+	err := w.db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at)
+		VALUES (?, ?, 1, ?, now())
+		ON CONFLICT (source_id, url) DO UPDATE SET failures = f.failures + 1, last_error = EXCLUDED.last_error,
+			last_failed_at = EXCLUDED.last_failed_at
+		RETURNING failures`, sourceID, url, truncate(errString(cause), 2000)).Scan(ctx, &n)
+	if err != nil {
+		return 0, fmt.Errorf("record failure of %s: %w", url, err)
+	}
+	if n >= maxURLFailures {
+		_, err = w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, seen_at) VALUES (?, ?, now())
+			ON CONFLICT (source_id, url) DO NOTHING`, sourceID, url).Exec(ctx)
+		if err != nil {
+			return n, fmt.Errorf("give up on %s: %w", url, err)
+		}
+	}
+	return n, nil
+}
+
+// pruneSeen forgets URLs seen longer ago than seenRetention, and failures
+// as old, so the tables stay proportional to what sites currently list.
+func (w *Worker) pruneSeen(ctx context.Context, sourceID uuid.UUID) error {
+	if _, err := w.db.NewRaw(`DELETE FROM crawl_seen WHERE source_id = ? AND seen_at < now() - ?::interval`,
+		sourceID, seenRetention).Exec(ctx); err != nil {
+		return fmt.Errorf("prune seen URLs of source %s: %w", sourceID, err)
+	}
+	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND last_failed_at < now() - ?::interval`,
+		sourceID, seenRetention).Exec(ctx); err != nil {
+		return fmt.Errorf("prune failed URLs of source %s: %w", sourceID, err)
+	}
+	return nil
+}

@@ -1,0 +1,347 @@
+package ingest_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listedIn says which of the fake site's listings name an article.
+type listedIn int
+
+const (
+	inNewsSitemap listedIn = 1 << iota // Google News sitemap, with publication dates
+	inPageSitemap                      // gzipped sitemap, with lastmod only
+	inRSS
+	inAtom
+	inIndex // the home page and the /sections/latest index page
+)
+
+// markup is how an article page states its metadata.
+type markup int
+
+const (
+	jsonLD markup = iota
+	openGraph
+	noDate // a <title> and a meta description, no date anywhere
+)
+
+// fakeArticle is one page of the fake news site.
+type fakeArticle struct {
+	Slug      string
+	Dir       string // path prefix, "news" unless set; robots.txt disallows "private"
+	Title     string
+	Desc      string // the page's own description; empty means none
+	FeedDesc  string // what the feeds say about it
+	Image     string // path of the page's image, if any
+	Published time.Time
+	LastMod   time.Time
+	Markup    markup
+	In        listedIn
+	Status    int           // answer with this status instead of the page
+	Delay     time.Duration // answer this late
+	Size      int           // pad the page to this many bytes
+}
+
+func (a *fakeArticle) path() string {
+	dir := a.Dir
+	if dir == "" {
+		dir = "news"
+	}
+	return "/" + dir + "/" + a.Slug
+}
+
+// fakeSite is a local news site: robots.txt naming a sitemap index and
+// disallowing /private/, a Google News sitemap and a gzipped sitemap behind
+// the index, RSS and Atom feeds linked from the home page, an index page,
+// and the articles. It counts hits per path and per User-Agent, and the
+// concurrent requests per sitemap.
+type fakeSite struct {
+	*httptest.Server
+	mu          sync.Mutex
+	articles    []*fakeArticle
+	hits        map[string]int
+	agents      map[string]int
+	inFlight    map[string]int
+	maxInFlight map[string]int
+	// sitemapDelay holds each sitemap response, widening the window in
+	// which two crawls of one source would overlap.
+	sitemapDelay time.Duration
+}
+
+func newFakeSite(t *testing.T, articles ...*fakeArticle) *fakeSite {
+	t.Helper()
+	s := &fakeSite{articles: articles, hits: map[string]int{}, agents: map[string]int{}, inFlight: map[string]int{}, maxInFlight: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// domain is the site's domain as a site source takes it.
+func (s *fakeSite) domain() string { return strings.TrimPrefix(s.URL, "http://") }
+
+func (s *fakeSite) add(a *fakeArticle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.articles = append(s.articles, a)
+}
+
+func (s *fakeSite) hitCount(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+func (s *fakeSite) totalHits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range s.hits {
+		n += v
+	}
+	return n
+}
+
+func (s *fakeSite) agentHits(agent string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.agents[agent]
+}
+
+func (s *fakeSite) maxConcurrent(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight[path]
+}
+
+func (s *fakeSite) snapshot() []*fakeArticle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*fakeArticle(nil), s.articles...)
+}
+
+func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	s.mu.Lock()
+	s.hits[p]++
+	s.agents[r.UserAgent()]++
+	s.mu.Unlock()
+	if strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".xml.gz") {
+		s.mu.Lock()
+		s.inFlight[p]++
+		s.maxInFlight[p] = max(s.maxInFlight[p], s.inFlight[p])
+		delay := s.sitemapDelay
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.inFlight[p]--
+			s.mu.Unlock()
+		}()
+		sleep(r, delay)
+	}
+	base := s.URL
+	switch {
+	case p == "/robots.txt":
+		write(w, "text/plain", "User-agent: *\nDisallow: /private/\n\nSitemap: "+base+"/sitemap_index.xml\n")
+	case p == "/":
+		write(w, "text/html", s.indexPage(base, true))
+	case p == "/sections/latest":
+		write(w, "text/html", s.indexPage(base, false))
+	case p == "/sitemap_index.xml":
+		now := stamp(time.Now())
+		write(w, "application/xml", `<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<sitemap><loc>`+base+`/news-sitemap.xml</loc><lastmod>`+now+`</lastmod></sitemap>
+<sitemap><loc>`+base+`/sitemap-pages.xml.gz</loc><lastmod>`+now+`</lastmod></sitemap>
+</sitemapindex>`)
+	case p == "/news-sitemap.xml" || strings.HasPrefix(p, "/sitemaps/"):
+		write(w, "application/xml", s.newsSitemap(base))
+	case p == "/sitemap-pages.xml.gz":
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write([]byte(s.pageSitemap(base)))
+		_ = zw.Close()
+		w.Header().Set("Content-Type", "application/x-gzip")
+		_, _ = w.Write(buf.Bytes())
+	case p == "/rss.xml":
+		write(w, "application/rss+xml", s.rss(base))
+	case p == "/atom.xml":
+		write(w, "application/atom+xml", s.atom(base))
+	default:
+		for _, a := range s.snapshot() {
+			if a.path() == p {
+				s.article(w, r, a, base)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	}
+}
+
+func (s *fakeSite) article(w http.ResponseWriter, r *http.Request, a *fakeArticle, base string) {
+	sleep(r, a.Delay)
+	if a.Status != 0 {
+		http.Error(w, "broken", a.Status)
+		return
+	}
+	write(w, "text/html; charset=utf-8", a.html(base))
+}
+
+// sleep waits d or until the client gives up, so a slow page cannot hold
+// the server's shutdown.
+func sleep(r *http.Request, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	select {
+	case <-time.After(d):
+	case <-r.Context().Done():
+	}
+}
+
+func write(w http.ResponseWriter, contentType, body string) {
+	w.Header().Set("Content-Type", contentType)
+	_, _ = w.Write([]byte(body))
+}
+
+// stamp is the sites' date format: RFC 3339 with milliseconds, so that
+// dates survive the round trip exactly (the service keeps milliseconds).
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func (a *fakeArticle) html(base string) string {
+	var head strings.Builder
+	fmt.Fprintf(&head, `<link rel="canonical" href="%s">`, base+a.path())
+	switch a.Markup {
+	case jsonLD:
+		ld := map[string]any{"@context": "https://schema.org", "@type": "NewsArticle", "headline": a.Title}
+		if a.Desc != "" {
+			ld["description"] = a.Desc
+		}
+		if a.Image != "" {
+			ld["image"] = base + a.Image
+		}
+		if !a.Published.IsZero() {
+			ld["datePublished"] = stamp(a.Published)
+		}
+		b, _ := json.Marshal(ld)
+		fmt.Fprintf(&head, `<title>%s</title><script type="application/ld+json">%s</script>`, esc(a.Title), b)
+	case openGraph:
+		fmt.Fprintf(&head, `<meta property="og:type" content="article"><meta property="og:title" content="%s">`, esc(a.Title))
+		if a.Desc != "" {
+			fmt.Fprintf(&head, `<meta property="og:description" content="%s">`, esc(a.Desc))
+		}
+		if a.Image != "" {
+			fmt.Fprintf(&head, `<meta property="og:image" content="%s">`, base+a.Image)
+		}
+		if !a.Published.IsZero() {
+			fmt.Fprintf(&head, `<meta property="article:published_time" content="%s">`, stamp(a.Published))
+		}
+	case noDate:
+		fmt.Fprintf(&head, `<title>%s</title>`, esc(a.Title))
+		if a.Desc != "" {
+			fmt.Fprintf(&head, `<meta name="description" content="%s">`, esc(a.Desc))
+		}
+	}
+	page := `<!doctype html><html><head><meta charset="utf-8">` + head.String() + `</head><body><h1>` + esc(a.Title) + `</h1><p>Short.</p>`
+	if pad := a.Size - len(page); pad > 0 {
+		page += "<!--" + strings.Repeat("x", pad) + "-->"
+	}
+	return page + `</body></html>`
+}
+
+func (s *fakeSite) indexPage(base string, home bool) string {
+	var b strings.Builder
+	b.WriteString(`<!doctype html><html><head><title>Fake News</title>`)
+	if home {
+		fmt.Fprintf(&b, `<link rel="alternate" type="application/rss+xml" title="RSS" href="%s/rss.xml">`, base)
+		fmt.Fprintf(&b, `<link rel="alternate" type="application/atom+xml" title="Atom" href="%s/atom.xml">`, base)
+	}
+	b.WriteString(`</head><body><ul>`)
+	for _, a := range s.snapshot() {
+		if a.In&inIndex != 0 {
+			fmt.Fprintf(&b, `<li><a href="%s">%s</a></li>`, a.path(), esc(a.Title))
+		}
+	}
+	b.WriteString(`</ul><a href="/about">About</a><a href="/world">World</a></body></html>`)
+	return b.String()
+}
+
+func (s *fakeSite) newsSitemap(base string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:news="http://www.google.com/schemas/sitemap-news/0.9">`)
+	for _, a := range s.snapshot() {
+		if a.In&inNewsSitemap == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<url><loc>%s</loc><news:news><news:publication><news:name>Fake News</news:name><news:language>en</news:language></news:publication>", base+a.path())
+		if !a.Published.IsZero() {
+			fmt.Fprintf(&b, "<news:publication_date>%s</news:publication_date>", stamp(a.Published))
+		}
+		fmt.Fprintf(&b, "<news:title>%s</news:title></news:news></url>", esc(a.Title))
+	}
+	b.WriteString("\n</urlset>")
+	return b.String()
+}
+
+func (s *fakeSite) pageSitemap(base string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for _, a := range s.snapshot() {
+		if a.In&inPageSitemap == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<url><loc>%s</loc>", base+a.path())
+		if !a.LastMod.IsZero() {
+			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", stamp(a.LastMod))
+		}
+		b.WriteString("</url>")
+	}
+	b.WriteString("\n</urlset>")
+	return b.String()
+}
+
+func (s *fakeSite) rss(base string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>Fake News</title><link>%s/</link><description>All the news</description>`, base)
+	for _, a := range s.snapshot() {
+		if a.In&inRSS == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<item><title>%s</title><link>%s</link><description>%s</description>", esc(a.Title), base+a.path(), esc(a.FeedDesc))
+		if !a.Published.IsZero() {
+			fmt.Fprintf(&b, "<pubDate>%s</pubDate>", a.Published.UTC().Format(time.RFC1123Z))
+		}
+		b.WriteString("</item>")
+	}
+	b.WriteString("\n</channel></rss>")
+	return b.String()
+}
+
+func (s *fakeSite) atom(base string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Fake News</title><id>%s/</id><updated>%s</updated>`, base, stamp(time.Now()))
+	for _, a := range s.snapshot() {
+		if a.In&inAtom == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<entry><title>%s</title><link href=\"%s\"/><id>%s</id><summary>%s</summary>", esc(a.Title), base+a.path(), base+a.path(), esc(a.FeedDesc))
+		if !a.Published.IsZero() {
+			fmt.Fprintf(&b, "<published>%s</published><updated>%s</updated>", stamp(a.Published), stamp(a.Published))
+		}
+		b.WriteString("</entry>")
+	}
+	b.WriteString("\n</feed>")
+	return b.String()
+}
