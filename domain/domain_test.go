@@ -52,6 +52,8 @@ func TestSourceRequestsBecomeNormalizedDetails(t *testing.T) {
 		{"a sitemap needs url and siteId", domain.SourceRequest{SourceType: "sitemap", URL: ptr("HTTPS://Example.com/s.xml#x"), SiteID: ptr(site.String())},
 			domain.SourceDetails{SourceType: domain.SourceSitemap, URL: "https://example.com/s.xml", SiteID: &site}, ""},
 		{"a sitemap without siteId is refused", domain.SourceRequest{SourceType: "sitemap", URL: ptr("https://e.com/s.xml")}, domain.SourceDetails{}, "siteId"},
+		{"a sitemap url with credentials is refused", domain.SourceRequest{SourceType: "sitemap", URL: ptr("https://user:pw@e.com/s.xml"), SiteID: ptr(site.String())}, domain.SourceDetails{}, "url"},
+		{"a sitemap url with an impossible port is refused", domain.SourceRequest{SourceType: "sitemap", URL: ptr("https://e.com:99999/s.xml"), SiteID: ptr(site.String())}, domain.SourceDetails{}, "url"},
 		{"an index page with a relative url is refused", domain.SourceRequest{SourceType: "siteIndexPage", URL: ptr("/news"), SiteID: ptr(site.String())}, domain.SourceDetails{}, "url"},
 		{"a neutral platform word is an alias", domain.SourceRequest{SourceType: "photoshare", Username: ptr("@Somebody")},
 			domain.SourceDetails{SourceType: domain.SourceInstagram, Username: "somebody"}, ""},

@@ -240,6 +240,18 @@ func NormalizeURL(field, raw string) (string, error) {
 	if strings.ContainsAny(s, " \t") {
 		return "", invalid(field, "must not contain spaces")
 	}
+	// Credentials would be stored in events and echoed in responses.
+	if u.User != nil {
+		return "", invalid(field, "must not contain a user name or password")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", invalid(field, "must have a port from 1 to 65535")
+		}
+	}
+	if !validHost(u.Hostname(), u.Port() != "" || strings.Contains(u.Hostname(), ":")) {
+		return "", invalid(field, "must have a valid host")
+	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	u.Host = strings.ToLower(u.Host)
 	u.Fragment = ""

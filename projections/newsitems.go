@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/uptrace/bun"
 
@@ -70,19 +70,24 @@ func (w *newsItemRows) Flush(ctx context.Context, db bun.IDB) error {
 // than as a VALUES list Postgres would parse anew for every batch.
 func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem) error {
 	n := len(rows)
+	// Plain [16]byte and pgtype values: pgx encodes them directly, where
+	// uuid.UUID and *time.Time elements would go through slower fallbacks.
 	var (
-		ids, feeds, orgs, pages = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
-		versions, sources, atts = make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+		ids, feeds, orgs, pages = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
+		versions, sources, atts = make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
 		types, urls, titles     = make([]string, n), make([]string, n), make([]string, n)
 		descs, images           = make([]string, n), make([]string, n)
-		published               = make([]*time.Time, n)
+		published               = make([]pgtype.Timestamptz, n)
 		created, updated        = make([]time.Time, n), make([]time.Time, n)
 	)
 	for i, r := range rows {
 		ids[i], feeds[i], orgs[i], pages[i] = r.ID, r.FeedID, r.OrganizationID, r.NewsPageID
 		versions[i], sources[i], atts[i] = r.VersionID, r.SourceID, r.AttachmentID
 		types[i], urls[i], titles[i], descs[i], images[i] = r.SourceType, r.URL, r.Title, r.Description, r.ImageURL
-		published[i], created[i], updated[i] = r.PublishedAt, r.CreatedAt, r.UpdatedAt
+		if r.PublishedAt != nil {
+			published[i] = pgtype.Timestamptz{Time: *r.PublishedAt, Valid: true}
+		}
+		created[i], updated[i] = r.CreatedAt, r.UpdatedAt
 	}
 	args := []any{ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated}
 	var err error

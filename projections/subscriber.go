@@ -126,6 +126,10 @@ type Subscriber struct {
 	closeOnce sync.Once
 	closing   chan struct{}
 	wg        sync.WaitGroup
+
+	// ahead is the next page, being read while a batch is projected; only
+	// the loop goroutine touches it.
+	ahead *pageAhead
 }
 
 // NewSubscriber returns a subscriber reporting its position to progress.
@@ -259,13 +263,17 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 	if err != nil {
 		return 0, err
 	}
-	events, err := s.store.ReadAll(ctx, from, s.cfg.BatchSize)
+	events, err := s.read(ctx, from)
 	if err != nil {
 		return 0, fmt.Errorf("read events after %s: %w", from, err)
 	}
 	if len(events) == 0 {
 		s.progress.set(from)
 		return 0, nil
+	}
+	if len(events) == s.cfg.BatchSize {
+		// Catching up: read the next page while this one is projected.
+		s.ahead = s.readAhead(ctx, events[len(events)-1].Position)
 	}
 	writes := &deferred{byKey: map[any]BatchWriter{}}
 	msgCtx := context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes)
@@ -292,6 +300,46 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 	}
 	s.progress.advance(last, len(events))
 	return len(events), nil
+}
+
+// pageAhead is a page read before its batch began.
+type pageAhead struct {
+	from   eventstore.Position
+	done   chan struct{}
+	events []eventstore.RecordedEvent
+	err    error
+}
+
+// readAhead starts reading the page after from. The log below the fence
+// never changes, so a page read early is a prefix of what a read at the
+// start of the next batch would return: using it (when that batch starts
+// from the same checkpoint) skips nothing and repeats nothing.
+func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *pageAhead {
+	p := &pageAhead{from: from, done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(p.done)
+		p.events, p.err = s.store.ReadAll(ctx, from, s.cfg.BatchSize)
+	}()
+	return p
+}
+
+// read returns the page after from: the one read ahead when it starts
+// there and its read succeeded, else a fresh one.
+func (s *Subscriber) read(ctx context.Context, from eventstore.Position) ([]eventstore.RecordedEvent, error) {
+	if p := s.ahead; p != nil {
+		s.ahead = nil
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if p.from == from && p.err == nil {
+			return p.events, nil
+		}
+	}
+	return s.store.ReadAll(ctx, from, s.cfg.BatchSize)
 }
 
 var errNacked = errors.New("handler nacked the event")

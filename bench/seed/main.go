@@ -201,10 +201,12 @@ func (g *itemGen) event(i int) (string, eventstore.EventData, error) {
 	feed := g.feeds[i%len(g.feeds)]
 	at := itemsBase.Add(time.Duration(i) * time.Minute)
 	pub := at.Add(-time.Hour)
-	page := uuid.New()
+	// Version 7 ids, as commands mint them (time-ordered, so index
+	// inserts land near each other as they do in production).
+	page := uuid.Must(uuid.NewV7())
 	e := domain.NewsItemAdded{
 		ItemID: uuid.Must(uuid.NewV7()), FeedID: feed, OrganizationID: g.org, AttachmentID: g.attachment,
-		SourceID: g.source, SourceType: domain.SourceType("site"), NewsPageID: page, VersionID: uuid.New(),
+		SourceID: g.source, SourceType: domain.SourceType("site"), NewsPageID: page, VersionID: uuid.Must(uuid.NewV7()),
 		Content: domain.ArticleContent{
 			URL:         fmt.Sprintf("https://news.example.com/%d/%02d/story-%d-a-reasonably-long-slug-for-a-news-article", at.Year(), at.Month(), i),
 			Title:       fmt.Sprintf("Story %d: a reasonably long headline about something that happened", i),
