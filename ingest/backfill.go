@@ -123,7 +123,8 @@ func (w *Worker) backfill(ctx context.Context, a attachment) (found, added int, 
 	var rows []articleRow
 	err = w.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at
 		FROM articles
-		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?) OR id = ANY(?::uuid[])
+		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?
+		             UNION SELECT unnest(?::uuid[]))
 		ORDER BY effective_at, id`, a.SourceID, a.ActiveSince, pgdialect.Array(uuidStrings(seen))).Scan(ctx, &rows)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read articles of source %s: %w", a.SourceID, err)

@@ -26,6 +26,8 @@ const (
 	// whole archive at once is worked through over several polls instead of
 	// one crawl holding a slot for hours. Newest candidates go first.
 	maxFetchesPerCrawl = 200
+	// storeTimeout bounds the database steps of one article.
+	storeTimeout = 30 * time.Second
 )
 
 // crawlStats is what one crawl did, for the progress log.
@@ -39,7 +41,9 @@ type crawlStats struct {
 	Failed        int
 	NewArticles   int
 	Items         int
-	// Covered is the earliest date the crawl looked for.
+	// Covered is the earliest date the source's crawls have looked back
+	// to: the earliest active_since of its accepting attachments, since
+	// each poll since then has looked back 14 days (or to that date).
 	Covered time.Time
 }
 
@@ -217,6 +221,13 @@ func (w *Worker) candidates(ctx context.Context, l lease, d domain.SourceDetails
 		out = append(out, cands...)
 	}
 	if len(errs) == len(listings) {
+		if d.SourceType == domain.SourceSite {
+			// The site may have moved its sitemaps or feeds: discover it
+			// again next time rather than retry stale URLs for a day.
+			if err := w.forgetSite(ctx, l.SourceID); err != nil {
+				w.log.Warn("dropping cached discovery failed", "source_id", l.SourceID, "err", err)
+			}
+		}
 		return nil, fmt.Errorf("every listing failed: %w", errors.Join(errs...))
 	}
 	return mergeCandidates(out), nil
@@ -346,9 +357,10 @@ func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c cra
 	})
 }
 
-// ingestCandidate is processCandidate's work; the order of its steps is what
+// ingestCandidate is processCandidate's work. The order of its steps is what
 // keeps a concurrently attached feed from missing the article (see
-// distribute).
+// distribute), and a crash between them from losing it: the URL is skipped
+// only once markDistributed ran, and every step is idempotent.
 func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (commands.Discovered, int, error) {
 	page, err := w.client.FetchArticle(ctx, c.URL)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
@@ -357,6 +369,10 @@ func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c craw
 	if err != nil && !(errors.Is(err, extract.ErrNoTitle) && c.Title != "") {
 		return commands.Discovered{}, 0, err
 	}
+	// Once the page is in hand, the few database steps finish even if the
+	// worker is stopping, rather than leave the article half recorded.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
 	content := articleContent(c, page)
 	var lastMod *time.Time
 	if !c.LastMod.IsZero() {
@@ -372,12 +388,11 @@ func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c craw
 	}
 	added, err := w.distribute(ctx, sourceID, d.ArticleDiscovered)
 	if err != nil {
-		// Forget the URL so the next poll distributes it again; the appends
-		// already made are idempotent.
-		if uerr := w.unmarkSeen(ctx, sourceID, c.URL); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
+		// The row stays pending, so the next poll distributes it again.
 		return commands.Discovered{}, added, fmt.Errorf("distribute: %w", err)
+	}
+	if err := w.markDistributed(ctx, sourceID, c.URL); err != nil {
+		return commands.Discovered{}, added, err
 	}
 	return d, added, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/domain"
 )
 
@@ -159,7 +160,7 @@ func (w *Worker) release(ctx context.Context, l lease, how outcome, covered time
 		q = `UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL, failures = failures + 1, last_error = ?,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()
 			WHERE source_id = ? AND lease_owner = ?`
-		args = []any{truncate(errString(crawlErr), 2000), millis(w.retryDelay(l.Failures + 1)), l.SourceID, w.cfg.Owner}
+		args = []any{truncate(errString(crawlErr), 2000), millis(w.failureDelay(l.Failures+1, crawlErr)), l.SourceID, w.cfg.Owner}
 	default:
 		q = `UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL WHERE source_id = ? AND lease_owner = ?`
 		args = []any{l.SourceID, w.cfg.Owner}
@@ -168,6 +169,20 @@ func (w *Worker) release(ctx context.Context, l lease, how outcome, covered time
 		return fmt.Errorf("release lease of source %s: %w", l.SourceID, err)
 	}
 	return nil
+}
+
+// maxRetryAfter bounds how long a site's Retry-After can park a source.
+const maxRetryAfter = 24 * time.Hour
+
+// failureDelay is the backoff after a failed crawl, or longer when the site
+// asked for it with Retry-After (on 429 and 503).
+func (w *Worker) failureDelay(failures int, err error) time.Duration {
+	d := w.retryDelay(failures)
+	var se *crawl.StatusError
+	if errors.As(err, &se) && se.RetryAfter > d {
+		d = min(se.RetryAfter, maxRetryAfter)
+	}
+	return d
 }
 
 // saveSite caches a site's discovery while this process holds its lease.
@@ -184,6 +199,16 @@ func (w *Worker) saveSite(ctx context.Context, sourceID uuid.UUID, s cachedSite)
 		WHERE source_id = ? AND lease_owner = ?`, s.BaseURL, string(sitemaps), string(feeds), s.DiscoveredAt, sourceID, w.cfg.Owner).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("cache discovery of source %s: %w", sourceID, err)
+	}
+	return nil
+}
+
+// forgetSite drops a site's cached discovery.
+func (w *Worker) forgetSite(ctx context.Context, sourceID uuid.UUID) error {
+	_, err := w.db.NewRaw(`UPDATE crawl_state SET site_discovered_at = NULL WHERE source_id = ? AND lease_owner = ?`,
+		sourceID, w.cfg.Owner).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("drop cached discovery of source %s: %w", sourceID, err)
 	}
 	return nil
 }

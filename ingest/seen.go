@@ -23,14 +23,15 @@ const (
 )
 
 // seenURLs returns which of urls this source has dealt with: fetched into
-// an article, or given up on.
+// an article and distributed, or given up on.
 func (w *Worker) seenURLs(ctx context.Context, sourceID uuid.UUID, urls []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(urls) == 0 {
 		return out, nil
 	}
 	var seen []string
-	err := w.db.NewRaw(`SELECT url FROM crawl_seen WHERE source_id = ? AND url = ANY(?)`, sourceID, pgdialect.Array(urls)).
+	err := w.db.NewRaw(`SELECT url FROM crawl_seen WHERE source_id = ? AND url = ANY(?)
+		AND (distributed_at IS NOT NULL OR article_id IS NULL)`, sourceID, pgdialect.Array(urls)).
 		Scan(ctx, &seen)
 	if err != nil {
 		return nil, fmt.Errorf("read seen URLs of source %s: %w", sourceID, err)
@@ -42,27 +43,29 @@ func (w *Worker) seenURLs(ctx context.Context, sourceID uuid.UUID, urls []string
 }
 
 // markSeen records that a candidate URL became an article, with what the
-// backfill needs to find it before the articles projection has it.
+// backfill needs to find it before the articles projection has it. The row
+// stays pending (no distributed_at) until markDistributed.
 func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a domain.ArticleDiscovered) error {
 	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, article_id, article_url, effective_at, seen_at)
 		VALUES (?, ?, ?, ?, ?, now())
 		ON CONFLICT (source_id, url) DO UPDATE SET article_id = EXCLUDED.article_id, article_url = EXCLUDED.article_url,
-			effective_at = EXCLUDED.effective_at, seen_at = EXCLUDED.seen_at`,
+			effective_at = EXCLUDED.effective_at`,
 		sourceID, url, a.NewsPageID, a.Content.URL, a.EffectiveAt).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record %s as seen: %w", url, err)
 	}
-	// The URL succeeded; its earlier failures no longer matter.
-	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
-		return fmt.Errorf("clear failures of %s: %w", url, err)
-	}
 	return nil
 }
 
-// unmarkSeen forgets a URL so that the next poll processes it again.
-func (w *Worker) unmarkSeen(ctx context.Context, sourceID uuid.UUID, url string) error {
-	if _, err := w.db.NewRaw(`DELETE FROM crawl_seen WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
-		return fmt.Errorf("forget %s: %w", url, err)
+// markDistributed completes a seen URL: later polls skip it.
+func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url string) error {
+	_, err := w.db.NewRaw(`UPDATE crawl_seen SET distributed_at = now() WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record %s as distributed: %w", url, err)
+	}
+	// The URL succeeded; its earlier failures no longer matter.
+	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
+		return fmt.Errorf("clear failures of %s: %w", url, err)
 	}
 	return nil
 }
@@ -81,8 +84,11 @@ func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, url stri
 		return 0, fmt.Errorf("record failure of %s: %w", url, err)
 	}
 	if n >= maxURLFailures {
-		_, err = w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, seen_at) VALUES (?, ?, now())
-			ON CONFLICT (source_id, url) DO NOTHING`, sourceID, url).Exec(ctx)
+		// A pending row (an article recorded but not distributed before a
+		// crash, whose page now fails) is closed too, so it stops costing
+		// a request per poll.
+		_, err = w.db.NewRaw(`INSERT INTO crawl_seen AS s (source_id, url, seen_at) VALUES (?, ?, now())
+			ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = coalesce(s.distributed_at, now())`, sourceID, url).Exec(ctx)
 		if err != nil {
 			return n, fmt.Errorf("give up on %s: %w", url, err)
 		}

@@ -75,6 +75,8 @@ type fakeSite struct {
 	// sitemapDelay holds each sitemap response, widening the window in
 	// which two crawls of one source would overlap.
 	sitemapDelay time.Duration
+	// down makes everything but robots.txt answer 503.
+	down bool
 }
 
 func newFakeSite(t *testing.T, articles ...*fakeArticle) *fakeSite {
@@ -92,6 +94,12 @@ func (s *fakeSite) add(a *fakeArticle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.articles = append(s.articles, a)
+}
+
+func (s *fakeSite) setDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
 }
 
 func (s *fakeSite) hitCount(path string) int {
@@ -133,7 +141,12 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[p]++
 	s.agents[r.UserAgent()]++
+	down := s.down
 	s.mu.Unlock()
+	if down && p != "/robots.txt" {
+		http.Error(w, "maintenance", http.StatusServiceUnavailable)
+		return
+	}
 	if strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".xml.gz") {
 		s.mu.Lock()
 		s.inFlight[p]++

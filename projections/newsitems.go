@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -43,16 +44,17 @@ func (h *headers) String() string     { return strings.Join(*h, ", ") }
 func (h *headers) Set(v string) error { *h = append(*h, v); return nil }
 
 type config struct {
-	url      string
-	method   string
-	rate     float64
-	duration time.Duration
-	warmup   time.Duration
-	workers  int
-	max      int
-	timeout  time.Duration
-	headers  http.Header
-	host     string
+	url        string
+	method     string
+	rate       float64
+	duration   time.Duration
+	warmup     time.Duration
+	workers    int
+	max        int
+	timeout    time.Duration
+	headers    http.Header
+	host       string
+	cpuprofile string
 }
 
 func main() {
@@ -63,9 +65,24 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	res := run(ctx, cfg)
 	res.print(os.Stdout, cfg)
 	if res.completed == 0 {
+		stop()
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
@@ -83,6 +100,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.max, "max", 0, "cap on measured requests (default rate*duration, at most 10,000,000)")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "per-request timeout (counted as an error)")
 	fs.Var(&hs, "header", `request header "Name: value" (repeatable)`)
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write the generator's own CPU profile here")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

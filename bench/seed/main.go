@@ -6,6 +6,7 @@
 //	              and report the catch-up (projection) rate.
 //	seed rebuild  load N NewsItemAdded events into the event store and time
 //	              projections.Rebuild for one projector over them.
+//	seed drop     drop the database.
 //
 // Run `go run ./bench/seed <command> -h` for the flags. Everything talks to
 // the database in DATABASE_URL (or -db) only.
@@ -40,7 +41,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
-const usage = `usage: seed api|rebuild [flags]   (seed <command> -h for flags)
+const usage = `usage: seed api|rebuild|drop [flags]   (seed <command> -h for flags)
 `
 
 // itemsBase is when the first generated item was added; item i is added
@@ -60,6 +61,8 @@ func main() {
 		err = seedAPI(ctx, os.Args[2:], os.Stdout)
 	case "rebuild":
 		err = benchRebuild(ctx, os.Args[2:], os.Stdout)
+	case "drop":
+		err = drop(ctx, os.Args[2:])
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -101,6 +104,15 @@ func open(ctx context.Context, dsn string, fresh bool) (*database.DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+func drop(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("seed drop", flag.ContinueOnError)
+	dsn := fs.String("db", defaultDB(), "database URL")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return database.DropDatabase(ctx, *dsn)
 }
 
 // ---- seed api ------------------------------------------------------------
@@ -174,6 +186,11 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 
 	if *catchUp {
 		if err := catchUpAll(ctx, db, store, logger(*verbose), os.Stderr); err != nil {
+			return err
+		}
+		// What autovacuum would soon do for an insert-only table: fresh
+		// statistics and a current visibility map (index-only scans).
+		if _, err := db.Pool.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
 			return err
 		}
 	}

@@ -34,6 +34,11 @@ type Harness struct {
 // Option adjusts the configuration before the service starts.
 type Option func(*config.Config)
 
+// WithCrawler runs the ingestion worker too.
+func WithCrawler() Option {
+	return func(c *config.Config) { c.Roles[config.RoleCrawler] = true }
+}
+
 // Start runs the service with every role on a new database until the test ends.
 func Start(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
@@ -42,7 +47,9 @@ func Start(t testing.TB, opts ...Option) *Harness {
 		DatabaseURL: dsn, Addr: "127.0.0.1:0", PollInterval: time.Hour,
 		AllowPrivateNetworks: true, WebhookBackoffBase: 50 * time.Millisecond,
 		ConsistencyTimeout: 10 * time.Second,
-		Roles:              map[string]bool{config.RoleProjections: true, config.RoleCrawler: true, config.RoleWebhooks: true},
+		// The crawler is opt-in (WithCrawler): a test that attaches a made-up
+		// domain must not make the service look it up on the network.
+		Roles: map[string]bool{config.RoleProjections: true, config.RoleWebhooks: true},
 	}
 	for _, o := range opts {
 		o(&cfg)

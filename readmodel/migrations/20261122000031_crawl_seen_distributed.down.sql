@@ -1,0 +1,1 @@
+ALTER TABLE crawl_seen DROP COLUMN IF EXISTS distributed_at;
