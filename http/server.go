@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
@@ -37,6 +38,8 @@ type Deps struct {
 	// Ready reports whether the service can answer requests (readyz).
 	Ready  func(ctx context.Context) error
 	Logger *slog.Logger
+	// Metrics, when set, records requests and is served at /metrics.
+	Metrics *metrics.Registry
 }
 
 // New builds the Fiber app with every route.
@@ -59,15 +62,54 @@ func New(cfg Config, deps Deps) *fiber.App {
 		deps.Logger.Error("panic in request", "path", c.Path(), "panic", e)
 	}}))
 	app.Use(requestLog(deps.Logger))
+	if deps.Metrics != nil {
+		app.Use(observe(deps.Metrics))
+		app.Get("/metrics", metricsHandler(deps.Metrics))
+	}
 	h := &handlers{Deps: deps}
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	h.routes(app)
-	app.Use(func(c *fiber.Ctx) error {
-		return &apiError{status: fiber.StatusNotFound, code: codeNotFound, message: "no route for " + c.Method() + " " + c.Path()}
-	})
+	app.Use(unmatched)
 	return app
+}
+
+// unmatched answers a path no route serves with 404, and a path served
+// only for other methods with 405 and an Allow header.
+func unmatched(c *fiber.Ctx) error {
+	var allowed []string
+	for _, r := range c.App().GetRoutes(true) {
+		if r.Method != c.Method() && r.Method != fiber.MethodHead && r.Path != "/" && pathMatches(r.Path, c.Path()) {
+			allowed = append(allowed, r.Method)
+		}
+	}
+	if len(allowed) > 0 {
+		c.Set(fiber.HeaderAllow, strings.Join(allowed, ", "))
+		return &apiError{status: fiber.StatusMethodNotAllowed, code: codeMethod, message: c.Method() + " is not allowed on " + c.Path()}
+	}
+	return &apiError{status: fiber.StatusNotFound, code: codeNotFound, message: "no route for " + c.Method() + " " + c.Path()}
+}
+
+// pathMatches compares a route pattern ("/feeds/news/:feedId") with a path.
+func pathMatches(pattern, path string) bool {
+	ps := strings.Split(strings.Trim(pattern, "/"), "/")
+	xs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if strings.HasPrefix(p, ":") {
+			if xs[i] == "" {
+				return false
+			}
+			continue
+		}
+		if !strings.EqualFold(p, xs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 type handlers struct {

@@ -20,6 +20,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
@@ -36,6 +37,7 @@ type Service struct {
 	Ingest   *ingest.Worker
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
+	Metrics  *metrics.Registry
 	App      *fiber.App
 	logger   *slog.Logger
 }
@@ -67,9 +69,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 		s.Ingest = ingest.New(s.Commands, db.Bun, client, ingest.Config{PollInterval: cfg.PollInterval}, logger)
 	}
+	s.Metrics = metrics.New()
+	s.Metrics.WatchProjections(s.Runner)
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.All()...)
 	s.App = apihttp.New(apihttp.Config{RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies}, apihttp.Deps{
-		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger,
+		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 	})
 	return s, nil
 }

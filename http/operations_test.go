@@ -1,0 +1,55 @@
+package http_test
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+func TestMetricsExposeRequestsByRouteAndProjectorHealth(t *testing.T) {
+	h := servicetest.Start(t)
+	h.Do("POST", "/feeds/news", map[string]string{"name": "n", "description": "d"}).MustStatus(t, 201)
+	h.Do("GET", "/feeds/news/not-a-uuid", nil).MustStatus(t, 400)
+	resp, err := h.Service.App.Test(httptest.NewRequest("GET", "/metrics", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	for _, want := range []string{
+		`feedsvc_http_requests_total{method="POST",route="/feeds/news/",status="201"} 1`,
+		`feedsvc_http_requests_total{method="GET",route="/feeds/news/:feedId",status="400"} 1`,
+		`feedsvc_projection_failing{projector="newsfeeds"} 0`,
+		`feedsvc_projection_events_read_total{projector="newsfeeds"}`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("metrics lack %s\n%s", want, grep(text, "feedsvc_http_requests_total"))
+		}
+	}
+}
+
+func TestAWrongMethodOnAKnownPathAnswers405WithAllow(t *testing.T) {
+	h := servicetest.Start(t)
+	r := h.Do("PUT", "/feeds/news", map[string]string{"name": "n"}).MustStatus(t, 405)
+	if e := r.Body["error"].(map[string]any); e["code"] != "METHOD_NOT_ALLOWED" {
+		t.Fatalf("error %v", e)
+	}
+	if allow := r.Header.Get("Allow"); !strings.Contains(allow, "GET") || !strings.Contains(allow, "POST") {
+		t.Fatalf("Allow %q, want GET and POST", allow)
+	}
+	h.Do("POST", "/feeds/news/00000000-0000-0000-0000-000000000000/items", nil).MustStatus(t, 405)
+	h.Do("GET", "/feeds/news/x/y/z/w", nil).MustStatus(t, 404)
+}
+
+func grep(text, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

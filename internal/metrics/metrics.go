@@ -1,0 +1,78 @@
+// Package metrics exposes the service's Prometheus metrics: HTTP requests
+// by route, and each projector's progress and health.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/feedsvc/feedsvc/projections"
+)
+
+// Registry holds the service's metrics.
+type Registry struct {
+	*prometheus.Registry
+	Requests *prometheus.CounterVec
+	Latency  *prometheus.HistogramVec
+}
+
+// New registers the process, Go and HTTP metrics.
+func New() *Registry {
+	reg := prometheus.NewRegistry()
+	r := &Registry{
+		Registry: reg,
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "feedsvc_http_requests_total", Help: "HTTP requests by method, route pattern and status.",
+		}, []string{"method", "route", "status"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "feedsvc_http_request_duration_seconds", Help: "HTTP request latency by method and route pattern.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"method", "route"}),
+	}
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), r.Requests, r.Latency)
+	return r
+}
+
+// WatchProjections reports the progress of the projectors run by runner.
+func (r *Registry) WatchProjections(runner *projections.Runner) {
+	if runner == nil {
+		return
+	}
+	r.MustRegister(&projectionCollector{runner: runner})
+}
+
+var (
+	processedDesc = prometheus.NewDesc("feedsvc_projection_events_read_total",
+		"Events this process has read for a projector.", []string{"projector"}, nil)
+	failingDesc = prometheus.NewDesc("feedsvc_projection_failing",
+		"1 while a projector's last batch failed (it is retrying).", []string{"projector"}, nil)
+	caughtUpDesc = prometheus.NewDesc("feedsvc_projection_caught_up_timestamp_seconds",
+		"When a projector last found nothing more to read.", []string{"projector"}, nil)
+)
+
+type projectionCollector struct{ runner *projections.Runner }
+
+func (c *projectionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- processedDesc
+	ch <- failingDesc
+	ch <- caughtUpDesc
+}
+
+func (c *projectionCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.runner.Projectors() {
+		prog := c.runner.Progress(p.Name())
+		failing := 0.0
+		if prog.Err() != nil {
+			failing = 1
+		}
+		var caughtUp float64
+		if t := prog.CaughtUpAt(); !t.IsZero() {
+			caughtUp = float64(t.UnixNano()) / float64(time.Second)
+		}
+		ch <- prometheus.MustNewConstMetric(processedDesc, prometheus.CounterValue, float64(prog.Processed()), p.Name())
+		ch <- prometheus.MustNewConstMetric(failingDesc, prometheus.GaugeValue, failing, p.Name())
+		ch <- prometheus.MustNewConstMetric(caughtUpDesc, prometheus.GaugeValue, caughtUp, p.Name())
+	}
+}
