@@ -58,7 +58,7 @@ curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null || { cat "$bin/serve.log";
 load() { # name url rate
 	echo
 	echo "== $1 at $3 req/s"
-	"$bin/loadgen" -url "$2" -header "Authorization: Bearer $KEY" -rate "$3" -duration 8s -warmup 1s | grep -E '^(completed|status|latency)'
+	"$bin/loadgen" -url "$2" -header "Authorization: Bearer $KEY" -rate "$3" -duration 6s -warmup 1s | grep -E '^(completed|status|latency)'
 }
 api="http://127.0.0.1:$PORT"
 load "GET /feeds/news" "$api/feeds/news" 500

@@ -227,21 +227,27 @@ func run(ctx context.Context, cfg config) result {
 	}
 	wg.Wait()
 
-	res := result{}
-	kept := slots[:0]
-	for i, s := range slots {
+	// A request the run ended before answering (or sending) still counts:
+	// as an error, with the time it had waited as a lower bound on its
+	// latency. Dropping it would flatter the percentiles.
+	end := time.Now()
+	res := result{slots: slots}
+	for i := range slots {
 		if done[i] {
-			kept = append(kept, s)
+			res.completed++
+			continue
 		}
+		due := start.Add(time.Duration(warm+i) * interval)
+		slots[i] = slot{latency: max(end.Sub(due), 0), err: errUnfinished}
 	}
-	res.slots = kept
-	res.completed = len(kept)
 	measuredStart := start.Add(time.Duration(warm) * interval)
 	if ld := lastDone.Load(); ld > 0 {
 		res.elapsed = time.Unix(0, ld).Sub(measuredStart)
 	}
 	return res
 }
+
+const errUnfinished = "unfinished when the run ended"
 
 func send(ctx context.Context, client *http.Client, cfg config, due time.Time) slot {
 	req, err := http.NewRequestWithContext(ctx, cfg.method, cfg.url, nil)
@@ -288,7 +294,9 @@ func (r result) print(w io.Writer, cfg config) {
 	errs := 0
 	for _, s := range r.slots {
 		lat = append(lat, s.latency)
-		lag = append(lag, s.lag)
+		if s.err != errUnfinished {
+			lag = append(lag, s.lag)
+		}
 		switch {
 		case s.err != "":
 			statuses["error: "+s.err]++
@@ -302,14 +310,22 @@ func (r result) print(w io.Writer, cfg config) {
 	}
 	slices.Sort(lat)
 	slices.Sort(lag)
+	// Achieved counts answers (any status), not failures.
+	answered := 0
+	for _, s := range r.slots {
+		if s.status > 0 {
+			answered++
+		}
+	}
 	achieved := 0.0
 	if r.elapsed > 0 {
-		achieved = float64(r.completed) / r.elapsed.Seconds()
+		achieved = float64(answered) / r.elapsed.Seconds()
 	}
 	fmt.Fprintf(w, "target      %s %s\n", cfg.method, cfg.url)
 	fmt.Fprintf(w, "schedule    %.0f req/s for %s (+%s warm-up), %d planned, %d workers max\n",
 		cfg.rate, cfg.duration, cfg.warmup, cfg.max, cfg.workers)
-	fmt.Fprintf(w, "completed   %d in %s, achieved %.1f req/s\n", r.completed, r.elapsed.Round(time.Millisecond), achieved)
+	fmt.Fprintf(w, "completed   %d of %d in %s (%d answered), achieved %.1f answers/s\n",
+		r.completed, len(r.slots), r.elapsed.Round(time.Millisecond), answered, achieved)
 	keys := make([]string, 0, len(statuses))
 	for k := range statuses {
 		keys = append(keys, k)
@@ -324,8 +340,8 @@ func (r result) print(w io.Writer, cfg config) {
 		ms(pct(lat, 0.50)), ms(pct(lat, 0.90)), ms(pct(lat, 0.99)), ms(pct(lat, 0.999)), ms(pct(lat, 1)))
 	fmt.Fprintf(w, "send lag    p50 %s  p99 %s  max %s  (scheduled -> sent; large means the generator or worker cap fell behind)\n",
 		ms(pct(lag, 0.50)), ms(pct(lag, 0.99)), ms(pct(lag, 1)))
-	fmt.Fprintf(w, "summary     rate=%.0f achieved=%.1f n=%d errors=%d p50=%s p90=%s p99=%s p99.9=%s max=%s\n",
-		cfg.rate, achieved, r.completed, errs,
+	fmt.Fprintf(w, "summary     rate=%.0f achieved=%.1f n=%d/%d errors=%d p50=%s p90=%s p99=%s p99.9=%s max=%s\n",
+		cfg.rate, achieved, r.completed, len(r.slots), errs,
 		ms(pct(lat, 0.50)), ms(pct(lat, 0.90)), ms(pct(lat, 0.99)), ms(pct(lat, 0.999)), ms(pct(lat, 1)))
 }
 
