@@ -130,7 +130,7 @@ func (w *Worker) Owner() string { return w.cfg.Owner }
 // are logged and retried on the next tick rather than returned: the worker
 // outlives a database restart. It returns nil once ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
-	w.log.Info("ingestion worker running", "poll_interval", w.cfg.PollInterval, "concurrency", w.cfg.Concurrency)
+	w.log.Info("ingestion worker running", "poll_interval", w.cfg.PollInterval.String(), "concurrency", w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); w.scheduleLoop(ctx) }()
