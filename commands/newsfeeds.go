@@ -59,22 +59,30 @@ func (h *Handler) DeleteNewsFeed(ctx context.Context, c DeleteNewsFeed) (Result,
 
 // LoadNewsFeed returns the feed as org sees it, or a not-found error.
 func (h *Handler) LoadNewsFeed(ctx context.Context, org, feedID uuid.UUID) (*domain.NewsFeed, error) {
-	events, err := h.readStream(ctx, domain.NewsFeedStream(feedID))
+	feed, _, err := h.loadNewsFeedSeen(ctx, org, feedID)
+	return feed, err
+}
+
+// loadNewsFeedSeen also reports the stored events the state was built from.
+func (h *Handler) loadNewsFeedSeen(ctx context.Context, org, feedID uuid.UUID) (*domain.NewsFeed, Result, error) {
+	events, seen, err := h.readStreamSeen(ctx, domain.NewsFeedStream(feedID))
 	if err != nil {
-		return nil, fmt.Errorf("load news feed %s: %w", feedID, err)
+		return nil, Result{}, fmt.Errorf("load news feed %s: %w", feedID, err)
 	}
 	feed := domain.LoadNewsFeed(events)
 	if !feed.VisibleTo(org) {
-		return nil, &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
+		return nil, Result{}, &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
 	}
-	return feed, nil
+	return feed, seen, nil
 }
 
 // changeFeed is the load-decide-append loop every feed command shares.
+// A decision that changes nothing still reports what it read, so the caller
+// waits for a concurrent writer's change before answering (D6).
 func (h *Handler) changeFeed(ctx context.Context, org, feedID uuid.UUID, decide func(*domain.NewsFeed) error) (Result, error) {
 	var res Result
 	err := retry(ctx, func() error {
-		feed, err := h.LoadNewsFeed(ctx, org, feedID)
+		feed, seen, err := h.loadNewsFeedSeen(ctx, org, feedID)
 		if err != nil {
 			return err
 		}
@@ -82,6 +90,7 @@ func (h *Handler) changeFeed(ctx context.Context, org, feedID uuid.UUID, decide 
 			return err
 		}
 		res, err = h.append(ctx, domain.NewsFeedStream(feedID), expectedAfter(feed.Version()), org, feed.Changes())
+		res.SeenPosition, res.SeenEventTypes = seen.SeenPosition, seen.SeenEventTypes
 		return err
 	})
 	return res, err

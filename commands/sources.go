@@ -52,6 +52,11 @@ func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (src *do
 	if err != nil {
 		return nil, false, Result{}, err
 	}
+	return h.register(ctx, c.Org, details)
+}
+
+// register is RegisterSource for validated details.
+func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.SourceDetails) (src *domain.Source, created bool, res Result, err error) {
 	stream := domain.SourceStream(details)
 	err = retry(ctx, func() error {
 		events, seen, err := h.readStreamSeen(ctx, stream)
@@ -62,8 +67,8 @@ func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (src *do
 		for _, e := range events {
 			src.Apply(e)
 		}
-		decided, isNew := domain.RegisterSource(src, h.newID(), details, c.Org, h.now())
-		res, err = h.append(ctx, stream, expectedAfter(len(events)), c.Org, decided)
+		decided, isNew := domain.RegisterSource(src, h.newID(), details, org, h.now())
+		res, err = h.append(ctx, stream, expectedAfter(len(events)), org, decided)
 		if err != nil {
 			return err
 		}
@@ -91,14 +96,18 @@ func (h *Handler) AttachNewsSource(ctx context.Context, c AttachNewsSource) (Att
 	if _, err := h.LoadNewsFeed(ctx, c.Org, c.FeedID); err != nil {
 		return Attached{}, Result{}, err
 	}
-	src, _, regRes, err := h.RegisterSource(ctx, RegisterSource{Org: c.Org, Request: c.Request})
+	details, err := h.sourceDetails(ctx, c.Org, c.Request)
+	if err != nil {
+		return Attached{}, Result{}, err
+	}
+	src, _, regRes, err := h.register(ctx, c.Org, details)
 	if err != nil {
 		return Attached{}, Result{}, err
 	}
 	out := Attached{AttachmentID: h.newID(), Source: src}
 	res, err := h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
 		out.Feed = f
-		return f.AttachSource(out.AttachmentID, src, h.now())
+		return f.AttachSource(out.AttachmentID, src, details, h.now())
 	})
 	if err != nil {
 		return Attached{}, Result{}, err

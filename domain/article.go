@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -44,14 +45,28 @@ func NewArticleContent(c ArticleContent) (ArticleContent, error) {
 		return ArticleContent{}, err
 	}
 	c.URL = u
-	c.Title = truncateRunes(strings.TrimSpace(c.Title), maxTitleRunes)
-	c.Description = truncateRunes(strings.TrimSpace(c.Description), maxDescriptionRunes)
-	c.ImageURL = strings.TrimSpace(c.ImageURL)
+	c.Title = truncateRunes(cleanText(c.Title), maxTitleRunes)
+	c.Description = truncateRunes(cleanText(c.Description), maxDescriptionRunes)
+	c.ImageURL = cleanText(c.ImageURL)
 	if c.PublishedAt != nil {
 		t := c.PublishedAt.UTC().Truncate(time.Millisecond)
 		c.PublishedAt = &t
 	}
 	return c, nil
+}
+
+// cleanText drops control characters other than line breaks and tabs:
+// pages carry NULs and the like, which JSON storage refuses and no reader
+// wants, and invalid UTF-8.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || r == '\r' || !unicode.IsControl(r) {
+			return r
+		}
+		return -1
+	}, s)
+	return strings.TrimSpace(s)
 }
 
 func truncateRunes(s string, n int) string {

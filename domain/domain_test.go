@@ -129,21 +129,21 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 	})
 	t.Run("a source record is attached once", func(t *testing.T) {
 		f, s := newFeed(t), site(t, "a.example")
-		if err := f.AttachSource(uuid.New(), s, now); err != nil {
+		if err := f.AttachSource(uuid.New(), s, s.Details(), now); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.AttachSource(uuid.New(), s, now); !errors.Is(err, domain.ErrConflict) {
+		if err := f.AttachSource(uuid.New(), s, s.Details(), now); !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("second attach: %v, want a conflict", err)
 		}
 	})
 	t.Run("a detached source can be attached again", func(t *testing.T) {
 		f, s := newFeed(t), site(t, "a.example")
 		att := uuid.New()
-		_ = f.AttachSource(att, s, now)
+		_ = f.AttachSource(att, s, s.Details(), now)
 		if err := f.DetachSource(att, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.AttachSource(uuid.New(), s, now); err != nil {
+		if err := f.AttachSource(uuid.New(), s, s.Details(), now); err != nil {
 			t.Fatalf("re-attach after detach: %v", err)
 		}
 	})
@@ -155,7 +155,7 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 		ops := map[string]error{
 			"update": f.Update(domain.FeedUpdate{Name: ptr("x")}, now),
 			"delete": f.Delete(now),
-			"attach": f.AttachSource(uuid.New(), site(t, "b.example"), now),
+			"attach": f.AttachSource(uuid.New(), site(t, "b.example"), site(t, "b.example").Details(), now),
 			"detach": f.DetachSource(uuid.New(), now),
 		}
 		for name, err := range ops {
@@ -280,5 +280,17 @@ func TestFeedbackNeedsAKnownRatingAndABoundedComment(t *testing.T) {
 		if _, err := domain.NewFeedback(c.rating, c.comment); (err == nil) != c.ok {
 			t.Errorf("rating %q comment of %d chars: err %v, want ok=%v", c.rating, len([]rune(c.comment)), err, c.ok)
 		}
+	}
+}
+
+func TestArticleContentLosesControlCharactersAndKeepsLineBreaks(t *testing.T) {
+	c, err := domain.NewArticleContent(domain.ArticleContent{
+		URL: "https://e.com/a", Title: " bad\x00title\x07 ", Description: "line one\nline two\x1b", ImageURL: "https://e.com/i.jpg\x00",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Title != "badtitle" || c.Description != "line one\nline two" || c.ImageURL != "https://e.com/i.jpg" {
+		t.Fatalf("cleaned content %+v", c)
 	}
 }

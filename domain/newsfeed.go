@@ -154,20 +154,25 @@ func (f *NewsFeed) Delete(now time.Time) error {
 	return nil
 }
 
-// AttachSource attaches a source record. A record is attached at most once.
-func (f *NewsFeed) AttachSource(attachmentID uuid.UUID, source *Source, now time.Time) error {
+// AttachSource attaches a source record with the configuration the caller
+// submitted (its echo may differ from the shared record's, e.g. in siteId).
+// A record is attached at most once.
+func (f *NewsFeed) AttachSource(attachmentID uuid.UUID, source *Source, submitted SourceDetails, now time.Time) error {
 	if err := f.mustBeLive(); err != nil {
 		return err
 	}
 	if !source.Exists() {
 		return notFound("source", source.ID().String())
 	}
+	if submitted.Identity() != source.Details().Identity() {
+		return invalid("sourceType", "does not match the source record")
+	}
 	if _, dup := f.bySource[source.ID()]; dup {
 		return &ConflictError{Message: "source already exists for this feed"}
 	}
 	f.record(NewsSourceAttached{
 		FeedID: f.id, OrganizationID: f.org, AttachmentID: attachmentID,
-		SourceID: source.ID(), SourceType: source.Details().SourceType, Details: source.Details(), At: now,
+		SourceID: source.ID(), SourceType: submitted.SourceType, Details: submitted, At: now,
 	})
 	return nil
 }

@@ -92,10 +92,16 @@ func timeParam(c *fiber.Ctx, name string) (*time.Time, error) {
 		return nil, nil
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
-		if t, err := time.Parse(layout, raw); err == nil {
-			t = t.UTC()
-			return &t, nil
+		t, err := time.Parse(layout, raw)
+		if err != nil {
+			continue
 		}
+		// Postgres timestamps stop at year 1 and 294276; dates outside
+		// 1970-9999 are typos, not queries.
+		if t = t.UTC(); t.Year() < 1970 || t.Year() > 9999 {
+			return nil, badRequest(name, "must be between 1970 and 9999")
+		}
+		return &t, nil
 	}
 	return nil, badRequest(name, "must be an ISO 8601 date-time or date")
 }

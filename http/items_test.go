@@ -215,6 +215,8 @@ func TestItemListQueriesAreValidated(t *testing.T) {
 		{"a malformed since", "?since=yesterday", "since"},
 		{"a malformed until", "?until=2026-13-01", "until"},
 		{"since after until", "?since=2026-11-22&until=2026-11-21", "until"},
+		{"a since in year 0", "?since=0000-01-01", "since"},
+		{"an until that is year 0 in UTC", "?until=0001-01-01T00:00:00%2B01:00", "until"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" answers 400", func(t *testing.T) {

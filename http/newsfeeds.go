@@ -45,7 +45,7 @@ func (h *handlers) createNewsFeed(c *fiber.Ctx) error {
 		return err
 	}
 	if err := h.wait(c, res); err != nil {
-		return err
+		return stored(err, "feed", id.String())
 	}
 	feed, err := h.Queries.NewsFeed(c.UserContext(), org, id)
 	if err != nil {

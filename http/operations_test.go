@@ -1,11 +1,16 @@
 package http_test
 
 import (
+	"context"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
@@ -52,4 +57,34 @@ func grep(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+func TestACreateWhoseReadModelLagsAnswers503WithTheStoredId(t *testing.T) {
+	// No projector runs, so the write is stored but never becomes readable.
+	h := servicetest.Start(t, func(c *config.Config) {
+		delete(c.Roles, config.RoleProjections)
+		c.ConsistencyTimeout = 200 * time.Millisecond
+	})
+	r := h.Do("POST", "/feeds/news", map[string]string{"name": "n", "description": "d"}).MustStatus(t, 503)
+	e := r.Body["error"].(map[string]any)
+	if e["code"] != "INTERNAL_ERROR" || e["resource"] != "feed" {
+		t.Fatalf("error %v", e)
+	}
+	id, err := uuid.Parse(e["id"].(string))
+	if err != nil {
+		t.Fatalf("the 503 names no stored id: %v", e)
+	}
+	feed, err := h.Service.Commands.LoadNewsFeed(context.Background(), orgOf(t, h), id)
+	if err != nil || feed.Name() != "n" {
+		t.Fatalf("the feed named in the 503 was not stored: %v", err)
+	}
+}
+
+func orgOf(t *testing.T, h *servicetest.Harness) uuid.UUID {
+	t.Helper()
+	p, err := h.Service.Keys.Authenticate(context.Background(), h.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.OrganizationID
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/projections"
 )
 
@@ -88,6 +89,10 @@ func classify(err error) *apiError {
 		return &apiError{status: fiber.StatusConflict, code: codeConflict, message: conflict.Message}
 	case errors.Is(err, domain.ErrUnsupported):
 		return &apiError{status: fiber.StatusBadRequest, message: err.Error(), field: "sourceType", issue: "not yet supported"}
+	case errors.Is(err, eventstore.ErrWrongExpectedVersion):
+		// Retries ran out against concurrent writers; nothing was stored.
+		return &apiError{status: fiber.StatusServiceUnavailable, code: codeInternal,
+			message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
 	case errors.Is(err, projections.ErrLagging):
 		return &apiError{status: fiber.StatusServiceUnavailable, code: codeInternal,
 			message: "the change was saved but is not visible yet; it will appear shortly, do not repeat the request"}
@@ -137,6 +142,17 @@ func ok(c *fiber.Ctx, status int, data any) error {
 
 func deleted(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusOK).JSON(okBody{Success: true})
+}
+
+// stored tells the client the id of what a create stored when its read
+// models lag (503), so it can fetch it later instead of creating it again.
+func stored(err error, resource, id string) error {
+	if !errors.Is(err, projections.ErrLagging) {
+		return err
+	}
+	e := classify(err)
+	e.resource, e.id = resource, id
+	return e
 }
 
 // timestamp renders the API's time format: UTC, millisecond precision.

@@ -141,11 +141,19 @@ func (h *handlers) routes(app *fiber.App) {
 }
 
 // wait makes a write visible to every later read before the answer (D6).
+// It also covers the stored events the command relied on without appending
+// (commands.Result), so a request that found its change already made by a
+// concurrent one answers only once that change is readable.
 func (h *handlers) wait(c *fiber.Ctx, res commands.Result) error {
-	if res.Empty() {
+	if !res.Empty() {
+		if err := h.Waiter.Wait(c.UserContext(), res.Position, res.EventTypes); err != nil {
+			return err
+		}
+	}
+	if len(res.SeenEventTypes) == 0 {
 		return nil
 	}
-	return h.Waiter.Wait(c.UserContext(), res.Position, res.EventTypes)
+	return h.Waiter.Wait(c.UserContext(), res.SeenPosition, res.SeenEventTypes)
 }
 
 func requireAnyScope(scopes ...auth.Scope) fiber.Handler {

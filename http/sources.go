@@ -75,8 +75,8 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.waitWithSeen(c, res); err != nil {
-		return err
+	if err := h.wait(c, res); err != nil {
+		return stored(err, "source", att.AttachmentID.String())
 	}
 	row, err := h.Queries.NewsFeedSource(c.UserContext(), org, feedID, att.AttachmentID)
 	if err != nil {
@@ -183,8 +183,8 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.waitWithSeen(c, res); err != nil {
-		return err
+	if err := h.wait(c, res); err != nil {
+		return stored(err, "source", src.ID().String())
 	}
 	row, err := h.Queries.Source(c.UserContext(), org, src.ID())
 	if err != nil {
@@ -219,17 +219,4 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 		return err
 	}
 	return ok(c, fiber.StatusOK, sourceRecordOut(row))
-}
-
-// waitWithSeen is wait that also covers the stored events the command relied
-// on without appending (commands.Result), so registering a record that a
-// concurrent request has just created answers only once it is readable.
-func (h *handlers) waitWithSeen(c *fiber.Ctx, res commands.Result) error {
-	if err := h.wait(c, res); err != nil {
-		return err
-	}
-	if len(res.SeenEventTypes) == 0 {
-		return nil
-	}
-	return h.Waiter.Wait(c.UserContext(), res.SeenPosition, res.SeenEventTypes)
 }

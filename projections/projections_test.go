@@ -230,6 +230,19 @@ func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
 		<-done
 	}
 	runUntilCaughtUp(t, store, db, 7, ps...)
+	indexes := func() []string {
+		var names []string
+		if err := db.Bun.NewRaw("SELECT indexname FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1").Scan(context.Background(), &names); err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	indexesBefore := fmt.Sprint(indexes())
+	defer func() {
+		if after := fmt.Sprint(indexes()); after != indexesBefore {
+			t.Errorf("rebuilds renamed indexes:\nbefore %s\nafter  %s", indexesBefore, after)
+		}
+	}()
 	for _, p := range ps {
 		before := dump(t, db.Bun, p)
 		if err := projections.Rebuild(context.Background(), dsn, db, store, p, servicetest.Logger()); err != nil {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
@@ -66,7 +68,12 @@ func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) 
 		fmt.Sprintf("CREATE SCHEMA %s", schema),
 	}
 	for _, t := range p.Tables() {
-		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (LIKE public.%s INCLUDING ALL)", schema, t, t))
+		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (LIKE public.%s INCLUDING ALL EXCLUDING INDEXES)", schema, t, t))
+		idx, err := indexStatements(ctx, db, schema, t)
+		if err != nil {
+			return err
+		}
+		stmts = append(stmts, idx...)
 	}
 	for _, s := range stmts {
 		if _, err := db.ExecContext(ctx, s); err != nil {
@@ -81,6 +88,48 @@ func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) 
 	}
 	return nil
 }
+
+// indexStatements recreate table's constraints and indexes in the shadow
+// schema under their original names (names are per schema), so that after
+// the swap the read model's indexes are named as its migrations named them
+// and later migrations can refer to them.
+func indexStatements(ctx context.Context, db *bun.DB, schema, table string) ([]string, error) {
+	var stmts []string
+	var constraints []struct {
+		Name string `bun:"conname"`
+		Def  string `bun:"def"`
+	}
+	err := db.NewRaw(`SELECT conname, pg_get_constraintdef(oid) AS def FROM pg_constraint
+		WHERE conrelid = ?::regclass AND contype IN ('p', 'u', 'x') ORDER BY conname`, "public."+table).Scan(ctx, &constraints)
+	if err != nil {
+		return nil, fmt.Errorf("read constraints of %s: %w", table, err)
+	}
+	names := []string{}
+	for _, c := range constraints {
+		stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s.%s ADD CONSTRAINT %s %s", schema, table, pgIdent(c.Name), c.Def))
+		names = append(names, c.Name)
+	}
+	var indexes []struct {
+		Name string `bun:"indexname"`
+		Def  string `bun:"indexdef"`
+	}
+	err = db.NewRaw(`SELECT indexname, indexdef FROM pg_indexes
+		WHERE schemaname = 'public' AND tablename = ? AND NOT (indexname = ANY(?::text[])) ORDER BY indexname`,
+		table, pgdialect.Array(names)).Scan(ctx, &indexes)
+	if err != nil {
+		return nil, fmt.Errorf("read indexes of %s: %w", table, err)
+	}
+	for _, ix := range indexes {
+		on := " ON public." + table + " "
+		if !strings.Contains(ix.Def, on) {
+			return nil, fmt.Errorf("index %s of %s: unexpected definition %q", ix.Name, table, ix.Def)
+		}
+		stmts = append(stmts, strings.Replace(ix.Def, on, " ON "+schema+"."+table+" ", 1))
+	}
+	return stmts, nil
+}
+
+func pgIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 // waitCaughtUp reports progress until the shadow finds nothing more to read.
 func waitCaughtUp(ctx context.Context, progress *Progress, since time.Time, logger *slog.Logger, done <-chan error) error {
