@@ -254,7 +254,8 @@ func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string) ([]Can
 
 // FetchArticle fetches one article, if robots.txt allows it, and extracts
 // its metadata. The article's URL falls back to the final URL after
-// redirects when the page names no canonical URL.
+// redirects when the page names no canonical URL, or one on another site
+// (a page may not claim another site's article).
 func (c *Client) FetchArticle(ctx context.Context, articleURL string) (extract.Article, error) {
 	resp, err := c.GetAllowed(ctx, articleURL, Validators{})
 	if err != nil {

@@ -4,22 +4,33 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/idna"
+	"golang.org/x/net/publicsuffix"
 )
 
-// ErrNoTitle is returned (with whatever else was found) when a page has no
-// recognisable title; such a page is almost never an article worth listing.
-var ErrNoTitle = errors.New("no title found")
+var (
+	// ErrNoTitle is returned (with whatever else was found) when a page has
+	// no recognisable title; such a page is almost never an article worth
+	// listing.
+	ErrNoTitle = errors.New("no title found")
+	// ErrUnparsable is returned when the body cannot be parsed as HTML at
+	// all: a property of the page, which fetching it again will not change.
+	ErrUnparsable = errors.New("page cannot be parsed")
+)
 
 // Article is the metadata of one article page.
 type Article struct {
 	// URL is the canonical URL: <link rel=canonical>, else og:url, resolved
-	// against the page URL, else the page URL itself.
+	// against the page URL, else the page URL itself. A canonical URL on
+	// another site than the page URL is never taken (see trustedCanonical), so URL
+	// always names the site the page was fetched from.
 	URL         string
 	Title       string
 	Description string
@@ -60,13 +71,13 @@ func ParseArticle(pageURL string, body []byte) (Article, error) {
 	}
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(ToUTF8(body, "")))
 	if err != nil {
-		return Article{}, fmt.Errorf("extract article %s: parse html: %w", pageURL, err)
+		return Article{}, fmt.Errorf("extract article %s: %w: %w", pageURL, ErrUnparsable, err)
 	}
 	p := &page{doc: doc, base: documentBase(doc, base), meta: metaTags(doc)}
 	p.ld, _ = jsonLDArticle(jsonLDScripts(doc))
 
 	a := Article{
-		URL:         p.canonical(pageURL),
+		URL:         p.canonical(base),
 		Title:       p.title(),
 		Description: p.description(),
 		ImageURL:    p.image(),
@@ -131,7 +142,17 @@ func jsonLDScripts(doc *goquery.Document) []string {
 // canonical picks <link rel=canonical>, then og:url, then the page URL. A
 // canonical pointing at the site root from a deeper page is a common CMS
 // misconfiguration and is ignored, as it would merge all articles into one.
-func (p *page) canonical(pageURL string) string {
+//
+// A canonical on another site than the page is ignored too. The article's
+// identity is its canonical URL, shared by every organization that crawls
+// that URL, and the first page to claim it supplies its title and
+// description; trusting any host would let a page on attacker.example
+// speak for victim.example.com. The rule lives here rather than in the
+// crawler because only here are both the fetched URL and the page's claim
+// in hand: callers see Article.URL alone and cannot tell a canonical from
+// the fallback. pageURL is the fetched URL (after redirects), not <base
+// href>, which the page itself controls.
+func (p *page) canonical(pageURL *url.URL) string {
 	var canon string
 	p.doc.Find("link[rel][href]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		if hasToken(s.AttrOr("rel", ""), "canonical") {
@@ -140,21 +161,71 @@ func (p *page) canonical(pageURL string) string {
 		}
 		return true
 	})
-	pageIsRoot := isRootPath(p.base.Path)
+	pageIsRoot := isRootPath(pageURL.Path)
 	for _, c := range []string{canon, p.meta["og:url"]} {
 		u := resolve(p.base, c)
 		if u == "" {
 			continue
 		}
-		if pu, err := url.Parse(u); err == nil && isRootPath(pu.Path) && !pageIsRoot {
+		cu, err := url.Parse(u)
+		if err != nil || (isRootPath(cu.Path) && !pageIsRoot) || !trustedCanonical(cu, pageURL) {
 			continue
 		}
 		return u
 	}
-	if u := resolve(nil, pageURL); u != "" {
+	if u := resolve(nil, pageURL.String()); u != "" {
 		return u
 	}
-	return pageURL
+	return pageURL.String()
+}
+
+// trustedCanonical reports whether a canonical URL may stand for a page
+// fetched from page: both hosts have the same registrable domain (eTLD+1 by the
+// public suffix list, whose private section keeps a.github.io apart from
+// b.github.io), so m.example.com may point at www.example.com. Ports do not
+// matter between named hosts, which one owner controls.
+//
+// IP addresses and hosts without a registrable domain (localhost, intranet
+// names, a bare public suffix) have no owner the list vouches for, so they
+// must match exactly, port included: two ports of one address are two
+// servers that need not share an owner.
+func trustedCanonical(canonical, page *url.URL) bool {
+	ch, ph := siteHost(canonical), siteHost(page)
+	if ch == "" || ph == "" {
+		return false
+	}
+	if ch == ph && canonical.Port() == page.Port() {
+		return true
+	}
+	cd, ok := registrableDomain(ch)
+	if !ok {
+		return false
+	}
+	pd, ok := registrableDomain(ph)
+	return ok && cd == pd
+}
+
+// siteHost is the host name in the form the public suffix list uses:
+// lower case, ASCII (punycode) and without a trailing dot.
+func siteHost(u *url.URL) string {
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if a, err := idna.Lookup.ToASCII(h); err == nil {
+		h = a
+	}
+	return h
+}
+
+// registrableDomain is host's eTLD+1; false for IP addresses and for hosts
+// that have none.
+func registrableDomain(host string) (string, bool) {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return "", false
+	}
+	d, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		return "", false
+	}
+	return d, true
 }
 
 func isRootPath(p string) bool { return p == "" || p == "/" }

@@ -224,3 +224,55 @@ func TestParseArticleRejectsRelativePageURL(t *testing.T) {
 		t.Error("want an error for a relative page URL")
 	}
 }
+
+func TestParseArticleTakesACanonicalURLOnlyFromTheSiteThePageCameFrom(t *testing.T) {
+	canonical := func(href string) string { return `<link rel="canonical" href="` + href + `">` }
+	ogURL := func(content string) string { return `<meta property="og:url" content="` + content + `">` }
+	tests := []struct {
+		name    string
+		pageURL string
+		head    string
+		want    string
+	}{
+		{"a canonical on the same host drops the tracking query", "https://news.example.com/a/story?utm_source=x",
+			canonical("https://news.example.com/a/story"), "https://news.example.com/a/story"},
+		{"a canonical on a sibling subdomain is the same site", "https://m.example.co.uk/a/story",
+			canonical("https://www.example.co.uk/a/story"), "https://www.example.co.uk/a/story"},
+		{"a canonical on another port of the same named host is the same site", "https://example.com:8443/a/story",
+			canonical("https://example.com/a/story"), "https://example.com/a/story"},
+		{"host case and a trailing dot do not make another site", "https://News.Example.com./a/story?x=1",
+			canonical("https://news.example.com/a/story"), "https://news.example.com/a/story"},
+		{"a canonical on another registrable domain is ignored", "https://attacker.example/a/story",
+			canonical("https://victim.example.com/real-story"), "https://attacker.example/a/story"},
+		{"an og:url on another registrable domain is ignored", "https://attacker.example/a/story",
+			ogURL("https://victim.example.com/real-story"), "https://attacker.example/a/story"},
+		{"a foreign canonical falls back to a same-site og:url", "https://attacker.example/a/story?ref=x",
+			canonical("https://victim.example.com/real-story") + ogURL("/a/story"), "https://attacker.example/a/story"},
+		{"a relative canonical under a foreign <base href> is ignored", "https://attacker.example/a/story",
+			`<base href="https://victim.example.com/">` + canonical("real-story"), "https://attacker.example/a/story"},
+		{"a canonical under a shared public suffix is another site", "https://attacker.github.io/a/story",
+			canonical("https://victim.github.io/real-story"), "https://attacker.github.io/a/story"},
+		{"a look-alike host ending in the victim's domain is another site", "https://example.com.attacker.net/a/story",
+			canonical("https://example.com/real-story"), "https://example.com.attacker.net/a/story"},
+		{"a canonical on the same IP address and port is honoured", "http://127.0.0.1:8080/a/story?utm=1",
+			canonical("http://127.0.0.1:8080/a/story"), "http://127.0.0.1:8080/a/story"},
+		{"a canonical on another port of the same IP address is another site", "http://127.0.0.1:8080/a/story",
+			canonical("http://127.0.0.1:9090/real-story"), "http://127.0.0.1:8080/a/story"},
+		{"a canonical on another IPv6 address is another site", "http://[2001:db8::1]/a/story",
+			canonical("http://[2001:db8::2]/a/story"), "http://[2001:db8::1]/a/story"},
+		{"a canonical from localhost to another single-label host is another site", "http://localhost:8080/a/story",
+			canonical("http://intranet:8080/a/story"), "http://localhost:8080/a/story"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html := `<html><head><title>Story</title>` + tt.head + `</head></html>`
+			got, err := ParseArticle(tt.pageURL, []byte(html))
+			if err != nil {
+				t.Fatalf("ParseArticle: %v", err)
+			}
+			if got.URL != tt.want {
+				t.Errorf("URL = %q, want %q", got.URL, tt.want)
+			}
+		})
+	}
+}

@@ -94,9 +94,9 @@ func (w *Worker) crawlLeased(ctx context.Context, l lease) {
 }
 
 // crawlSource lists a source's candidates, fetches those it has not seen and
-// distributes the articles. It fails only when the source itself cannot be
-// read (discovery fails, or every listing fails); a bad article never
-// fails the source.
+// distributes the articles. It fails when the source itself cannot be read:
+// discovery fails, every listing fails, or the site did not answer for its
+// articles (see failures.go). A bad article never fails the source.
 func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) error {
 	atts, err := w.attachmentsOf(ctx, l.SourceID)
 	if err != nil {
@@ -142,22 +142,86 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 		return err
 	}
 
+	known, err := w.failingURLs(ctx, l.SourceID, candidateURLs(todo))
+	if err != nil {
+		return err
+	}
+	health := &crawlHealth{}
+	var mu sync.Mutex
+	var failures []candidateFailure
 	sem := make(chan struct{}, articlesAtOnce)
 	var wg sync.WaitGroup
 	for _, c := range todo {
-		if ctx.Err() != nil {
+		sem <- struct{}{}
+		if ctx.Err() != nil || health.siteDown() {
+			<-sem
 			break
 		}
-		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			w.processCandidate(ctx, l.SourceID, c, stats)
+			kind, err := w.processCandidate(ctx, l.SourceID, c, stats)
+			if ctx.Err() != nil {
+				return // shutdown is neither the URL's fault nor the site's
+			}
+			health.add(kind, err, !known[c.URL])
+			if kind != 0 {
+				mu.Lock()
+				failures = append(failures, candidateFailure{url: c.URL, kind: kind, err: err})
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
-	return nil
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	verdict := health.verdict()
+	w.recordFailures(ctx, l.SourceID, failures, verdict == nil)
+	return verdict
+}
+
+// candidateFailure is a candidate that failed in this crawl.
+type candidateFailure struct {
+	url  string
+	kind failureKind
+	err  error
+}
+
+func candidateURLs(cands []crawl.Candidate) []string {
+	out := make([]string, len(cands))
+	for i, c := range cands {
+		out[i] = c.URL
+	}
+	return out
+}
+
+// recordFailures counts the crawl's failed candidates against their URLs,
+// once the crawl's verdict is known: transient failures count only when the
+// source was healthy (see failures.go). It never fails the crawl: a lost
+// count costs at most one more request.
+func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failures []candidateFailure, healthy bool) {
+	for _, f := range failures {
+		counted, limit := healthy, w.transientLimit()
+		if f.kind == permanentFailure {
+			counted, limit = true, maxURLFailures
+		}
+		n, gaveUp, err := w.recordFailure(ctx, sourceID, f.url, f.err, counted, limit)
+		if err != nil {
+			w.log.Error("recording a failed URL failed", "source_id", sourceID, "url", f.url, "err", err)
+			continue
+		}
+		attrs := []any{"source_id", sourceID, "url", f.url, "kind", f.kind.String(), "failures", n, "err", f.err}
+		switch {
+		case gaveUp:
+			w.log.Warn("article failed; giving up on it", attrs...)
+		case !counted:
+			w.log.Info("article failed while the site is down; will retry", attrs...)
+		default:
+			w.log.Info("article failed; will retry next poll", attrs...)
+		}
+	}
 }
 
 // listing is one place candidates come from.
@@ -292,11 +356,7 @@ func candidateDate(c crawl.Candidate) time.Time {
 // (undated last), bounded to maxFetchesPerCrawl.
 func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands []crawl.Candidate, earliest time.Time, stats *crawlStats) ([]crawl.Candidate, error) {
 	stats.Candidates = len(cands)
-	urls := make([]string, len(cands))
-	for i, c := range cands {
-		urls[i] = c.URL
-	}
-	seen, err := w.seenURLs(ctx, sourceID, urls)
+	seen, err := w.seenURLs(ctx, sourceID, candidateURLs(cands))
 	if err != nil {
 		return nil, err
 	}
@@ -328,26 +388,13 @@ func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands
 }
 
 // processCandidate fetches one candidate, stores its article and adds it to
-// the source's feeds. A failure is logged and counted against the URL (it
-// is retried on the next poll, up to maxURLFailures); it never fails the
-// crawl.
-func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) {
-	d, added, err := w.ingestCandidate(ctx, sourceID, c, stats)
+// the source's feeds. It returns how it failed (zero on success) for the
+// caller to judge; a failure never stops the crawl.
+func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (failureKind, error) {
+	d, added, kind, err := w.ingestCandidate(ctx, sourceID, c, stats)
 	if err != nil {
-		if ctx.Err() != nil {
-			return // shutdown is not the URL's fault
-		}
 		stats.add(func(s *crawlStats) { s.Failed++ })
-		n, ferr := w.recordFailure(ctx, sourceID, c.URL, err)
-		if ferr != nil {
-			w.log.Error("recording a failed URL failed", "source_id", sourceID, "url", c.URL, "err", ferr)
-		}
-		if n >= maxURLFailures {
-			w.log.Warn("article failed; giving up on it", "source_id", sourceID, "url", c.URL, "failures", n, "err", err)
-		} else {
-			w.log.Info("article failed; will retry next poll", "source_id", sourceID, "url", c.URL, "failures", n, "err", err)
-		}
-		return
+		return kind, err
 	}
 	stats.add(func(s *crawlStats) {
 		if d.New {
@@ -355,19 +402,20 @@ func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c cra
 		}
 		s.Items += added
 	})
+	return 0, nil
 }
 
 // ingestCandidate is processCandidate's work. The order of its steps is what
 // keeps a concurrently attached feed from missing the article (see
 // distribute), and a crash between them from losing it: the URL is skipped
 // only once markDistributed ran, and every step is idempotent.
-func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (commands.Discovered, int, error) {
+func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (commands.Discovered, int, failureKind, error) {
 	page, err := w.client.FetchArticle(ctx, c.URL)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
 	// A page without a recognisable title is still usable when the listing
 	// named it (news sitemaps and feeds carry titles).
 	if err != nil && !(errors.Is(err, extract.ErrNoTitle) && c.Title != "") {
-		return commands.Discovered{}, 0, err
+		return commands.Discovered{}, 0, classifyFetch(err), err
 	}
 	// Once the page is in hand, the few database steps finish even if the
 	// worker is stopping, rather than leave the article half recorded.
@@ -381,24 +429,27 @@ func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c craw
 	}
 	d, _, err := w.cmds.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: sourceID, Content: content, LastMod: lastMod})
 	if err != nil {
-		return commands.Discovered{}, 0, err
+		return commands.Discovered{}, 0, classifyStore(err), err
 	}
 	if err := w.markSeen(ctx, sourceID, c.URL, d.ArticleDiscovered); err != nil {
-		return commands.Discovered{}, 0, err
+		return commands.Discovered{}, 0, storeFailure, err
 	}
 	added, err := w.distribute(ctx, sourceID, d.ArticleDiscovered)
 	if err != nil {
 		// The row stays pending, so the next poll distributes it again.
-		return commands.Discovered{}, added, fmt.Errorf("distribute: %w", err)
+		return commands.Discovered{}, added, storeFailure, fmt.Errorf("distribute: %w", err)
 	}
 	if err := w.markDistributed(ctx, sourceID, c.URL); err != nil {
-		return commands.Discovered{}, added, err
+		return commands.Discovered{}, added, storeFailure, err
 	}
-	return d, added, nil
+	return d, added, 0, nil
 }
 
 // articleContent takes each field from the page, falling back to what the
-// listing said.
+// listing said. page.URL, which becomes the article's identity, is the
+// page's canonical URL only when that is on the site the page was fetched
+// from, else the fetched URL: extract.ParseArticle enforces it, being the
+// one place that sees both.
 func articleContent(c crawl.Candidate, page extract.Article) domain.ArticleContent {
 	out := domain.ArticleContent{
 		URL:         cmp.Or(strings.TrimSpace(page.URL), c.URL),

@@ -309,20 +309,23 @@ func TestOneArticleInTwoOrganizationsFeedsKeepsOneNewsPageIDAndTheLaterFeedIsBac
 	}
 }
 
-func TestBadPagesAreSkippedGivenUpAfterThreeFailuresAndEverythingElseArrives(t *testing.T) {
+func TestBadPagesAreGivenUpByHowTheyFailWhileEverythingElseArrives(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	good1 := &fakeArticle{Slug: "good-news-for-everyone", Title: "Good news", Published: now.Add(-time.Hour), Markup: jsonLD, In: inNewsSitemap}
 	good2 := &fakeArticle{Slug: "more-good-news-today", Title: "More good news", Published: now.Add(-2 * time.Hour), Markup: openGraph, In: inRSS}
-	bad := []*fakeArticle{
-		{Slug: "server-breaks-on-this-story", Title: "500", Published: now.Add(-time.Hour), Status: http.StatusInternalServerError, In: inNewsSitemap},
-		{Slug: "very-slow-story-page", Title: "Slow", Published: now.Add(-time.Hour), Delay: 3 * time.Second, In: inNewsSitemap},
-		{Slug: "enormous-story-page-here", Title: "Huge", Published: now.Add(-time.Hour), Size: 256 << 10, In: inNewsSitemap},
-		{Slug: "members-only-story-page", Dir: "private", Title: "Disallowed", Published: now.Add(-time.Hour), In: inNewsSitemap},
-	}
-	site := newFakeSite(t, append([]*fakeArticle{good1, good2}, bad...)...)
+	broken := &fakeArticle{Slug: "server-breaks-on-this-story", Title: "500", Published: now.Add(-time.Hour), Status: http.StatusInternalServerError, In: inNewsSitemap}
+	slow := &fakeArticle{Slug: "very-slow-story-page", Title: "Slow", Published: now.Add(-time.Hour), Delay: 3 * time.Second, In: inNewsSitemap}
+	huge := &fakeArticle{Slug: "enormous-story-page-here", Title: "Huge", Published: now.Add(-time.Hour), Size: 256 << 10, In: inNewsSitemap}
+	private := &fakeArticle{Slug: "members-only-story-page", Dir: "private", Title: "Disallowed", Published: now.Add(-time.Hour), In: inNewsSitemap}
+	site := newFakeSite(t, good1, good2, broken, slow, huge, private)
 	h := servicetest.Start(t, withoutCrawler())
-	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true, Timeout: 300 * time.Millisecond, MaxBodyBytes: 64 << 10}, testWorker("w1"))
+	cfg := testWorker("w1")
+	// Ten polls of 200ms: the pages failing transiently are given up long
+	// after the permanent ones, and soon enough for a test.
+	cfg.GiveUpAfter = 2 * time.Second
+	const transientLimit = 10
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true, Timeout: 300 * time.Millisecond, MaxBodyBytes: 64 << 10}, cfg)
 	c := client{h, h.Key}
 	feed := c.createFeed("resilient")
 	att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
@@ -330,40 +333,75 @@ func TestBadPagesAreSkippedGivenUpAfterThreeFailuresAndEverythingElseArrives(t *
 
 	db := h.Service.DB.Bun
 	ctx := context.Background()
-	eventually(t, 15*time.Second, func() bool {
+	givenUp := func(a *fakeArticle) bool {
 		var n int
-		err := db.NewRaw(`SELECT count(*) FROM crawl_seen WHERE source_id = ? AND article_id IS NULL`, att["sourceId"]).Scan(ctx, &n)
-		return err == nil && n == len(bad)
-	}, "the crawler to give up on every bad page")
+		err := db.NewRaw(`SELECT count(*) FROM crawl_seen WHERE source_id = ? AND url = ? AND article_id IS NULL`,
+			att["sourceId"], site.URL+a.path()).Scan(ctx, &n)
+		return err == nil && n == 1
+	}
+	failures := func(a *fakeArticle) (int, string) {
+		var n int
+		var lastErr string
+		_ = db.NewRaw(`SELECT failures, last_error FROM crawl_failures WHERE source_id = ? AND url = ?`, att["sourceId"], site.URL+a.path()).
+			Scan(ctx, &n, &lastErr)
+		return n, lastErr
+	}
+	sourceFailures := func() int {
+		var n int
+		_ = db.NewRaw(`SELECT failures FROM crawl_state WHERE source_id = ?`, att["sourceId"]).Scan(ctx, &n)
+		return n
+	}
 
-	for _, a := range bad {
-		t.Run("the "+a.Title+" page is given up after three failures", func(t *testing.T) {
-			var failures int
-			var lastErr string
-			err := db.NewRaw(`SELECT failures, last_error FROM crawl_failures WHERE source_id = ? AND url = ?`, att["sourceId"], site.URL+a.path()).
-				Scan(ctx, &failures, &lastErr)
-			if err != nil || failures != 3 || lastErr == "" {
-				t.Errorf("failures = %d, last error %q (err %v), want 3 and a reason", failures, lastErr, err)
+	eventually(t, 10*time.Second, func() bool { return givenUp(huge) && givenUp(private) }, "the crawler to give up on the permanently bad pages")
+	// Read at once, before the transient pages reach their limit.
+	type state struct {
+		givenUp  bool
+		failures int
+	}
+	early := map[*fakeArticle]state{}
+	for _, a := range []*fakeArticle{broken, slow} {
+		n, _ := failures(a)
+		early[a] = state{givenUp(a), n}
+	}
+	for _, a := range []*fakeArticle{huge, private} {
+		t.Run("the "+a.Title+" page fails permanently and is given up after three failures", func(t *testing.T) {
+			if n, lastErr := failures(a); n != 3 || lastErr == "" {
+				t.Errorf("failures = %d, last error %q; want 3 and a reason", n, lastErr)
 			}
 		})
 	}
 	t.Run("the disallowed page is never requested", func(t *testing.T) {
-		if n := site.hitCount(bad[3].path()); n != 0 {
+		if n := site.hitCount(private.path()); n != 0 {
 			t.Errorf("requested %d times", n)
 		}
 	})
-	t.Run("given-up pages are not requested again", func(t *testing.T) {
-		hits := site.hitCount(bad[0].path())
+	for _, a := range []*fakeArticle{broken, slow} {
+		t.Run("the "+a.Title+" page fails transiently and is still tried after three failures", func(t *testing.T) {
+			if st := early[a]; st.givenUp || st.failures < 3 {
+				t.Errorf("when the permanently bad pages were given up, it had %d failures and given up %v; want 3 or more and false",
+					st.failures, st.givenUp)
+			}
+		})
+	}
+
+	eventually(t, 15*time.Second, func() bool { return givenUp(broken) && givenUp(slow) }, "the crawler to give up on the transiently bad pages")
+	for _, a := range []*fakeArticle{broken, slow} {
+		t.Run("the "+a.Title+" page is given up after GiveUpAfter of polls", func(t *testing.T) {
+			if n, lastErr := failures(a); n != transientLimit || lastErr == "" {
+				t.Errorf("failures = %d, last error %q; want %d and a reason", n, lastErr, transientLimit)
+			}
+		})
+	}
+	t.Run("the 500 page was requested once per poll until given up, and no more", func(t *testing.T) {
 		polls := site.hitCount("/news-sitemap.xml")
 		eventually(t, 5*time.Second, func() bool { return site.hitCount("/news-sitemap.xml") >= polls+3 }, "three more polls")
-		if n := site.hitCount(bad[0].path()); n != hits || n != 3 {
-			t.Errorf("the 500 page was requested %d times, %d before; want 3", n, hits)
+		if n := site.hitCount(broken.path()); n != transientLimit {
+			t.Errorf("the 500 page was requested %d times, want %d", n, transientLimit)
 		}
 	})
 	t.Run("the source itself does not fail", func(t *testing.T) {
-		var failures int
-		if err := db.NewRaw(`SELECT failures FROM crawl_state WHERE source_id = ?`, att["sourceId"]).Scan(ctx, &failures); err != nil || failures != 0 {
-			t.Errorf("source failures = %d (err %v), want 0", failures, err)
+		if n := sourceFailures(); n != 0 {
+			t.Errorf("source failures = %d, want 0", n)
 		}
 		if got := keys(c.items(feed)); !sameSet(got, urls(site, good1, good2)) {
 			t.Errorf("items %v", got)

@@ -218,9 +218,16 @@ func (w *Worker) forgetSite(ctx context.Context, sourceID uuid.UUID) error {
 // crawl finds what the backfill could not know. When the last crawl already
 // covered the attachment's window, every candidate in it was considered
 // and the backfill has them, so the schedule stays as it is.
+//
+// A source that is backing off (failures > 0) keeps its schedule: its
+// next_at is the backoff, maybe a Retry-After the site asked for, and the
+// crawl it would bring forward is the very one that keeps failing. The
+// attachment's older articles come with the first crawl that succeeds,
+// which looks back as far as every accepting attachment.
 func (w *Worker) makeDue(ctx context.Context, sourceID uuid.UUID, activeSince time.Time) error {
 	_, err := w.db.NewRaw(`UPDATE crawl_state SET next_at = now()
-		WHERE source_id = ? AND next_at > now() AND (covered_since IS NULL OR covered_since > ?)`, sourceID, activeSince).Exec(ctx)
+		WHERE source_id = ? AND next_at > now() AND failures = 0
+		  AND (covered_since IS NULL OR covered_since > ?)`, sourceID, activeSince).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("schedule source %s: %w", sourceID, err)
 	}

@@ -11,9 +11,11 @@ import (
 )
 
 const (
-	// maxURLFailures is how often a candidate URL may fail before the
-	// crawler stops trying it: pages that 500, time out or are too large
-	// seldom recover, and each retry costs a request to the site.
+	// maxURLFailures is how many counted failures a candidate URL may have
+	// when it fails permanently (a 404, too large, not HTML: see
+	// failures.go) before the crawler stops trying it: such pages seldom
+	// recover, and each retry costs a request to the site. It is also the
+	// least number of polls a transiently failing URL is retried.
 	maxURLFailures = 3
 	// seenRetention is how long a seen URL is remembered. Sitemap listings
 	// only go back 14 days, but index pages and feeds keep links longer; a
@@ -70,30 +72,66 @@ func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url st
 	return nil
 }
 
-// recordFailure counts a failure of a candidate URL and returns the count;
-// at maxURLFailures the URL is also recorded as seen (with no article), so
-// later polls skip it.
-func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, url string, cause error) (int, error) {
-	var n int
-	err := w.db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at)
-		VALUES (?, ?, 1, ?, now())
-		ON CONFLICT (source_id, url) DO UPDATE SET failures = f.failures + 1, last_error = EXCLUDED.last_error,
-			last_failed_at = EXCLUDED.last_failed_at
-		RETURNING failures`, sourceID, url, truncate(errString(cause), 2000)).Scan(ctx, &n)
+// failingURLs returns which of urls have counted failures: pages known to
+// fail on their own while their site answers, whose transient failures
+// therefore do not vote on the site's health (see failures.go).
+func (w *Worker) failingURLs(ctx context.Context, sourceID uuid.UUID, urls []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(urls) == 0 {
+		return out, nil
+	}
+	var failing []string
+	err := w.db.NewRaw(`SELECT url FROM crawl_failures WHERE source_id = ? AND url = ANY(?) AND failures > 0`,
+		sourceID, pgdialect.Array(urls)).Scan(ctx, &failing)
 	if err != nil {
-		return 0, fmt.Errorf("record failure of %s: %w", url, err)
+		return nil, fmt.Errorf("read failing URLs of source %s: %w", sourceID, err)
 	}
-	if n >= maxURLFailures {
-		// A pending row (an article recorded but not distributed before a
-		// crash, whose page now fails) is closed too, so it stops costing
-		// a request per poll.
-		_, err = w.db.NewRaw(`INSERT INTO crawl_seen AS s (source_id, url, seen_at) VALUES (?, ?, now())
-			ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = coalesce(s.distributed_at, now())`, sourceID, url).Exec(ctx)
-		if err != nil {
-			return n, fmt.Errorf("give up on %s: %w", url, err)
-		}
+	for _, u := range failing {
+		out[u] = true
 	}
-	return n, nil
+	return out, nil
+}
+
+// transientLimit is how many counted failures a URL that fails transiently
+// may reach before it is given up: GiveUpAfter in polls, because a URL that
+// fails while its site answers is retried once per poll, and polls in which
+// the site was down do not count. At the defaults (24h, 10m) that is 144
+// requests over a day for a page that never recovers.
+func (w *Worker) transientLimit() int {
+	n := int((w.cfg.GiveUpAfter + w.cfg.PollInterval - 1) / w.cfg.PollInterval)
+	return max(n, maxURLFailures)
+}
+
+// recordFailure records a failure of a candidate URL, counting it when
+// counted, and returns the count. When a counted failure brings the count
+// to limit, the URL is also recorded as seen (with no article), so later
+// polls skip it, and gaveUp is true. An uncounted failure (the site was
+// down) only updates the last error.
+func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, url string, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
+	inc := 0
+	if counted {
+		inc = 1
+	}
+	err = w.db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at)
+		VALUES (?, ?, ?, ?, now())
+		ON CONFLICT (source_id, url) DO UPDATE SET failures = f.failures + EXCLUDED.failures, last_error = EXCLUDED.last_error,
+			last_failed_at = EXCLUDED.last_failed_at
+		RETURNING failures`, sourceID, url, inc, truncate(errString(cause), 2000)).Scan(ctx, &n)
+	if err != nil {
+		return 0, false, fmt.Errorf("record failure of %s: %w", url, err)
+	}
+	if !counted || n < limit {
+		return n, false, nil
+	}
+	// A pending row (an article recorded but not distributed before a
+	// crash, whose page now fails) is closed too, so it stops costing a
+	// request per poll.
+	_, err = w.db.NewRaw(`INSERT INTO crawl_seen AS s (source_id, url, seen_at) VALUES (?, ?, now())
+		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = coalesce(s.distributed_at, now())`, sourceID, url).Exec(ctx)
+	if err != nil {
+		return n, false, fmt.Errorf("give up on %s: %w", url, err)
+	}
+	return n, true, nil
 }
 
 // pruneSeen forgets URLs seen longer ago than seenRetention, and failures

@@ -49,6 +49,12 @@ type fakeArticle struct {
 	Status    int           // answer with this status instead of the page
 	Delay     time.Duration // answer this late
 	Size      int           // pad the page to this many bytes
+	// Canonical is the page's <link rel=canonical>; empty means its own
+	// clean URL.
+	Canonical string
+	// Query is appended to the URL the listings give (a tracking
+	// parameter, say); the page is served and canonical without it.
+	Query string
 }
 
 func (a *fakeArticle) path() string {
@@ -58,6 +64,9 @@ func (a *fakeArticle) path() string {
 	}
 	return "/" + dir + "/" + a.Slug
 }
+
+// listed is the article's path as the site's listings give it.
+func (a *fakeArticle) listed() string { return a.path() + a.Query }
 
 // fakeSite is a local news site: robots.txt naming a sitemap index and
 // disallowing /private/, a Google News sitemap and a gzipped sitemap behind
@@ -77,6 +86,13 @@ type fakeSite struct {
 	sitemapDelay time.Duration
 	// down makes everything but robots.txt answer 503.
 	down bool
+	// articleStatus, when set, is what every article page answers, with
+	// Retry-After: articleRetryAfter when that is set; the listings are
+	// still served, as from a CDN in front of a failing origin.
+	articleStatus     int
+	articleRetryAfter string
+	// robotsStatus, when set, is what robots.txt answers.
+	robotsStatus int
 }
 
 func newFakeSite(t *testing.T, articles ...*fakeArticle) *fakeSite {
@@ -100,6 +116,20 @@ func (s *fakeSite) setDown(down bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.down = down
+}
+
+// setArticlesFailing makes every article page answer status (0 restores
+// them), with Retry-After: retryAfter unless it is empty.
+func (s *fakeSite) setArticlesFailing(status int, retryAfter string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.articleStatus, s.articleRetryAfter = status, retryAfter
+}
+
+func (s *fakeSite) setRobotsStatus(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.robotsStatus = status
 }
 
 func (s *fakeSite) hitCount(path string) int {
@@ -141,10 +171,14 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[p]++
 	s.agents[r.UserAgent()]++
-	down := s.down
+	down, robotsStatus := s.down, s.robotsStatus
 	s.mu.Unlock()
 	if down && p != "/robots.txt" {
 		http.Error(w, "maintenance", http.StatusServiceUnavailable)
+		return
+	}
+	if robotsStatus != 0 && p == "/robots.txt" {
+		http.Error(w, "robots.txt is having a bad day", robotsStatus)
 		return
 	}
 	if strings.HasSuffix(p, ".xml") || strings.HasSuffix(p, ".xml.gz") {
@@ -201,6 +235,16 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *fakeSite) article(w http.ResponseWriter, r *http.Request, a *fakeArticle, base string) {
 	sleep(r, a.Delay)
+	s.mu.Lock()
+	status, retryAfter := s.articleStatus, s.articleRetryAfter
+	s.mu.Unlock()
+	if status != 0 {
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		http.Error(w, "origin unavailable", status)
+		return
+	}
 	if a.Status != 0 {
 		http.Error(w, "broken", a.Status)
 		return
@@ -233,7 +277,11 @@ func esc(s string) string { return html.EscapeString(s) }
 
 func (a *fakeArticle) html(base string) string {
 	var head strings.Builder
-	fmt.Fprintf(&head, `<link rel="canonical" href="%s">`, base+a.path())
+	canonical := a.Canonical
+	if canonical == "" {
+		canonical = base + a.path()
+	}
+	fmt.Fprintf(&head, `<link rel="canonical" href="%s">`, canonical)
 	switch a.Markup {
 	case jsonLD:
 		ld := map[string]any{"@context": "https://schema.org", "@type": "NewsArticle", "headline": a.Title}
@@ -282,7 +330,7 @@ func (s *fakeSite) indexPage(base string, home bool) string {
 	b.WriteString(`</head><body><ul>`)
 	for _, a := range s.snapshot() {
 		if a.In&inIndex != 0 {
-			fmt.Fprintf(&b, `<li><a href="%s">%s</a></li>`, a.path(), esc(a.Title))
+			fmt.Fprintf(&b, `<li><a href="%s">%s</a></li>`, esc(a.listed()), esc(a.Title))
 		}
 	}
 	b.WriteString(`</ul><a href="/about">About</a><a href="/world">World</a></body></html>`)
@@ -297,7 +345,7 @@ func (s *fakeSite) newsSitemap(base string) string {
 		if a.In&inNewsSitemap == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n<url><loc>%s</loc><news:news><news:publication><news:name>Fake News</news:name><news:language>en</news:language></news:publication>", base+a.path())
+		fmt.Fprintf(&b, "\n<url><loc>%s</loc><news:news><news:publication><news:name>Fake News</news:name><news:language>en</news:language></news:publication>", esc(base+a.listed()))
 		if !a.Published.IsZero() {
 			fmt.Fprintf(&b, "<news:publication_date>%s</news:publication_date>", stamp(a.Published))
 		}
@@ -315,7 +363,7 @@ func (s *fakeSite) pageSitemap(base string) string {
 		if a.In&inPageSitemap == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n<url><loc>%s</loc>", base+a.path())
+		fmt.Fprintf(&b, "\n<url><loc>%s</loc>", esc(base+a.listed()))
 		if !a.LastMod.IsZero() {
 			fmt.Fprintf(&b, "<lastmod>%s</lastmod>", stamp(a.LastMod))
 		}
@@ -332,7 +380,7 @@ func (s *fakeSite) rss(base string) string {
 		if a.In&inRSS == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n<item><title>%s</title><link>%s</link><description>%s</description>", esc(a.Title), base+a.path(), esc(a.FeedDesc))
+		fmt.Fprintf(&b, "\n<item><title>%s</title><link>%s</link><description>%s</description>", esc(a.Title), esc(base+a.listed()), esc(a.FeedDesc))
 		if !a.Published.IsZero() {
 			fmt.Fprintf(&b, "<pubDate>%s</pubDate>", a.Published.UTC().Format(time.RFC1123Z))
 		}
@@ -349,7 +397,7 @@ func (s *fakeSite) atom(base string) string {
 		if a.In&inAtom == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n<entry><title>%s</title><link href=\"%s\"/><id>%s</id><summary>%s</summary>", esc(a.Title), base+a.path(), base+a.path(), esc(a.FeedDesc))
+		fmt.Fprintf(&b, "\n<entry><title>%s</title><link href=\"%s\"/><id>%s</id><summary>%s</summary>", esc(a.Title), esc(base+a.listed()), esc(base+a.listed()), esc(a.FeedDesc))
 		if !a.Published.IsZero() {
 			fmt.Fprintf(&b, "<published>%s</published><updated>%s</updated>", stamp(a.Published), stamp(a.Published))
 		}

@@ -36,6 +36,7 @@ const (
 	DefaultTick          = time.Second
 	DefaultRetryMax      = 6 * time.Hour
 	DefaultDiscoveryTTL  = 24 * time.Hour
+	DefaultGiveUpAfter   = 24 * time.Hour
 )
 
 // Config tunes a Worker. Zero values mean the documented default.
@@ -61,6 +62,13 @@ type Config struct {
 	// DiscoveryTTL is how long a site's discovered sitemaps and feeds are
 	// reused before robots.txt and the home page are read again.
 	DiscoveryTTL time.Duration
+	// GiveUpAfter is how long a URL that keeps failing transiently (5xx,
+	// timeouts) while the rest of its site answers is retried before it is
+	// given up. It is counted in polls (GiveUpAfter / PollInterval, at
+	// least three), and polls in which the whole site was down do not
+	// count, so a site that is down for a while (5xx, timeouts, robots.txt
+	// unreadable) loses none of the articles it listed meanwhile.
+	GiveUpAfter time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -87,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DiscoveryTTL <= 0 {
 		c.DiscoveryTTL = DefaultDiscoveryTTL
+	}
+	if c.GiveUpAfter <= 0 {
+		c.GiveUpAfter = DefaultGiveUpAfter
 	}
 	return c
 }

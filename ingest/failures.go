@@ -1,0 +1,201 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"code.dny.dev/ssrf"
+
+	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/extract"
+)
+
+// How a candidate's failure is judged. A site that is down for half an hour
+// must not cost the articles it listed meanwhile, so only failures that are
+// the page's own and lasting count towards giving a URL up quickly; failures
+// that say the site could not answer count against the source instead,
+// whose crawl then fails and backs off.
+//
+// The rules:
+//
+//   - Permanent failures (the site answered, and the answer will not change
+//     by asking again: a 4xx other than 408 and 429, a page too large, not
+//     HTML, disallowed by robots.txt, without a title or unparsable, an
+//     address the crawler may not dial, content the domain rejects) count
+//     towards maxURLFailures, after which the URL is given up.
+//   - Transient failures (robots.txt unreadable, 5xx, 408, 429, timeouts,
+//     connection errors, and anything unrecognised, which is assumed to
+//     pass) do not count while the source is down: they are evidence about
+//     the site. They count only in a crawl that was judged healthy, i.e.
+//     when the rest of the site answered and this page alone failed; such
+//     a URL is retried every poll and given up after transientLimit of
+//     them, about Config.GiveUpAfter (24h) of polls.
+//   - A crawl of the source fails when robots.txt was unreadable or the
+//     site answered 429 to any article (both are about the whole site: no
+//     page may be fetched without robots.txt, and 429 is about our request
+//     rate), or when at least minOutageFailures voting fetches failed
+//     transiently and no fetch got an answer. One answered page proves the
+//     site serves pages, so its other failures are the pages' own; and a
+//     single failing page is too little evidence, so one bad page never
+//     fails the source. "None answered" rather than "most failed", because
+//     with a majority rule a few broken pages would outvote every new
+//     article of a quiet site and hold its crawls in backoff for a day.
+//     After a site-wide failure no further article is fetched in that
+//     crawl: the rest would be refused too, or add to the rate the site
+//     asked us to lower.
+//   - Votes: a URL that already has counted failures is a known bad page
+//     (it kept failing while the site answered), so its transient failures
+//     do not vote. Without this a site with two broken pages and nothing
+//     new to fetch would back off forever. Failures recorded while the
+//     source was down are not counted, so the URLs of an outage keep voting
+//     and the backoff keeps growing until the site answers again. What
+//     remains ambiguous: two or more new pages that all fail, with nothing
+//     else fetched, look exactly like an outage, and the source backs off
+//     until a page answers again.
+
+// minOutageFailures is how many voting fetches must fail transiently, with
+// none answered, for the source's crawl to fail.
+const minOutageFailures = 2
+
+// failureKind classifies a candidate's failure.
+type failureKind int
+
+const (
+	// transientFailure: the site gave no usable answer, which may change
+	// at the next poll.
+	transientFailure failureKind = iota + 1
+	// permanentFailure: the page's own lasting problem.
+	permanentFailure
+	// storeFailure: the page was read but recording it failed on our
+	// side; it does not speak against the site, and counts like a
+	// transient failure against the URL so that a page that can never be
+	// stored is given up in time.
+	storeFailure
+)
+
+func (k failureKind) String() string {
+	switch k {
+	case transientFailure:
+		return "transient"
+	case permanentFailure:
+		return "permanent"
+	case storeFailure:
+		return "store"
+	}
+	return fmt.Sprintf("failureKind(%d)", int(k))
+}
+
+// classifyFetch judges an error of crawl.Client.FetchArticle.
+func classifyFetch(err error) failureKind {
+	var se *crawl.StatusError
+	var ne net.Error
+	switch {
+	// First, as it wraps whatever made robots.txt unreadable.
+	case errors.Is(err, crawl.ErrRobotsUnavailable):
+		return transientFailure
+	case errors.As(err, &se):
+		if se.StatusCode == http.StatusRequestTimeout || se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500 {
+			return transientFailure
+		}
+		// 4xx, and a 3xx that could not be followed.
+		return permanentFailure
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return transientFailure
+	case errors.Is(err, crawl.ErrTooLarge), errors.Is(err, crawl.ErrNotHTML), errors.Is(err, crawl.ErrDisallowed),
+		errors.Is(err, crawl.ErrTooManyRedirects), errors.Is(err, crawl.ErrUnsupportedScheme),
+		errors.Is(err, extract.ErrNoTitle), errors.Is(err, extract.ErrUnparsable),
+		errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedPort), errors.Is(err, ssrf.ErrProhibitedNetwork):
+		return permanentFailure
+	}
+	// Connection refused or reset, DNS and TLS failures: the network or
+	// the site, either of which may recover. The transient limit still
+	// bounds how long an unrecognised error is retried.
+	return transientFailure
+}
+
+// classifyStore judges an error of recording a fetched article: content the
+// domain refuses is the page's problem, anything else is ours.
+func classifyStore(err error) failureKind {
+	var ve *domain.ValidationError
+	if errors.As(err, &ve) {
+		return permanentFailure
+	}
+	return storeFailure
+}
+
+// siteWide reports failures that concern every page of the site, whatever
+// the other pages did.
+func siteWide(err error) bool {
+	var se *crawl.StatusError
+	return errors.Is(err, crawl.ErrRobotsUnavailable) ||
+		(errors.As(err, &se) && se.StatusCode == http.StatusTooManyRequests)
+}
+
+// crawlHealth tallies the article fetches of one crawl for the verdict on
+// the source. It is safe for concurrent use.
+type crawlHealth struct {
+	mu        sync.Mutex
+	fetches   int
+	answered  int
+	transient int // voting transient failures
+	siteWide  error
+	// worst is the voting transient failure reported as the crawl's error:
+	// the one whose Retry-After asks for the longest wait, else the first.
+	worst      error
+	worstAfter time.Duration
+}
+
+// add records a fetch: kind is zero for a success; votes is false for a
+// known bad page (see the rules above).
+func (h *crawlHealth) add(kind failureKind, err error, votes bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.fetches++
+	switch {
+	case kind == 0, kind == permanentFailure, kind == storeFailure:
+		h.answered++
+	case siteWide(err):
+		if h.siteWide == nil {
+			h.siteWide = err
+		}
+	case votes:
+		h.transient++
+		var se *crawl.StatusError
+		var after time.Duration
+		if errors.As(err, &se) {
+			after = se.RetryAfter
+		}
+		if h.worst == nil || after > h.worstAfter {
+			h.worst, h.worstAfter = err, after
+		}
+	}
+}
+
+// siteDown reports a site-wide failure, after which the crawl fetches no
+// more articles.
+func (h *crawlHealth) siteDown() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.siteWide != nil
+}
+
+// verdict is nil when the crawl succeeded, else why the source failed; it
+// wraps the underlying error so that release honours its Retry-After.
+func (h *crawlHealth) verdict() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.siteWide != nil:
+		return fmt.Errorf("the site refused its articles: %w", h.siteWide)
+	case h.transient >= minOutageFailures && h.answered == 0:
+		return fmt.Errorf("the site answered none of %d article fetches (%d failed transiently): %w",
+			h.fetches, h.transient, h.worst)
+	}
+	return nil
+}
