@@ -1,7 +1,6 @@
 package http
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -19,15 +18,7 @@ func observe(reg *metrics.Registry) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
-		status := c.Response().StatusCode()
-		if err != nil {
-			var fe *fiber.Error
-			if errors.As(err, &fe) {
-				status = fe.Code
-			} else {
-				status = classify(err).status
-			}
-		}
+		status := statusOf(c, err)
 		// Fiber's strings alias buffers reused by the next request; labels
 		// outlive this one.
 		method := strings.Clone(c.Method())

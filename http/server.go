@@ -208,20 +208,25 @@ func familyOf(path string) family {
 	return newsFamily
 }
 
+// statusOf is the status a request will be answered with: an error
+// returned by a handler is rendered by the error handler after the
+// middleware has seen it.
+func statusOf(c *fiber.Ctx, err error) int {
+	if err == nil {
+		return c.Response().StatusCode()
+	}
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		return fe.Code
+	}
+	return classify(err).status
+}
+
 func requestLog(logger *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
-		status := c.Response().StatusCode()
-		if err != nil {
-			var fe *fiber.Error
-			if errors.As(err, &fe) {
-				status = fe.Code
-			} else {
-				status = classify(err).status
-			}
-		}
-		logger.Debug("request", "method", c.Method(), "path", c.Path(), "status", status, "duration", time.Since(start))
+		logger.Debug("request", "method", c.Method(), "path", c.Path(), "status", statusOf(c, err), "duration", time.Since(start))
 		return err
 	}
 }
