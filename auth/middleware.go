@@ -101,7 +101,12 @@ func PrincipalFrom(c *fiber.Ctx) (Principal, bool) {
 
 // RequireScope answers 403 PERMISSION_DENIED unless the caller's key has
 // scope s. It must run after Middleware.
-func RequireScope(s Scope) fiber.Handler {
+func RequireScope(s Scope) fiber.Handler { return RequireAnyScope(s) }
+
+// RequireAnyScope answers 403 PERMISSION_DENIED unless the caller's key has
+// at least one of scopes (routes shared by two endpoint groups). It must
+// run after Middleware.
+func RequireAnyScope(scopes ...Scope) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p, ok := PrincipalFrom(c)
 		if !ok {
@@ -112,14 +117,16 @@ func RequireScope(s Scope) fiber.Handler {
 				Error: errorDetail{Code: "INTERNAL_ERROR", Message: "Internal server error"},
 			})
 		}
-		if !p.Has(s) {
-			return c.Status(fiber.StatusForbidden).JSON(errorBody{
-				Error: errorDetail{
-					Code:    "PERMISSION_DENIED",
-					Message: fmt.Sprintf("This API key does not have the %q scope", s),
-				},
-			})
+		for _, s := range scopes {
+			if p.Has(s) {
+				return c.Next()
+			}
 		}
-		return c.Next()
+		return c.Status(fiber.StatusForbidden).JSON(errorBody{
+			Error: errorDetail{
+				Code:    "PERMISSION_DENIED",
+				Message: fmt.Sprintf("This API key does not have the %q scope", FormatScopes(scopes)),
+			},
+		})
 	}
 }

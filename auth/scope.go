@@ -44,7 +44,7 @@ func (s Scope) Valid() bool {
 // list: a key without scopes could do nothing, so asking for one is a mistake.
 func ParseScopes(list string) ([]Scope, error) {
 	if strings.TrimSpace(list) == "" {
-		return nil, fmt.Errorf("no scopes given (known scopes: %s)", joinScopes(allScopes))
+		return nil, fmt.Errorf("no scopes given (known scopes: %s)", FormatScopes(allScopes))
 	}
 	var want []Scope
 	for _, part := range strings.Split(list, ",") {
@@ -54,7 +54,7 @@ func ParseScopes(list string) ([]Scope, error) {
 		}
 		s := Scope(name)
 		if !s.Valid() {
-			return nil, fmt.Errorf("unknown scope %q (known scopes: %s)", strings.TrimSpace(part), joinScopes(allScopes))
+			return nil, fmt.Errorf("unknown scope %q (known scopes: %s)", strings.TrimSpace(part), FormatScopes(allScopes))
 		}
 		want = append(want, s)
 	}
@@ -65,11 +65,11 @@ func ParseScopes(list string) ([]Scope, error) {
 // canonical order.
 func normalizeScopes(scopes []Scope) ([]Scope, error) {
 	if len(scopes) == 0 {
-		return nil, fmt.Errorf("no scopes given (known scopes: %s)", joinScopes(allScopes))
+		return nil, fmt.Errorf("no scopes given (known scopes: %s)", FormatScopes(allScopes))
 	}
 	for _, s := range scopes {
 		if !s.Valid() {
-			return nil, fmt.Errorf("unknown scope %q (known scopes: %s)", s, joinScopes(allScopes))
+			return nil, fmt.Errorf("unknown scope %q (known scopes: %s)", s, FormatScopes(allScopes))
 		}
 	}
 	out := make([]Scope, 0, len(scopes))
@@ -81,16 +81,7 @@ func normalizeScopes(scopes []Scope) ([]Scope, error) {
 	return out, nil
 }
 
-// joinScopes renders scopes as "a,b,c", the form --scopes accepts.
-func joinScopes(scopes []Scope) string {
-	names := make([]string, len(scopes))
-	for i, s := range scopes {
-		names[i] = string(s)
-	}
-	return strings.Join(names, ",")
-}
-
 // FormatScopes renders scopes as the comma-separated form ParseScopes reads.
 func FormatScopes(scopes []Scope) string {
-	return joinScopes(scopes)
+	return strings.Join(scopeStrings(scopes), ",")
 }

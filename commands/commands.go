@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -52,24 +53,25 @@ func (r Result) Merge(o Result) Result {
 // Empty reports whether nothing was appended.
 func (r Result) Empty() bool { return len(r.EventTypes) == 0 }
 
-// SourceLookup finds a source record by id as the organization sees it.
-// The read model implements it; commands use it only to validate
-// references (siteId) in requests.
-type SourceLookup interface {
+// Lookups find what requests refer to by id (a siteId, an itemId) as the
+// organization sees it. The read model implements them; commands use them
+// only to resolve and validate references.
+type Lookups interface {
 	SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.SourceDetails, error)
+	NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (ItemRef, error)
 }
 
 // Handler runs commands against the event store.
 type Handler struct {
 	store   eventstore.Store
-	sources SourceLookup
+	lookups Lookups
 	now     func() time.Time
 	newID   func() uuid.UUID
 }
 
 // New returns a command handler.
-func New(store eventstore.Store, sources SourceLookup) *Handler {
-	return &Handler{store: store, sources: sources, now: domain.Now, newID: newID}
+func New(store eventstore.Store, lookups Lookups) *Handler {
+	return &Handler{store: store, lookups: lookups, now: domain.Now, newID: newID}
 }
 
 func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
@@ -105,6 +107,17 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 	return Result{Position: res.Position, EventTypes: types}, nil
 }
 
+// appendDecided appends what a command decided. When it decided nothing,
+// the answer rests on the stored events it read, which a concurrent request
+// may have appended without their projections catching up yet: the result
+// then carries them (Seen), so the caller still answers read-after-write.
+func (h *Handler) appendDecided(ctx context.Context, stream string, expected eventstore.ExpectedRevision, org uuid.UUID, events []domain.Event, seen Result) (Result, error) {
+	if len(events) == 0 {
+		return seen, nil
+	}
+	return h.append(ctx, stream, expected, org, events)
+}
+
 // readStream loads every event of a stream; a missing stream is empty.
 func (h *Handler) readStream(ctx context.Context, stream string) ([]domain.Event, error) {
 	events, _, err := h.readStreamSeen(ctx, stream)
@@ -132,7 +145,9 @@ func (h *Handler) readStreamSeen(ctx context.Context, stream string) ([]domain.E
 			}
 			out = append(out, e)
 			seen.SeenPosition = r.Position
-			seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
+			if !slices.Contains(seen.SeenEventTypes, r.Type) {
+				seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
+			}
 		}
 		if len(recs) < 1000 {
 			return out, seen, nil

@@ -95,12 +95,6 @@ type ItemRef struct {
 	SourceID   uuid.UUID
 }
 
-// ItemLookup finds an item of a feed the organization can see; the read
-// model implements it.
-type ItemLookup interface {
-	NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (ItemRef, error)
-}
-
 // GiveFeedback rates an item.
 type GiveFeedback struct {
 	Org     uuid.UUID
@@ -111,12 +105,12 @@ type GiveFeedback struct {
 }
 
 // GiveFeedback validates and appends feedback to the item's stream.
-func (h *Handler) GiveFeedback(ctx context.Context, items ItemLookup, c GiveFeedback) (uuid.UUID, Result, error) {
+func (h *Handler) GiveFeedback(ctx context.Context, c GiveFeedback) (uuid.UUID, Result, error) {
 	fb, err := domain.NewFeedback(c.Rating, c.Comment)
 	if err != nil {
 		return uuid.Nil, Result{}, err
 	}
-	ref, err := items.NewsItemRef(ctx, c.Org, c.FeedID, c.ItemID)
+	ref, err := h.lookups.NewsItemRef(ctx, c.Org, c.FeedID, c.ItemID)
 	if err != nil {
 		return uuid.Nil, Result{}, err
 	}

@@ -89,8 +89,7 @@ func (h *Handler) changeFeed(ctx context.Context, org, feedID uuid.UUID, decide 
 		if err := decide(feed); err != nil {
 			return err
 		}
-		res, err = h.append(ctx, domain.NewsFeedStream(feedID), expectedAfter(feed.Version()), org, feed.Changes())
-		res.SeenPosition, res.SeenEventTypes = seen.SeenPosition, seen.SeenEventTypes
+		res, err = h.appendDecided(ctx, domain.NewsFeedStream(feedID), expectedAfter(feed.Version()), org, feed.Changes(), seen)
 		return err
 	})
 	return res, err

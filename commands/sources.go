@@ -38,13 +38,6 @@ type DetachNewsSource struct {
 	AttachmentID uuid.UUID
 }
 
-// Attached describes a new attachment for the create response.
-type Attached struct {
-	AttachmentID uuid.UUID
-	Source       *domain.Source
-	Feed         *domain.NewsFeed
-}
-
 // RegisterSource creates the record for an identity, or links the existing
 // one to the organization. created is true when the record is new.
 func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (src *domain.Source, created bool, res Result, err error) {
@@ -68,14 +61,8 @@ func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.So
 			src.Apply(e)
 		}
 		decided, isNew := domain.RegisterSource(src, h.newID(), details, org, h.now())
-		res, err = h.append(ctx, stream, expectedAfter(len(events)), org, decided)
-		if err != nil {
+		if res, err = h.appendDecided(ctx, stream, expectedAfter(len(events)), org, decided, seen); err != nil {
 			return err
-		}
-		if len(decided) == 0 {
-			// Known and already linked: the answer reads the record, which a
-			// concurrent request may have stored without being projected yet.
-			res = res.Merge(seen)
 		}
 		for _, e := range decided {
 			src.Apply(e)
@@ -89,43 +76,37 @@ func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.So
 	return src, created, res, nil
 }
 
-// AttachNewsSource attaches a source to a feed, registering the record first.
-func (h *Handler) AttachNewsSource(ctx context.Context, c AttachNewsSource) (Attached, Result, error) {
+// AttachNewsSource attaches a source to a feed, registering the record
+// first, and returns the new attachment's id.
+func (h *Handler) AttachNewsSource(ctx context.Context, c AttachNewsSource) (uuid.UUID, Result, error) {
 	// Check the feed first so that a request for a missing feed leaves no
 	// trace, not even a source record.
 	if _, err := h.LoadNewsFeed(ctx, c.Org, c.FeedID); err != nil {
-		return Attached{}, Result{}, err
+		return uuid.Nil, Result{}, err
 	}
 	details, err := h.sourceDetails(ctx, c.Org, c.Request)
 	if err != nil {
-		return Attached{}, Result{}, err
+		return uuid.Nil, Result{}, err
 	}
 	src, _, regRes, err := h.register(ctx, c.Org, details)
 	if err != nil {
-		return Attached{}, Result{}, err
+		return uuid.Nil, Result{}, err
 	}
-	out := Attached{AttachmentID: h.newID(), Source: src}
+	id := h.newID()
 	res, err := h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
-		out.Feed = f
-		return f.AttachSource(out.AttachmentID, src, details, h.now())
+		return f.AttachSource(id, src, details, h.now())
 	})
 	if err != nil {
-		return Attached{}, Result{}, err
+		return uuid.Nil, Result{}, err
 	}
-	return out, regRes.Merge(res), nil
+	return id, regRes.Merge(res), nil
 }
 
 // SetNewsSourceEnabled enables or disables an attachment.
-func (h *Handler) SetNewsSourceEnabled(ctx context.Context, c SetNewsSourceEnabled) (domain.Attachment, Result, error) {
-	var att domain.Attachment
-	res, err := h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
-		if err := f.SetSourceEnabled(c.AttachmentID, c.Enabled, h.now()); err != nil {
-			return err
-		}
-		att, _ = f.Attachment(c.AttachmentID)
-		return nil
+func (h *Handler) SetNewsSourceEnabled(ctx context.Context, c SetNewsSourceEnabled) (Result, error) {
+	return h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
+		return f.SetSourceEnabled(c.AttachmentID, c.Enabled, h.now())
 	})
-	return att, res, err
 }
 
 // DetachNewsSource removes an attachment.
@@ -148,7 +129,7 @@ func (h *Handler) sourceDetails(ctx context.Context, org uuid.UUID, r domain.Sou
 	if details.SiteID == nil {
 		return details, nil
 	}
-	site, err := h.sources.SourceDetails(ctx, org, *details.SiteID)
+	site, err := h.lookups.SourceDetails(ctx, org, *details.SiteID)
 	if err != nil {
 		return domain.SourceDetails{}, fmt.Errorf("look up site %s: %w", details.SiteID, err)
 	}

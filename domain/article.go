@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -61,10 +60,10 @@ func NewArticleContent(c ArticleContent) (ArticleContent, error) {
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || r == '\r' || !unicode.IsControl(r) {
-			return r
+		if isStrayControl(r) {
+			return -1
 		}
-		return -1
+		return r
 	}, s)
 	return strings.TrimSpace(s)
 }
@@ -96,10 +95,8 @@ type ArticleFoundOnSource struct {
 	At         time.Time `json:"at"`
 }
 
-func (ArticleDiscovered) EventType() string          { return "ArticleDiscovered" }
-func (ArticleFoundOnSource) EventType() string       { return "ArticleFoundOnSource" }
-func (e ArticleDiscovered) OccurredAt() time.Time    { return e.At }
-func (e ArticleFoundOnSource) OccurredAt() time.Time { return e.At }
+func (ArticleDiscovered) EventType() string    { return "ArticleDiscovered" }
+func (ArticleFoundOnSource) EventType() string { return "ArticleFoundOnSource" }
 
 // Article is the shared article aggregate.
 type Article struct {

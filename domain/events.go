@@ -14,7 +14,6 @@ import (
 // (a breaking change gets a new event type with a version suffix).
 type Event interface {
 	EventType() string
-	OccurredAt() time.Time
 }
 
 // SchemaVersion of every event type defined here; stored in event metadata
@@ -48,12 +47,6 @@ func DecodeEvent(eventType string, data []byte) (Event, error) {
 		return nil, fmt.Errorf("decode event %s: %w", eventType, err)
 	}
 	return derefEvent(e), nil
-}
-
-// KnownEventType reports whether this build can decode eventType.
-func KnownEventType(eventType string) bool {
-	_, ok := registry[eventType]
-	return ok
 }
 
 // Events are registered as pointers for json.Unmarshal and handed out as
@@ -174,16 +167,3 @@ func (e NewsSourceDisabled) EventType() string         { return "NewsSourceDisab
 func (e NewsSourceDetached) EventType() string         { return "NewsSourceDetached" }
 func (e SourceRegistered) EventType() string           { return "SourceRegistered" }
 func (e SourceLinkedToOrganization) EventType() string { return "SourceLinkedToOrganization" }
-
-func (e NewsFeedCreated) OccurredAt() time.Time            { return e.At }
-func (e NewsFeedRenamed) OccurredAt() time.Time            { return e.At }
-func (e NewsFeedDescribed) OccurredAt() time.Time          { return e.At }
-func (e NewsFeedEnabled) OccurredAt() time.Time            { return e.At }
-func (e NewsFeedDisabled) OccurredAt() time.Time           { return e.At }
-func (e NewsFeedDeleted) OccurredAt() time.Time            { return e.At }
-func (e NewsSourceAttached) OccurredAt() time.Time         { return e.At }
-func (e NewsSourceEnabled) OccurredAt() time.Time          { return e.At }
-func (e NewsSourceDisabled) OccurredAt() time.Time         { return e.At }
-func (e NewsSourceDetached) OccurredAt() time.Time         { return e.At }
-func (e SourceRegistered) OccurredAt() time.Time           { return e.At }
-func (e SourceLinkedToOrganization) OccurredAt() time.Time { return e.At }

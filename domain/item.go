@@ -42,10 +42,8 @@ type FeedbackGiven struct {
 	At             time.Time `json:"at"`
 }
 
-func (NewsItemAdded) EventType() string       { return "NewsItemAdded" }
-func (FeedbackGiven) EventType() string       { return "FeedbackGiven" }
-func (e NewsItemAdded) OccurredAt() time.Time { return e.At }
-func (e FeedbackGiven) OccurredAt() time.Time { return e.At }
+func (NewsItemAdded) EventType() string { return "NewsItemAdded" }
+func (FeedbackGiven) EventType() string { return "FeedbackGiven" }
 
 // Rating is a feedback verdict.
 type Rating string
@@ -76,6 +74,9 @@ func NewFeedback(rating, comment string) (Feedback, error) {
 	}
 	if utf8.RuneCountInString(comment) > MaxCommentLength {
 		return Feedback{}, invalid("comment", "must be at most 5000 characters")
+	}
+	if hasStrayControl(comment) {
+		return Feedback{}, invalid("comment", "must not contain control characters")
 	}
 	return Feedback{Rating: Rating(rating), Comment: strings.TrimSpace(comment)}, nil
 }

@@ -16,8 +16,6 @@ type NewsFeed struct {
 	description string
 	enabled     bool
 	deleted     bool
-	createdAt   time.Time
-	updatedAt   time.Time
 	attachments map[uuid.UUID]*Attachment
 	// bySource holds the attachment of each source record, so a record is
 	// attached at most once per feed.
@@ -26,15 +24,12 @@ type NewsFeed struct {
 	changes  []Event
 }
 
-// Attachment is a source record attached to a news feed.
+// Attachment is a source record attached to a news feed, as far as the
+// feed's decisions need it.
 type Attachment struct {
-	ID         uuid.UUID
-	SourceID   uuid.UUID
-	SourceType SourceType
-	Details    SourceDetails
-	Enabled    bool
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	ID       uuid.UUID
+	SourceID uuid.UUID
+	Enabled  bool
 }
 
 // NewsFeedStream is the event stream of a news feed.
@@ -69,26 +64,12 @@ func LoadNewsFeed(events []Event) *NewsFeed {
 func (f *NewsFeed) ID() uuid.UUID           { return f.id }
 func (f *NewsFeed) Organization() uuid.UUID { return f.org }
 func (f *NewsFeed) Name() string            { return f.name }
-func (f *NewsFeed) Description() string     { return f.description }
-func (f *NewsFeed) Enabled() bool           { return f.enabled }
-func (f *NewsFeed) Deleted() bool           { return f.deleted }
-func (f *NewsFeed) CreatedAt() time.Time    { return f.createdAt }
-func (f *NewsFeed) UpdatedAt() time.Time    { return f.updatedAt }
 
 // Version is the number of stored events the state was built from.
 func (f *NewsFeed) Version() int { return f.version }
 
 // Changes are the events decided since the feed was loaded.
 func (f *NewsFeed) Changes() []Event { return f.changes }
-
-// Attachment returns an attachment by its id.
-func (f *NewsFeed) Attachment(id uuid.UUID) (Attachment, bool) {
-	a, ok := f.attachments[id]
-	if !ok {
-		return Attachment{}, false
-	}
-	return *a, true
-}
 
 // Attachments returns every current attachment.
 func (f *NewsFeed) Attachments() []Attachment {
@@ -225,29 +206,26 @@ func (f *NewsFeed) apply(e Event) {
 	switch ev := e.(type) {
 	case NewsFeedCreated:
 		f.id, f.org, f.name, f.description = ev.FeedID, ev.OrganizationID, ev.Name, ev.Description
-		f.enabled, f.createdAt, f.updatedAt = true, ev.At, ev.At
+		f.enabled = true
 		f.attachments = map[uuid.UUID]*Attachment{}
 		f.bySource = map[uuid.UUID]uuid.UUID{}
 	case NewsFeedRenamed:
-		f.name, f.updatedAt = ev.Name, ev.At
+		f.name = ev.Name
 	case NewsFeedDescribed:
-		f.description, f.updatedAt = ev.Description, ev.At
+		f.description = ev.Description
 	case NewsFeedEnabled:
-		f.enabled, f.updatedAt = true, ev.At
+		f.enabled = true
 	case NewsFeedDisabled:
-		f.enabled, f.updatedAt = false, ev.At
+		f.enabled = false
 	case NewsFeedDeleted:
-		f.deleted, f.updatedAt = true, ev.At
+		f.deleted = true
 	case NewsSourceAttached:
-		f.attachments[ev.AttachmentID] = &Attachment{
-			ID: ev.AttachmentID, SourceID: ev.SourceID, SourceType: ev.SourceType,
-			Details: ev.Details, Enabled: true, CreatedAt: ev.At, UpdatedAt: ev.At,
-		}
+		f.attachments[ev.AttachmentID] = &Attachment{ID: ev.AttachmentID, SourceID: ev.SourceID, Enabled: true}
 		f.bySource[ev.SourceID] = ev.AttachmentID
 	case NewsSourceEnabled:
-		f.setEnabled(ev.AttachmentID, true, ev.At)
+		f.setEnabled(ev.AttachmentID, true)
 	case NewsSourceDisabled:
-		f.setEnabled(ev.AttachmentID, false, ev.At)
+		f.setEnabled(ev.AttachmentID, false)
 	case NewsSourceDetached:
 		if a, ok := f.attachments[ev.AttachmentID]; ok {
 			delete(f.bySource, a.SourceID)
@@ -256,8 +234,8 @@ func (f *NewsFeed) apply(e Event) {
 	}
 }
 
-func (f *NewsFeed) setEnabled(id uuid.UUID, enabled bool, at time.Time) {
+func (f *NewsFeed) setEnabled(id uuid.UUID, enabled bool) {
 	if a, ok := f.attachments[id]; ok {
-		a.Enabled, a.UpdatedAt = enabled, at
+		a.Enabled = enabled
 	}
 }

@@ -156,7 +156,7 @@ func facebookSource(r SourceRequest) (SourceDetails, error) {
 		return SourceDetails{}, invalid("facebookType", "must be one of page, group, profile")
 	}
 	id := strings.TrimPrefix(strings.TrimSpace(deref(r.Identifier)), "@")
-	if id == "" || strings.ContainsAny(id, " /?#") {
+	if id == "" || strings.ContainsAny(id, " /?#") || strings.IndexFunc(id, unicode.IsControl) >= 0 {
 		return SourceDetails{}, invalid("identifier", "must be a handle or numeric id")
 	}
 	return SourceDetails{SourceType: SourceFacebook, FacebookType: kind, Identifier: id}, nil
@@ -267,7 +267,7 @@ func NormalizeHandle(raw string) (string, error) {
 	if h == "" {
 		return "", invalid("username", "is required")
 	}
-	if strings.ContainsAny(h, " /?#@") || len(h) > 100 {
+	if strings.ContainsAny(h, " /?#@") || strings.IndexFunc(h, unicode.IsControl) >= 0 || len(h) > 100 {
 		return "", invalid("username", "must be a handle like @example")
 	}
 	return h, nil
@@ -278,7 +278,6 @@ func NormalizeHandle(raw string) (string, error) {
 type Source struct {
 	id            uuid.UUID
 	details       SourceDetails
-	createdAt     time.Time
 	organizations map[uuid.UUID]bool
 	exists        bool
 }
@@ -292,9 +291,6 @@ func (s *Source) Details() SourceDetails { return s.details }
 // Exists reports whether the record was registered.
 func (s *Source) Exists() bool { return s.exists }
 
-// CreatedAt is when the record was registered.
-func (s *Source) CreatedAt() time.Time { return s.createdAt }
-
 // LinkedTo reports whether org created or attached the record.
 func (s *Source) LinkedTo(org uuid.UUID) bool { return s.organizations[org] }
 
@@ -302,7 +298,7 @@ func (s *Source) LinkedTo(org uuid.UUID) bool { return s.organizations[org] }
 func (s *Source) Apply(e Event) {
 	switch ev := e.(type) {
 	case SourceRegistered:
-		s.id, s.details, s.createdAt, s.exists = ev.SourceID, ev.Details, ev.At, true
+		s.id, s.details, s.exists = ev.SourceID, ev.Details, true
 		s.organizations = map[uuid.UUID]bool{ev.OrganizationID: true}
 	case SourceLinkedToOrganization:
 		s.organizations[ev.OrganizationID] = true

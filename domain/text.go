@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -20,11 +21,22 @@ func newText(field, value string, max int) (string, error) {
 	if v == "" {
 		return "", invalid(field, "must be at least 1 character")
 	}
+	if hasStrayControl(v) {
+		return "", invalid(field, "must not contain control characters")
+	}
 	if utf8.RuneCountInString(v) > max {
 		return "", invalid(field, "must be at most "+strconv.Itoa(max)+" characters")
 	}
 	return v, nil
 }
+
+// isStrayControl is a control character other than a line break or tab.
+// NUL above all: Postgres text and jsonb cannot store it.
+func isStrayControl(r rune) bool {
+	return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r'
+}
+
+func hasStrayControl(s string) bool { return strings.IndexFunc(s, isStrayControl) >= 0 }
 
 // Now truncates to the millisecond precision the API speaks, so a value read
 // back from an event equals the one that was decided on.

@@ -72,13 +72,9 @@ const (
 	// append succeeded, so this only runs out under heavy contention.
 	anyRetries = 20
 
-	uniqueViolation       = "23505"
-	revisionConstraint    = "events_stream_revision_key"
-	eventIDConstraint     = "events_event_id_key"
-	expectationKindAny    = 0
-	expectationKindNone   = 1
-	expectationKindExists = 2
-	expectationKindExact  = 3
+	uniqueViolation    = "23505"
+	revisionConstraint = "events_stream_revision_key"
+	eventIDConstraint  = "events_event_id_key"
 )
 
 // Postgres is the Store on the events table. It is safe for concurrent use.
@@ -109,8 +105,11 @@ func NewPostgres(pool *pgxpool.Pool) *Postgres {
 
 // The expectation is checked inside the insert so that the happy path is one
 // round trip. When the check fails nothing is inserted and the outer SELECT
-// still returns the stream's last revision for the conflict error. ORDER BY
-// e.ord makes global_position follow revision order within the append.
+// still returns the stream's last revision for the conflict error, and
+// whether any of the event ids was already stored (the statement's own
+// inserts are invisible to that subquery): only then can the failure be the
+// same append retried, worth a lookup. ORDER BY e.ord makes global_position
+// follow revision order within the append.
 const appendSQL = `
 WITH cur AS (
     SELECT max(stream_revision) AS rev FROM events WHERE stream_id = $1::text
@@ -127,7 +126,8 @@ WITH cur AS (
     ORDER BY e.ord
     RETURNING stream_revision, transaction_id, global_position
 )
-SELECT (SELECT rev FROM cur), last.stream_revision, last.transaction_id::text::bigint, last.global_position
+SELECT (SELECT rev FROM cur), last.stream_revision, last.transaction_id::text::bigint, last.global_position,
+    EXISTS (SELECT 1 FROM events WHERE event_id = ANY($2::uuid[]))
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT * FROM ins ORDER BY stream_revision DESC LIMIT 1) AS last ON true`
 
@@ -209,7 +209,8 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 
 	for attempt := 0; ; attempt++ {
 		var actual, lastRev, txid, gpos *int64
-		scan := func(row pgx.Row) error { return row.Scan(&actual, &lastRev, &txid, &gpos) }
+		var idsStored bool
+		scan := func(row pgx.Row) error { return row.Scan(&actual, &lastRev, &txid, &gpos, &idsStored) }
 		var err error
 		if retriesOnConflict(expected) {
 			// Appends that take whatever revision is next would otherwise
@@ -233,6 +234,12 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 				Position:             Position{Commit: uint64(*txid), Prepare: uint64(*gpos)},
 			}, nil
 		}
+		if err == nil && !idsStored {
+			// The expectation failed, nothing was written, and none of the
+			// events was stored before: a plain conflict, answered from the
+			// state the check saw.
+			return AppendResult{}, conflictError(stream, expected, actual)
+		}
 		revisionTaken := false
 		if err != nil {
 			var pgErr *pgconn.PgError
@@ -255,13 +262,7 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 		}
 		switch {
 		case err == nil:
-			// The expectation failed and nothing was written; report the
-			// state the check saw.
-			conflict := &WrongExpectedVersionError{Stream: stream, Expected: expected}
-			if actual != nil {
-				conflict.Actual, conflict.HasActual = uint64(*actual), true
-			}
-			return AppendResult{}, conflict
+			return AppendResult{}, conflictError(stream, expected, actual)
 		case revisionTaken && retriesOnConflict(expected) && attempt < anyRetries:
 			if err := backoff(ctx, attempt); err != nil {
 				return AppendResult{}, fmt.Errorf("append to stream %s: %w", stream, err)
@@ -278,6 +279,14 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 			return AppendResult{}, fmt.Errorf("append to stream %s: %w", stream, ErrDuplicateEventID)
 		}
 	}
+}
+
+func conflictError(stream string, expected ExpectedRevision, actual *int64) error {
+	conflict := &WrongExpectedVersionError{Stream: stream, Expected: expected}
+	if actual != nil {
+		conflict.Actual, conflict.HasActual = uint64(*actual), true
+	}
+	return conflict
 }
 
 type retryState struct {
@@ -347,30 +356,24 @@ func describeStored(id uuid.UUID, present bool, stream string, revision int64) s
 	return fmt.Sprintf("%s is stored in stream %s at revision %d", id, stream, revision)
 }
 
-func retriesOnConflict(e ExpectedRevision) bool { return e.IsAny() || e.IsStreamExists() }
+func retriesOnConflict(e ExpectedRevision) bool {
+	return e.kind == kindAny || e.kind == kindStreamExists
+}
 
+// expectationParams are appendSQL's $6 and $7; its CASE numbers the kinds as
+// revisionKind does.
 func expectationParams(e ExpectedRevision) (kind int32, revision int64) {
-	switch {
-	case e.IsNoStream():
-		return expectationKindNone, 0
-	case e.IsStreamExists():
-		return expectationKindExists, 0
-	}
-	if rev, ok := e.Revision(); ok {
-		return expectationKindExact, int64(rev)
-	}
-	return expectationKindAny, 0
+	return int32(e.kind), int64(e.revision)
 }
 
 func satisfies(e ExpectedRevision, hasActual bool, actual uint64) bool {
-	switch {
-	case e.IsNoStream():
+	switch e.kind {
+	case kindNoStream:
 		return !hasActual
-	case e.IsStreamExists():
+	case kindStreamExists:
 		return hasActual
-	}
-	if rev, ok := e.Revision(); ok {
-		return hasActual && actual == rev
+	case kindExact:
+		return hasActual && actual == e.revision
 	}
 	return true
 }
@@ -499,9 +502,6 @@ func limitParam(max int) *int64 {
 func (s *Postgres) Appended() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	s.mu.Lock()
-	if s.listeners == nil {
-		s.listeners = make(map[uint64]chan struct{})
-	}
 	id := s.nextID
 	s.nextID++
 	s.listeners[id] = ch

@@ -155,11 +155,7 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 }
 
 func (h *handlers) getNewsItem(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
-	if err != nil {
-		return err
-	}
-	itemID, err := pathUUID(c, "itemId")
+	feedID, itemID, err := pathUUIDs(c, "feedId", "itemId")
 	if err != nil {
 		return err
 	}
@@ -184,11 +180,7 @@ type feedbackJSON struct {
 }
 
 func (h *handlers) giveNewsFeedback(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
-	if err != nil {
-		return err
-	}
-	itemID, err := pathUUID(c, "itemId")
+	feedID, itemID, err := pathUUIDs(c, "feedId", "itemId")
 	if err != nil {
 		return err
 	}
@@ -203,7 +195,7 @@ func (h *handlers) giveNewsFeedback(c *fiber.Ctx) error {
 	if body.Comment != nil {
 		comment = *body.Comment
 	}
-	id, res, err := h.Commands.GiveFeedback(c.UserContext(), h.Queries, commands.GiveFeedback{
+	id, res, err := h.Commands.GiveFeedback(c.UserContext(), commands.GiveFeedback{
 		Org: organization(c), FeedID: feedID, ItemID: itemID, Rating: *body.Rating, Comment: comment,
 	})
 	if err != nil {

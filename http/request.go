@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -32,51 +31,7 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("body", "must hold a single JSON object")
 	}
-	return rejectNUL(body)
-}
-
-// rejectNUL refuses a body with a U+0000 anywhere in a string: Postgres text
-// and jsonb cannot store it, so accepting it would fail the write with a 500.
-// The field named is the top-level member that holds it.
-func rejectNUL(body []byte) error {
-	if !bytes.Contains(body, []byte(`\u0000`)) {
-		return nil
-	}
-	var obj map[string]any
-	if err := json.Unmarshal(body, &obj); err != nil {
-		return nil
-	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if strings.ContainsRune(k, 0) || containsNUL(obj[k]) {
-			return badRequest(k, "must not contain the NUL character (\\u0000)")
-		}
-	}
 	return nil
-}
-
-func containsNUL(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.ContainsRune(x, 0)
-	case []any:
-		for _, e := range x {
-			if containsNUL(e) {
-				return true
-			}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if strings.ContainsRune(k, 0) || containsNUL(e) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func jsonError(err error) error {
@@ -115,6 +70,16 @@ func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) {
 		return uuid.Nil, badRequest(name, "must be a UUID")
 	}
 	return id, nil
+}
+
+// pathUUIDs parses two path parameters: a feed and something inside it.
+func pathUUIDs(c *fiber.Ctx, outer, inner string) (uuid.UUID, uuid.UUID, error) {
+	a, err := pathUUID(c, outer)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	b, err := pathUUID(c, inner)
+	return a, b, err
 }
 
 // organization is the caller's organization; the auth middleware ran first.

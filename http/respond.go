@@ -14,23 +14,14 @@ import (
 	"github.com/feedsvc/feedsvc/projections"
 )
 
-// Error codes. News endpoints and event endpoints name two of them apart.
+// Error codes of the news endpoints (api.md 7). Event endpoints, when they
+// come, name 400 and 500 differently (BAD_REQUEST, INTERNAL_SERVER_ERROR).
 const (
-	codeValidation     = "VALIDATION_ERROR"
-	codeBadRequest     = "BAD_REQUEST"
-	codeNotFound       = "NOT_FOUND"
-	codeConflict       = "CONFLICT"
-	codeInternal       = "INTERNAL_ERROR"
-	codeInternalEvents = "INTERNAL_SERVER_ERROR"
-	codeMethod         = "METHOD_NOT_ALLOWED"
-)
-
-// family selects the error dialect of an endpoint group.
-type family int
-
-const (
-	newsFamily family = iota
-	eventsFamily
+	codeValidation = "VALIDATION_ERROR"
+	codeNotFound   = "NOT_FOUND"
+	codeConflict   = "CONFLICT"
+	codeInternal   = "INTERNAL_ERROR"
+	codeMethod     = "METHOD_NOT_ALLOWED"
 )
 
 // apiError is an error that knows its HTTP answer.
@@ -100,33 +91,26 @@ func classify(err error) *apiError {
 	return &apiError{status: fiber.StatusInternalServerError, message: "unexpected failure, retrying is advised"}
 }
 
-func (e *apiError) body(f family) errorBody {
+func (e *apiError) body() errorBody {
 	code := e.code
 	if code == "" {
-		code = defaultCode(e.status, f)
+		code = defaultCode(e.status)
 	}
-	d := errorDetail{Code: code, Message: e.message}
-	if f == newsFamily {
-		d.Resource, d.ID = e.resource, e.id
-	}
+	d := errorDetail{Code: code, Message: e.message, Resource: e.resource, ID: e.id}
 	if e.field != "" {
 		d.Details = &errorDetails{Field: e.field, Issue: e.issue}
 	}
 	return errorBody{Error: d}
 }
 
-func defaultCode(status int, f family) string {
-	switch {
-	case status == fiber.StatusBadRequest && f == eventsFamily:
-		return codeBadRequest
-	case status == fiber.StatusBadRequest, status == fiber.StatusRequestEntityTooLarge:
+func defaultCode(status int) string {
+	switch status {
+	case fiber.StatusBadRequest, fiber.StatusRequestEntityTooLarge:
 		return codeValidation
-	case status == fiber.StatusNotFound:
+	case fiber.StatusNotFound:
 		return codeNotFound
-	case status == fiber.StatusMethodNotAllowed:
+	case fiber.StatusMethodNotAllowed:
 		return codeMethod
-	case f == eventsFamily:
-		return codeInternalEvents
 	}
 	return codeInternal
 }

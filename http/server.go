@@ -134,7 +134,7 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
 	app.Get("/v0/feeds/news/:feedId/items", auth.RequireScope(auth.ScopeNews), items, h.listNewsItemsV0)
 
-	sources := app.Group("/sources", requireAnyScope(auth.ScopeNews, auth.ScopeEvents))
+	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)
 	sources.Get("/:id", h.getSource)
@@ -156,32 +156,17 @@ func (h *handlers) wait(c *fiber.Ctx, res commands.Result) error {
 	return h.Waiter.Wait(c.UserContext(), res.SeenPosition, res.SeenEventTypes)
 }
 
-func requireAnyScope(scopes ...auth.Scope) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		p, _ := auth.PrincipalFrom(c)
-		for _, s := range scopes {
-			if p.Has(s) {
-				return c.Next()
-			}
-		}
-		return c.Status(fiber.StatusForbidden).JSON(errorBody{Error: errorDetail{
-			Code: "PERMISSION_DENIED", Message: "this API key lacks the scope for " + c.Path(),
-		}})
-	}
-}
-
 func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		f := familyOf(c.Path())
 		var fe *fiber.Error
 		if errors.As(err, &fe) {
-			return c.Status(fe.Code).JSON(fiberError(fe).body(f))
+			return c.Status(fe.Code).JSON(fiberError(fe).body())
 		}
 		api := classify(err)
 		if api.status >= 500 {
 			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 		}
-		return c.Status(api.status).JSON(api.body(f))
+		return c.Status(api.status).JSON(api.body())
 	}
 }
 
@@ -199,13 +184,6 @@ func fiberError(fe *fiber.Error) *apiError {
 		return &apiError{status: fe.Code, message: fe.Message}
 	}
 	return &apiError{status: fe.Code, message: "unexpected failure, retrying is advised"}
-}
-
-func familyOf(path string) family {
-	if strings.HasPrefix(path, "/feeds/events") || strings.HasPrefix(path, "/v0/feeds/events") {
-		return eventsFamily
-	}
-	return newsFamily
 }
 
 // statusOf is the status a request will be answered with: an error

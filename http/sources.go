@@ -71,14 +71,14 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 		return err
 	}
 	org := organization(c)
-	att, res, err := h.Commands.AttachNewsSource(c.UserContext(), commands.AttachNewsSource{Org: org, FeedID: feedID, Request: req})
+	attID, res, err := h.Commands.AttachNewsSource(c.UserContext(), commands.AttachNewsSource{Org: org, FeedID: feedID, Request: req})
 	if err != nil {
 		return err
 	}
 	if err := h.wait(c, res); err != nil {
-		return stored(err, "source", att.AttachmentID.String())
+		return stored(err, "source", attID.String())
 	}
-	row, err := h.Queries.NewsFeedSource(c.UserContext(), org, feedID, att.AttachmentID)
+	row, err := h.Queries.NewsFeedSource(c.UserContext(), org, feedID, attID)
 	if err != nil {
 		return err
 	}
@@ -106,11 +106,7 @@ type updateSourceBody struct {
 }
 
 func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
-	if err != nil {
-		return err
-	}
-	attID, err := pathUUID(c, "sourceId")
+	feedID, attID, err := pathUUIDs(c, "feedId", "sourceId")
 	if err != nil {
 		return err
 	}
@@ -122,7 +118,7 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 		return badRequest("enabled", "is required")
 	}
 	org := organization(c)
-	_, res, err := h.Commands.SetNewsSourceEnabled(c.UserContext(), commands.SetNewsSourceEnabled{
+	res, err := h.Commands.SetNewsSourceEnabled(c.UserContext(), commands.SetNewsSourceEnabled{
 		Org: org, FeedID: feedID, AttachmentID: attID, Enabled: *body.Enabled,
 	})
 	if err != nil {
@@ -139,11 +135,7 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 }
 
 func (h *handlers) deleteNewsSource(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
-	if err != nil {
-		return err
-	}
-	attID, err := pathUUID(c, "sourceId")
+	feedID, attID, err := pathUUIDs(c, "feedId", "sourceId")
 	if err != nil {
 		return err
 	}

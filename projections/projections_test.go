@@ -56,7 +56,7 @@ func workload(t *testing.T, cmds *commands.Handler, org uuid.UUID, feeds int) {
 			t.Fatal(err)
 		}
 		if i%3 == 0 {
-			if _, _, err := cmds.SetNewsSourceEnabled(ctx, commands.SetNewsSourceEnabled{Org: org, FeedID: id, AttachmentID: att.AttachmentID}); err != nil {
+			if _, err := cmds.SetNewsSourceEnabled(ctx, commands.SetNewsSourceEnabled{Org: org, FeedID: id, AttachmentID: att}); err != nil {
 				t.Fatal(err)
 			}
 		}

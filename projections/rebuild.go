@@ -175,7 +175,7 @@ func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress 
 		return fmt.Errorf("stop shadow projector: %w", err)
 	}
 	<-done
-	pos, err := (&Subscriber{cfg: SubscriberConfig{Checkpoint: p.Name() + rebuildSuffix}}).readCheckpoint(ctx, tx)
+	pos, err := readCheckpoint(ctx, tx, p.Name()+rebuildSuffix)
 	if err != nil {
 		return err
 	}

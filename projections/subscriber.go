@@ -363,11 +363,16 @@ func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Mess
 }
 
 func (s *Subscriber) readCheckpoint(ctx context.Context, db bun.IDB) (eventstore.Position, error) {
+	return readCheckpoint(ctx, db, s.cfg.Checkpoint)
+}
+
+// readCheckpoint reads the committed position of a checkpoint row.
+func readCheckpoint(ctx context.Context, db bun.IDB, name string) (eventstore.Position, error) {
 	var commit, prepare int64
-	err := db.NewRaw("SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = ?", s.cfg.Checkpoint).
+	err := db.NewRaw("SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = ?", name).
 		Scan(ctx, &commit, &prepare)
 	if err != nil {
-		return eventstore.Position{}, fmt.Errorf("read checkpoint %s: %w", s.cfg.Checkpoint, err)
+		return eventstore.Position{}, fmt.Errorf("read checkpoint %s: %w", name, err)
 	}
 	return eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}, nil
 }

@@ -69,10 +69,7 @@ func (w *Waiter) waitOne(ctx context.Context, name string, pos eventstore.Positi
 		}
 	}
 	for {
-		var commit, prepare int64
-		err := w.db.NewRaw("SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = ?", name).
-			Scan(ctx, &commit, &prepare)
-		if err == nil && !(eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}).Less(pos) {
+		if reached, err := readCheckpoint(ctx, w.db, name); err == nil && !reached.Less(pos) {
 			return nil
 		}
 		if ctx.Err() != nil {

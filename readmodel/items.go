@@ -60,17 +60,17 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 	if f.Offset < deepOffset {
 		sel := q.db.NewSelect().Model(&items).Where("feed_id = ?", feedID)
 		applyRange(sel, f)
-		err = sel.OrderExpr(itemOrder).Limit(int64(f.Limit)).Offset(int64(f.Offset)).Scan(ctx)
+		err = sel.OrderExpr(itemOrder("")).Limit(int64(f.Limit)).Offset(int64(f.Offset)).Scan(ctx)
 	} else {
 		// Deep pages: walk the offset in the ordering index alone (an
 		// index-only scan of its keys), then fetch just the page's rows,
 		// instead of reading every skipped row from the table.
 		page := q.db.NewSelect().Model((*NewsItem)(nil)).Column("id", "created_at", "published_at").Where("feed_id = ?", feedID)
 		applyRange(page, f)
-		page.OrderExpr(itemOrder).Limit(int64(f.Limit)).Offset(int64(f.Offset))
+		page.OrderExpr(itemOrder("")).Limit(int64(f.Limit)).Offset(int64(f.Offset))
 		err = q.db.NewSelect().Model(&items).
 			Join("JOIN (?) AS page ON page.id = news_item.id", page).
-			OrderExpr("page.created_at DESC, page.published_at DESC NULLS LAST, page.id DESC").
+			OrderExpr(itemOrder("page")).
 			Scan(ctx)
 	}
 	if err != nil {
@@ -104,8 +104,15 @@ func (q *Queries) feedItemCount(ctx context.Context, org, feedID uuid.UUID, f It
 	return n, nil
 }
 
-// itemOrder is newest first (D7); news_items_feed_order_idx serves it.
-const itemOrder = "created_at DESC, published_at DESC NULLS LAST, id DESC"
+// itemOrder is newest first, then by publish time, then id (D7), with the
+// columns qualified by alias when one is given; news_items_feed_order_idx
+// serves it.
+func itemOrder(alias string) string {
+	if alias != "" {
+		alias += "."
+	}
+	return alias + "created_at DESC, " + alias + "published_at DESC NULLS LAST, " + alias + "id DESC"
+}
 
 // deepOffset is where paging switches to the two-step query: below it the
 // plain query reads fewer pages than the key walk plus the lookups.
@@ -134,13 +141,18 @@ func applyRange(sel *bun.SelectQuery, f ItemFilter) {
 }
 
 // NewsItem returns one item of an organization's feed.
+// One query when the item is there; only a miss asks which of feed and
+// item is missing, for the error.
 func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (NewsItem, error) {
-	if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
-		return NewsItem{}, err
-	}
 	var it NewsItem
-	err := q.db.NewSelect().Model(&it).Where("id = ? AND feed_id = ?", itemID, feedID).Scan(ctx)
+	err := q.db.NewSelect().Model(&it).
+		Where("news_item.id = ? AND news_item.feed_id = ?", itemID, feedID).
+		Where("EXISTS (SELECT 1 FROM news_feeds AS f WHERE f.id = news_item.feed_id AND f.organization_id = ?)", org).
+		Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
+			return NewsItem{}, err
+		}
 		return NewsItem{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}
 	if err != nil {
@@ -149,7 +161,7 @@ func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (
 	return it, nil
 }
 
-// NewsItemRef implements commands.ItemLookup.
+// NewsItemRef implements commands.Lookups.
 func (q *Queries) NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (commands.ItemRef, error) {
 	it, err := q.NewsItem(ctx, org, feedID, itemID)
 	if err != nil {

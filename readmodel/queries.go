@@ -47,17 +47,21 @@ func (q *Queries) NewsFeed(ctx context.Context, org, id uuid.UUID) (NewsFeed, er
 }
 
 // NewsFeedSources lists a feed's attachments, newest first.
+// Attachments carry their organization, so a non-empty answer needs no
+// feed check; only an empty one asks whether the feed is there at all.
 func (q *Queries) NewsFeedSources(ctx context.Context, org, feedID uuid.UUID) ([]NewsFeedSource, error) {
-	if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
-		return nil, err
-	}
 	out := []NewsFeedSource{}
 	err := q.db.NewSelect().Model(&out).
-		Where("feed_id = ?", feedID).
+		Where("feed_id = ? AND organization_id = ?", feedID, org).
 		OrderExpr("created_at DESC, id DESC").
 		Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list sources of feed %s: %w", feedID, err)
+	}
+	if len(out) == 0 {
+		if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -107,7 +111,7 @@ func (q *Queries) Source(ctx context.Context, org, id uuid.UUID) (Source, error)
 	return s, nil
 }
 
-// SourceDetails implements commands.SourceLookup.
+// SourceDetails implements commands.Lookups.
 func (q *Queries) SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.SourceDetails, error) {
 	s, err := q.Source(ctx, org, id)
 	if err != nil {

@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +79,16 @@ func defaultDB() string {
 	return "postgres://postgres@127.0.0.1:5432/feedsvc_bench?sslmode=disable"
 }
 
+// rebuildDB is the rebuild benchmark's own database on the same server, so
+// that -fresh and -drop never touch the API benchmark's (or any other).
+func rebuildDB() string {
+	dsn, err := database.WithDatabase(defaultDB(), "feedsvc_bench_rebuild")
+	if err != nil {
+		return "" // an unparsable DATABASE_URL: fail at open, never fall back
+	}
+	return dsn
+}
+
 func logger(verbose bool) *slog.Logger {
 	level := slog.LevelWarn
 	if verbose {
@@ -95,15 +104,7 @@ func open(ctx context.Context, dsn string, fresh bool) (*database.DB, error) {
 			return nil, err
 		}
 	}
-	db, err := database.Open(ctx, dsn)
-	if err != nil {
-		return nil, err
-	}
-	if err := migrations.Migrate(ctx, db.Bun); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
+	return migrations.Open(ctx, dsn)
 }
 
 func drop(ctx context.Context, args []string) error {
@@ -373,7 +374,7 @@ func catchUpAll(ctx context.Context, db *database.DB, store *eventstore.Postgres
 
 func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("seed rebuild", flag.ContinueOnError)
-	dsn := fs.String("db", strings.Replace(defaultDB(), "feedsvc_bench", "feedsvc_bench_rebuild", 1), "database URL (created if missing)")
+	dsn := fs.String("db", rebuildDB(), "database URL (created if missing)")
 	fresh := fs.Bool("fresh", false, "drop the database first")
 	drop := fs.Bool("drop", false, "drop the database afterwards")
 	events := fs.Int("events", 1_000_000, "NewsItemAdded events in the log (missing ones are added)")

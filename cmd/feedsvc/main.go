@@ -94,14 +94,11 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 // withDatabase opens (creating if needed) and migrates the database, so
 // every command works on a fresh machine.
 func withDatabase(ctx context.Context, cfg config.Config, fn func(*database.DB) error) error {
-	db, err := database.Open(ctx, cfg.DatabaseURL)
+	db, err := migrations.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if err := migrations.Migrate(ctx, db.Bun); err != nil {
-		return err
-	}
 	return fn(db)
 }
 

@@ -42,17 +42,29 @@ func runProjections(ctx context.Context, cfg config.Config, db *database.DB, arg
 }
 
 func listProjections(ctx context.Context, db *database.DB, stdout io.Writer) error {
+	var rows []struct {
+		Name    string `bun:"name"`
+		Commit  int64  `bun:"commit_position"`
+		Prepare int64  `bun:"prepare_position"`
+		Updated string `bun:"updated"`
+	}
+	err := db.Bun.NewRaw(`SELECT name, commit_position, prepare_position,
+		to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS updated FROM projection_checkpoints`).Scan(ctx, &rows)
+	if err != nil {
+		return fmt.Errorf("read checkpoints: %w", err)
+	}
+	byName := map[string]string{}
+	for _, r := range rows {
+		byName[r.Name] = fmt.Sprintf("%d/%d\t%s", r.Commit, r.Prepare, r.Updated)
+	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tTABLES\tCHECKPOINT\tUPDATED")
 	for _, p := range projections.All() {
-		var commit, prepare int64
-		var updated string
-		err := db.Bun.NewRaw(`SELECT commit_position, prepare_position, to_char(updated_at, 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-			FROM projection_checkpoints WHERE name = ?`, p.Name()).Scan(ctx, &commit, &prepare, &updated)
-		if err != nil {
-			updated = "never run"
+		state, ok := byName[p.Name()]
+		if !ok {
+			state = "0/0\tnever run"
 		}
-		fmt.Fprintf(w, "%s\t%v\t%d/%d\t%s\n", p.Name(), p.Tables(), commit, prepare, updated)
+		fmt.Fprintf(w, "%s\t%v\t%s\n", p.Name(), p.Tables(), state)
 	}
 	return w.Flush()
 }

@@ -45,12 +45,8 @@ type Service struct {
 // New opens and migrates the database and wires every part. Nothing runs
 // until Run.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service, error) {
-	db, err := database.Open(ctx, cfg.DatabaseURL)
+	db, err := migrations.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
-		return nil, err
-	}
-	if err := migrations.Migrate(ctx, db.Bun); err != nil {
-		db.Close()
 		return nil, err
 	}
 	s := &Service{Config: cfg, DB: db, logger: logger}

@@ -30,14 +30,11 @@ func New(t testing.TB) (*database.DB, string) {
 	dsn := NewURL(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	db, err := database.Open(ctx, dsn)
+	db, err := migrations.Open(ctx, dsn)
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
 	t.Cleanup(db.Close)
-	if err := migrations.Migrate(ctx, db.Bun); err != nil {
-		t.Fatalf("migrate test database: %v", err)
-	}
 	return db, dsn
 }
 

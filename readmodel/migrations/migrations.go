@@ -13,6 +13,8 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/feedsvc/feedsvc/internal/database"
 )
 
 //go:embed *.sql
@@ -37,4 +39,18 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
 	return nil
+}
+
+// Open opens the database at dsn (creating it if the server has none of
+// that name) and brings it to the current schema.
+func Open(ctx context.Context, dsn string) (*database.DB, error) {
+	db, err := database.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := Migrate(ctx, db.Bun); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
