@@ -2,6 +2,7 @@ package eventstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -156,3 +157,23 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkAppendConflictNoStream measures the answer to an append whose
+// stream already exists: how the ingester learns a feed already has an
+// article.
+func BenchmarkAppendConflictNoStream(b *testing.B) {
+	s, _, _ := newStore(b)
+	ctx := context.Background()
+	if _, err := s.AppendToStream(ctx, "taken", eventstore.NoStream(), benchEvents(1)...); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		_, err := s.AppendToStream(ctx, "taken", eventstore.NoStream(), benchEvents(1)...)
+		if !errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+			b.Fatalf("err %v, want a conflict", err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "conflicts/s")
+}

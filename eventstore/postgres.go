@@ -108,7 +108,9 @@ func NewPostgres(pool *pgxpool.Pool) *Postgres {
 // still returns the stream's last revision for the conflict error, and
 // whether any of the event ids was already stored (the statement's own
 // inserts are invisible to that subquery): only then can the failure be the
-// same append retried, worth a lookup. ORDER BY e.ord makes global_position
+// same append retried, worth a lookup. The probe sits in a CASE branch so a
+// successful append never runs it, and looks ids up one by one so the
+// unique index serves it whatever the table's statistics say. ORDER BY e.ord makes global_position
 // follow revision order within the append.
 const appendSQL = `
 WITH cur AS (
@@ -127,7 +129,10 @@ WITH cur AS (
     RETURNING stream_revision, transaction_id, global_position
 )
 SELECT (SELECT rev FROM cur), last.stream_revision, last.transaction_id::text::bigint, last.global_position,
-    EXISTS (SELECT 1 FROM events WHERE event_id = ANY($2::uuid[]))
+    CASE WHEN last.stream_revision IS NULL THEN EXISTS (
+        SELECT 1 FROM unnest($2::uuid[]) AS x(id)
+        WHERE EXISTS (SELECT 1 FROM events WHERE events.event_id = x.id)
+    ) ELSE false END
 FROM (SELECT 1) AS one
 LEFT JOIN (SELECT * FROM ins ORDER BY stream_revision DESC LIMIT 1) AS last ON true`
 
