@@ -38,16 +38,48 @@ type Candidate struct {
 	LastMod     time.Time
 }
 
-// SitemapCandidates lists the URLs of a sitemap that are new enough: those
-// whose PublishedAt or LastMod is not before since, plus those with neither
-// date (the caller judges them by when it first saw them). A sitemap index
-// is followed to depth 2, skipping children whose lastmod is before since
-// and reading at most 50 children, newest lastmod first. A failing child is
+// ValidatorStore remembers the HTTP validators of listings (sitemaps, a
+// sitemap index's children, feeds, index pages) between polls, keyed by the
+// URL requested, so that an unchanged listing costs a 304. A listing that
+// answers 304 yields no candidates: the caller has dealt with what it
+// listed when it stored the validators. Implementations must be safe for
+// concurrent use, as the children of a sitemap index are read concurrently.
+type ValidatorStore interface {
+	// Validators returns what to send with a request for url; the zero
+	// value makes the request unconditional.
+	Validators(url string) Validators
+	// SetValidators records what url answered, in full or with a 304. The
+	// zero value means there is nothing to remember.
+	SetValidators(url string, v Validators)
+}
+
+func conditional(store ValidatorStore, u string) Validators {
+	if store == nil {
+		return Validators{}
+	}
+	return store.Validators(u)
+}
+
+func remember(store ValidatorStore, u string, v Validators) {
+	if store != nil {
+		store.SetValidators(u, v)
+	}
+}
+
+// SitemapCandidates lists the URLs of a sitemap, with whatever dates it
+// gives; judging them by date is the caller's business. A sitemap index is
+// followed to depth 2, skipping children whose lastmod is before since and
+// reading at most 50 children, newest lastmod first. A failing child is
 // skipped; only when every child fails is the listing an error. A "sitemap"
 // that turns out to be an RSS or Atom feed is read as one. Sitemaps are not
 // checked against robots.txt, which is where sites advertise them.
-func (c *Client) SitemapCandidates(ctx context.Context, sitemapURL string, since time.Time) ([]Candidate, error) {
-	w := &sitemapWalk{c: c, since: since, budget: maxSitemapChildren, seen: map[string]bool{}}
+//
+// With a store, sitemaps and feeds are fetched conditionally. An index is
+// always read in full (its validators are not kept): a 304 would hide its
+// children, which are what changes and which are fetched conditionally
+// themselves. store may be nil.
+func (c *Client) SitemapCandidates(ctx context.Context, sitemapURL string, since time.Time, store ValidatorStore) ([]Candidate, error) {
+	w := &sitemapWalk{c: c, since: since, store: store, budget: maxSitemapChildren, seen: map[string]bool{}}
 	if err := w.visit(ctx, sitemapURL, 0); err != nil {
 		return nil, err
 	}
@@ -58,6 +90,7 @@ func (c *Client) SitemapCandidates(ctx context.Context, sitemapURL string, since
 type sitemapWalk struct {
 	c      *Client
 	since  time.Time
+	store  ValidatorStore
 	mu     sync.Mutex
 	budget int
 	seen   map[string]bool
@@ -65,21 +98,31 @@ type sitemapWalk struct {
 }
 
 func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) error {
-	resp, err := w.c.fetch(ctx, sitemapURL, Validators{}, w.c.opts.MaxSitemapBytes)
+	resp, err := w.c.fetch(ctx, sitemapURL, conditional(w.store, sitemapURL), w.c.opts.MaxSitemapBytes)
 	if err != nil {
 		return fmt.Errorf("sitemap: %w", err)
 	}
+	if resp.NotModified {
+		remember(w.store, sitemapURL, resp.Validators)
+		return nil
+	}
 	sm, err := extract.ParseSitemap(resp.Body)
 	if errors.Is(err, extract.ErrNotSitemap) {
-		return w.addFeed(resp)
+		if err := w.addFeed(resp); err != nil {
+			return err
+		}
+		remember(w.store, sitemapURL, resp.Validators)
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("sitemap %s: %w", sitemapURL, err)
 	}
 	if !sm.Index {
 		w.addURLs(sm.URLs)
+		remember(w.store, sitemapURL, resp.Validators)
 		return nil
 	}
+	remember(w.store, sitemapURL, Validators{})
 	if depth >= maxSitemapDepth {
 		return fmt.Errorf("sitemap %s: index nested deeper than %d levels", sitemapURL, maxSitemapDepth)
 	}
@@ -159,9 +202,6 @@ func (w *sitemapWalk) addURLs(urls []extract.SitemapURL) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, u := range urls {
-		if !recentEnough(u.PublishedAt, u.LastMod, w.since) {
-			continue
-		}
 		w.add(Candidate{URL: u.URL, Title: u.Title, ImageURL: u.ImageURL, PublishedAt: u.PublishedAt, LastMod: u.LastMod})
 	}
 }
@@ -174,9 +214,7 @@ func (w *sitemapWalk) addFeed(resp *Response) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, cand := range cands {
-		if recentEnough(cand.PublishedAt, time.Time{}, w.since) {
-			w.add(cand)
-		}
+		w.add(cand)
 	}
 	return nil
 }
@@ -191,25 +229,25 @@ func (w *sitemapWalk) add(cand Candidate) {
 	w.out = append(w.out, cand)
 }
 
-// recentEnough keeps URLs with a date not before since, and URLs with no
-// date at all.
-func recentEnough(published, lastMod, since time.Time) bool {
-	if published.IsZero() && lastMod.IsZero() {
-		return true
-	}
-	return (!published.IsZero() && !published.Before(since)) || (!lastMod.IsZero() && !lastMod.Before(since))
-}
-
-// FeedCandidates lists the entries of an RSS, Atom or JSON feed. Like
-// sitemaps, feeds are published for machines and are not checked against
-// robots.txt (feed readers do not consult it); callers polling a feed
-// repeatedly can use Get with Validators and extract.Feed instead.
-func (c *Client) FeedCandidates(ctx context.Context, feedURL string) ([]Candidate, error) {
-	resp, err := c.Get(ctx, feedURL, Validators{})
+// FeedCandidates lists the entries of an RSS, Atom or JSON feed, fetched
+// conditionally with a store (which may be nil). Like sitemaps, feeds are
+// published for machines and are not checked against robots.txt (feed
+// readers do not consult it).
+func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store ValidatorStore) ([]Candidate, error) {
+	resp, err := c.Get(ctx, feedURL, conditional(store, feedURL))
 	if err != nil {
 		return nil, fmt.Errorf("feed: %w", err)
 	}
-	return feedCandidates(resp)
+	if resp.NotModified {
+		remember(store, feedURL, resp.Validators)
+		return nil, nil
+	}
+	cands, err := feedCandidates(resp)
+	if err != nil {
+		return nil, err
+	}
+	remember(store, feedURL, resp.Validators)
+	return cands, nil
 }
 
 func feedCandidates(resp *Response) ([]Candidate, error) {
@@ -233,16 +271,22 @@ func feedCandidates(resp *Response) ([]Candidate, error) {
 }
 
 // IndexPageCandidates lists the links of an index page (a home page or a
-// section front) that extract.LikelyArticle accepts. The page is fetched
-// only if robots.txt allows it.
-func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string) ([]Candidate, error) {
-	resp, err := c.GetAllowed(ctx, pageURL, Validators{})
+// section front) that extract.LikelyArticle accepts, fetched conditionally
+// with a store (which may be nil). The page is fetched only if robots.txt
+// allows it.
+func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store ValidatorStore) ([]Candidate, error) {
+	resp, err := c.GetAllowed(ctx, pageURL, conditional(store, pageURL))
 	if err != nil {
 		return nil, fmt.Errorf("index page: %w", err)
+	}
+	if resp.NotModified {
+		remember(store, pageURL, resp.Validators)
+		return nil, nil
 	}
 	if !isHTML(resp) {
 		return nil, fmt.Errorf("index page %s: %w (%s)", resp.URL, ErrNotHTML, resp.ContentType)
 	}
+	remember(store, pageURL, resp.Validators)
 	var out []Candidate
 	for _, link := range extract.Links(resp.URL, extract.ToUTF8(resp.Body, resp.ContentType)) {
 		if extract.LikelyArticle(resp.URL, link) {

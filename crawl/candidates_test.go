@@ -70,7 +70,10 @@ func candidateURLs(cs []Candidate) []string {
 	return out
 }
 
-func TestSitemapCandidatesFiltersByDate(t *testing.T) {
+// Judging candidates by date is the caller's (ingest's) business, for every
+// kind of listing alike: SitemapCandidates returns every http(s) URL with
+// the dates the sitemap gives.
+func TestSitemapCandidatesListsEveryURLWithItsDates(t *testing.T) {
 	s := newSite(t, map[string]http.HandlerFunc{
 		"/news.xml": text("application/xml", urlset(
 			sitemapURL("https://example.com/new-by-publication", "", "2024-05-03T08:00:00Z"),
@@ -81,18 +84,24 @@ func TestSitemapCandidatesFiltersByDate(t *testing.T) {
 			sitemapURL("ftp://example.com/not-http", "", ""),
 		)),
 	})
-	got, err := localClient(Options{}).SitemapCandidates(context.Background(), s.URL+"/news.xml", since)
+	got, err := localClient(Options{}).SitemapCandidates(context.Background(), s.URL+"/news.xml", since, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"https://example.com/exactly-since", "https://example.com/new-by-publication", "https://example.com/old-but-updated", "https://example.com/undated"}
+	want := []string{"https://example.com/exactly-since", "https://example.com/new-by-publication", "https://example.com/old-but-updated",
+		"https://example.com/old-by-lastmod", "https://example.com/undated"}
 	if urls := candidateURLs(got); !slices.Equal(urls, want) {
 		t.Fatalf("URLs = %v, want %v", urls, want)
 	}
 	for _, c := range got {
-		if c.URL == "https://example.com/new-by-publication" {
+		switch c.URL {
+		case "https://example.com/new-by-publication":
 			if c.Title != "Title of https://example.com/new-by-publication" || !c.PublishedAt.Equal(time.Date(2024, 5, 3, 8, 0, 0, 0, time.UTC)) {
 				t.Errorf("news fields lost: %+v", c)
+			}
+		case "https://example.com/old-but-updated":
+			if !c.PublishedAt.Equal(time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)) || !c.LastMod.Equal(time.Date(2024, 5, 4, 0, 0, 0, 0, time.UTC)) {
+				t.Errorf("dates lost: %+v", c)
 			}
 		}
 	}
@@ -121,7 +130,7 @@ func TestSitemapCandidatesFollowsIndexes(t *testing.T) {
 		s.URL+"/nested-index.xml|2024-05-03",
 		s.URL+"/feed.xml",
 	))
-	got, err := localClient(Options{}).SitemapCandidates(context.Background(), s.URL+"/index.xml", since)
+	got, err := localClient(Options{}).SitemapCandidates(context.Background(), s.URL+"/index.xml", since, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +169,7 @@ func TestSitemapCandidatesBoundsIndexes(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("an index of 70 children reads only 50", func(t *testing.T) {
-		got, err := c.SitemapCandidates(ctx, s.URL+"/many.xml", since)
+		got, err := c.SitemapCandidates(ctx, s.URL+"/many.xml", since, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +182,7 @@ func TestSitemapCandidatesBoundsIndexes(t *testing.T) {
 		}
 	})
 	t.Run("indexes nested deeper than two levels are not followed", func(t *testing.T) {
-		_, err := c.SitemapCandidates(ctx, s.URL+"/deep.xml", since)
+		_, err := c.SitemapCandidates(ctx, s.URL+"/deep.xml", since, nil)
 		if err == nil {
 			t.Error("want an error: the only path leads too deep")
 		}
@@ -182,14 +191,14 @@ func TestSitemapCandidatesBoundsIndexes(t *testing.T) {
 		}
 	})
 	t.Run("an index whose children all fail is an error", func(t *testing.T) {
-		_, err := c.SitemapCandidates(ctx, s.URL+"/all-broken.xml", since)
+		_, err := c.SitemapCandidates(ctx, s.URL+"/all-broken.xml", since, nil)
 		var se *StatusError
 		if !errors.As(err, &se) {
 			t.Errorf("err = %v, want the children's StatusErrors", err)
 		}
 	})
 	t.Run("a missing sitemap is an error", func(t *testing.T) {
-		if _, err := c.SitemapCandidates(ctx, s.URL+"/nope.xml", since); err == nil {
+		if _, err := c.SitemapCandidates(ctx, s.URL+"/nope.xml", since, nil); err == nil {
 			t.Error("want an error")
 		}
 	})
@@ -206,7 +215,7 @@ func TestFeedCandidates(t *testing.T) {
 		"/not-a-feed": text("text/html", "<html></html>"),
 	})
 	c := localClient(Options{})
-	got, err := c.FeedCandidates(context.Background(), s.URL+"/news/feed.xml")
+	got, err := c.FeedCandidates(context.Background(), s.URL+"/news/feed.xml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +231,7 @@ func TestFeedCandidates(t *testing.T) {
 			t.Errorf("candidate %d = %+v\nwant %+v", i, got[i], want[i])
 		}
 	}
-	if _, err := c.FeedCandidates(context.Background(), s.URL+"/not-a-feed"); err == nil {
+	if _, err := c.FeedCandidates(context.Background(), s.URL+"/not-a-feed", nil); err == nil {
 		t.Error("want an error for an HTML page")
 	}
 }
@@ -241,7 +250,7 @@ func TestIndexPageCandidates(t *testing.T) {
 		"/members/": text("text/html", "<html></html>"),
 	})
 	c := localClient(Options{})
-	got, err := c.IndexPageCandidates(context.Background(), s.URL+"/world/")
+	got, err := c.IndexPageCandidates(context.Background(), s.URL+"/world/", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +258,7 @@ func TestIndexPageCandidates(t *testing.T) {
 	if urls := candidateURLs(got); !slices.Equal(urls, want) {
 		t.Errorf("URLs = %v, want %v", urls, want)
 	}
-	if _, err := c.IndexPageCandidates(context.Background(), s.URL+"/members/"); !errors.Is(err, ErrDisallowed) {
+	if _, err := c.IndexPageCandidates(context.Background(), s.URL+"/members/", nil); !errors.Is(err, ErrDisallowed) {
 		t.Errorf("err = %v, want ErrDisallowed", err)
 	}
 }

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 
-	"code.dny.dev/ssrf"
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/extract"
 )
 
@@ -26,15 +25,16 @@ type Site struct {
 // wellKnownSitemaps are probed when robots.txt lists no sitemap.
 var wellKnownSitemaps = []string{"/sitemap.xml", "/sitemap_index.xml"}
 
-// DiscoverSite finds the sitemaps and feeds of domain ("example.com" or
-// "host:port"; a scheme or trailing slash is tolerated). It tries https
+// DiscoverSite finds the sitemaps and feeds of the site name
+// ("example.com" or "host:port"; an http(s) scheme or trailing slash is
+// tolerated, as domain.NormalizeDomain has it). It tries https
 // first and falls back to http only when https cannot connect (refused, TLS
 // failure, timeout), never when https answers with an HTTP error, so that a
 // site is not silently downgraded.
-func (c *Client) DiscoverSite(ctx context.Context, domain string) (Site, error) {
-	host, err := normalizeDomain(domain)
+func (c *Client) DiscoverSite(ctx context.Context, name string) (Site, error) {
+	host, err := domain.NormalizeDomain(name)
 	if err != nil {
-		return Site{}, fmt.Errorf("discover %s: %w", domain, err)
+		return Site{}, fmt.Errorf("discover %s: %w", name, err)
 	}
 	var errs []error
 	for _, scheme := range []string{"https", "http"} {
@@ -47,23 +47,7 @@ func (c *Client) DiscoverSite(ctx context.Context, domain string) (Site, error) 
 			break
 		}
 	}
-	return Site{}, fmt.Errorf("discover %s: %w", domain, errors.Join(errs...))
-}
-
-func normalizeDomain(domain string) (string, error) {
-	d := strings.TrimSpace(domain)
-	if strings.Contains(d, "://") {
-		u, err := url.Parse(d)
-		if err != nil {
-			return "", err
-		}
-		d = u.Host
-	}
-	d = strings.ToLower(strings.TrimRight(d, "/"))
-	if d == "" || strings.ContainsAny(d, "/?#@ ") {
-		return "", fmt.Errorf("invalid domain %q", domain)
-	}
-	return d, nil
+	return Site{}, fmt.Errorf("discover %s: %w", name, errors.Join(errs...))
 }
 
 // discoverAt discovers a site at one origin. Reading robots.txt comes first:
@@ -118,14 +102,8 @@ func originOf(rawURL, fallback string) string {
 
 // connectionFailure reports errors where the server was never reached or
 // the TLS session never established, as opposed to HTTP-level answers,
-// policy refusals and the caller's own cancellation.
+// lasting refusals (Permanent) and the caller's own cancellation.
 func connectionFailure(err error) bool {
 	var se *StatusError
-	switch {
-	case err == nil, errors.As(err, &se), errors.Is(err, ErrDisallowed), errors.Is(err, ErrTooLarge),
-		errors.Is(err, ErrTooManyRedirects), errors.Is(err, ErrUnsupportedScheme), errors.Is(err, context.Canceled),
-		errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedPort), errors.Is(err, ssrf.ErrProhibitedNetwork):
-		return false
-	}
-	return true
+	return err != nil && !errors.As(err, &se) && !Permanent(err) && !errors.Is(err, context.Canceled)
 }

@@ -5,10 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"code.dny.dev/ssrf"
+
+	"github.com/feedsvc/feedsvc/extract"
 )
 
 var (
@@ -62,6 +67,35 @@ type StatusError struct {
 
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("%s: HTTP %d %s", e.URL, e.StatusCode, http.StatusText(e.StatusCode))
+}
+
+// Permanent reports whether err is a lasting answer about the URL: the
+// server answered, or our own policy refused, and asking again will not
+// change it. That is a 4xx other than 408 and 429 (and a 3xx that could not
+// be followed), a body too large, a page that is not HTML or that extract
+// cannot read (no title, unparsable), a URL robots.txt disallows, too many
+// redirects, a scheme other than http(s), and an address the crawler may
+// not dial. Everything else may pass: 5xx, 408, 429, robots.txt unreadable,
+// timeouts, connection, DNS and TLS failures, cancellation, and anything
+// unrecognised.
+func Permanent(err error) bool {
+	var se *StatusError
+	var ne net.Error
+	switch {
+	case err == nil:
+		return false
+	// First, as it wraps whatever made robots.txt unreadable.
+	case errors.Is(err, ErrRobotsUnavailable):
+		return false
+	case errors.As(err, &se):
+		return se.StatusCode != http.StatusRequestTimeout && se.StatusCode != http.StatusTooManyRequests && se.StatusCode < 500
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), errors.As(err, &ne) && ne.Timeout():
+		return false
+	}
+	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotHTML) || errors.Is(err, ErrDisallowed) ||
+		errors.Is(err, ErrTooManyRedirects) || errors.Is(err, ErrUnsupportedScheme) ||
+		errors.Is(err, extract.ErrNoTitle) || errors.Is(err, extract.ErrUnparsable) ||
+		errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedPort) || errors.Is(err, ssrf.ErrProhibitedNetwork)
 }
 
 // Get fetches rawURL, conditionally when cond carries validators. It does not

@@ -87,17 +87,13 @@ func (rc *robotsCache) put(origin string, e *robotsEntry) {
 	rc.entries[origin] = e
 }
 
-// Allowed reports whether robots.txt lets our user agent fetch rawURL. The
-// file is fetched once per scheme and host and cached; concurrent callers
-// share one fetch. A 4xx robots.txt allows everything; a 5xx, 429 or
-// network failure disallows everything for a few minutes, as Google does,
-// since the site may be struggling. Invalid URLs are not allowed.
-func (c *Client) Allowed(ctx context.Context, rawURL string) bool {
-	return c.checkRobots(ctx, rawURL) == nil
-}
-
-// checkRobots is Allowed with a reason: nil, ErrDisallowed, or
-// ErrRobotsUnavailable wrapping why robots.txt could not be read.
+// checkRobots reports whether robots.txt lets our user agent fetch rawURL:
+// nil, ErrDisallowed, or ErrRobotsUnavailable wrapping why robots.txt could
+// not be read. The file is fetched once per scheme and host and cached;
+// concurrent callers share one fetch. A 4xx robots.txt allows everything; a
+// 5xx, 429 or network failure disallows everything for a few minutes, as
+// Google does, since the site may be struggling. Invalid URLs are not
+// allowed.
 func (c *Client) checkRobots(ctx context.Context, rawURL string) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
@@ -117,36 +113,6 @@ func (c *Client) checkRobots(ctx context.Context, rawURL string) error {
 		return ErrDisallowed
 	}
 	return nil
-}
-
-// CrawlDelay returns the Crawl-delay robots.txt asks of our user agent for
-// rawURL's host, zero when none. Enforcing it is the scheduler's job, since
-// it decides when requests happen.
-func (c *Client) CrawlDelay(ctx context.Context, rawURL string) time.Duration {
-	u, err := url.Parse(rawURL)
-	if err != nil || checkURL(u) != nil {
-		return 0
-	}
-	return c.robotsFor(ctx, origin(u)).data.FindGroup(c.agent).CrawlDelay
-}
-
-// RobotsSitemaps returns the absolute Sitemap: URLs of baseURL's
-// robots.txt. A missing robots.txt yields none and no error; one that cannot
-// be read is an error, so the caller can retry rather than conclude the site
-// has no sitemaps.
-func (c *Client) RobotsSitemaps(ctx context.Context, baseURL string) ([]string, error) {
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return nil, fmt.Errorf("robots sitemaps %s: %w", baseURL, err)
-	}
-	if err := checkURL(u); err != nil {
-		return nil, fmt.Errorf("robots sitemaps %s: %w", baseURL, err)
-	}
-	e := c.robotsFor(ctx, origin(u))
-	if e.err != nil {
-		return nil, fmt.Errorf("robots sitemaps %s: %w", baseURL, e.err)
-	}
-	return e.sitemaps, nil
 }
 
 func origin(u *url.URL) string {

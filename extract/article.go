@@ -37,9 +37,6 @@ type Article struct {
 	ImageURL    string
 	// PublishedAt is in UTC, and zero when the page does not say.
 	PublishedAt time.Time
-	// Type is the JSON-LD @type (e.g. NewsArticle), else og:type verbatim
-	// (e.g. "article"), else empty.
-	Type string
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
@@ -82,7 +79,6 @@ func ParseArticle(pageURL string, body []byte) (Article, error) {
 		Description: p.description(),
 		ImageURL:    p.image(),
 		PublishedAt: p.published(),
-		Type:        firstNonEmpty(p.ld.Type, p.meta["og:type"]),
 	}
 	if a.Title == "" {
 		return a, fmt.Errorf("extract article %s: %w", pageURL, ErrNoTitle)

@@ -85,7 +85,7 @@ func TestNewsPageIsRealistic(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ParseArticle: %v", err)
 	}
-	if a.Type != "NewsArticle" || a.ImageURL != "https://cdn.example.com/images/2024/05/storm-1200x630.jpg" || a.PublishedAt.IsZero() {
+	if articleType(page) != "NewsArticle" || a.ImageURL != "https://cdn.example.com/images/2024/05/storm-1200x630.jpg" || a.PublishedAt.IsZero() {
 		t.Errorf("unexpected extraction: %+v", a)
 	}
 }

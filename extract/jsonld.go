@@ -21,7 +21,7 @@ var articleTypes = map[string]bool{
 
 // ldArticle holds the fields taken from the JSON-LD article object.
 type ldArticle struct {
-	Type, Headline, Description, Image, Published string
+	Headline, Description, Image, Published string
 }
 
 // maxLDDepth bounds the walk over JSON-LD values; real documents nest a few
@@ -49,7 +49,6 @@ func jsonLDArticle(scripts []string) (ldArticle, bool) {
 	}
 	obj := found[0]
 	a := ldArticle{
-		Type:        ldTypeName(obj["@type"]),
 		Headline:    firstNonEmpty(ldString(obj["headline"]), ldString(obj["name"])),
 		Description: ldString(obj["description"]),
 		Image:       ldImage(obj["image"], ids, 0),
@@ -120,22 +119,6 @@ func isArticleType(v any) bool {
 		}
 	}
 	return false
-}
-
-// ldTypeName returns the most specific article type name, e.g. NewsArticle
-// for ["Article", "NewsArticle"].
-func ldTypeName(v any) string {
-	best := ""
-	for _, t := range ldTypes(v) {
-		l := strings.ToLower(t)
-		if !articleTypes[l] && !strings.HasSuffix(l, "article") {
-			continue
-		}
-		if best == "" || l != "article" {
-			best = t
-		}
-	}
-	return best
 }
 
 func ldTypes(v any) []string {

@@ -122,14 +122,18 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 			earliest = a.ActiveSince
 		}
 	}
-	// Listings need go no further back than the backfill window, nor than
-	// any accepting attachment could take.
+	// Candidates need go no further back than the backfill window, nor
+	// than any accepting attachment could take.
 	since := w.now().Add(-domain.BackfillWindow)
 	if earliest.After(since) {
 		since = earliest
 	}
 
-	cands, err := w.candidates(ctx, l, details, since, stats)
+	validators, err := w.loadListings(ctx, l.SourceID, since)
+	if err != nil {
+		return err
+	}
+	cands, err := w.candidates(ctx, l, details, since, validators, stats)
 	if err != nil {
 		return err
 	}
@@ -137,7 +141,12 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
 		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
 	}
-	todo, err := w.selectCandidates(ctx, l.SourceID, cands, earliest, stats)
+	// What failed before is retried whether or not its listing changed.
+	retry, err := w.failedCandidates(ctx, l.SourceID)
+	if err != nil {
+		return err
+	}
+	todo, complete, err := w.selectCandidates(ctx, l.SourceID, mergeCandidates(append(cands, retry...)), since, stats)
 	if err != nil {
 		return err
 	}
@@ -168,7 +177,7 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 			health.add(kind, err, !known[c.URL])
 			if kind != 0 {
 				mu.Lock()
-				failures = append(failures, candidateFailure{url: c.URL, kind: kind, err: err})
+				failures = append(failures, candidateFailure{cand: c, kind: kind, err: err})
 				mu.Unlock()
 			}
 		}()
@@ -178,13 +187,20 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 		return ctx.Err()
 	}
 	verdict := health.verdict()
-	w.recordFailures(ctx, l.SourceID, failures, verdict == nil)
+	recorded := w.recordFailures(ctx, l.SourceID, failures, verdict == nil)
+	if verdict == nil && recorded && complete {
+		// Every candidate is dealt with: fetched, given up, or recorded to
+		// be retried (see listings.go).
+		if err := w.saveListings(ctx, l.SourceID, validators); err != nil {
+			w.log.Warn("storing listing validators failed", "source_id", l.SourceID, "err", err)
+		}
+	}
 	return verdict
 }
 
 // candidateFailure is a candidate that failed in this crawl.
 type candidateFailure struct {
-	url  string
+	cand crawl.Candidate
 	kind failureKind
 	err  error
 }
@@ -200,19 +216,23 @@ func candidateURLs(cands []crawl.Candidate) []string {
 // recordFailures counts the crawl's failed candidates against their URLs,
 // once the crawl's verdict is known: transient failures count only when the
 // source was healthy (see failures.go). It never fails the crawl: a lost
-// count costs at most one more request.
-func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failures []candidateFailure, healthy bool) {
+// record costs at most one more request, since the crawl then keeps its
+// listings' validators from being stored and the next poll lists the URL
+// again. It reports whether every failure was recorded.
+func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failures []candidateFailure, healthy bool) bool {
+	all := true
 	for _, f := range failures {
 		counted, limit := healthy, w.transientLimit()
 		if f.kind == permanentFailure {
 			counted, limit = true, maxURLFailures
 		}
-		n, gaveUp, err := w.recordFailure(ctx, sourceID, f.url, f.err, counted, limit)
+		n, gaveUp, err := w.recordFailure(ctx, sourceID, f.cand, f.err, counted, limit)
 		if err != nil {
-			w.log.Error("recording a failed URL failed", "source_id", sourceID, "url", f.url, "err", err)
+			w.log.Error("recording a failed URL failed", "source_id", sourceID, "url", f.cand.URL, "err", err)
+			all = false
 			continue
 		}
-		attrs := []any{"source_id", sourceID, "url", f.url, "kind", f.kind.String(), "failures", n, "err", f.err}
+		attrs := []any{"source_id", sourceID, "url", f.cand.URL, "kind", f.kind.String(), "failures", n, "err", f.err}
 		switch {
 		case gaveUp:
 			w.log.Warn("article failed; giving up on it", attrs...)
@@ -222,6 +242,7 @@ func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failure
 			w.log.Info("article failed; will retry next poll", attrs...)
 		}
 	}
+	return all
 }
 
 // listing is one place candidates come from.
@@ -230,9 +251,11 @@ type listing struct {
 	url  string
 }
 
-// candidates reads every listing of the source and merges what they list.
-// A failing listing is logged and skipped unless all fail.
-func (w *Worker) candidates(ctx context.Context, l lease, d domain.SourceDetails, since time.Time, stats *crawlStats) ([]crawl.Candidate, error) {
+// candidates reads every listing of the source, conditionally with
+// validators, and merges what they list; since only prunes the children of
+// sitemap indexes, selectCandidates judges the candidates' dates. A failing
+// listing is logged and skipped unless all fail.
+func (w *Worker) candidates(ctx context.Context, l lease, d domain.SourceDetails, since time.Time, validators crawl.ValidatorStore, stats *crawlStats) ([]crawl.Candidate, error) {
 	var listings []listing
 	switch d.SourceType {
 	case domain.SourceSite:
@@ -266,11 +289,11 @@ func (w *Worker) candidates(ctx context.Context, l lease, d domain.SourceDetails
 		var err error
 		switch li.kind {
 		case "sitemap":
-			cands, err = w.client.SitemapCandidates(ctx, li.url, since)
+			cands, err = w.client.SitemapCandidates(ctx, li.url, since, validators)
 		case "feed":
-			cands, err = w.client.FeedCandidates(ctx, li.url)
+			cands, err = w.client.FeedCandidates(ctx, li.url, validators)
 		default:
-			cands, err = w.client.IndexPageCandidates(ctx, li.url)
+			cands, err = w.client.IndexPageCandidates(ctx, li.url, validators)
 		}
 		stats.Listings++
 		if err != nil {
@@ -343,7 +366,9 @@ func mergeCandidates(in []crawl.Candidate) []crawl.Candidate {
 	return out
 }
 
-// candidateDate is what a listing said about a candidate's age.
+// candidateDate is what a listing said about a candidate's age: the date
+// the article will be judged by (domain.DiscoverArticle's effective date),
+// the publication date, else the last modification.
 func candidateDate(c crawl.Candidate) time.Time {
 	if !c.PublishedAt.IsZero() {
 		return c.PublishedAt
@@ -351,18 +376,26 @@ func candidateDate(c crawl.Candidate) time.Time {
 	return c.LastMod
 }
 
-// selectCandidates drops what this source has seen and what is dated before
-// any accepting attachment could take it, and orders the rest newest first
-// (undated last), bounded to maxFetchesPerCrawl.
-func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands []crawl.Candidate, earliest time.Time, stats *crawlStats) ([]crawl.Candidate, error) {
+// inWindow is the date rule for candidates of every kind of listing: those
+// dated since or later are wanted, and so are undated ones (judged when
+// fetched).
+func inWindow(c crawl.Candidate, since time.Time) bool {
+	d := candidateDate(c)
+	return d.IsZero() || !d.Before(since)
+}
+
+// selectCandidates drops what this source has seen and what is dated
+// before since (inWindow), and orders the rest newest first (undated
+// last), bounded to maxFetchesPerCrawl; complete is false when that bound
+// left some out.
+func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands []crawl.Candidate, since time.Time, stats *crawlStats) (todo []crawl.Candidate, complete bool, err error) {
 	stats.Candidates = len(cands)
 	seen, err := w.seenURLs(ctx, sourceID, candidateURLs(cands))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var todo []crawl.Candidate
 	for _, c := range cands {
-		if d := candidateDate(c); seen[c.URL] || (!d.IsZero() && d.Before(earliest)) {
+		if seen[c.URL] || !inWindow(c, since) {
 			stats.Skipped++
 			continue
 		}
@@ -382,9 +415,9 @@ func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands
 	})
 	if len(todo) > maxFetchesPerCrawl {
 		stats.Skipped += len(todo) - maxFetchesPerCrawl
-		todo = todo[:maxFetchesPerCrawl]
+		return todo[:maxFetchesPerCrawl], false, nil
 	}
-	return todo, nil
+	return todo, true, nil
 }
 
 // processCandidate fetches one candidate, stores its article and adds it to

@@ -1,19 +1,14 @@
 package ingest
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"time"
 
-	"code.dny.dev/ssrf"
-
 	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/extract"
 )
 
 // How a candidate's failure is judged. A site that is down for half an hour
@@ -24,8 +19,9 @@ import (
 //
 // The rules:
 //
-//   - Permanent failures (the site answered, and the answer will not change
-//     by asking again: a 4xx other than 408 and 429, a page too large, not
+//   - Permanent failures (crawl.Permanent: the site answered, and the
+//     answer will not change by asking again: a 4xx other than 408 and
+//     429, a page too large, not
 //     HTML, disallowed by robots.txt, without a title or unparsable, an
 //     address the crawler may not dial, content the domain rejects) count
 //     towards maxURLFailures, after which the URL is given up.
@@ -91,31 +87,14 @@ func (k failureKind) String() string {
 	return fmt.Sprintf("failureKind(%d)", int(k))
 }
 
-// classifyFetch judges an error of crawl.Client.FetchArticle.
+// classifyFetch judges an error of crawl.Client.FetchArticle; crawl.Permanent
+// holds the list. Connection refused or reset, DNS and TLS failures, and
+// anything unrecognised, are transient: the network or the site may
+// recover, and the transient limit still bounds how long they are retried.
 func classifyFetch(err error) failureKind {
-	var se *crawl.StatusError
-	var ne net.Error
-	switch {
-	// First, as it wraps whatever made robots.txt unreadable.
-	case errors.Is(err, crawl.ErrRobotsUnavailable):
-		return transientFailure
-	case errors.As(err, &se):
-		if se.StatusCode == http.StatusRequestTimeout || se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500 {
-			return transientFailure
-		}
-		// 4xx, and a 3xx that could not be followed.
-		return permanentFailure
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return transientFailure
-	case errors.Is(err, crawl.ErrTooLarge), errors.Is(err, crawl.ErrNotHTML), errors.Is(err, crawl.ErrDisallowed),
-		errors.Is(err, crawl.ErrTooManyRedirects), errors.Is(err, crawl.ErrUnsupportedScheme),
-		errors.Is(err, extract.ErrNoTitle), errors.Is(err, extract.ErrUnparsable),
-		errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedPort), errors.Is(err, ssrf.ErrProhibitedNetwork):
+	if crawl.Permanent(err) {
 		return permanentFailure
 	}
-	// Connection refused or reset, DNS and TLS failures: the network or
-	// the site, either of which may recover. The transient limit still
-	// bounds how long an unrecognised error is retried.
 	return transientFailure
 }
 

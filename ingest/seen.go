@@ -2,11 +2,13 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/domain"
 )
 
@@ -17,10 +19,11 @@ const (
 	// recover, and each retry costs a request to the site. It is also the
 	// least number of polls a transiently failing URL is retried.
 	maxURLFailures = 3
-	// seenRetention is how long a seen URL is remembered. Sitemap listings
-	// only go back 14 days, but index pages and feeds keep links longer; a
-	// link still listed after this is fetched once more, which is harmless
-	// because article and item appends are idempotent.
+	// seenRetention is how long a seen URL is remembered. Dated candidates
+	// older than the 14-day window are skipped anyway, but undated links
+	// (index pages) may stay listed longer; one still listed after this is
+	// fetched once more, which is harmless because article and item
+	// appends are idempotent.
 	seenRetention = "30 days"
 )
 
@@ -48,11 +51,10 @@ func (w *Worker) seenURLs(ctx context.Context, sourceID uuid.UUID, urls []string
 // backfill needs to find it before the articles projection has it. The row
 // stays pending (no distributed_at) until markDistributed.
 func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a domain.ArticleDiscovered) error {
-	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, article_id, article_url, effective_at, seen_at)
-		VALUES (?, ?, ?, ?, ?, now())
-		ON CONFLICT (source_id, url) DO UPDATE SET article_id = EXCLUDED.article_id, article_url = EXCLUDED.article_url,
-			effective_at = EXCLUDED.effective_at`,
-		sourceID, url, a.NewsPageID, a.Content.URL, a.EffectiveAt).Exec(ctx)
+	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, article_id, effective_at, seen_at)
+		VALUES (?, ?, ?, ?, now())
+		ON CONFLICT (source_id, url) DO UPDATE SET article_id = EXCLUDED.article_id, effective_at = EXCLUDED.effective_at`,
+		sourceID, url, a.NewsPageID, a.EffectiveAt).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record %s as seen: %w", url, err)
 	}
@@ -102,21 +104,50 @@ func (w *Worker) transientLimit() int {
 	return max(n, maxURLFailures)
 }
 
-// recordFailure records a failure of a candidate URL, counting it when
-// counted, and returns the count. When a counted failure brings the count
+// failedCandidates returns the candidates of this source that failed and
+// are still to be retried, as their listings gave them, so that they are
+// retried on the next poll even when every listing answers 304. Those given
+// up are in crawl_seen too, where selectCandidates drops them.
+func (w *Worker) failedCandidates(ctx context.Context, sourceID uuid.UUID) ([]crawl.Candidate, error) {
+	var rows []struct {
+		URL       string `bun:"url"`
+		Candidate []byte `bun:"candidate"`
+	}
+	err := w.db.NewRaw(`SELECT url, candidate FROM crawl_failures WHERE source_id = ? ORDER BY url`, sourceID).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read failed URLs of source %s: %w", sourceID, err)
+	}
+	out := make([]crawl.Candidate, 0, len(rows))
+	for _, r := range rows {
+		var c crawl.Candidate
+		// Without what the listing said the URL is still retried, undated.
+		_ = json.Unmarshal(r.Candidate, &c)
+		c.URL = r.URL
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// recordFailure records a failure of a candidate, counting it when counted,
+// and returns the count. When a counted failure brings the count
 // to limit, the URL is also recorded as seen (with no article), so later
 // polls skip it, and gaveUp is true. An uncounted failure (the site was
 // down) only updates the last error.
-func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, url string, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
+func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
+	url := c.URL
 	inc := 0
 	if counted {
 		inc = 1
 	}
-	err = w.db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at)
-		VALUES (?, ?, ?, ?, now())
+	cand, err := json.Marshal(c)
+	if err != nil {
+		return 0, false, fmt.Errorf("encode candidate %s: %w", url, err)
+	}
+	err = w.db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at, candidate)
+		VALUES (?, ?, ?, ?, now(), ?)
 		ON CONFLICT (source_id, url) DO UPDATE SET failures = f.failures + EXCLUDED.failures, last_error = EXCLUDED.last_error,
-			last_failed_at = EXCLUDED.last_failed_at
-		RETURNING failures`, sourceID, url, inc, truncate(errString(cause), 2000)).Scan(ctx, &n)
+			last_failed_at = EXCLUDED.last_failed_at, candidate = EXCLUDED.candidate
+		RETURNING failures`, sourceID, url, inc, truncate(errString(cause), 2000), string(cand)).Scan(ctx, &n)
 	if err != nil {
 		return 0, false, fmt.Errorf("record failure of %s: %w", url, err)
 	}

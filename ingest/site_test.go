@@ -3,6 +3,8 @@ package ingest_test
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -71,14 +73,18 @@ func (a *fakeArticle) listed() string { return a.path() + a.Query }
 // fakeSite is a local news site: robots.txt naming a sitemap index and
 // disallowing /private/, a Google News sitemap and a gzipped sitemap behind
 // the index, RSS and Atom feeds linked from the home page, an index page,
-// and the articles. It counts hits per path and per User-Agent, and the
-// concurrent requests per sitemap.
+// and the articles. Its listings (sitemaps, feeds, index pages) carry an
+// ETag, their content's hash, and answer a request naming it with 304. It
+// counts hits per path and per User-Agent, full answers and 304s per
+// listing, and the concurrent requests per sitemap.
 type fakeSite struct {
 	*httptest.Server
 	mu          sync.Mutex
 	articles    []*fakeArticle
 	hits        map[string]int
 	agents      map[string]int
+	full        map[string]int
+	notModified map[string]int
 	inFlight    map[string]int
 	maxInFlight map[string]int
 	// sitemapDelay holds each sitemap response, widening the window in
@@ -97,7 +103,8 @@ type fakeSite struct {
 
 func newFakeSite(t *testing.T, articles ...*fakeArticle) *fakeSite {
 	t.Helper()
-	s := &fakeSite{articles: articles, hits: map[string]int{}, agents: map[string]int{}, inFlight: map[string]int{}, maxInFlight: map[string]int{}}
+	s := &fakeSite{articles: articles, hits: map[string]int{}, agents: map[string]int{}, full: map[string]int{}, notModified: map[string]int{},
+		inFlight: map[string]int{}, maxInFlight: map[string]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -126,6 +133,13 @@ func (s *fakeSite) setArticlesFailing(status int, retryAfter string) {
 	s.articleStatus, s.articleRetryAfter = status, retryAfter
 }
 
+// setStatus makes one article answer status (0 restores it).
+func (s *fakeSite) setStatus(a *fakeArticle, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a.Status = status
+}
+
 func (s *fakeSite) setRobotsStatus(status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -146,6 +160,14 @@ func (s *fakeSite) totalHits() int {
 		n += v
 	}
 	return n
+}
+
+// listingAnswers is how often a listing was sent in full and how often it
+// answered 304.
+func (s *fakeSite) listingAnswers(path string) (full, notModified int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.full[path], s.notModified[path]
 }
 
 func (s *fakeSite) agentHits(agent string) int {
@@ -199,29 +221,28 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 	case p == "/robots.txt":
 		write(w, "text/plain", "User-agent: *\nDisallow: /private/\n\nSitemap: "+base+"/sitemap_index.xml\n")
 	case p == "/":
-		write(w, "text/html", s.indexPage(base, true))
+		s.listing(w, r, "text/html", s.indexPage(base, true))
 	case p == "/sections/latest":
-		write(w, "text/html", s.indexPage(base, false))
+		s.listing(w, r, "text/html", s.indexPage(base, false))
 	case p == "/sitemap_index.xml":
 		now := stamp(time.Now())
-		write(w, "application/xml", `<?xml version="1.0" encoding="UTF-8"?>
+		s.listing(w, r, "application/xml", `<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <sitemap><loc>`+base+`/news-sitemap.xml</loc><lastmod>`+now+`</lastmod></sitemap>
 <sitemap><loc>`+base+`/sitemap-pages.xml.gz</loc><lastmod>`+now+`</lastmod></sitemap>
 </sitemapindex>`)
 	case p == "/news-sitemap.xml" || strings.HasPrefix(p, "/sitemaps/"):
-		write(w, "application/xml", s.newsSitemap(base))
+		s.listing(w, r, "application/xml", s.newsSitemap(base))
 	case p == "/sitemap-pages.xml.gz":
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
 		_, _ = zw.Write([]byte(s.pageSitemap(base)))
 		_ = zw.Close()
-		w.Header().Set("Content-Type", "application/x-gzip")
-		_, _ = w.Write(buf.Bytes())
+		s.listing(w, r, "application/x-gzip", buf.String())
 	case p == "/rss.xml":
-		write(w, "application/rss+xml", s.rss(base))
+		s.listing(w, r, "application/rss+xml", s.rss(base))
 	case p == "/atom.xml":
-		write(w, "application/atom+xml", s.atom(base))
+		s.listing(w, r, "application/atom+xml", s.atom(base))
 	default:
 		for _, a := range s.snapshot() {
 			if a.path() == p {
@@ -236,7 +257,7 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 func (s *fakeSite) article(w http.ResponseWriter, r *http.Request, a *fakeArticle, base string) {
 	sleep(r, a.Delay)
 	s.mu.Lock()
-	status, retryAfter := s.articleStatus, s.articleRetryAfter
+	status, retryAfter, own := s.articleStatus, s.articleRetryAfter, a.Status
 	s.mu.Unlock()
 	if status != 0 {
 		if retryAfter != "" {
@@ -245,8 +266,8 @@ func (s *fakeSite) article(w http.ResponseWriter, r *http.Request, a *fakeArticl
 		http.Error(w, "origin unavailable", status)
 		return
 	}
-	if a.Status != 0 {
-		http.Error(w, "broken", a.Status)
+	if own != 0 {
+		http.Error(w, "broken", own)
 		return
 	}
 	write(w, "text/html; charset=utf-8", a.html(base))
@@ -262,6 +283,26 @@ func sleep(r *http.Request, d time.Duration) {
 	case <-time.After(d):
 	case <-r.Context().Done():
 	}
+}
+
+// listing serves a listing with its ETag, or 304 when the request names it.
+func (s *fakeSite) listing(w http.ResponseWriter, r *http.Request, contentType, body string) {
+	sum := sha256.Sum256([]byte(body))
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	s.mu.Lock()
+	unchanged := r.Header.Get("If-None-Match") == etag
+	if unchanged {
+		s.notModified[r.URL.Path]++
+	} else {
+		s.full[r.URL.Path]++
+	}
+	s.mu.Unlock()
+	w.Header().Set("ETag", etag)
+	if unchanged {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	write(w, contentType, body)
 }
 
 func write(w http.ResponseWriter, contentType, body string) {

@@ -1,0 +1,118 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedsvc/feedsvc/crawl"
+)
+
+// Conditional GET of listings. A crawl reads the validators its source's
+// listings answered last time from crawl_listings, and the crawl package
+// sends them, so an unchanged sitemap, feed or index page costs a 304 and
+// lists nothing. That is only right if everything the listing named when
+// the validators were stored has been dealt with, so a crawl stores the
+// validators it got back only when it dealt with every candidate:
+//
+//   - it succeeded (a failed or interrupted crawl left candidates
+//     unfetched) and was not cut short by maxFetchesPerCrawl;
+//   - every candidate that failed is in crawl_failures, whence
+//     failedCandidates brings it back on each poll until it succeeds or is
+//     given up, whether or not its listing answers 304;
+//   - its date window reaches back no further than the one the validators
+//     were stored under (covered_since): a crawl looking further back, for
+//     a new attachment, reads the listings in full.
+//
+// The home page read by site discovery is not a listing and is always read
+// in full (at most once per DiscoveryTTL).
+
+// listingValidators is a crawl's crawl.ValidatorStore: what crawl_listings
+// holds for the source, and what the crawl's requests answered.
+type listingValidators struct {
+	since time.Time // the crawl's date window
+	mu    sync.Mutex
+	// stored is what crawl_listings held, usable for this window.
+	stored map[string]crawl.Validators
+	// requested are the listing URLs asked for in this crawl, answered
+	// those that answered (in full or 304), with what they answered.
+	requested map[string]bool
+	answered  map[string]crawl.Validators
+}
+
+// loadListings reads the source's stored validators that a crawl with the
+// date window since may use.
+func (w *Worker) loadListings(ctx context.Context, sourceID uuid.UUID, since time.Time) (*listingValidators, error) {
+	var rows []struct {
+		URL          string `bun:"url"`
+		ETag         string `bun:"etag"`
+		LastModified string `bun:"last_modified"`
+	}
+	err := w.db.NewRaw(`SELECT url, etag, last_modified FROM crawl_listings WHERE source_id = ? AND covered_since <= ?`,
+		sourceID, since).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("read listing validators of source %s: %w", sourceID, err)
+	}
+	lv := &listingValidators{since: since, stored: map[string]crawl.Validators{}, requested: map[string]bool{}, answered: map[string]crawl.Validators{}}
+	for _, r := range rows {
+		lv.stored[r.URL] = crawl.Validators{ETag: r.ETag, LastModified: r.LastModified}
+	}
+	return lv, nil
+}
+
+func (lv *listingValidators) Validators(url string) crawl.Validators {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	lv.requested[url] = true
+	return lv.stored[url]
+}
+
+func (lv *listingValidators) SetValidators(url string, v crawl.Validators) {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	lv.answered[url] = v
+}
+
+// saveListings stores what the crawl's listings answered, once the crawl
+// dealt with every candidate (see above). A listing that failed this time
+// keeps its row, which still describes what was dealt with; rows of
+// listings not asked for any more, and of those with nothing to remember
+// (a sitemap index), go.
+func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listingValidators) error {
+	lv.mu.Lock()
+	var keep, urls, etags, lastMods []string
+	for u := range lv.requested {
+		v, ok := lv.answered[u]
+		if !ok {
+			keep = append(keep, u)
+			continue
+		}
+		if v == (crawl.Validators{}) {
+			continue
+		}
+		keep = append(keep, u)
+		urls, etags, lastMods = append(urls, u), append(etags, v.ETag), append(lastMods, v.LastModified)
+	}
+	lv.mu.Unlock()
+	_, err := w.db.NewRaw(`DELETE FROM crawl_listings WHERE source_id = ? AND url <> ALL(?::text[])`,
+		sourceID, pgdialect.Array(nonNil(keep))).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("drop listing validators of source %s: %w", sourceID, err)
+	}
+	if len(urls) == 0 {
+		return nil
+	}
+	_, err = w.db.NewRaw(`INSERT INTO crawl_listings (source_id, url, etag, last_modified, covered_since)
+		SELECT ?, u, e, l, ? FROM unnest(?::text[], ?::text[], ?::text[]) AS t(u, e, l)
+		ON CONFLICT (source_id, url) DO UPDATE SET etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified,
+			covered_since = EXCLUDED.covered_since`,
+		sourceID, lv.since, pgdialect.Array(urls), pgdialect.Array(etags), pgdialect.Array(lastMods)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store listing validators of source %s: %w", sourceID, err)
+	}
+	return nil
+}

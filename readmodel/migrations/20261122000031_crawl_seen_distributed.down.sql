@@ -1,1 +1,0 @@
-ALTER TABLE crawl_seen DROP COLUMN IF EXISTS distributed_at;
