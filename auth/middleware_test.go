@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/http/envelope"
 )
 
 // newTestApp mounts the middleware like the server does: Middleware on
 // everything, RequireScope per route. cfg carries the proxy trust settings.
 func newTestApp(store *Store, requireHTTPS bool, cfg fiber.Config) *fiber.App {
+	cfg.ErrorHandler = envelope.ErrorHandler(slog.Default())
 	app := fiber.New(cfg)
 	app.Use(Middleware(store, requireHTTPS))
 	app.Get("/whoami", func(c *fiber.Ctx) error {

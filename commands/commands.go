@@ -1,6 +1,7 @@
 // Package commands is the write side: each command loads an aggregate from
 // its events, asks the domain to decide, and appends what it decided with an
-// optimistic-concurrency check, retrying when another writer got there first.
+// optimistic-concurrency check, retrying when another writer got there
+// first. Every command goes through one loop, decide.
 package commands
 
 import (
@@ -19,10 +20,14 @@ import (
 )
 
 // maxAttempts bounds the retries of a command that keeps losing the race
-// for its stream; beyond it the caller gets the conflict. Many clients do
-// write one stream at once (a bulk of source adds to one feed), so the
-// bound is generous and the pauses are jittered to break lock-step retries.
+// for its stream; beyond it the caller gets ErrBusy. Many clients do write
+// one stream at once (a bulk of source adds to one feed), so the bound is
+// generous and the pauses are jittered to break lock-step retries.
 const maxAttempts = 20
+
+// ErrBusy: a command lost the race for its stream maxAttempts times and
+// stored nothing; repeating it later is safe.
+var ErrBusy = errors.New("too many concurrent changes")
 
 // Result tells the caller where its events landed, so it can wait for the
 // projections that read them before answering (read-after-write, D6).
@@ -58,7 +63,7 @@ func (r Result) Empty() bool { return len(r.EventTypes) == 0 }
 // only to resolve and validate references.
 type Lookups interface {
 	SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.SourceDetails, error)
-	NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (ItemRef, error)
+	NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error)
 }
 
 // Handler runs commands against the event store.
@@ -81,11 +86,95 @@ type metadata struct {
 	OrganizationID uuid.UUID `json:"organizationId,omitempty"`
 }
 
+// change is how a command reaches one stream.
+type change[A domain.Aggregate] struct {
+	stream string
+	// org is recorded in the events' metadata.
+	org uuid.UUID
+	// empty makes the aggregate to apply the stream's events to.
+	empty func() A
+	// decide returns the events to append, given the current state.
+	decide func(A) ([]domain.Event, error)
+	// mostlyNew skips the read on the first attempt and appends expecting
+	// no stream: one round trip for streams that are usually created by the
+	// command (articles, items). A conflict falls back to reading.
+	mostlyNew bool
+}
+
+// decide is the one load-decide-append loop: it rebuilds the aggregate,
+// decides, and appends expecting the stream unchanged since the read,
+// retrying on conflicts. It returns the aggregate with the decision applied
+// and where it landed; a decision of nothing reports the stored events it
+// rests on (Result.Seen) so that the caller still answers read-after-write.
+func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A, Result, error) {
+	var agg A
+	var res Result
+	fresh := c.mostlyNew
+	err := retry(ctx, func() error {
+		agg = c.empty()
+		version, seen := 0, Result{}
+		if !fresh {
+			var err error
+			if version, seen, err = h.load(ctx, c.stream, agg); err != nil {
+				return err
+			}
+		}
+		fresh = false
+		events, err := c.decide(agg)
+		if err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			res = seen
+			return nil
+		}
+		if res, err = h.append(ctx, c.stream, expectedAfter(version), c.org, events); err != nil {
+			return err
+		}
+		for _, e := range events {
+			agg.Apply(e)
+		}
+		return nil
+	})
+	return agg, res, err
+}
+
+// load applies every event of a stream to agg; a missing stream is empty.
+// It returns how many events it applied and a Result whose Seen members
+// cover them.
+func (h *Handler) load(ctx context.Context, stream string, agg domain.Aggregate) (int, Result, error) {
+	var seen Result
+	var from uint64
+	version := 0
+	for {
+		recs, err := h.store.ReadStream(ctx, stream, from, 1000)
+		if errors.Is(err, eventstore.ErrStreamNotFound) {
+			return version, seen, nil
+		}
+		if err != nil {
+			return 0, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
+		}
+		for _, r := range recs {
+			e, err := domain.DecodeEvent(r.Type, r.Data)
+			if err != nil {
+				return 0, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
+			}
+			agg.Apply(e)
+			version++
+			seen.SeenPosition = r.Position
+			if !slices.Contains(seen.SeenEventTypes, r.Type) {
+				seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
+			}
+		}
+		if len(recs) < 1000 {
+			return version, seen, nil
+		}
+		from = recs[len(recs)-1].Revision + 1
+	}
+}
+
 // append stores decided events with the given precondition.
 func (h *Handler) append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, org uuid.UUID, events []domain.Event) (Result, error) {
-	if len(events) == 0 {
-		return Result{}, nil
-	}
 	meta, err := json.Marshal(metadata{SchemaVersion: domain.SchemaVersion, OrganizationID: org})
 	if err != nil {
 		return Result{}, fmt.Errorf("encode metadata: %w", err)
@@ -105,55 +194,6 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 		return Result{}, fmt.Errorf("append to %s: %w", stream, err)
 	}
 	return Result{Position: res.Position, EventTypes: types}, nil
-}
-
-// appendDecided appends what a command decided. When it decided nothing,
-// the answer rests on the stored events it read, which a concurrent request
-// may have appended without their projections catching up yet: the result
-// then carries them (Seen), so the caller still answers read-after-write.
-func (h *Handler) appendDecided(ctx context.Context, stream string, expected eventstore.ExpectedRevision, org uuid.UUID, events []domain.Event, seen Result) (Result, error) {
-	if len(events) == 0 {
-		return seen, nil
-	}
-	return h.append(ctx, stream, expected, org, events)
-}
-
-// readStream loads every event of a stream; a missing stream is empty.
-func (h *Handler) readStream(ctx context.Context, stream string) ([]domain.Event, error) {
-	events, _, err := h.readStreamSeen(ctx, stream)
-	return events, err
-}
-
-// readStreamSeen is readStream that also returns a Result whose Seen
-// members cover the events read (see Result).
-func (h *Handler) readStreamSeen(ctx context.Context, stream string) ([]domain.Event, Result, error) {
-	var out []domain.Event
-	var seen Result
-	var from uint64
-	for {
-		recs, err := h.store.ReadStream(ctx, stream, from, 1000)
-		if errors.Is(err, eventstore.ErrStreamNotFound) {
-			return out, seen, nil
-		}
-		if err != nil {
-			return nil, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
-		}
-		for _, r := range recs {
-			e, err := domain.DecodeEvent(r.Type, r.Data)
-			if err != nil {
-				return nil, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
-			}
-			out = append(out, e)
-			seen.SeenPosition = r.Position
-			if !slices.Contains(seen.SeenEventTypes, r.Type) {
-				seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
-			}
-		}
-		if len(recs) < 1000 {
-			return out, seen, nil
-		}
-		from = recs[len(recs)-1].Revision + 1
-	}
 }
 
 // expectedAfter is the precondition for appending to a stream from which
@@ -179,5 +219,5 @@ func retry(ctx context.Context, attempt func() error) error {
 		case <-time.After(pause):
 		}
 	}
-	return fmt.Errorf("gave up after %d concurrent modifications: %w", maxAttempts, err)
+	return fmt.Errorf("%w: gave up after %d attempts: %w", ErrBusy, maxAttempts, err)
 }

@@ -2,14 +2,12 @@ package commands
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventstore"
 )
 
 // DiscoverArticle records content found through a source record.
@@ -32,32 +30,20 @@ func (h *Handler) DiscoverArticle(ctx context.Context, c DiscoverArticle) (Disco
 	if err != nil {
 		return Discovered{}, Result{}, err
 	}
-	stream := domain.ArticleStream(content.URL)
-	var out Discovered
-	var res Result
-	err = retry(ctx, func() error {
-		events, err := h.readStream(ctx, stream)
-		if err != nil {
-			return err
-		}
-		article := &domain.Article{}
-		for _, e := range events {
-			article.Apply(e)
-		}
-		decided := domain.DiscoverArticle(article, h.newID(), h.newID(), c.SourceID, content, c.LastMod, h.now())
-		if res, err = h.append(ctx, stream, expectedAfter(len(events)), uuid.Nil, decided); err != nil {
-			return err
-		}
-		for _, e := range decided {
-			article.Apply(e)
-		}
-		out = Discovered{ArticleDiscovered: article.Discovery(), New: len(events) == 0}
-		return nil
+	isNew := false
+	article, res, err := decide(ctx, h, change[*domain.Article]{
+		stream: domain.ArticleStream(content.URL), mostlyNew: true,
+		empty: func() *domain.Article { return &domain.Article{} },
+		decide: func(a *domain.Article) ([]domain.Event, error) {
+			events := a.Discover(h.newID(), h.newID(), c.SourceID, content, c.LastMod, h.now())
+			isNew = len(events) == 1 && events[0].EventType() == domain.ArticleDiscovered{}.EventType()
+			return events, nil
+		},
 	})
 	if err != nil {
 		return Discovered{}, Result{}, fmt.Errorf("discover article %s: %w", content.URL, err)
 	}
-	return out, res, nil
+	return Discovered{ArticleDiscovered: article.Discovery(), New: isNew}, res, nil
 }
 
 // AddNewsItem puts an article into a feed through one of its attachments.
@@ -73,32 +59,26 @@ type AddNewsItem struct {
 // AddNewsItem appends the item unless the feed already has the article;
 // added is false in that case.
 func (h *Handler) AddNewsItem(ctx context.Context, c AddNewsItem) (added bool, res Result, err error) {
-	e := domain.NewsItemAdded{
-		ItemID: h.newID(), FeedID: c.FeedID, OrganizationID: c.OrganizationID, AttachmentID: c.AttachmentID,
-		SourceID: c.SourceID, SourceType: c.SourceType, NewsPageID: c.Article.NewsPageID,
-		VersionID: c.Article.VersionID, Content: c.Article.Content, At: h.now(),
+	to := domain.ItemTarget{
+		FeedID: c.FeedID, OrganizationID: c.OrganizationID, AttachmentID: c.AttachmentID,
+		SourceID: c.SourceID, SourceType: c.SourceType,
 	}
-	res, err = h.append(ctx, domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), eventstore.NoStream(), c.OrganizationID, []domain.Event{e})
-	if errors.Is(err, eventstore.ErrWrongExpectedVersion) {
-		return false, Result{}, nil
-	}
+	_, res, err = decide(ctx, h, change[*domain.NewsItem]{
+		stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
+		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
+		decide: func(i *domain.NewsItem) ([]domain.Event, error) {
+			return i.Add(h.newID(), to, c.Article, h.now()), nil
+		},
+	})
 	if err != nil {
 		return false, Result{}, fmt.Errorf("add article %s to feed %s: %w", c.Article.NewsPageID, c.FeedID, err)
 	}
-	return true, res, nil
-}
-
-// ItemRef is what feedback needs to know about an item.
-type ItemRef struct {
-	FeedID     uuid.UUID
-	NewsPageID uuid.UUID
-	SourceID   uuid.UUID
+	return !res.Empty(), res, nil
 }
 
 // GiveFeedback rates an item.
 type GiveFeedback struct {
-	Org     uuid.UUID
-	FeedID  uuid.UUID
+	FeedRef
 	ItemID  uuid.UUID
 	Rating  string
 	Comment string
@@ -115,11 +95,13 @@ func (h *Handler) GiveFeedback(ctx context.Context, c GiveFeedback) (uuid.UUID, 
 		return uuid.Nil, Result{}, err
 	}
 	id := h.newID()
-	e := domain.FeedbackGiven{
-		FeedbackID: id, ItemID: c.ItemID, FeedID: c.FeedID, OrganizationID: c.Org, NewsPageID: ref.NewsPageID,
-		SourceID: ref.SourceID, Rating: fb.Rating, Comment: fb.Comment, At: h.now(),
-	}
-	res, err := h.append(ctx, domain.NewsItemStream(c.FeedID, ref.NewsPageID), eventstore.StreamExists(), c.Org, []domain.Event{e})
+	_, res, err := decide(ctx, h, change[*domain.NewsItem]{
+		stream: domain.NewsItemStream(c.FeedID, ref.NewsPageID), org: c.Org,
+		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
+		decide: func(i *domain.NewsItem) ([]domain.Event, error) {
+			return i.GiveFeedback(id, c.ItemID, c.Org, fb, h.now())
+		},
+	})
 	if err != nil {
 		return uuid.Nil, Result{}, fmt.Errorf("give feedback on item %s: %w", c.ItemID, err)
 	}

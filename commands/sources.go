@@ -15,60 +15,59 @@ type RegisterSource struct {
 	Request domain.SourceRequest
 }
 
-// AttachNewsSource registers (or reuses) a source record and attaches it to
-// a news feed.
-type AttachNewsSource struct {
-	Org     uuid.UUID
-	FeedID  uuid.UUID
+// Registered is a record as the registering organization sees it; Created
+// is true the first time that organization registered the identity.
+type Registered struct {
+	domain.SourceView
+	Created bool
+}
+
+// AttachSource registers (or reuses) a source record and attaches it to a
+// feed.
+type AttachSource struct {
+	FeedRef
 	Request domain.SourceRequest
 }
 
-// SetNewsSourceEnabled enables or disables an attachment.
-type SetNewsSourceEnabled struct {
-	Org          uuid.UUID
-	FeedID       uuid.UUID
+// SetSourceEnabled enables or disables an attachment.
+type SetSourceEnabled struct {
+	FeedRef
 	AttachmentID uuid.UUID
 	Enabled      bool
 }
 
-// DetachNewsSource removes an attachment.
-type DetachNewsSource struct {
-	Org          uuid.UUID
-	FeedID       uuid.UUID
+// DetachSource removes an attachment.
+type DetachSource struct {
+	FeedRef
 	AttachmentID uuid.UUID
 }
 
 // RegisterSource creates the record for an identity, or links the existing
-// one to the organization. created is true when the record is new.
-func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (src *domain.Source, created bool, res Result, err error) {
+// one to the organization.
+func (h *Handler) RegisterSource(ctx context.Context, c RegisterSource) (Registered, Result, error) {
 	details, err := h.sourceDetails(ctx, c.Org, c.Request)
 	if err != nil {
-		return nil, false, Result{}, err
+		return Registered{}, Result{}, err
 	}
-	return h.register(ctx, c.Org, details)
+	src, created, res, err := h.register(ctx, c.Org, details)
+	if err != nil {
+		return Registered{}, Result{}, err
+	}
+	view, _ := src.ViewFor(c.Org)
+	return Registered{SourceView: view, Created: created}, res, nil
 }
 
 // register is RegisterSource for validated details.
-func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.SourceDetails) (src *domain.Source, created bool, res Result, err error) {
-	stream := domain.SourceStream(details)
-	err = retry(ctx, func() error {
-		events, seen, err := h.readStreamSeen(ctx, stream)
-		if err != nil {
-			return err
-		}
-		src = &domain.Source{}
-		for _, e := range events {
-			src.Apply(e)
-		}
-		decided, isNew := domain.RegisterSource(src, h.newID(), details, org, h.now())
-		if res, err = h.appendDecided(ctx, stream, expectedAfter(len(events)), org, decided, seen); err != nil {
-			return err
-		}
-		for _, e := range decided {
-			src.Apply(e)
-		}
-		created = isNew
-		return nil
+func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.SourceDetails) (*domain.Source, bool, Result, error) {
+	created := false
+	src, res, err := decide(ctx, h, change[*domain.Source]{
+		stream: domain.SourceStream(details), org: org,
+		empty: func() *domain.Source { return &domain.Source{} },
+		decide: func(s *domain.Source) ([]domain.Event, error) {
+			events := s.Register(h.newID(), details, org, h.now())
+			created = len(events) > 0
+			return events, nil
+		},
 	})
 	if err != nil {
 		return nil, false, Result{}, fmt.Errorf("register source: %w", err)
@@ -76,44 +75,53 @@ func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.So
 	return src, created, res, nil
 }
 
-// AttachNewsSource attaches a source to a feed, registering the record
-// first, and returns the new attachment's id.
-func (h *Handler) AttachNewsSource(ctx context.Context, c AttachNewsSource) (uuid.UUID, Result, error) {
+// AttachSource attaches a source to a feed, registering the record first,
+// and returns the new attachment.
+func (h *Handler) AttachSource(ctx context.Context, c AttachSource) (domain.Attachment, Result, error) {
 	// Check the feed first so that a request for a missing feed leaves no
 	// trace, not even a source record.
-	if _, err := h.LoadNewsFeed(ctx, c.Org, c.FeedID); err != nil {
-		return uuid.Nil, Result{}, err
+	if _, _, err := h.changeFeed(ctx, c.FeedRef, noChange); err != nil {
+		return domain.Attachment{}, Result{}, err
 	}
 	details, err := h.sourceDetails(ctx, c.Org, c.Request)
 	if err != nil {
-		return uuid.Nil, Result{}, err
+		return domain.Attachment{}, Result{}, err
 	}
 	src, _, regRes, err := h.register(ctx, c.Org, details)
 	if err != nil {
-		return uuid.Nil, Result{}, err
+		return domain.Attachment{}, Result{}, err
 	}
 	id := h.newID()
-	res, err := h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
+	feed, res, err := h.changeFeed(ctx, c.FeedRef, func(f *domain.Feed) ([]domain.Event, error) {
 		return f.AttachSource(id, src, details, h.now())
 	})
 	if err != nil {
-		return uuid.Nil, Result{}, err
+		return domain.Attachment{}, Result{}, err
 	}
-	return id, regRes.Merge(res), nil
+	att, _ := feed.Attachment(id)
+	return att, regRes.Merge(res), nil
 }
 
-// SetNewsSourceEnabled enables or disables an attachment.
-func (h *Handler) SetNewsSourceEnabled(ctx context.Context, c SetNewsSourceEnabled) (Result, error) {
-	return h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
+func noChange(*domain.Feed) ([]domain.Event, error) { return nil, nil }
+
+// SetSourceEnabled enables or disables an attachment and returns it.
+func (h *Handler) SetSourceEnabled(ctx context.Context, c SetSourceEnabled) (domain.Attachment, Result, error) {
+	feed, res, err := h.changeFeed(ctx, c.FeedRef, func(f *domain.Feed) ([]domain.Event, error) {
 		return f.SetSourceEnabled(c.AttachmentID, c.Enabled, h.now())
 	})
+	if err != nil {
+		return domain.Attachment{}, Result{}, err
+	}
+	att, _ := feed.Attachment(c.AttachmentID)
+	return att, res, nil
 }
 
-// DetachNewsSource removes an attachment.
-func (h *Handler) DetachNewsSource(ctx context.Context, c DetachNewsSource) (Result, error) {
-	return h.changeFeed(ctx, c.Org, c.FeedID, func(f *domain.NewsFeed) error {
+// DetachSource removes an attachment.
+func (h *Handler) DetachSource(ctx context.Context, c DetachSource) (Result, error) {
+	_, res, err := h.changeFeed(ctx, c.FeedRef, func(f *domain.Feed) ([]domain.Event, error) {
 		return f.DetachSource(c.AttachmentID, h.now())
 	})
+	return res, err
 }
 
 // sourceDetails validates a request, including that a referenced site is a

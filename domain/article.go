@@ -28,6 +28,17 @@ type ArticleContent struct {
 	Description string     `json:"description,omitempty"`
 	ImageURL    string     `json:"imageUrl,omitempty"`
 	PublishedAt *time.Time `json:"publishedAt,omitempty"`
+	// Source is the item's source block; nil in articles stored before
+	// blocks were, which came from websites (see Block).
+	Source *SourceBlock `json:"source,omitempty"`
+}
+
+// Block returns the content's source block.
+func (c ArticleContent) Block() SourceBlock {
+	if c.Source != nil {
+		return *c.Source
+	}
+	return SiteBlock(c.URL)
 }
 
 // Limits on extracted text keep one odd page from bloating every response.
@@ -116,16 +127,13 @@ func (a *Article) Apply(e Event) {
 	}
 }
 
-// Exists reports whether the article was discovered.
-func (a *Article) Exists() bool { return a.exists }
-
 // Discovery returns the first discovery of the article.
 func (a *Article) Discovery() ArticleDiscovered { return a.discovered }
 
-// DiscoverArticle decides the events for finding content through a source:
-// a discovery for a new article, a source link for a known one found
-// through a new source, nothing otherwise.
-func DiscoverArticle(a *Article, id, versionID, source uuid.UUID, content ArticleContent, lastMod *time.Time, now time.Time) []Event {
+// Discover decides the events for finding content through a source: a
+// discovery for a new article, a source link for a known one found through
+// a new source, nothing otherwise.
+func (a *Article) Discover(id, versionID, source uuid.UUID, content ArticleContent, lastMod *time.Time, now time.Time) []Event {
 	if a.exists {
 		if a.sources[source] {
 			return nil

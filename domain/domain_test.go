@@ -90,13 +90,30 @@ func TestTheSameIdentityMapsToTheSameSourceStream(t *testing.T) {
 	}
 }
 
-func newFeed(t *testing.T) *domain.NewsFeed {
-	t.Helper()
-	f, err := domain.CreateNewsFeed(uuid.New(), uuid.New(), " Tech ", "News", domain.Now())
+// feed is a decided-on feed for tests: decisions are applied as a command
+// would after appending them.
+type feed struct {
+	*domain.Feed
+	org uuid.UUID
+}
+
+func (f feed) do(events []domain.Event, err error) error {
 	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		f.Apply(e)
+	}
+	return nil
+}
+
+func newFeed(t *testing.T) feed {
+	t.Helper()
+	f := feed{domain.NewFeed(domain.FeedNews), uuid.New()}
+	if err := f.do(f.Create(uuid.New(), f.org, " Tech ", "News", domain.Now())); err != nil {
 		t.Fatal(err)
 	}
-	return domain.LoadNewsFeed(f.Changes())
+	return f
 }
 
 func site(t *testing.T, name string) *domain.Source {
@@ -106,8 +123,7 @@ func site(t *testing.T, name string) *domain.Source {
 		t.Fatal(err)
 	}
 	s := &domain.Source{}
-	events, _ := domain.RegisterSource(s, uuid.New(), d, uuid.New(), domain.Now())
-	for _, e := range events {
+	for _, e := range s.Register(uuid.New(), d, uuid.New(), domain.Now()) {
 		s.Apply(e)
 	}
 	return s
@@ -117,46 +133,46 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 	now := domain.Now()
 	t.Run("a name and description of at least one character are required", func(t *testing.T) {
 		for _, c := range [][2]string{{"", "d"}, {"  ", "d"}, {"n", ""}, {strings.Repeat("x", 201), "d"}} {
-			if _, err := domain.CreateNewsFeed(uuid.New(), uuid.New(), c[0], c[1], now); err == nil {
+			if _, err := domain.NewFeed(domain.FeedNews).Create(uuid.New(), uuid.New(), c[0], c[1], now); err == nil {
 				t.Errorf("created a feed named %q described %q", c[0], c[1])
 			}
 		}
 	})
 	t.Run("a name is trimmed", func(t *testing.T) {
-		if newFeed(t).Name() != "Tech" {
+		if newFeed(t).State().Name != "Tech" {
 			t.Fatal("name not trimmed")
 		}
 	})
 	t.Run("a source record is attached once", func(t *testing.T) {
 		f, s := newFeed(t), site(t, "a.example")
-		if err := f.AttachSource(uuid.New(), s, s.Details(), now); err != nil {
+		if err := f.do(f.AttachSource(uuid.New(), s, s.Details(), now)); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.AttachSource(uuid.New(), s, s.Details(), now); !errors.Is(err, domain.ErrConflict) {
+		if err := f.do(f.AttachSource(uuid.New(), s, s.Details(), now)); !errors.Is(err, domain.ErrConflict) {
 			t.Fatalf("second attach: %v, want a conflict", err)
 		}
 	})
 	t.Run("a detached source can be attached again", func(t *testing.T) {
 		f, s := newFeed(t), site(t, "a.example")
 		att := uuid.New()
-		_ = f.AttachSource(att, s, s.Details(), now)
-		if err := f.DetachSource(att, now); err != nil {
+		_ = f.do(f.AttachSource(att, s, s.Details(), now))
+		if err := f.do(f.DetachSource(att, now)); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.AttachSource(uuid.New(), s, s.Details(), now); err != nil {
+		if err := f.do(f.AttachSource(uuid.New(), s, s.Details(), now)); err != nil {
 			t.Fatalf("re-attach after detach: %v", err)
 		}
 	})
 	t.Run("a deleted feed refuses every operation", func(t *testing.T) {
 		f := newFeed(t)
-		if err := f.Delete(now); err != nil {
+		if err := f.do(f.Delete(now)); err != nil {
 			t.Fatal(err)
 		}
 		ops := map[string]error{
-			"update": f.Update(domain.FeedUpdate{Name: ptr("x")}, now),
-			"delete": f.Delete(now),
-			"attach": f.AttachSource(uuid.New(), site(t, "b.example"), site(t, "b.example").Details(), now),
-			"detach": f.DetachSource(uuid.New(), now),
+			"update": f.do(f.Update(domain.FeedUpdate{Name: ptr("x")}, now)),
+			"delete": f.do(f.Delete(now)),
+			"attach": f.do(f.AttachSource(uuid.New(), site(t, "b.example"), site(t, "b.example").Details(), now)),
+			"detach": f.do(f.DetachSource(uuid.New(), now)),
 		}
 		for name, err := range ops {
 			if !errors.Is(err, domain.ErrNotFound) {
@@ -166,30 +182,50 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 	})
 	t.Run("an update records only what changed", func(t *testing.T) {
 		f := newFeed(t)
-		if err := f.Update(domain.FeedUpdate{Name: ptr("Tech"), Description: ptr("Other"), Enabled: ptr(true)}, now); err != nil {
+		changes, err := f.Update(domain.FeedUpdate{Name: ptr("Tech"), Description: ptr("Other"), Enabled: ptr(true)}, now)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if len(f.Changes()) != 1 || f.Changes()[0].EventType() != "NewsFeedDescribed" {
-			t.Fatalf("changes %v", f.Changes())
+		if len(changes) != 1 || changes[0].EventType() != "NewsFeedDescribed" {
+			t.Fatalf("changes %v", changes)
 		}
 	})
 	t.Run("an invalid update records nothing", func(t *testing.T) {
 		f := newFeed(t)
-		if err := f.Update(domain.FeedUpdate{Name: ptr("ok"), Description: ptr(" ")}, now); err == nil || len(f.Changes()) != 0 {
-			t.Fatalf("err %v changes %v", err, f.Changes())
+		if changes, err := f.Update(domain.FeedUpdate{Name: ptr("ok"), Description: ptr(" ")}, now); err == nil || len(changes) != 0 {
+			t.Fatalf("err %v changes %v", err, changes)
 		}
 	})
 	t.Run("a feed is visible only to its organization", func(t *testing.T) {
 		f := newFeed(t)
-		if !f.VisibleTo(f.Organization()) || f.VisibleTo(uuid.New()) {
+		if !f.VisibleTo(f.org) || f.VisibleTo(uuid.New()) {
 			t.Fatal("visibility")
 		}
 	})
 }
 
+func TestEventFeedsHaveTheirOwnEventNamesAndStreams(t *testing.T) {
+	id := uuid.New()
+	events, err := domain.NewFeed(domain.FeedEvents).Create(id, uuid.New(), "Concerts", "Live music", domain.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := events[0].EventType(); got != "EventFeedCreated" {
+		t.Fatalf("an event feed's creation is stored as %s", got)
+	}
+	if domain.FeedStream(domain.FeedEvents, id) == domain.FeedStream(domain.FeedNews, id) {
+		t.Fatal("a news feed and an event feed with one id share a stream")
+	}
+	b, _ := domain.EncodeEvent(events[0])
+	back, err := domain.DecodeEvent("EventFeedCreated", b)
+	if err != nil || back.(domain.FeedCreated).Kind != domain.FeedEvents {
+		t.Fatalf("decoded %+v, %v: the kind must come back from the stored name", back, err)
+	}
+}
+
 func TestEventsRoundTripThroughJSON(t *testing.T) {
 	at := domain.Now()
-	in := domain.NewsFeedCreated{FeedID: uuid.New(), OrganizationID: uuid.New(), Name: "n", Description: "d", At: at}
+	in := domain.FeedCreated{Kind: domain.FeedNews, FeedID: uuid.New(), OrganizationID: uuid.New(), Name: "n", Description: "d", At: at}
 	b, err := domain.EncodeEvent(in)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +234,7 @@ func TestEventsRoundTripThroughJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.(domain.NewsFeedCreated) != in {
+	if out.(domain.FeedCreated) != in {
 		t.Fatalf("round trip %+v != %+v", out, in)
 	}
 	if _, err := domain.DecodeEvent("Unheard", b); err == nil {
@@ -222,7 +258,7 @@ func TestAnArticleIsJudgedByItsPublishTimeThenLastmodThenDiscovery(t *testing.T)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			events := domain.DiscoverArticle(&domain.Article{}, uuid.New(), uuid.New(), uuid.New(),
+			events := (&domain.Article{}).Discover(uuid.New(), uuid.New(), uuid.New(),
 				domain.ArticleContent{URL: "https://e.com/a", PublishedAt: c.pub}, c.lastmod, now)
 			if got := events[0].(domain.ArticleDiscovered).EffectiveAt; !got.Equal(c.want) {
 				t.Fatalf("effective %v, want %v", got, c.want)
@@ -232,13 +268,13 @@ func TestAnArticleIsJudgedByItsPublishTimeThenLastmodThenDiscovery(t *testing.T)
 	t.Run("a known article found through another source is linked, not rediscovered", func(t *testing.T) {
 		a := &domain.Article{}
 		src := uuid.New()
-		for _, e := range domain.DiscoverArticle(a, uuid.New(), uuid.New(), src, domain.ArticleContent{URL: "https://e.com/a"}, nil, now) {
+		for _, e := range a.Discover(uuid.New(), uuid.New(), src, domain.ArticleContent{URL: "https://e.com/a"}, nil, now) {
 			a.Apply(e)
 		}
-		if ev := domain.DiscoverArticle(a, uuid.New(), uuid.New(), src, domain.ArticleContent{URL: "https://e.com/a"}, nil, now); len(ev) != 0 {
+		if ev := a.Discover(uuid.New(), uuid.New(), src, domain.ArticleContent{URL: "https://e.com/a"}, nil, now); len(ev) != 0 {
 			t.Fatalf("same source again decided %v", ev)
 		}
-		ev := domain.DiscoverArticle(a, uuid.New(), uuid.New(), uuid.New(), domain.ArticleContent{URL: "https://e.com/a"}, nil, now)
+		ev := a.Discover(uuid.New(), uuid.New(), uuid.New(), domain.ArticleContent{URL: "https://e.com/a"}, nil, now)
 		if len(ev) != 1 || ev[0].EventType() != "ArticleFoundOnSource" {
 			t.Fatalf("another source decided %v", ev)
 		}

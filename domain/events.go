@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,14 +17,51 @@ type Event interface {
 	EventType() string
 }
 
+// Aggregate is anything rebuilt by applying its stream's events in order.
+type Aggregate interface {
+	Apply(Event)
+}
+
 // SchemaVersion of every event type defined here; stored in event metadata
 // so that a later upcaster knows what it reads.
 const SchemaVersion = 1
 
-var registry = map[string]func() Event{}
+var (
+	registry = map[string]func() Event{}
+	// namesByType lists the stored names each Go event type is read from:
+	// one for most, one per feed kind for feed events.
+	namesByType = map[reflect.Type][]string{}
+)
 
 func register(factory func() Event) {
-	registry[factory().EventType()] = factory
+	e := factory()
+	name := e.EventType()
+	registry[name] = factory
+	t := reflect.TypeOf(e).Elem()
+	namesByType[t] = append(namesByType[t], name)
+}
+
+// registerKinds registers a feed event once per kind: the kind is part of
+// the stored name (NewsFeedCreated, EventFeedCreated), not of the data.
+func registerKinds(factory func(FeedKind) Event) {
+	for _, k := range FeedKinds {
+		register(func() Event { return factory(k) })
+	}
+}
+
+// EventTypesOf returns the stored names of the events of Go type t (a value
+// type such as FeedCreated). Consumers derive what they subscribe to from
+// the types they handle, so the two cannot drift apart.
+func EventTypesOf(t reflect.Type) []string { return slices.Clone(namesByType[t]) }
+
+// EventTypeNames returns every registered stored name.
+func EventTypeNames() []string {
+	out := make([]string, 0, len(registry))
+	for name := range registry {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // EncodeEvent serializes an event for the store.
@@ -56,16 +94,16 @@ func derefEvent(e Event) Event {
 }
 
 func init() {
-	register(func() Event { return &NewsFeedCreated{} })
-	register(func() Event { return &NewsFeedRenamed{} })
-	register(func() Event { return &NewsFeedDescribed{} })
-	register(func() Event { return &NewsFeedEnabled{} })
-	register(func() Event { return &NewsFeedDisabled{} })
-	register(func() Event { return &NewsFeedDeleted{} })
-	register(func() Event { return &NewsSourceAttached{} })
-	register(func() Event { return &NewsSourceEnabled{} })
-	register(func() Event { return &NewsSourceDisabled{} })
-	register(func() Event { return &NewsSourceDetached{} })
+	registerKinds(func(k FeedKind) Event { return &FeedCreated{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &FeedRenamed{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &FeedDescribed{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &FeedEnabled{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &FeedDisabled{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &FeedDeleted{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &SourceAttached{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &SourceEnabled{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &SourceDisabled{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &SourceDetached{Kind: k} })
 	register(func() Event { return &SourceRegistered{} })
 	register(func() Event { return &SourceLinkedToOrganization{} })
 	register(func() Event { return &ArticleDiscovered{} })
@@ -74,9 +112,12 @@ func init() {
 	register(func() Event { return &FeedbackGiven{} })
 }
 
-// News feed events.
+// Feed events, shared by every feed kind. Kind is not stored in the data:
+// it is the prefix of the stored name (EventType), so news feeds' events
+// keep the names they were first stored under.
 
-type NewsFeedCreated struct {
+type FeedCreated struct {
+	Kind           FeedKind  `json:"-"`
 	FeedID         uuid.UUID `json:"feedId"`
 	OrganizationID uuid.UUID `json:"organizationId"`
 	Name           string    `json:"name"`
@@ -84,34 +125,40 @@ type NewsFeedCreated struct {
 	At             time.Time `json:"at"`
 }
 
-type NewsFeedRenamed struct {
+type FeedRenamed struct {
+	Kind   FeedKind  `json:"-"`
 	FeedID uuid.UUID `json:"feedId"`
 	Name   string    `json:"name"`
 	At     time.Time `json:"at"`
 }
 
-type NewsFeedDescribed struct {
+type FeedDescribed struct {
+	Kind        FeedKind  `json:"-"`
 	FeedID      uuid.UUID `json:"feedId"`
 	Description string    `json:"description"`
 	At          time.Time `json:"at"`
 }
 
-type NewsFeedEnabled struct {
+type FeedEnabled struct {
+	Kind   FeedKind  `json:"-"`
 	FeedID uuid.UUID `json:"feedId"`
 	At     time.Time `json:"at"`
 }
 
-type NewsFeedDisabled struct {
+type FeedDisabled struct {
+	Kind   FeedKind  `json:"-"`
 	FeedID uuid.UUID `json:"feedId"`
 	At     time.Time `json:"at"`
 }
 
-type NewsFeedDeleted struct {
+type FeedDeleted struct {
+	Kind   FeedKind  `json:"-"`
 	FeedID uuid.UUID `json:"feedId"`
 	At     time.Time `json:"at"`
 }
 
-type NewsSourceAttached struct {
+type SourceAttached struct {
+	Kind           FeedKind      `json:"-"`
 	FeedID         uuid.UUID     `json:"feedId"`
 	OrganizationID uuid.UUID     `json:"organizationId"`
 	AttachmentID   uuid.UUID     `json:"attachmentId"`
@@ -121,19 +168,22 @@ type NewsSourceAttached struct {
 	At             time.Time     `json:"at"`
 }
 
-type NewsSourceEnabled struct {
+type SourceEnabled struct {
+	Kind         FeedKind  `json:"-"`
 	FeedID       uuid.UUID `json:"feedId"`
 	AttachmentID uuid.UUID `json:"attachmentId"`
 	At           time.Time `json:"at"`
 }
 
-type NewsSourceDisabled struct {
+type SourceDisabled struct {
+	Kind         FeedKind  `json:"-"`
 	FeedID       uuid.UUID `json:"feedId"`
 	AttachmentID uuid.UUID `json:"attachmentId"`
 	At           time.Time `json:"at"`
 }
 
-type NewsSourceDetached struct {
+type SourceDetached struct {
+	Kind         FeedKind  `json:"-"`
 	FeedID       uuid.UUID `json:"feedId"`
 	AttachmentID uuid.UUID `json:"attachmentId"`
 	At           time.Time `json:"at"`
@@ -149,21 +199,37 @@ type SourceRegistered struct {
 	At             time.Time     `json:"at"`
 }
 
+// SourceLinkedToOrganization: another organization registered or attached
+// a known record. Details are what it submitted (its own siteId); absent in
+// events stored before organizations had their own view of a record.
 type SourceLinkedToOrganization struct {
-	SourceID       uuid.UUID `json:"sourceId"`
-	OrganizationID uuid.UUID `json:"organizationId"`
-	At             time.Time `json:"at"`
+	SourceID       uuid.UUID      `json:"sourceId"`
+	OrganizationID uuid.UUID      `json:"organizationId"`
+	Details        *SourceDetails `json:"details,omitempty"`
+	At             time.Time      `json:"at"`
 }
 
-func (e NewsFeedCreated) EventType() string            { return "NewsFeedCreated" }
-func (e NewsFeedRenamed) EventType() string            { return "NewsFeedRenamed" }
-func (e NewsFeedDescribed) EventType() string          { return "NewsFeedDescribed" }
-func (e NewsFeedEnabled) EventType() string            { return "NewsFeedEnabled" }
-func (e NewsFeedDisabled) EventType() string           { return "NewsFeedDisabled" }
-func (e NewsFeedDeleted) EventType() string            { return "NewsFeedDeleted" }
-func (e NewsSourceAttached) EventType() string         { return "NewsSourceAttached" }
-func (e NewsSourceEnabled) EventType() string          { return "NewsSourceEnabled" }
-func (e NewsSourceDisabled) EventType() string         { return "NewsSourceDisabled" }
-func (e NewsSourceDetached) EventType() string         { return "NewsSourceDetached" }
+func (e FeedCreated) EventType() string                { return e.Kind.eventPrefix() + "FeedCreated" }
+func (e FeedRenamed) EventType() string                { return e.Kind.eventPrefix() + "FeedRenamed" }
+func (e FeedDescribed) EventType() string              { return e.Kind.eventPrefix() + "FeedDescribed" }
+func (e FeedEnabled) EventType() string                { return e.Kind.eventPrefix() + "FeedEnabled" }
+func (e FeedDisabled) EventType() string               { return e.Kind.eventPrefix() + "FeedDisabled" }
+func (e FeedDeleted) EventType() string                { return e.Kind.eventPrefix() + "FeedDeleted" }
+func (e SourceAttached) EventType() string             { return e.Kind.eventPrefix() + "SourceAttached" }
+func (e SourceEnabled) EventType() string              { return e.Kind.eventPrefix() + "SourceEnabled" }
+func (e SourceDisabled) EventType() string             { return e.Kind.eventPrefix() + "SourceDisabled" }
+func (e SourceDetached) EventType() string             { return e.Kind.eventPrefix() + "SourceDetached" }
 func (e SourceRegistered) EventType() string           { return "SourceRegistered" }
 func (e SourceLinkedToOrganization) EventType() string { return "SourceLinkedToOrganization" }
+
+// FeedKind says which kind of feed a feed event happened to.
+func (e FeedCreated) FeedKind() FeedKind    { return e.Kind }
+func (e FeedRenamed) FeedKind() FeedKind    { return e.Kind }
+func (e FeedDescribed) FeedKind() FeedKind  { return e.Kind }
+func (e FeedEnabled) FeedKind() FeedKind    { return e.Kind }
+func (e FeedDisabled) FeedKind() FeedKind   { return e.Kind }
+func (e FeedDeleted) FeedKind() FeedKind    { return e.Kind }
+func (e SourceAttached) FeedKind() FeedKind { return e.Kind }
+func (e SourceEnabled) FeedKind() FeedKind  { return e.Kind }
+func (e SourceDisabled) FeedKind() FeedKind { return e.Kind }
+func (e SourceDetached) FeedKind() FeedKind { return e.Kind }

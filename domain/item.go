@@ -45,6 +45,58 @@ type FeedbackGiven struct {
 func (NewsItemAdded) EventType() string { return "NewsItemAdded" }
 func (FeedbackGiven) EventType() string { return "FeedbackGiven" }
 
+// ItemTarget is where an item goes: one attachment of one feed.
+type ItemTarget struct {
+	FeedID         uuid.UUID
+	OrganizationID uuid.UUID
+	AttachmentID   uuid.UUID
+	SourceID       uuid.UUID
+	SourceType     SourceType
+}
+
+// ItemRef is what feedback needs to know about an item: where its stream is.
+type ItemRef struct {
+	FeedID     uuid.UUID
+	NewsPageID uuid.UUID
+	SourceID   uuid.UUID
+}
+
+// NewsItem is one article in one feed, with the feedback given on it.
+type NewsItem struct {
+	added  NewsItemAdded
+	exists bool
+}
+
+// Apply folds a stored event.
+func (i *NewsItem) Apply(e Event) {
+	if ev, ok := e.(NewsItemAdded); ok {
+		i.added, i.exists = ev, true
+	}
+}
+
+// Add decides putting an article into a feed; nothing when the feed has it.
+func (i *NewsItem) Add(id uuid.UUID, to ItemTarget, article ArticleDiscovered, now time.Time) []Event {
+	if i.exists {
+		return nil
+	}
+	return []Event{NewsItemAdded{
+		ItemID: id, FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
+		SourceID: to.SourceID, SourceType: to.SourceType, NewsPageID: article.NewsPageID,
+		VersionID: article.VersionID, Content: article.Content, At: now,
+	}}
+}
+
+// GiveFeedback decides a rating of the item by org, which must own it.
+func (i *NewsItem) GiveFeedback(id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
+	if !i.exists || i.added.ItemID != itemID || i.added.OrganizationID != org {
+		return nil, notFound("item", itemID.String())
+	}
+	return []Event{FeedbackGiven{
+		FeedbackID: id, ItemID: itemID, FeedID: i.added.FeedID, OrganizationID: org, NewsPageID: i.added.NewsPageID,
+		SourceID: i.added.SourceID, Rating: fb.Rating, Comment: fb.Comment, At: now,
+	}}, nil
+}
+
 // Rating is a feedback verdict.
 type Rating string
 

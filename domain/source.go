@@ -274,12 +274,23 @@ func NormalizeHandle(raw string) (string, error) {
 }
 
 // Source is the shared source record aggregate (D4): one per identity,
-// linked to every organization that created or attached it.
+// linked to every organization that created or attached it. Each
+// organization has its own view of the record: when it first registered
+// it, with what configuration (its own siteId).
 type Source struct {
-	id            uuid.UUID
-	details       SourceDetails
-	organizations map[uuid.UUID]bool
-	exists        bool
+	id      uuid.UUID
+	details SourceDetails
+	views   map[uuid.UUID]SourceView
+	exists  bool
+}
+
+// SourceView is a record as one organization sees it.
+type SourceView struct {
+	ID uuid.UUID
+	// Details are the organization's own: the identity is the record's,
+	// the siteId the one this organization submitted.
+	Details   SourceDetails
+	CreatedAt time.Time
 }
 
 // ID returns the record's id.
@@ -288,32 +299,37 @@ func (s *Source) ID() uuid.UUID { return s.id }
 // Details returns the record's normalized configuration.
 func (s *Source) Details() SourceDetails { return s.details }
 
-// Exists reports whether the record was registered.
-func (s *Source) Exists() bool { return s.exists }
-
-// LinkedTo reports whether org created or attached the record.
-func (s *Source) LinkedTo(org uuid.UUID) bool { return s.organizations[org] }
+// ViewFor returns the record as org sees it; false when org never
+// registered or attached it.
+func (s *Source) ViewFor(org uuid.UUID) (SourceView, bool) {
+	v, ok := s.views[org]
+	return v, ok
+}
 
 // Apply folds one stored event into the record's state.
 func (s *Source) Apply(e Event) {
 	switch ev := e.(type) {
 	case SourceRegistered:
 		s.id, s.details, s.exists = ev.SourceID, ev.Details, true
-		s.organizations = map[uuid.UUID]bool{ev.OrganizationID: true}
+		s.views = map[uuid.UUID]SourceView{ev.OrganizationID: {ID: ev.SourceID, Details: ev.Details, CreatedAt: ev.At}}
 	case SourceLinkedToOrganization:
-		s.organizations[ev.OrganizationID] = true
+		d := s.details
+		if ev.Details != nil {
+			d = *ev.Details
+		}
+		s.views[ev.OrganizationID] = SourceView{ID: s.id, Details: d, CreatedAt: ev.At}
 	}
 }
 
-// RegisterSource decides the events that make details a record known to org:
-// a registration for a new identity, a link for a known one not yet linked,
-// nothing otherwise. created reports whether the record is new.
-func RegisterSource(s *Source, id uuid.UUID, details SourceDetails, org uuid.UUID, now time.Time) (events []Event, created bool) {
+// Register decides the events that make details a record known to org: a
+// registration for a new identity, a link for a known one org has not
+// registered yet, nothing otherwise.
+func (s *Source) Register(id uuid.UUID, details SourceDetails, org uuid.UUID, now time.Time) []Event {
 	if !s.exists {
-		return []Event{SourceRegistered{SourceID: id, SourceType: details.SourceType, Details: details, OrganizationID: org, At: now}}, true
+		return []Event{SourceRegistered{SourceID: id, SourceType: details.SourceType, Details: details, OrganizationID: org, At: now}}
 	}
-	if s.organizations[org] {
-		return nil, false
+	if _, linked := s.views[org]; linked {
+		return nil
 	}
-	return []Event{SourceLinkedToOrganization{SourceID: s.id, OrganizationID: org, At: now}}, false
+	return []Event{SourceLinkedToOrganization{SourceID: s.id, OrganizationID: org, Details: &details, At: now}}
 }

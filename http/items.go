@@ -1,13 +1,18 @@
 package http
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/google/uuid"
+
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
@@ -39,11 +44,11 @@ func parseItemQuery(c *fiber.Ctx, legacy bool) (itemQuery, error) {
 		return q, err
 	}
 	if q.filter.Since != nil && q.filter.Until != nil && !q.filter.Since.Before(*q.filter.Until) {
-		return q, badRequest("until", "must be after since")
+		return q, envelope.BadRequest("until", "must be after since")
 	}
 	if legacy {
 		if c.Query("include") != "" {
-			return q, badRequest("include", "is not supported on the legacy endpoint")
+			return q, envelope.BadRequest("include", "is not supported on the legacy endpoint")
 		}
 		return q, nil
 	}
@@ -64,7 +69,7 @@ func parseInclude(c *fiber.Ctx) (bool, error) {
 			source = true
 		case "":
 		default:
-			return false, badRequest("include", "unknown section "+strconv.Quote(strings.TrimSpace(tok))+"; only source is supported")
+			return false, envelope.BadRequest("include", "unknown section "+strconv.Quote(strings.TrimSpace(tok))+"; only source is supported")
 		}
 	}
 	return source, nil
@@ -77,10 +82,10 @@ func intParam(c *fiber.Ctx, name string, def, min, max int) (int, error) {
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil {
-		return 0, badRequest(name, "must be an integer")
+		return 0, envelope.BadRequest(name, "must be an integer")
 	}
 	if n < min || n > max {
-		return 0, badRequest(name, "must be between "+strconv.Itoa(min)+" and "+strconv.Itoa(max))
+		return 0, envelope.BadRequest(name, "must be between "+strconv.Itoa(min)+" and "+strconv.Itoa(max))
 	}
 	return n, nil
 }
@@ -99,11 +104,11 @@ func timeParam(c *fiber.Ctx, name string) (*time.Time, error) {
 		// Postgres timestamps stop at year 1 and 294276; dates outside
 		// 1970-9999 are typos, not queries.
 		if t = t.UTC(); t.Year() < 1970 || t.Year() > 9999 {
-			return nil, badRequest(name, "must be between 1970 and 9999")
+			return nil, envelope.BadRequest(name, "must be between 1970 and 9999")
 		}
 		return &t, nil
 	}
-	return nil, badRequest(name, "must be an ISO 8601 date-time or date")
+	return nil, envelope.BadRequest(name, "must be an ISO 8601 date-time or date")
 }
 
 type pagination struct {
@@ -149,7 +154,7 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 		}
 		items = out
 	}
-	return ok(c, fiber.StatusOK, itemList{Items: items, Total: page.Total, Pagination: pagination{
+	return envelope.OK(c, fiber.StatusOK, itemList{Items: items, Total: page.Total, Pagination: pagination{
 		Limit: q.filter.Limit, Offset: q.filter.Offset, HasMore: q.filter.Offset+len(page.Items) < page.Total,
 	}})
 }
@@ -167,7 +172,7 @@ func (h *handlers) getNewsItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, fiber.StatusOK, itemOut(it, include))
+	return envelope.OK(c, fiber.StatusOK, itemOut(it, include))
 }
 
 type feedbackBody struct {
@@ -189,20 +194,21 @@ func (h *handlers) giveNewsFeedback(c *fiber.Ctx) error {
 		return err
 	}
 	if body.Rating == nil {
-		return badRequest("rating", "is required")
+		return envelope.BadRequest("rating", "is required")
 	}
 	comment := ""
 	if body.Comment != nil {
 		comment = *body.Comment
 	}
-	id, res, err := h.Commands.GiveFeedback(c.UserContext(), commands.GiveFeedback{
-		Org: organization(c), FeedID: feedID, ItemID: itemID, Rating: *body.Rating, Comment: comment,
+	cmd := commands.GiveFeedback{
+		FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: organization(c), FeedID: feedID},
+		ItemID:  itemID, Rating: *body.Rating, Comment: comment,
+	}
+	id, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (uuid.UUID, commands.Result, error) {
+		return h.Commands.GiveFeedback(ctx, cmd)
 	})
 	if err != nil {
 		return err
 	}
-	if err := h.wait(c, res); err != nil {
-		return err
-	}
-	return ok(c, fiber.StatusOK, feedbackJSON{ID: id.String()})
+	return envelope.OK(c, fiber.StatusOK, feedbackJSON{ID: id.String()})
 }

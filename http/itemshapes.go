@@ -3,28 +3,24 @@ package http
 import (
 	"strings"
 
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
 // itemJSON is the current item shape (api.md 2.3). Optional scalars are
 // omitted when empty after trimming, never sent as null.
 type itemJSON struct {
-	ID          string      `json:"id"`
-	NewsPageID  string      `json:"newsPageId"`
-	Title       string      `json:"title,omitempty"`
-	Description string      `json:"description,omitempty"`
-	URL         string      `json:"url,omitempty"`
-	ImageURL    string      `json:"imageUrl,omitempty"`
-	PublishedAt string      `json:"publishedAt,omitempty"`
-	CreatedAt   string      `json:"createdAt"`
-	UpdatedAt   string      `json:"updatedAt"`
-	Source      *siteSource `json:"source,omitempty"`
-}
-
-// siteSource is the source block of a site item (api.md 2.4).
-type siteSource struct {
-	Type string `json:"type"`
-	URL  string `json:"url,omitempty"`
+	ID          string `json:"id"`
+	NewsPageID  string `json:"newsPageId"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	URL         string `json:"url,omitempty"`
+	ImageURL    string `json:"imageUrl,omitempty"`
+	PublishedAt string `json:"publishedAt,omitempty"`
+	CreatedAt   string `json:"createdAt"`
+	UpdatedAt   string `json:"updatedAt"`
+	// Source is the block the item's connector stored (api.md 2.4).
+	Source *domain.SourceBlock `json:"source,omitempty"`
 }
 
 func itemOut(it readmodel.NewsItem, includeSource bool) itemJSON {
@@ -38,7 +34,8 @@ func itemOut(it readmodel.NewsItem, includeSource bool) itemJSON {
 		out.PublishedAt = timestamp(*it.PublishedAt)
 	}
 	if includeSource {
-		out.Source = &siteSource{Type: "site", URL: out.URL}
+		block := it.Block()
+		out.Source = &block
 	}
 	return out
 }

@@ -1,11 +1,13 @@
 package http
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/http/envelope"
 )
 
 type newsFeedJSON struct {
@@ -16,11 +18,17 @@ type newsFeedJSON struct {
 	UpdatedAt   string `json:"updatedAt"`
 }
 
-func newsFeedOut(f readmodel.NewsFeed) newsFeedJSON {
+func newsFeedOut(f domain.FeedState) newsFeedJSON {
 	return newsFeedJSON{
 		ID: f.ID.String(), Name: f.Name, Description: f.Description,
 		CreatedAt: timestamp(f.CreatedAt), UpdatedAt: timestamp(f.UpdatedAt),
 	}
+}
+
+// newsFeed names the news feed of the path for the caller.
+func newsFeed(c *fiber.Ctx) (commands.FeedRef, error) {
+	id, err := pathUUID(c, "feedId")
+	return commands.FeedRef{Kind: domain.FeedNews, Org: organization(c), FeedID: id}, err
 }
 
 type createNewsFeedBody struct {
@@ -34,24 +42,22 @@ func (h *handlers) createNewsFeed(c *fiber.Ctx) error {
 		return err
 	}
 	if body.Name == nil {
-		return badRequest("name", "is required")
+		return envelope.BadRequest("name", "is required")
 	}
 	if body.Description == nil {
-		return badRequest("description", "is required")
+		return envelope.BadRequest("description", "is required")
 	}
-	org := organization(c)
-	id, res, err := h.Commands.CreateNewsFeed(c.UserContext(), commands.CreateNewsFeed{Org: org, Name: *body.Name, Description: *body.Description})
+	cmd := commands.CreateFeed{Kind: domain.FeedNews, Org: organization(c), Name: *body.Name, Description: *body.Description}
+	var id string
+	feed, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.FeedState, commands.Result, error) {
+		f, res, err := h.Commands.CreateFeed(ctx, cmd)
+		id = f.ID.String()
+		return f, res, err
+	})
 	if err != nil {
-		return err
+		return envelope.Stored(err, "feed", id)
 	}
-	if err := h.wait(c, res); err != nil {
-		return stored(err, "feed", id.String())
-	}
-	feed, err := h.Queries.NewsFeed(c.UserContext(), org, id)
-	if err != nil {
-		return err
-	}
-	return ok(c, fiber.StatusCreated, newsFeedOut(feed))
+	return envelope.OK(c, fiber.StatusCreated, newsFeedOut(feed))
 }
 
 func (h *handlers) listNewsFeeds(c *fiber.Ctx) error {
@@ -61,21 +67,21 @@ func (h *handlers) listNewsFeeds(c *fiber.Ctx) error {
 	}
 	out := make([]newsFeedJSON, 0, len(feeds))
 	for _, f := range feeds {
-		out = append(out, newsFeedOut(f))
+		out = append(out, newsFeedOut(f.State()))
 	}
-	return ok(c, fiber.StatusOK, out)
+	return envelope.OK(c, fiber.StatusOK, out)
 }
 
 func (h *handlers) getNewsFeed(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "feedId")
+	ref, err := newsFeed(c)
 	if err != nil {
 		return err
 	}
-	feed, err := h.Queries.NewsFeed(c.UserContext(), organization(c), id)
+	feed, err := h.Queries.NewsFeed(c.UserContext(), ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}
-	return ok(c, fiber.StatusOK, newsFeedOut(feed))
+	return envelope.OK(c, fiber.StatusOK, newsFeedOut(feed.State()))
 }
 
 type updateNewsFeedBody struct {
@@ -85,7 +91,7 @@ type updateNewsFeedBody struct {
 }
 
 func (h *handlers) updateNewsFeed(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "feedId")
+	ref, err := newsFeed(c)
 	if err != nil {
 		return err
 	}
@@ -93,35 +99,25 @@ func (h *handlers) updateNewsFeed(c *fiber.Ctx) error {
 	if err := decodeBody(c, &body); err != nil {
 		return err
 	}
-	org := organization(c)
-	res, err := h.Commands.UpdateNewsFeed(c.UserContext(), commands.UpdateNewsFeed{
-		Org: org, FeedID: id,
-		Update: domain.FeedUpdate{Name: body.Name, Description: body.Description, Enabled: body.Enabled},
+	cmd := commands.UpdateFeed{FeedRef: ref, Update: domain.FeedUpdate{Name: body.Name, Description: body.Description, Enabled: body.Enabled}}
+	feed, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.FeedState, commands.Result, error) {
+		return h.Commands.UpdateFeed(ctx, cmd)
 	})
 	if err != nil {
 		return err
 	}
-	if err := h.wait(c, res); err != nil {
-		return err
-	}
-	feed, err := h.Queries.NewsFeed(c.UserContext(), org, id)
-	if err != nil {
-		return err
-	}
-	return ok(c, fiber.StatusOK, newsFeedOut(feed))
+	return envelope.OK(c, fiber.StatusOK, newsFeedOut(feed))
 }
 
 func (h *handlers) deleteNewsFeed(c *fiber.Ctx) error {
-	id, err := pathUUID(c, "feedId")
+	ref, err := newsFeed(c)
 	if err != nil {
 		return err
 	}
-	res, err := h.Commands.DeleteNewsFeed(c.UserContext(), commands.DeleteNewsFeed{Org: organization(c), FeedID: id})
-	if err != nil {
+	if err := commands.VisibleDone(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Result, error) {
+		return h.Commands.DeleteFeed(ctx, ref)
+	}); err != nil {
 		return err
 	}
-	if err := h.wait(c, res); err != nil {
-		return err
-	}
-	return deleted(c)
+	return envelope.Deleted(c)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
@@ -74,9 +75,13 @@ func TestACreateWhoseReadModelLagsAnswers503WithTheStoredId(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the 503 names no stored id: %v", e)
 	}
-	feed, err := h.Service.Commands.LoadNewsFeed(context.Background(), orgOf(t, h), id)
-	if err != nil || feed.Name() != "n" {
+	events, err := h.Service.Store.ReadStream(context.Background(), domain.FeedStream(domain.FeedNews, id), 0, 10)
+	if err != nil {
 		t.Fatalf("the feed named in the 503 was not stored: %v", err)
+	}
+	created, err := domain.DecodeEvent(events[0].Type, events[0].Data)
+	if err != nil || created.(domain.FeedCreated).Name != "n" || created.(domain.FeedCreated).OrganizationID != orgOf(t, h) {
+		t.Fatalf("the feed named in the 503 was not stored as created: %+v %v", created, err)
 	}
 }
 

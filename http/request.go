@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/http/envelope"
 )
 
 // decodeBody reads a JSON object into dst. Wrong types, trailing data and
@@ -18,18 +19,18 @@ import (
 func decodeBody(c *fiber.Ctx, dst any) error {
 	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
 	if ct != "" && !strings.HasPrefix(ct, fiber.MIMEApplicationJSON) {
-		return badRequest("body", "Content-Type must be application/json")
+		return envelope.BadRequest("body", "Content-Type must be application/json")
 	}
 	body := bytes.TrimSpace(c.Body())
 	if len(body) == 0 || body[0] != '{' {
-		return badRequest("body", "must be a JSON object")
+		return envelope.BadRequest("body", "must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return badRequest("body", "must hold a single JSON object")
+		return envelope.BadRequest("body", "must hold a single JSON object")
 	}
 	return nil
 }
@@ -43,11 +44,11 @@ func jsonError(err error) error {
 		if field == "" {
 			field = "body"
 		}
-		return badRequest(field, "must be of type "+jsonTypeName(typeErr.Type.Kind().String()))
+		return envelope.BadRequest(field, "must be of type "+jsonTypeName(typeErr.Type.Kind().String()))
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
-		return badRequest("body", "is not valid JSON")
+		return envelope.BadRequest("body", "is not valid JSON")
 	}
-	return badRequest("body", "is not valid JSON")
+	return envelope.BadRequest("body", "is not valid JSON")
 }
 
 func jsonTypeName(kind string) string {
@@ -67,7 +68,7 @@ func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) {
 	raw := c.Params(name)
 	id, err := uuid.Parse(raw)
 	if err != nil || len(raw) != 36 {
-		return uuid.Nil, badRequest(name, "must be a UUID")
+		return uuid.Nil, envelope.BadRequest(name, "must be a UUID")
 	}
 	return id, nil
 }

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -12,8 +11,8 @@ import (
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/internal/metrics"
-	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
@@ -33,8 +32,9 @@ type Config struct {
 type Deps struct {
 	Commands *commands.Handler
 	Queries  *readmodel.Queries
-	Waiter   *projections.Waiter
-	Keys     *auth.Store
+	// Waiter makes writes visible before they are answered (D6).
+	Waiter commands.Waiter
+	Keys   *auth.Store
 	// Ready reports whether the service can answer requests (readyz).
 	Ready  func(ctx context.Context) error
 	Logger *slog.Logger
@@ -56,7 +56,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 		TrustedProxies:          cfg.TrustedProxies,
 		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
 		DisableStartupMessage:   true,
-		ErrorHandler:            errorHandler(deps.Logger),
+		ErrorHandler:            envelope.ErrorHandler(deps.Logger),
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		deps.Logger.Error("panic in request", "path", c.Path(), "panic", e)
@@ -86,9 +86,9 @@ func unmatched(c *fiber.Ctx) error {
 	}
 	if len(allowed) > 0 {
 		c.Set(fiber.HeaderAllow, strings.Join(allowed, ", "))
-		return &apiError{status: fiber.StatusMethodNotAllowed, code: codeMethod, message: c.Method() + " is not allowed on " + c.Path()}
+		return &envelope.Error{Status: fiber.StatusMethodNotAllowed, Code: envelope.CodeMethodNotAllowed, Message: c.Method() + " is not allowed on " + c.Path()}
 	}
-	return &apiError{status: fiber.StatusNotFound, code: codeNotFound, message: "no route for " + c.Method() + " " + c.Path()}
+	return &envelope.Error{Status: fiber.StatusNotFound, Code: envelope.CodeNotFound, Message: "no route for " + c.Method() + " " + c.Path()}
 }
 
 // pathMatches compares a route pattern ("/feeds/news/:feedId") with a path.
@@ -117,7 +117,7 @@ type handlers struct {
 }
 
 func (h *handlers) routes(app *fiber.App) {
-	news := app.Group("/feeds/news", auth.RequireScope(auth.ScopeNews))
+	news := app.Group("/feeds/news", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeNews))
 	news.Post("/", h.createNewsFeed)
 	news.Get("/", h.listNewsFeeds)
 	news.Get("/:feedId", h.getNewsFeed)
@@ -140,52 +140,6 @@ func (h *handlers) routes(app *fiber.App) {
 	sources.Get("/:id", h.getSource)
 }
 
-// wait makes a write visible to every later read before the answer (D6).
-// It also covers the stored events the command relied on without appending
-// (commands.Result), so a request that found its change already made by a
-// concurrent one answers only once that change is readable.
-func (h *handlers) wait(c *fiber.Ctx, res commands.Result) error {
-	if !res.Empty() {
-		if err := h.Waiter.Wait(c.UserContext(), res.Position, res.EventTypes); err != nil {
-			return err
-		}
-	}
-	if len(res.SeenEventTypes) == 0 {
-		return nil
-	}
-	return h.Waiter.Wait(c.UserContext(), res.SeenPosition, res.SeenEventTypes)
-}
-
-func errorHandler(logger *slog.Logger) fiber.ErrorHandler {
-	return func(c *fiber.Ctx, err error) error {
-		var fe *fiber.Error
-		if errors.As(err, &fe) {
-			return c.Status(fe.Code).JSON(fiberError(fe).body())
-		}
-		api := classify(err)
-		if api.status >= 500 {
-			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
-		}
-		return c.Status(api.status).JSON(api.body())
-	}
-}
-
-// fiberError maps the framework's own errors (body too large, bad method).
-func fiberError(fe *fiber.Error) *apiError {
-	switch fe.Code {
-	case fiber.StatusRequestEntityTooLarge:
-		return &apiError{status: fe.Code, message: "request body is too large", field: "body", issue: "too large"}
-	case fiber.StatusNotFound:
-		return &apiError{status: fe.Code, code: codeNotFound, message: "no such route"}
-	case fiber.StatusMethodNotAllowed:
-		return &apiError{status: fe.Code, message: "method not allowed"}
-	}
-	if fe.Code < 500 {
-		return &apiError{status: fe.Code, message: fe.Message}
-	}
-	return &apiError{status: fe.Code, message: "unexpected failure, retrying is advised"}
-}
-
 // statusOf is the status a request will be answered with: an error
 // returned by a handler is rendered by the error handler after the
 // middleware has seen it.
@@ -193,11 +147,7 @@ func statusOf(c *fiber.Ctx, err error) int {
 	if err == nil {
 		return c.Response().StatusCode()
 	}
-	var fe *fiber.Error
-	if errors.As(err, &fe) {
-		return fe.Code
-	}
-	return classify(err).status
+	return envelope.Status(err)
 }
 
 func requestLog(logger *slog.Logger) fiber.Handler {

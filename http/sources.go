@@ -1,11 +1,13 @@
 package http
 
 import (
+	"context"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/http/envelope"
 )
 
 // sourceBody is the body of a source add (api.md 4.3), also taken by
@@ -23,7 +25,7 @@ type sourceBody struct {
 
 func (b sourceBody) request() (domain.SourceRequest, error) {
 	if b.SourceType == nil {
-		return domain.SourceRequest{}, badRequest("sourceType", "is required")
+		return domain.SourceRequest{}, envelope.BadRequest("sourceType", "is required")
 	}
 	fbType := b.FacebookType
 	if fbType == nil {
@@ -45,9 +47,9 @@ type attachmentJSON struct {
 	SourceDetails *domain.SourceDetails `json:"sourceDetails,omitempty"`
 }
 
-func attachmentOut(a readmodel.NewsFeedSource, withDetails bool) attachmentJSON {
+func attachmentOut(a domain.Attachment, withDetails bool) attachmentJSON {
 	out := attachmentJSON{
-		ID: a.ID.String(), NewsFeedID: a.FeedID.String(), SourceType: a.SourceType,
+		ID: a.ID.String(), NewsFeedID: a.FeedID.String(), SourceType: string(a.SourceType),
 		SourceID: a.SourceID.String(), Enabled: a.Enabled, CreatedAt: timestamp(a.CreatedAt),
 	}
 	if withDetails {
@@ -58,7 +60,7 @@ func attachmentOut(a readmodel.NewsFeedSource, withDetails bool) attachmentJSON 
 }
 
 func (h *handlers) addNewsSource(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
+	ref, err := newsFeed(c)
 	if err != nil {
 		return err
 	}
@@ -70,35 +72,32 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	org := organization(c)
-	attID, res, err := h.Commands.AttachNewsSource(c.UserContext(), commands.AttachNewsSource{Org: org, FeedID: feedID, Request: req})
+	var id string
+	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
+		a, res, err := h.Commands.AttachSource(ctx, commands.AttachSource{FeedRef: ref, Request: req})
+		id = a.ID.String()
+		return a, res, err
+	})
 	if err != nil {
-		return err
+		return envelope.Stored(err, "source", id)
 	}
-	if err := h.wait(c, res); err != nil {
-		return stored(err, "source", attID.String())
-	}
-	row, err := h.Queries.NewsFeedSource(c.UserContext(), org, feedID, attID)
-	if err != nil {
-		return err
-	}
-	return ok(c, fiber.StatusCreated, attachmentOut(row, true))
+	return envelope.OK(c, fiber.StatusCreated, attachmentOut(att, true))
 }
 
 func (h *handlers) listNewsSources(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
+	ref, err := newsFeed(c)
 	if err != nil {
 		return err
 	}
-	rows, err := h.Queries.NewsFeedSources(c.UserContext(), organization(c), feedID)
+	rows, err := h.Queries.NewsFeedSources(c.UserContext(), ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}
 	out := make([]attachmentJSON, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, attachmentOut(r, false))
+		out = append(out, attachmentOut(r.Attachment(), false))
 	}
-	return ok(c, fiber.StatusOK, out)
+	return envelope.OK(c, fiber.StatusOK, out)
 }
 
 type updateSourceBody struct {
@@ -106,7 +105,11 @@ type updateSourceBody struct {
 }
 
 func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
-	feedID, attID, err := pathUUIDs(c, "feedId", "sourceId")
+	ref, err := newsFeed(c)
+	if err != nil {
+		return err
+	}
+	attID, err := pathUUID(c, "sourceId")
 	if err != nil {
 		return err
 	}
@@ -115,52 +118,51 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 		return err
 	}
 	if body.Enabled == nil {
-		return badRequest("enabled", "is required")
+		return envelope.BadRequest("enabled", "is required")
 	}
-	org := organization(c)
-	res, err := h.Commands.SetNewsSourceEnabled(c.UserContext(), commands.SetNewsSourceEnabled{
-		Org: org, FeedID: feedID, AttachmentID: attID, Enabled: *body.Enabled,
+	cmd := commands.SetSourceEnabled{FeedRef: ref, AttachmentID: attID, Enabled: *body.Enabled}
+	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
+		return h.Commands.SetSourceEnabled(ctx, cmd)
 	})
 	if err != nil {
 		return err
 	}
-	if err := h.wait(c, res); err != nil {
-		return err
-	}
-	row, err := h.Queries.NewsFeedSource(c.UserContext(), org, feedID, attID)
-	if err != nil {
-		return err
-	}
-	return ok(c, fiber.StatusOK, attachmentOut(row, false))
+	return envelope.OK(c, fiber.StatusOK, attachmentOut(att, false))
 }
 
 func (h *handlers) deleteNewsSource(c *fiber.Ctx) error {
-	feedID, attID, err := pathUUIDs(c, "feedId", "sourceId")
+	ref, err := newsFeed(c)
 	if err != nil {
 		return err
 	}
-	res, err := h.Commands.DetachNewsSource(c.UserContext(), commands.DetachNewsSource{Org: organization(c), FeedID: feedID, AttachmentID: attID})
+	attID, err := pathUUID(c, "sourceId")
 	if err != nil {
 		return err
 	}
-	if err := h.wait(c, res); err != nil {
+	if err := commands.VisibleDone(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Result, error) {
+		return h.Commands.DetachSource(ctx, commands.DetachSource{FeedRef: ref, AttachmentID: attID})
+	}); err != nil {
 		return err
 	}
-	return deleted(c)
+	return envelope.Deleted(c)
 }
 
-// sourceRecordJSON is a source record (D4): its id, type, the normalized
-// identity fields and when it was first registered.
+// sourceRecordJSON is a source record (D4) as the caller's organization
+// sees it: its id, type, the normalized identity fields (with the siteId
+// this organization gave) and when this organization first registered it.
 type sourceRecordJSON struct {
 	ID string `json:"id"`
 	domain.SourceDetails
 	CreatedAt string `json:"createdAt"`
 }
 
-func sourceRecordOut(s readmodel.Source) sourceRecordJSON {
-	return sourceRecordJSON{ID: s.ID.String(), SourceDetails: s.Details, CreatedAt: timestamp(s.CreatedAt)}
+func sourceRecordOut(v domain.SourceView) sourceRecordJSON {
+	return sourceRecordJSON{ID: v.ID.String(), SourceDetails: v.Details, CreatedAt: timestamp(v.CreatedAt)}
 }
 
+// createSource answers 201 the first time the organization registers an
+// identity and 200 after, from its own view of the shared record: nothing
+// in the answer tells whether another organization registered it.
 func (h *handlers) createSource(c *fiber.Ctx) error {
 	var body sourceBody
 	if err := decodeBody(c, &body); err != nil {
@@ -170,23 +172,20 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	org := organization(c)
-	src, created, res, err := h.Commands.RegisterSource(c.UserContext(), commands.RegisterSource{Org: org, Request: req})
+	var id string
+	reg, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Registered, commands.Result, error) {
+		r, res, err := h.Commands.RegisterSource(ctx, commands.RegisterSource{Org: organization(c), Request: req})
+		id = r.ID.String()
+		return r, res, err
+	})
 	if err != nil {
-		return err
-	}
-	if err := h.wait(c, res); err != nil {
-		return stored(err, "source", src.ID().String())
-	}
-	row, err := h.Queries.Source(c.UserContext(), org, src.ID())
-	if err != nil {
-		return err
+		return envelope.Stored(err, "source", id)
 	}
 	status := fiber.StatusOK
-	if created {
+	if reg.Created {
 		status = fiber.StatusCreated
 	}
-	return ok(c, status, sourceRecordOut(row))
+	return envelope.OK(c, status, sourceRecordOut(reg.SourceView))
 }
 
 func (h *handlers) listSources(c *fiber.Ctx) error {
@@ -196,9 +195,9 @@ func (h *handlers) listSources(c *fiber.Ctx) error {
 	}
 	out := make([]sourceRecordJSON, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, sourceRecordOut(r))
+		out = append(out, sourceRecordOut(r.View()))
 	}
-	return ok(c, fiber.StatusOK, out)
+	return envelope.OK(c, fiber.StatusOK, out)
 }
 
 func (h *handlers) getSource(c *fiber.Ctx) error {
@@ -210,5 +209,5 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return ok(c, fiber.StatusOK, sourceRecordOut(row))
+	return envelope.OK(c, fiber.StatusOK, sourceRecordOut(row.View()))
 }

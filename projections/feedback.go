@@ -14,15 +14,12 @@ import (
 // feed and per source record, for later insights.
 type Feedback struct{}
 
-func (Feedback) Name() string         { return "feedback" }
-func (Feedback) Tables() []string     { return []string{"news_item_feedback", "feedback_counts"} }
-func (Feedback) EventTypes() []string { return []string{domain.FeedbackGiven{}.EventType()} }
+func (Feedback) Name() string     { return "feedback" }
+func (Feedback) Tables() []string { return []string{"news_item_feedback", "feedback_counts"} }
 
-func (Feedback) Project(ctx context.Context, db bun.IDB, env Envelope) error {
-	e, ok := env.Event.(domain.FeedbackGiven)
-	if !ok {
-		return nil
-	}
+func (Feedback) Handlers() []Handler { return []Handler{On(projectFeedback)} }
+
+func projectFeedback(ctx context.Context, db bun.IDB, e domain.FeedbackGiven) error {
 	res, err := db.NewRaw(`INSERT INTO news_item_feedback (id, item_id, feed_id, organization_id, news_page_id, source_id, rating, comment, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		e.FeedbackID, e.ItemID, e.FeedID, e.OrganizationID, e.NewsPageID, e.SourceID, string(e.Rating), e.Comment, e.At).Exec(ctx)

@@ -15,49 +15,50 @@ type Ingestion struct{}
 
 func (Ingestion) Name() string     { return "ingestion" }
 func (Ingestion) Tables() []string { return []string{"ingest_feeds", "ingest_attachments"} }
-func (Ingestion) EventTypes() []string {
-	return []string{
-		domain.NewsFeedCreated{}.EventType(),
-		domain.NewsSourceAttached{}.EventType(), domain.NewsSourceEnabled{}.EventType(),
-		domain.NewsSourceDisabled{}.EventType(), domain.NewsSourceDetached{}.EventType(),
-		domain.NewsFeedEnabled{}.EventType(), domain.NewsFeedDisabled{}.EventType(), domain.NewsFeedDeleted{}.EventType(),
-	}
-}
 
-func (Ingestion) Project(ctx context.Context, db bun.IDB, env Envelope) error {
-	switch e := env.Event.(type) {
-	case domain.NewsFeedCreated:
-		return exec(db.NewRaw(`INSERT INTO ingest_feeds (feed_id, enabled) VALUES (?, true) ON CONFLICT DO NOTHING`, e.FeedID).Exec(ctx))
-	case domain.NewsSourceAttached:
-		feedEnabled := `coalesce((SELECT enabled FROM ingest_feeds WHERE feed_id = ?), true)`
-		return exec(db.NewRaw(`INSERT INTO ingest_attachments (attachment_id, feed_id, organization_id, source_id, source_type, details,
-			source_enabled, feed_enabled, active_since, attached_at)
-			VALUES (?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?, ?) ON CONFLICT (attachment_id) DO NOTHING`,
-			e.AttachmentID, e.FeedID, e.OrganizationID, e.SourceID, string(e.SourceType), e.Details, e.FeedID,
-			e.At.Add(-domain.BackfillWindow), e.At).Exec(ctx))
-	case domain.NewsSourceEnabled:
-		return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = true, active_since = greatest(active_since, ?)
-			WHERE attachment_id = ?`, e.At, e.AttachmentID).Exec(ctx))
-	case domain.NewsSourceDisabled:
-		return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = false WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
-	case domain.NewsSourceDetached:
-		return exec(db.NewRaw(`DELETE FROM ingest_attachments WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
-	case domain.NewsFeedEnabled:
-		if err := exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = true WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
-			return err
-		}
-		return exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = true, active_since = greatest(active_since, ?)
-			WHERE feed_id = ?`, e.At, e.FeedID).Exec(ctx))
-	case domain.NewsFeedDisabled:
-		if err := exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
-			return err
-		}
-		return exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx))
-	case domain.NewsFeedDeleted:
-		if err := exec(db.NewRaw(`DELETE FROM ingest_feeds WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
-			return err
-		}
-		return exec(db.NewRaw(`DELETE FROM ingest_attachments WHERE feed_id = ?`, e.FeedID).Exec(ctx))
+// Ingestion follows feeds of every kind: the crawler fills each kind's
+// feeds through that kind's item writer.
+func (Ingestion) Handlers() []Handler {
+	return []Handler{
+		On(func(ctx context.Context, db bun.IDB, e domain.FeedCreated) error {
+			return exec(db.NewRaw(`INSERT INTO ingest_feeds (feed_id, enabled) VALUES (?, true) ON CONFLICT DO NOTHING`, e.FeedID).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.SourceAttached) error {
+			feedEnabled := `coalesce((SELECT enabled FROM ingest_feeds WHERE feed_id = ?), true)`
+			return exec(db.NewRaw(`INSERT INTO ingest_attachments (attachment_id, feed_id, organization_id, source_id, source_type, details,
+				source_enabled, feed_enabled, active_since, attached_at)
+				VALUES (?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?, ?) ON CONFLICT (attachment_id) DO NOTHING`,
+				e.AttachmentID, e.FeedID, e.OrganizationID, e.SourceID, string(e.SourceType), e.Details, e.FeedID,
+				e.At.Add(-domain.BackfillWindow), e.At).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.SourceEnabled) error {
+			return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = true, active_since = greatest(active_since, ?)
+				WHERE attachment_id = ?`, e.At, e.AttachmentID).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.SourceDisabled) error {
+			return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = false WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.SourceDetached) error {
+			return exec(db.NewRaw(`DELETE FROM ingest_attachments WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.FeedEnabled) error {
+			if err := exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = true WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = true, active_since = greatest(active_since, ?)
+				WHERE feed_id = ?`, e.At, e.FeedID).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.FeedDisabled) error {
+			if err := exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx))
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+			if err := exec(db.NewRaw(`DELETE FROM ingest_feeds WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return exec(db.NewRaw(`DELETE FROM ingest_attachments WHERE feed_id = ?`, e.FeedID).Exec(ctx))
+		}),
 	}
-	return nil
 }

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -17,24 +18,23 @@ import (
 // visibility, checked at read time, hides them.
 type NewsItems struct{}
 
-func (NewsItems) Name() string         { return "newsitems" }
-func (NewsItems) Tables() []string     { return []string{"news_items", "news_feed_item_counts"} }
-func (NewsItems) EventTypes() []string { return []string{domain.NewsItemAdded{}.EventType()} }
+func (NewsItems) Name() string     { return "newsitems" }
+func (NewsItems) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
 
-// Project defers the row to the end of the batch when it runs in one:
+func (NewsItems) Handlers() []Handler { return []Handler{On(projectNewsItem)} }
+
+// projectNewsItem defers the row to the end of the batch when it runs in one:
 // inserting a batch's items with one statement is what lets a rebuild or a
 // catch-up run at tens of thousands of events per second.
-func (NewsItems) Project(ctx context.Context, db bun.IDB, env Envelope) error {
-	e, ok := env.Event.(domain.NewsItemAdded)
-	if !ok {
-		return nil
-	}
+func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded) error {
 	row := readmodel.NewsItem{
 		ID: e.ItemID, FeedID: e.FeedID, OrganizationID: e.OrganizationID, NewsPageID: e.NewsPageID,
 		VersionID: e.VersionID, SourceID: e.SourceID, AttachmentID: e.AttachmentID, SourceType: string(e.SourceType),
 		URL: e.Content.URL, Title: e.Content.Title, Description: e.Content.Description, ImageURL: e.Content.ImageURL,
 		PublishedAt: e.Content.PublishedAt, CreatedAt: e.At, UpdatedAt: e.At,
 	}
+	block := e.Content.Block()
+	row.Source = &block
 	if w, ok := Deferred(ctx, newsItemRowsKey{}, func() *newsItemRows { return &newsItemRows{} }); ok {
 		w.rows = append(w.rows, row)
 		return nil
@@ -77,6 +77,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 		types, urls, titles     = make([]string, n), make([]string, n), make([]string, n)
 		descs, images           = make([]string, n), make([]string, n)
 		published               = make([]pgtype.Timestamptz, n)
+		blocks                  = make([]string, n)
 		created, updated        = make([]time.Time, n), make([]time.Time, n)
 	)
 	for i, r := range rows {
@@ -87,8 +88,13 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 			published[i] = pgtype.Timestamptz{Time: *r.PublishedAt, Valid: true}
 		}
 		created[i], updated[i] = r.CreatedAt, r.UpdatedAt
+		block, err := json.Marshal(r.Block())
+		if err != nil {
+			return fmt.Errorf("encode source block of item %s: %w", r.ID, err)
+		}
+		blocks[i] = string(block)
 	}
-	args := []any{ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated}
+	args := []any{ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks}
 	var err error
 	switch conn := db.(type) {
 	case bun.Tx:
@@ -108,14 +114,14 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 const insertNewsItemsSQL = `
 WITH ins AS (
     INSERT INTO news_items (id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at)
+        source_type, url, title, description, image_url, published_at, created_at, updated_at, source)
     SELECT id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at
+        source_type, url, title, description, image_url, published_at, created_at, updated_at, source
     FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[],
         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[])
+        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[])
         WITH ORDINALITY AS r(id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-            source_type, url, title, description, image_url, published_at, created_at, updated_at, ord)
+            source_type, url, title, description, image_url, published_at, created_at, updated_at, source, ord)
     ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING feed_id

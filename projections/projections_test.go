@@ -26,9 +26,11 @@ import (
 // it sees, so any event applied twice or lost shows up in the totals.
 type counter struct{}
 
-func (counter) Name() string         { return "counter" }
-func (counter) Tables() []string     { return []string{"test_event_counts"} }
-func (counter) EventTypes() []string { return nil }
+func (counter) Name() string     { return "counter" }
+func (counter) Tables() []string { return []string{"test_event_counts"} }
+func (c counter) Handlers() []projections.Handler {
+	return []projections.Handler{projections.OnEvery(c.Project)}
+}
 func (counter) Project(ctx context.Context, db bun.IDB, e projections.Envelope) error {
 	_, err := db.NewRaw(`INSERT INTO test_event_counts (event_id, n) VALUES (?, 1)
 		ON CONFLICT (event_id) DO UPDATE SET n = test_event_counts.n + 1`, e.EventID).Exec(ctx)
@@ -41,27 +43,28 @@ func workload(t *testing.T, cmds *commands.Handler, org uuid.UUID, feeds int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := 0; i < feeds; i++ {
-		id, _, err := cmds.CreateNewsFeed(ctx, commands.CreateNewsFeed{Org: org, Name: fmt.Sprintf("feed %d", i), Description: "d"})
+		f, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: fmt.Sprintf("feed %d", i), Description: "d"})
+		id := f.ID
 		if err != nil {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("renamed %d", i)
 		off := false
-		if _, err := cmds.UpdateNewsFeed(ctx, commands.UpdateNewsFeed{Org: org, FeedID: id, Update: domain.FeedUpdate{Name: &name, Enabled: &off}}); err != nil {
+		if _, _, err := cmds.UpdateFeed(ctx, commands.UpdateFeed{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}, Update: domain.FeedUpdate{Name: &name, Enabled: &off}}); err != nil {
 			t.Fatal(err)
 		}
 		domainName := fmt.Sprintf("site%d.example", i%7)
-		att, _, err := cmds.AttachNewsSource(ctx, commands.AttachNewsSource{Org: org, FeedID: id, Request: domain.SourceRequest{SourceType: "site", Domain: &domainName}})
+		att, _, err := cmds.AttachSource(ctx, commands.AttachSource{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}, Request: domain.SourceRequest{SourceType: "site", Domain: &domainName}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 {
-			if _, err := cmds.SetNewsSourceEnabled(ctx, commands.SetNewsSourceEnabled{Org: org, FeedID: id, AttachmentID: att}); err != nil {
+			if _, _, err := cmds.SetSourceEnabled(ctx, commands.SetSourceEnabled{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}, AttachmentID: att.ID}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if i%5 == 0 {
-			if _, err := cmds.DeleteNewsFeed(ctx, commands.DeleteNewsFeed{Org: org, FeedID: id}); err != nil {
+			if _, err := cmds.DeleteFeed(ctx, commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -197,6 +200,10 @@ type failOnce struct {
 	seen   atomic.Int64
 	failAt int64
 	failed atomic.Bool
+}
+
+func (f *failOnce) Handlers() []projections.Handler {
+	return []projections.Handler{projections.OnEvery(f.Project)}
 }
 
 func (f *failOnce) Project(ctx context.Context, db bun.IDB, e projections.Envelope) error {
@@ -357,7 +364,8 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 	queries := readmodel.NewQueries(db.Bun)
 	org := uuid.New()
 	for i := 0; i < 20; i++ {
-		id, res, err := cmds.CreateNewsFeed(ctx, commands.CreateNewsFeed{Org: org, Name: fmt.Sprintf("f%d", i), Description: "d"})
+		f, res, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: fmt.Sprintf("f%d", i), Description: "d"})
+		id := f.ID
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,9 @@ package projections
 
 import (
 	"context"
+	"fmt"
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -20,15 +23,81 @@ type Projector interface {
 	// Name identifies the projector: its checkpoint and its rebuild command.
 	Name() string
 	// Tables are the read-model tables it owns, recreated by a rebuild.
+	// Every table has one owner.
 	Tables() []string
-	// EventTypes are the events it reads; the others only move its
-	// checkpoint. Read-after-write waits only for projectors that read
-	// what a command wrote.
-	EventTypes() []string
-	// Project applies one event through db, the batch's transaction. It must
-	// derive everything from the event (never the clock), so a rebuild gives
-	// the same read model.
-	Project(ctx context.Context, db bun.IDB, e Envelope) error
+	// Handlers say what it does with each event type it reads. The types
+	// it subscribes to are derived from them (EventTypes), so a handled
+	// type can never be missing from the subscription. Handlers must derive
+	// everything from the event (never the clock), so a rebuild gives the
+	// same read model; they write through db, the batch's transaction.
+	Handlers() []Handler
+}
+
+// Handler applies the events of some types.
+type Handler struct {
+	eventTypes []string
+	project    func(ctx context.Context, db bun.IDB, env Envelope) error
+}
+
+// On handles the events of Go type E: every stored name E is read from
+// (one per feed kind for feed events).
+func On[E domain.Event](f func(ctx context.Context, db bun.IDB, e E) error) Handler {
+	types := domain.EventTypesOf(reflect.TypeFor[E]())
+	if len(types) == 0 {
+		// A programming error caught when the projector is built.
+		panic(fmt.Sprintf("projections.On: %s is not a registered event type", reflect.TypeFor[E]()))
+	}
+	return Handler{eventTypes: types, project: func(ctx context.Context, db bun.IDB, env Envelope) error {
+		return f(ctx, db, env.Event.(E))
+	}}
+}
+
+// OnEvery handles every registered event type, with its envelope.
+func OnEvery(f func(ctx context.Context, db bun.IDB, env Envelope) error) Handler {
+	return Handler{eventTypes: domain.EventTypeNames(), project: f}
+}
+
+// EventTypes are the stored event names p reads, derived from its
+// handlers; the others only move its checkpoint. Read-after-write waits
+// only for projectors that read what a command wrote.
+func EventTypes(p Projector) []string {
+	var out []string
+	for _, h := range p.Handlers() {
+		for _, t := range h.eventTypes {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dispatcher routes an envelope to p's handler of its type.
+type dispatcher map[string]func(ctx context.Context, db bun.IDB, env Envelope) error
+
+func dispatcherFor(p Projector) dispatcher {
+	d := dispatcher{}
+	for _, h := range p.Handlers() {
+		for _, t := range h.eventTypes {
+			d[t] = h.project
+		}
+	}
+	return d
+}
+
+// Project applies one envelope with p's handler of its type; types p does
+// not handle are no-ops.
+func Project(ctx context.Context, p Projector, db bun.IDB, env Envelope) error {
+	return dispatcherFor(p).project(ctx, db, env)
+}
+
+func (d dispatcher) project(ctx context.Context, db bun.IDB, env Envelope) error {
+	f, ok := d[env.Event.EventType()]
+	if !ok {
+		return nil
+	}
+	return f(ctx, db, env)
 }
 
 // Envelope is a decoded event with where it sits in the log.

@@ -45,7 +45,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 	for _, p := range projectors {
 		prog := newProgress()
 		sub := NewSubscriber(store, db, SubscriberConfig{
-			Checkpoint: p.Name() + cfg.CheckpointSuffix, EventTypes: p.EventTypes(),
+			Checkpoint: p.Name() + cfg.CheckpointSuffix, EventTypes: EventTypes(p),
 			BatchSize: cfg.BatchSize, PollInterval: cfg.PollInterval,
 		}, prog, logger)
 		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p))
@@ -76,6 +76,7 @@ func (r *Runner) Progress(name string) *Progress { return r.progress[name] }
 func (r *Runner) Projectors() []Projector { return r.projectors }
 
 func handlerFor(p Projector) message.NoPublishHandlerFunc {
+	handlers := dispatcherFor(p)
 	return func(msg *message.Message) error {
 		tx, ok := TxFromContext(msg.Context())
 		if !ok {
@@ -85,7 +86,7 @@ func handlerFor(p Projector) message.NoPublishHandlerFunc {
 		if err != nil {
 			return err
 		}
-		if err := p.Project(msg.Context(), tx, env); err != nil {
+		if err := handlers.project(msg.Context(), tx, env); err != nil {
 			return fmt.Errorf("%s: project %s %s: %w", p.Name(), env.Event.EventType(), env.EventID, err)
 		}
 		return nil

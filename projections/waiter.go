@@ -2,7 +2,6 @@ package projections
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,9 +9,6 @@ import (
 
 	"github.com/feedsvc/feedsvc/eventstore"
 )
-
-// ErrLagging: a write was stored but its projections did not catch up in time.
-var ErrLagging = errors.New("read models are lagging behind the write")
 
 // Waiter makes writes read-after-write consistent (D6): a command's caller
 // waits until every projector that reads the written event types has
@@ -30,14 +26,16 @@ type Waiter struct {
 func NewWaiter(db *bun.DB, runner *Runner, timeout time.Duration, projectors ...Projector) *Waiter {
 	readers := map[string][]string{}
 	for _, p := range projectors {
-		for _, t := range p.EventTypes() {
+		for _, t := range EventTypes(p) {
 			readers[t] = append(readers[t], p.Name())
 		}
 	}
 	return &Waiter{db: db, runner: runner, readers: readers, timeout: timeout, interval: 10 * time.Millisecond}
 }
 
-// Wait blocks until the projectors reading eventTypes reached pos.
+// Wait blocks until the projectors reading eventTypes reached pos. When
+// its timeout passes first, the error wraps context.DeadlineExceeded
+// (commands.Visible reports it as commands.ErrLagging).
 func (w *Waiter) Wait(ctx context.Context, pos eventstore.Position, eventTypes []string) error {
 	if len(eventTypes) == 0 {
 		return nil
@@ -52,10 +50,7 @@ func (w *Waiter) Wait(ctx context.Context, pos eventstore.Position, eventTypes [
 			}
 			seen[name] = true
 			if err := w.waitOne(ctx, name, pos); err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
-					return fmt.Errorf("projector %s did not reach %s within %s: %w", name, pos, w.timeout, ErrLagging)
-				}
-				return err
+				return fmt.Errorf("projector %s did not reach %s within %s: %w", name, pos, w.timeout, err)
 			}
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 )
 
@@ -33,6 +32,17 @@ type NewsItem struct {
 	PublishedAt    *time.Time `bun:"published_at"`
 	CreatedAt      time.Time  `bun:"created_at"`
 	UpdatedAt      time.Time  `bun:"updated_at"`
+	// Source is the item's source block; NULL in rows projected before
+	// blocks were stored (see Block).
+	Source *domain.SourceBlock `bun:"source,type:jsonb"`
+}
+
+// Block is the item's source block (api.md 2.4).
+func (it NewsItem) Block() domain.SourceBlock {
+	if it.Source != nil {
+		return *it.Source
+	}
+	return domain.SiteBlock(it.URL)
 }
 
 // ItemFilter selects a page of a feed's items.
@@ -162,12 +172,12 @@ func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (
 }
 
 // NewsItemRef implements commands.Lookups.
-func (q *Queries) NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (commands.ItemRef, error) {
+func (q *Queries) NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
 	it, err := q.NewsItem(ctx, org, feedID, itemID)
 	if err != nil {
-		return commands.ItemRef{}, err
+		return domain.ItemRef{}, err
 	}
-	return commands.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
+	return domain.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
 }
 
 // FeedbackCounts are the ratings given within a scope.

@@ -24,6 +24,14 @@ type NewsFeed struct {
 	UpdatedAt      time.Time `bun:"updated_at"`
 }
 
+// State is the feed as the domain describes it.
+func (f NewsFeed) State() domain.FeedState {
+	return domain.FeedState{
+		ID: f.ID, Kind: domain.FeedNews, Name: f.Name, Description: f.Description, Enabled: f.Enabled,
+		CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
+	}
+}
+
 // NewsFeedSource is a row of news_feed_sources: one attachment.
 type NewsFeedSource struct {
 	bun.BaseModel `bun:"table:news_feed_sources"`
@@ -39,7 +47,16 @@ type NewsFeedSource struct {
 	UpdatedAt      time.Time            `bun:"updated_at"`
 }
 
-// Source is a row of sources: a shared source record.
+// Attachment is the attachment as the domain describes it.
+func (a NewsFeedSource) Attachment() domain.Attachment {
+	return domain.Attachment{
+		ID: a.ID, FeedID: a.FeedID, SourceID: a.SourceID, SourceType: domain.SourceType(a.SourceType), Details: a.Details,
+		Enabled: a.Enabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}
+}
+
+// Source is a row of sources: a shared source record, or (from the
+// queries) one organization's view of it.
 type Source struct {
 	bun.BaseModel `bun:"table:sources"`
 
@@ -49,12 +66,18 @@ type Source struct {
 	CreatedAt  time.Time            `bun:"created_at"`
 }
 
+// View is the record as the domain describes an organization's view.
+func (s Source) View() domain.SourceView {
+	return domain.SourceView{ID: s.ID, Details: s.Details, CreatedAt: s.CreatedAt}
+}
+
 // SourceOrganization links a source record to an organization that created
 // or attached it.
 type SourceOrganization struct {
 	bun.BaseModel `bun:"table:source_organizations"`
 
-	SourceID       uuid.UUID `bun:"source_id,pk,type:uuid"`
-	OrganizationID uuid.UUID `bun:"organization_id,pk,type:uuid"`
-	LinkedAt       time.Time `bun:"linked_at"`
+	SourceID       uuid.UUID             `bun:"source_id,pk,type:uuid"`
+	OrganizationID uuid.UUID             `bun:"organization_id,pk,type:uuid"`
+	Details        *domain.SourceDetails `bun:"details,type:jsonb"`
+	LinkedAt       time.Time             `bun:"linked_at"`
 }

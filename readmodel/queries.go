@@ -80,28 +80,34 @@ func (q *Queries) NewsFeedSource(ctx context.Context, org, feedID, id uuid.UUID)
 	return s, nil
 }
 
+// sourceView selects a record as one organization sees it: its own
+// details (its siteId) and when it first registered the record.
+func (q *Queries) sourceView(org uuid.UUID) *bun.SelectQuery {
+	return q.db.NewSelect().
+		ColumnExpr("source.id, source.source_type").
+		ColumnExpr("coalesce(so.details, source.details) AS details").
+		ColumnExpr("so.linked_at AS created_at").
+		TableExpr("sources AS source").
+		Join("JOIN source_organizations AS so ON so.source_id = source.id").
+		Where("so.organization_id = ?", org)
+}
+
 // Sources lists the source records an organization created or attached,
-// newest first.
+// newest first, as it sees them.
 func (q *Queries) Sources(ctx context.Context, org uuid.UUID) ([]Source, error) {
 	out := []Source{}
-	err := q.db.NewSelect().Model(&out).
-		Join("JOIN source_organizations AS so ON so.source_id = source.id").
-		Where("so.organization_id = ?", org).
-		OrderExpr("source.created_at DESC, source.id DESC").
-		Scan(ctx)
+	err := q.sourceView(org).OrderExpr("so.linked_at DESC, source.id DESC").Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("list sources of %s: %w", org, err)
 	}
 	return out, nil
 }
 
-// Source returns a record the organization knows; others answer not found.
+// Source returns a record the organization knows, as it sees it; others
+// answer not found.
 func (q *Queries) Source(ctx context.Context, org, id uuid.UUID) (Source, error) {
 	var s Source
-	err := q.db.NewSelect().Model(&s).
-		Join("JOIN source_organizations AS so ON so.source_id = source.id").
-		Where("so.organization_id = ? AND source.id = ?", org, id).
-		Scan(ctx)
+	err := q.sourceView(org).Where("source.id = ?", id).Scan(ctx, &s)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Source{}, &domain.NotFoundError{Resource: "source", ID: id.String()}
 	}

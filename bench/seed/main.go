@@ -154,21 +154,21 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 
 	t0 := time.Now()
 	for i := range *feeds {
-		if _, _, err := cmds.CreateNewsFeed(ctx, commands.CreateNewsFeed{
-			Org: orgID, Name: fmt.Sprintf("Bench feed %03d", i), Description: "A feed created by bench/seed for GET /feeds/news.",
+		if _, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
+			Kind: domain.FeedNews, Org: orgID, Name: fmt.Sprintf("Bench feed %03d", i), Description: "A feed created by bench/seed for GET /feeds/news.",
 		}); err != nil {
 			return err
 		}
 	}
-	bigFeed, _, err := cmds.CreateNewsFeed(ctx, commands.CreateNewsFeed{
-		Org: orgID, Name: "Bench big feed", Description: fmt.Sprintf("%d items", *items),
+	bigFeedState, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
+		Kind: domain.FeedNews, Org: orgID, Name: "Bench big feed", Description: fmt.Sprintf("%d items", *items),
 	})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "created %d feeds in %s\n", *feeds+1, time.Since(t0).Round(time.Millisecond))
 
-	gen := newItemGen(orgID, []uuid.UUID{bigFeed})
+	gen := newItemGen(orgID, []uuid.UUID{bigFeedState.ID})
 	t0 = time.Now()
 	switch *load {
 	case "store":
@@ -197,7 +197,7 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	// Shell-friendly, last: eval "$(go run ./bench/seed api ...)".
 	fmt.Fprintf(stdout, "KEY=%s\nORG=%s\nBIG_FEED=%s\nITEMS_BASE=%s\nSINCE_HALF=%s\n",
-		key, orgID, bigFeed, itemsBase.Format(time.RFC3339),
+		key, orgID, bigFeedState.ID, itemsBase.Format(time.RFC3339),
 		itemsBase.Add(time.Duration(*items/2)*time.Minute).Format(time.RFC3339))
 	return nil
 }

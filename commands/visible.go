@@ -1,0 +1,62 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/feedsvc/feedsvc/eventstore"
+)
+
+// ErrLagging: a write was stored but the read models did not reflect it in
+// time. The change is kept and will appear; repeating it would repeat it.
+var ErrLagging = errors.New("read models are lagging behind the write")
+
+// Waiter waits until the read models that read the given event types have
+// passed a position in the log. It returns an error wrapping
+// context.DeadlineExceeded when its own bound passes first.
+type Waiter interface {
+	Wait(ctx context.Context, pos eventstore.Position, eventTypes []string) error
+}
+
+// Visible runs a command and returns its answer once every later read
+// reflects what it stored (D6), including stored events it relied on
+// without appending (see Result). It is the one write sequence of the API:
+// the answer is what the command decided, never a read that a concurrent
+// write could already have changed.
+func Visible[T any](ctx context.Context, w Waiter, run func(context.Context) (T, Result, error)) (T, error) {
+	out, res, err := run(ctx)
+	if err != nil {
+		return out, err
+	}
+	if err := waitFor(ctx, w, res); err != nil {
+		return out, err
+	}
+	return out, nil
+}
+
+// VisibleDone is Visible for commands that answer nothing but success.
+func VisibleDone(ctx context.Context, w Waiter, run func(context.Context) (Result, error)) error {
+	_, err := Visible(ctx, w, func(ctx context.Context) (struct{}, Result, error) {
+		res, err := run(ctx)
+		return struct{}{}, res, err
+	})
+	return err
+}
+
+func waitFor(ctx context.Context, w Waiter, res Result) error {
+	wait := func(pos eventstore.Position, types []string) error {
+		if len(types) == 0 {
+			return nil
+		}
+		err := w.Wait(ctx, pos, types)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return fmt.Errorf("%w: %w", ErrLagging, err)
+		}
+		return err
+	}
+	if err := wait(res.Position, res.EventTypes); err != nil {
+		return err
+	}
+	return wait(res.SeenPosition, res.SeenEventTypes)
+}

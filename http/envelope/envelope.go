@@ -1,0 +1,243 @@
+// Package envelope renders every answer of the API in the contract's
+// envelopes (api.md section 7): `{success, data}` for results and
+// `{success: false, error: {code, message, ...}}` for errors, in the dialect
+// of the route group that answers. News endpoints say VALIDATION_ERROR and
+// INTERNAL_ERROR and name the missing resource; event endpoints say
+// BAD_REQUEST and INTERNAL_SERVER_ERROR. Everything that fails a request
+// (handlers, auth, the framework) returns an error, and ErrorHandler is the
+// one place that turns it into an answer.
+package envelope
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// Dialect is how a route group names its errors.
+type Dialect struct {
+	badRequest string
+	internal   string
+	// namesResources adds resource and id to 404 bodies.
+	namesResources bool
+}
+
+var (
+	// News is the dialect of news feeds, their items, and everything that
+	// is not an event endpoint.
+	News = Dialect{badRequest: "VALIDATION_ERROR", internal: "INTERNAL_ERROR", namesResources: true}
+	// Events is the dialect of event feeds and their items.
+	Events = Dialect{badRequest: "BAD_REQUEST", internal: "INTERNAL_SERVER_ERROR"}
+)
+
+type dialectKey struct{}
+
+// Speak makes a route group's errors use d.
+func Speak(d Dialect) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Locals(dialectKey{}, d)
+		return c.Next()
+	}
+}
+
+func dialectOf(c *fiber.Ctx) Dialect {
+	if d, ok := c.Locals(dialectKey{}).(Dialect); ok {
+		return d
+	}
+	return News
+}
+
+// Fixed codes, the same in every dialect.
+const (
+	CodeNotFound         = "NOT_FOUND"
+	CodeConflict         = "CONFLICT"
+	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	CodePermissionDenied = "PERMISSION_DENIED"
+	CodeAuthentication   = "AUTHENTICATION_FAILED"
+)
+
+// Error is a failure that knows its answer. Code is left empty where the
+// dialect names it (400, 413, 5xx).
+type Error struct {
+	Status   int
+	Code     string
+	Message  string
+	Resource string
+	ID       string
+	Field    string
+	Issue    string
+	// flat is the 401 body of api.md section 5: error is the text and code
+	// sits at the root.
+	flat bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// BadRequest names the field at fault and what is wrong with it.
+func BadRequest(field, issue string) *Error {
+	return &Error{Status: fiber.StatusBadRequest, Message: field + ": " + issue, Field: field, Issue: issue}
+}
+
+// NotFound names the missing resource.
+func NotFound(resource, id string) *Error {
+	return &Error{Status: fiber.StatusNotFound, Code: CodeNotFound, Message: resource + " not found", Resource: resource, ID: id}
+}
+
+// Unauthorized is the flat 401 of api.md section 5; reason follows the
+// strategy name the contract requires.
+func Unauthorized(reason string) *Error {
+	return &Error{Status: fiber.StatusUnauthorized, Code: CodeAuthentication, Message: "Authentication failed (api-key): " + reason, flat: true}
+}
+
+// Forbidden is a valid key without the permission a route needs.
+func Forbidden(message string) *Error {
+	return &Error{Status: fiber.StatusForbidden, Code: CodePermissionDenied, Message: message}
+}
+
+// Classify maps domain, command and framework errors to their answer.
+func Classify(err error) *Error {
+	var e *Error
+	var validation *domain.ValidationError
+	var missing *domain.NotFoundError
+	var conflict *domain.ConflictError
+	var fe *fiber.Error
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &fe):
+		return framework(fe)
+	case errors.As(err, &validation):
+		return BadRequest(validation.Field, validation.Issue)
+	case errors.As(err, &missing):
+		return NotFound(missing.Resource, missing.ID)
+	case errors.As(err, &conflict):
+		return &Error{Status: fiber.StatusConflict, Code: CodeConflict, Message: conflict.Message}
+	case errors.Is(err, domain.ErrUnsupported):
+		return &Error{Status: fiber.StatusBadRequest, Message: err.Error(), Field: "sourceType", Issue: "not yet supported"}
+	case errors.Is(err, commands.ErrBusy):
+		return &Error{Status: fiber.StatusServiceUnavailable,
+			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
+	case errors.Is(err, commands.ErrLagging):
+		return &Error{Status: fiber.StatusServiceUnavailable,
+			Message: "the change was saved but is not visible yet; it will appear shortly, do not repeat the request"}
+	}
+	return &Error{Status: fiber.StatusInternalServerError, Message: "unexpected failure, retrying is advised"}
+}
+
+// framework maps the framework's own errors (body too large, bad method)
+// without passing its messages on: they may quote the request.
+func framework(fe *fiber.Error) *Error {
+	switch fe.Code {
+	case fiber.StatusRequestEntityTooLarge:
+		return &Error{Status: fe.Code, Message: "request body is too large", Field: "body", Issue: "too large"}
+	case fiber.StatusNotFound:
+		return &Error{Status: fe.Code, Code: CodeNotFound, Message: "no such route"}
+	case fiber.StatusMethodNotAllowed:
+		return &Error{Status: fe.Code, Code: CodeMethodNotAllowed, Message: "method not allowed"}
+	}
+	if fe.Code < 500 {
+		return &Error{Status: fe.Code, Message: fe.Message}
+	}
+	return &Error{Status: fe.Code, Message: "unexpected failure, retrying is advised"}
+}
+
+// Stored tells the client the id of what a create stored when its read
+// models lag, so it can fetch it later instead of creating it again.
+func Stored(err error, resource, id string) error {
+	if !errors.Is(err, commands.ErrLagging) {
+		return err
+	}
+	e := *Classify(err)
+	e.Resource, e.ID = resource, id
+	return &e
+}
+
+// Status is the status err will be answered with.
+func Status(err error) int { return Classify(err).Status }
+
+// ErrorHandler is the app's one error renderer.
+func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
+	return func(c *fiber.Ctx, err error) error {
+		e := Classify(err)
+		if e.Status >= 500 {
+			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
+		}
+		if e.Status == fiber.StatusUnauthorized {
+			// RFC 6750 asks for a challenge on 401 so generic clients know
+			// to send a bearer token.
+			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="feedsvc"`)
+		}
+		return c.Status(e.Status).JSON(e.body(dialectOf(c)))
+	}
+}
+
+type errorBody struct {
+	Success bool        `json:"success"`
+	Error   errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code     string   `json:"code"`
+	Message  string   `json:"message"`
+	Resource string   `json:"resource,omitempty"`
+	ID       string   `json:"id,omitempty"`
+	Details  *details `json:"details,omitempty"`
+}
+
+type details struct {
+	Field string `json:"field"`
+	Issue string `json:"issue"`
+}
+
+type flatBody struct {
+	Success bool   `json:"success"`
+	Error   string `json:"error"`
+	Code    string `json:"code"`
+}
+
+func (e *Error) body(d Dialect) any {
+	if e.flat {
+		return flatBody{Error: e.Message, Code: e.Code}
+	}
+	out := errorDetail{Code: e.code(d), Message: e.Message}
+	if d.namesResources || e.Status != fiber.StatusNotFound {
+		out.Resource, out.ID = e.Resource, e.ID
+	}
+	if e.Field != "" {
+		out.Details = &details{Field: e.Field, Issue: e.Issue}
+	}
+	return errorBody{Error: out}
+}
+
+func (e *Error) code(d Dialect) string {
+	switch {
+	case e.Code != "":
+		return e.Code
+	case e.Status == fiber.StatusNotFound:
+		return CodeNotFound
+	case e.Status == fiber.StatusMethodNotAllowed:
+		return CodeMethodNotAllowed
+	case e.Status == fiber.StatusBadRequest, e.Status == fiber.StatusRequestEntityTooLarge:
+		return d.badRequest
+	}
+	return d.internal
+}
+
+type okBody struct {
+	Success bool `json:"success"`
+	Data    any  `json:"data,omitempty"`
+}
+
+// OK answers a result.
+func OK(c *fiber.Ctx, status int, data any) error {
+	return c.Status(status).JSON(okBody{Success: true, Data: data})
+}
+
+// Deleted answers a delete: `{success: true}` (api.md 4).
+func Deleted(c *fiber.Ctx) error {
+	return c.Status(fiber.StatusOK).JSON(okBody{Success: true})
+}
