@@ -278,7 +278,8 @@ func TestPageSourcesReferenceASiteTheOrganizationKnows(t *testing.T) {
 		body := map[string]any{"sourceType": "siteIndexPage", "url": "https://globex.example/news", "siteId": globexSite}
 		wantNotFound(t, acme.do(t, "POST", path, body), "source", globexSite)
 		wantNotFound(t, acme.do(t, "POST", "/sources", body), "source", globexSite)
-		wantData(t, acme.do(t, "POST", "/sources", site("globex.example")), http.StatusOK)
+		// Its first registration of that identity: 201, as if it were new.
+		wantData(t, acme.do(t, "POST", "/sources", site("globex.example")), http.StatusCreated)
 		attach(t, acme, feedID, body)
 	})
 	t.Run("the feed lists exactly the successful attachments", func(t *testing.T) {
@@ -493,10 +494,14 @@ func TestSourceRecordsAreSharedButListedPerOrganization(t *testing.T) {
 		}
 		wantNotFound(t, globex.do(t, "GET", "/sources/"+id, nil), "source", id)
 	})
-	t.Run("once it posts the same identity it gets the existing record with 200", func(t *testing.T) {
-		got := wantDataObject(t, globex.do(t, "POST", "/sources", site("records.example")), http.StatusOK)
-		if jsonOf(got) != jsonOf(first) {
-			t.Fatalf("globex got %s, want %s", jsonOf(got), jsonOf(first))
+	t.Run("once it posts the same identity it gets the shared record as its own, 201 then 200", func(t *testing.T) {
+		got := wantDataObject(t, globex.do(t, "POST", "/sources", site("records.example")), http.StatusCreated)
+		if got["id"] != id || got["domain"] != "records.example" || got["createdAt"] == first["createdAt"] {
+			t.Fatalf("globex got %s; want record %s with its own createdAt (acme's is %v)", jsonOf(got), id, first["createdAt"])
+		}
+		again := wantDataObject(t, globex.do(t, "POST", "/sources", site("records.example")), http.StatusOK)
+		if jsonOf(again) != jsonOf(got) {
+			t.Fatalf("globex's second post %s, first %s", jsonOf(again), jsonOf(got))
 		}
 		recs := wantDataList(t, globex.do(t, "GET", "/sources", nil))
 		if len(recs) != 1 || recs[0]["id"] != id {

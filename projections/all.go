@@ -6,10 +6,10 @@ func All() []Projector {
 }
 
 // API returns the projectors whose read models the API reads: the ones a
-// write waits for before it answers (D6). The others (the crawler's, the
-// feedback counts) may lag a write by the time they take.
+// write waits for before it answers (D6). The others (the crawler's) may
+// lag a write by the time they take.
 func API() []Projector {
-	return []Projector{NewsFeeds{}, Sources{}, NewsItems{}}
+	return []Projector{NewsFeeds{}, Sources{}, NewsItems{}, Feedback{}}
 }
 
 // ByName finds a projector of All by name.
