@@ -5,11 +5,12 @@ func All() []Projector {
 	return []Projector{NewsFeeds{}, Sources{}, NewsItems{}, Articles{}, Feedback{}, Ingestion{}}
 }
 
-// API returns the projectors whose read models the API reads: the ones a
-// write waits for before it answers (D6). The others (the crawler's) may
-// lag a write by the time they take.
-func API() []Projector {
-	return []Projector{NewsFeeds{}, Sources{}, NewsItems{}, Feedback{}}
+// Consistent returns the projectors a write of the API waits for before it
+// answers (D6): the read models the API reads, and the crawler's view of
+// attachments, since a disable or a delete must stop the crawling at once.
+// Articles, written only by the crawler, are left out.
+func Consistent() []Projector {
+	return []Projector{NewsFeeds{}, Sources{}, NewsItems{}, Feedback{}, Ingestion{}}
 }
 
 // ByName finds a projector of All by name.

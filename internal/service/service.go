@@ -67,7 +67,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Metrics = metrics.New()
 	s.Metrics.WatchProjections(s.Runner)
-	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.API()...)
+	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies}, apihttp.Deps{
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 	})
