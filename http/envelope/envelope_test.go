@@ -1,0 +1,81 @@
+package envelope_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/http/envelope"
+)
+
+// answer renders err as a route of a group speaking d would.
+func answer(t *testing.T, d envelope.Dialect, err error) (int, map[string]any) {
+	t.Helper()
+	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
+	app.Get("/x", envelope.Speak(d), func(*fiber.Ctx) error { return err })
+	resp, testErr := app.Test(httptest.NewRequest("GET", "/x", nil))
+	if testErr != nil {
+		t.Fatal(testErr)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("body %q is not JSON", raw)
+	}
+	return resp.StatusCode, body
+}
+
+func TestOneMapperSpeaksEachRouteGroupsDialect(t *testing.T) {
+	cases := []struct {
+		name    string
+		dialect envelope.Dialect
+		err     error
+		status  int
+		code    string
+		// fields of error that must be present (and only those besides
+		// code and message)
+		extra []string
+	}{
+		{"a news 400 names its field in details", envelope.News, &domain.ValidationError{Field: "name", Issue: "is required"}, 400, "VALIDATION_ERROR", []string{"details"}},
+		{"an events 400 is a BAD_REQUEST with details", envelope.Events, &domain.ValidationError{Field: "since", Issue: "too early"}, 400, "BAD_REQUEST", []string{"details"}},
+		{"a news 404 names the resource and id", envelope.News, &domain.NotFoundError{Resource: "feed", ID: "f1"}, 404, "NOT_FOUND", []string{"resource", "id"}},
+		{"an events 404 is plain", envelope.Events, &domain.NotFoundError{Resource: "feed", ID: "f1"}, 404, "NOT_FOUND", nil},
+		{"a news failure is an INTERNAL_ERROR", envelope.News, io.ErrUnexpectedEOF, 500, "INTERNAL_ERROR", nil},
+		{"an events failure is an INTERNAL_SERVER_ERROR", envelope.Events, io.ErrUnexpectedEOF, 500, "INTERNAL_SERVER_ERROR", nil},
+		{"a lagging write is a retry-free 503 in the dialect", envelope.Events, commands.ErrLagging, 503, "INTERNAL_SERVER_ERROR", nil},
+		{"a conflict is CONFLICT in both", envelope.Events, &domain.ConflictError{Message: "dup"}, 409, "CONFLICT", nil},
+		{"a missing permission is PERMISSION_DENIED in both", envelope.Events, envelope.Forbidden("no"), 403, "PERMISSION_DENIED", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body := answer(t, c.dialect, c.err)
+			e, _ := body["error"].(map[string]any)
+			if status != c.status || body["success"] != false || e["code"] != c.code || e["message"] == "" {
+				t.Fatalf("%d %v; want %d %s", status, body, c.status, c.code)
+			}
+			if len(e) != 2+len(c.extra) {
+				t.Fatalf("error members %v; want code, message and %v", e, c.extra)
+			}
+			for _, k := range c.extra {
+				if _, ok := e[k]; !ok {
+					t.Fatalf("error %v lacks %s", e, k)
+				}
+			}
+		})
+	}
+}
+
+func TestA401IsFlatInEveryDialect(t *testing.T) {
+	for _, d := range []envelope.Dialect{envelope.News, envelope.Events} {
+		status, body := answer(t, d, envelope.Unauthorized("missing Authorization header"))
+		if status != 401 || body["code"] != "AUTHENTICATION_FAILED" || body["error"] != "Authentication failed (api-key): missing Authorization header" {
+			t.Fatalf("%d %v", status, body)
+		}
+	}
+}
