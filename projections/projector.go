@@ -86,12 +86,6 @@ func dispatcherFor(p Projector) dispatcher {
 	return d
 }
 
-// Project applies one envelope with p's handler of its type; types p does
-// not handle are no-ops.
-func Project(ctx context.Context, p Projector, db bun.IDB, env Envelope) error {
-	return dispatcherFor(p).project(ctx, db, env)
-}
-
 func (d dispatcher) project(ctx context.Context, db bun.IDB, env Envelope) error {
 	f, ok := d[env.Event.EventType()]
 	if !ok {
