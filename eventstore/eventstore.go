@@ -16,11 +16,13 @@ import (
 	"github.com/google/uuid"
 )
 
-// Position is a point in the global log. Events are ordered by Commit (the
-// Postgres transaction id, xid8, of the appending transaction) and then by
-// Prepare (a sequence number inside the log). Ordering by commit transaction
-// and reading only below the oldest running transaction is what makes the log
-// gap-free for readers, even when appends commit out of order.
+// Position is a point in the global log. Events are ordered by Commit and
+// then by Prepare; what the numbers are belongs to the implementation. In
+// Postgres, Commit is the transaction id (xid8) of the appending transaction
+// and Prepare a sequence number inside the log: ordering by commit
+// transaction and reading only below the oldest running transaction is what
+// makes the log gap-free for readers, even when appends commit out of order.
+// Memory counts appends and events.
 type Position struct {
 	Commit  uint64
 	Prepare uint64
