@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/eventstore/storetest"
 )
 
 // benchPayload is about the size of a feed item event.
@@ -129,7 +130,7 @@ func BenchmarkReadAll(b *testing.B) {
 	if _, err := db.Pool.Exec(ctx, `VACUUM ANALYZE events`); err != nil {
 		b.Fatal(err)
 	}
-	readAllVisible(b, s, eventstore.Start, total)
+	storetest.ReadAllVisible(b, s, eventstore.Start, total)
 
 	read := 0
 	for b.Loop() {

@@ -16,11 +16,13 @@ import (
 	"github.com/google/uuid"
 )
 
-// Position is a point in the global log. Events are ordered by Commit (the
-// Postgres transaction id, xid8, of the appending transaction) and then by
-// Prepare (a sequence number inside the log). Ordering by commit transaction
-// and reading only below the oldest running transaction is what makes the log
-// gap-free for readers, even when appends commit out of order.
+// Position is a point in the global log. Events are ordered by Commit and
+// then by Prepare; what the numbers are belongs to the implementation. In
+// Postgres, Commit is the transaction id (xid8) of the appending transaction
+// and Prepare a sequence number inside the log: ordering by commit
+// transaction and reading only below the oldest running transaction is what
+// makes the log gap-free for readers, even when appends commit out of order.
+// Memory counts appends and events.
 type Position struct {
 	Commit  uint64
 	Prepare uint64
@@ -95,6 +97,11 @@ func (e ExpectedRevision) String() string {
 // *WrongExpectedVersionError.
 var ErrWrongExpectedVersion = errors.New("wrong expected version")
 
+// ErrDuplicateEventID is matched (errors.Is) by the error of an append that
+// reuses an event ID stored elsewhere: in another stream, or in this stream
+// but not as the same append retried.
+var ErrDuplicateEventID = errors.New("event id already stored")
+
 // ErrStreamNotFound answers reads of a stream that has no events.
 var ErrStreamNotFound = errors.New("stream not found")
 
@@ -118,13 +125,15 @@ func (e *WrongExpectedVersionError) Error() string {
 
 func (e *WrongExpectedVersionError) Is(target error) bool { return target == ErrWrongExpectedVersion }
 
-// EventData is an event to append. ID makes appends idempotent: appending an
-// event whose ID is already in the same stream is a no-op that succeeds.
+// EventData is an event to append. ID makes appends idempotent: appending
+// events whose IDs are already stored, in the same stream and order, is a
+// no-op that succeeds with the original result; reusing an ID any other way
+// fails with ErrDuplicateEventID. The zero ID gets a random one.
 type EventData struct {
 	ID       uuid.UUID
 	Type     string
-	Data     []byte // JSON
-	Metadata []byte // JSON, optional
+	Data     []byte // JSON; empty is stored as {}
+	Metadata []byte // JSON, optional; empty is stored as {}
 }
 
 // RecordedEvent is an event as stored.
@@ -149,7 +158,9 @@ type AppendResult struct {
 
 // Store is the event store.
 type Store interface {
-	// AppendToStream appends events atomically to one stream.
+	// AppendToStream appends events atomically to one stream. With no
+	// events it only checks the expectation and returns the stream's
+	// current state (the zero AppendResult for a stream without events).
 	AppendToStream(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error)
 	// ReadStream reads up to max events of a stream from revision from on,
 	// in revision order. ErrStreamNotFound when the stream has no events.

@@ -1,4 +1,9 @@
 package eventstore
 
+import "github.com/jackc/pgx/v5/pgxpool"
+
 // ReadAllSQL lets the tests EXPLAIN the exact query ReadAll runs.
 const ReadAllSQL = readAllSQL
+
+// PoolOf lets the contract open a second store on the same database.
+func PoolOf(s *Postgres) *pgxpool.Pool { return s.pool }

@@ -43,7 +43,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,11 +50,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// ErrDuplicateEventID is matched (errors.Is) by the error of an append that
-// reuses an event ID stored elsewhere: in another stream, or in this stream
-// but not as the same append retried.
-var ErrDuplicateEventID = errors.New("event id already stored")
 
 const (
 	// DefaultPollInterval is how often a subscription rereads the log when
@@ -90,9 +84,7 @@ type Postgres struct {
 	// query. Zero means DefaultSubscriptionPageSize.
 	SubscriptionPageSize int
 
-	mu        sync.Mutex
-	listeners map[uint64]chan struct{}
-	nextID    uint64
+	appendSignal
 }
 
 var _ Store = (*Postgres)(nil)
@@ -100,7 +92,7 @@ var _ Store = (*Postgres)(nil)
 // NewPostgres returns a Store on pool. The pool's database must have the
 // events table (readmodel/migrations).
 func NewPostgres(pool *pgxpool.Pool) *Postgres {
-	return &Postgres{pool: pool, listeners: make(map[uint64]chan struct{})}
+	return &Postgres{pool: pool}
 }
 
 // The expectation is checked inside the insert so that the happy path is one
@@ -499,34 +491,4 @@ func limitParam(max int) *int64 {
 	}
 	l := int64(max)
 	return &l
-}
-
-// Appended returns a channel that receives a value, coalesced, after each
-// successful append through s. The channel is never closed; stop unregisters
-// it and may be called more than once.
-func (s *Postgres) Appended() (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	s.mu.Lock()
-	id := s.nextID
-	s.nextID++
-	s.listeners[id] = ch
-	s.mu.Unlock()
-	return ch, func() {
-		s.mu.Lock()
-		delete(s.listeners, id)
-		s.mu.Unlock()
-	}
-}
-
-// notify never blocks: a listener that has not consumed the last signal
-// will reread the log anyway, so one pending signal is enough.
-func (s *Postgres) notify() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, ch := range s.listeners {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }
