@@ -16,15 +16,32 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
-func setup(t *testing.T) (*commands.Handler, *eventstore.Postgres) {
+func setup(t *testing.T) (*commands.Handler, eventstore.Store) {
 	t.Helper()
 	db, _ := testdb.New(t)
 	store := eventstore.NewPostgres(db.Pool)
 	return commands.New(store, readmodel.NewQueries(db.Bun)), store
 }
 
+// inMemory runs commands that need no read-model lookups on the in-memory
+// store: the decide loop must hold on every Store.
+func inMemory(t *testing.T) (*commands.Handler, eventstore.Store) {
+	t.Helper()
+	store := eventstore.NewMemory()
+	return commands.New(store, nil), store
+}
+
+// stores are the stores the lookup-free command tests run on.
+var stores = map[string]func(*testing.T) (*commands.Handler, eventstore.Store){"postgres": setup, "memory": inMemory}
+
 func TestConcurrentUpdatesOfOneFeedAllLandThroughRetries(t *testing.T) {
-	h, store := setup(t)
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) { concurrentUpdatesAllLand(t, newStore) })
+	}
+}
+
+func concurrentUpdatesAllLand(t *testing.T, newStore func(*testing.T) (*commands.Handler, eventstore.Store)) {
+	h, store := newStore(t)
 	ctx := context.Background()
 	org := uuid.New()
 	f, _, err := h.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: "n", Description: "d"})
@@ -138,7 +155,13 @@ func TestRegisteringTheSameIdentityTwiceReusesTheRecord(t *testing.T) {
 }
 
 func TestAnItemIsAddedToAFeedOnce(t *testing.T) {
-	h, _ := setup(t)
+	for name, newStore := range stores {
+		t.Run(name, func(t *testing.T) { anItemIsAddedOnce(t, newStore) })
+	}
+}
+
+func anItemIsAddedOnce(t *testing.T, newStore func(*testing.T) (*commands.Handler, eventstore.Store)) {
+	h, _ := newStore(t)
 	ctx := context.Background()
 	src := uuid.New()
 	d, _, err := h.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: src, Content: domain.ArticleContent{URL: "https://e.com/a"}})
