@@ -9,8 +9,9 @@ import (
 )
 
 // Ingestion projects what the crawler needs to know about attachments:
-// which source records to crawl for which feeds, and since when each
-// attachment accepts articles (domain.Accepts).
+// which source records to crawl for which feeds of which kind, and the
+// facts domain.AcceptingSince decides from (the attach time and the latest
+// re-enables of the source and the feed).
 type Ingestion struct{}
 
 func (Ingestion) Name() string     { return "ingestion" }
@@ -30,13 +31,14 @@ func (Ingestion) Project(ctx context.Context, db bun.IDB, env Envelope) error {
 		return exec(db.NewRaw(`INSERT INTO ingest_feeds (feed_id, enabled) VALUES (?, true) ON CONFLICT DO NOTHING`, e.FeedID).Exec(ctx))
 	case domain.NewsSourceAttached:
 		feedEnabled := `coalesce((SELECT enabled FROM ingest_feeds WHERE feed_id = ?), true)`
-		return exec(db.NewRaw(`INSERT INTO ingest_attachments (attachment_id, feed_id, organization_id, source_id, source_type, details,
-			source_enabled, feed_enabled, active_since, attached_at)
-			VALUES (?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?, ?) ON CONFLICT (attachment_id) DO NOTHING`,
-			e.AttachmentID, e.FeedID, e.OrganizationID, e.SourceID, string(e.SourceType), e.Details, e.FeedID,
-			e.At.Add(-domain.BackfillWindow), e.At).Exec(ctx))
+		return exec(db.NewRaw(`INSERT INTO ingest_attachments (attachment_id, feed_id, feed_kind, organization_id, source_id, source_type, details,
+			source_enabled, feed_enabled, attached_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?) ON CONFLICT (attachment_id) DO NOTHING`,
+			e.AttachmentID, e.FeedID, string(domain.FeedNews), e.OrganizationID, e.SourceID, string(e.SourceType), e.Details,
+			e.FeedID, e.At).Exec(ctx))
 	case domain.NewsSourceEnabled:
-		return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = true, active_since = greatest(active_since, ?)
+		// greatest() ignores the NULL of a first re-enable.
+		return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = true, source_enabled_at = greatest(source_enabled_at, ?)
 			WHERE attachment_id = ?`, e.At, e.AttachmentID).Exec(ctx))
 	case domain.NewsSourceDisabled:
 		return exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = false WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
@@ -46,7 +48,7 @@ func (Ingestion) Project(ctx context.Context, db bun.IDB, env Envelope) error {
 		if err := exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = true WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
 			return err
 		}
-		return exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = true, active_since = greatest(active_since, ?)
+		return exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = true, feed_enabled_at = greatest(feed_enabled_at, ?)
 			WHERE feed_id = ?`, e.At, e.FeedID).Exec(ctx))
 	case domain.NewsFeedDisabled:
 		if err := exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
