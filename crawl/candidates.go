@@ -4,16 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/feedsvc/feedsvc/extract"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/extract"
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 // Bounds on sitemap index traversal: news sites keep indexes of hundreds of
@@ -22,10 +23,6 @@ const (
 	maxSitemapDepth    = 2
 	maxSitemapChildren = 50
 )
-
-// ErrNotHTML is returned by FetchArticle for responses that are not HTML
-// (PDFs, images, JSON), which extraction cannot make sense of.
-var ErrNotHTML = errors.New("response is not HTML")
 
 // Candidate is an article URL found in a listing, with whatever the listing
 // said about it.
@@ -38,29 +35,14 @@ type Candidate struct {
 	LastMod     time.Time
 }
 
-// ValidatorStore remembers the HTTP validators of listings (sitemaps, a
-// sitemap index's children, feeds, index pages) between polls, keyed by the
-// URL requested, so that an unchanged listing costs a 304. A listing that
-// answers 304 yields no candidates: the caller has dealt with what it
-// listed when it stored the validators. Implementations must be safe for
-// concurrent use, as the children of a sitemap index are read concurrently.
-type ValidatorStore interface {
-	// Validators returns what to send with a request for url; the zero
-	// value makes the request unconditional.
-	Validators(url string) Validators
-	// SetValidators records what url answered, in full or with a 304. The
-	// zero value means there is nothing to remember.
-	SetValidators(url string, v Validators)
-}
-
-func conditional(store ValidatorStore, u string) Validators {
+func conditional(store document.ValidatorStore, u string) document.Validators {
 	if store == nil {
-		return Validators{}
+		return document.Validators{}
 	}
 	return store.Validators(u)
 }
 
-func remember(store ValidatorStore, u string, v Validators) {
+func remember(store document.ValidatorStore, u string, v document.Validators) {
 	if store != nil {
 		store.SetValidators(u, v)
 	}
@@ -78,7 +60,7 @@ func remember(store ValidatorStore, u string, v Validators) {
 // always read in full (its validators are not kept): a 304 would hide its
 // children, which are what changes and which are fetched conditionally
 // themselves. store may be nil.
-func (c *Client) SitemapCandidates(ctx context.Context, sitemapURL string, since time.Time, store ValidatorStore) ([]Candidate, error) {
+func (c *Client) SitemapCandidates(ctx context.Context, sitemapURL string, since time.Time, store document.ValidatorStore) ([]Candidate, error) {
 	w := &sitemapWalk{c: c, since: since, store: store, budget: maxSitemapChildren, seen: map[string]bool{}}
 	if err := w.visit(ctx, sitemapURL, 0); err != nil {
 		return nil, err
@@ -90,7 +72,7 @@ func (c *Client) SitemapCandidates(ctx context.Context, sitemapURL string, since
 type sitemapWalk struct {
 	c      *Client
 	since  time.Time
-	store  ValidatorStore
+	store  document.ValidatorStore
 	mu     sync.Mutex
 	budget int
 	seen   map[string]bool
@@ -122,7 +104,7 @@ func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) e
 		remember(w.store, sitemapURL, resp.Validators)
 		return nil
 	}
-	remember(w.store, sitemapURL, Validators{})
+	remember(w.store, sitemapURL, document.Validators{})
 	if depth >= maxSitemapDepth {
 		return fmt.Errorf("sitemap %s: index nested deeper than %d levels", sitemapURL, maxSitemapDepth)
 	}
@@ -222,7 +204,7 @@ func (w *sitemapWalk) addFeed(resp *Response) error {
 // add appends a candidate once; w.mu must be held.
 func (w *sitemapWalk) add(cand Candidate) {
 	u, err := url.Parse(cand.URL)
-	if err != nil || checkURL(u) != nil || w.seen[cand.URL] {
+	if err != nil || safehttp.CheckURL(u) != nil || w.seen[cand.URL] {
 		return
 	}
 	w.seen[cand.URL] = true
@@ -233,7 +215,7 @@ func (w *sitemapWalk) add(cand Candidate) {
 // conditionally with a store (which may be nil). Like sitemaps, feeds are
 // published for machines and are not checked against robots.txt (feed
 // readers do not consult it).
-func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store ValidatorStore) ([]Candidate, error) {
+func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store document.ValidatorStore) ([]Candidate, error) {
 	resp, err := c.Get(ctx, feedURL, conditional(store, feedURL))
 	if err != nil {
 		return nil, fmt.Errorf("feed: %w", err)
@@ -274,7 +256,7 @@ func feedCandidates(resp *Response) ([]Candidate, error) {
 // section front) that extract.LikelyArticle accepts, fetched conditionally
 // with a store (which may be nil). The page is fetched only if robots.txt
 // allows it.
-func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store ValidatorStore) ([]Candidate, error) {
+func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store document.ValidatorStore) ([]Candidate, error) {
 	resp, err := c.GetAllowed(ctx, pageURL, conditional(store, pageURL))
 	if err != nil {
 		return nil, fmt.Errorf("index page: %w", err)
@@ -283,8 +265,8 @@ func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store 
 		remember(store, pageURL, resp.Validators)
 		return nil, nil
 	}
-	if !isHTML(resp) {
-		return nil, fmt.Errorf("index page %s: %w (%s)", resp.URL, ErrNotHTML, resp.ContentType)
+	if !resp.IsHTML() {
+		return nil, fmt.Errorf("index page %s: %w (%s)", resp.URL, extract.ErrNotHTML, resp.ContentType)
 	}
 	remember(store, pageURL, resp.Validators)
 	var out []Candidate
@@ -296,36 +278,15 @@ func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store 
 	return out, nil
 }
 
-// FetchArticle fetches one article, if robots.txt allows it, and extracts
-// its metadata. The article's URL falls back to the final URL after
-// redirects when the page names no canonical URL, or one on another site
-// (a page may not claim another site's article).
-func (c *Client) FetchArticle(ctx context.Context, articleURL string) (extract.Article, error) {
-	resp, err := c.GetAllowed(ctx, articleURL, Validators{})
+// FetchDocument fetches one document (an article page), if robots.txt
+// allows it, whole: what it is, and whether it is what the caller wants, is
+// for the extractors to judge.
+func (c *Client) FetchDocument(ctx context.Context, pageURL string) (document.Document, error) {
+	resp, err := c.GetAllowed(ctx, pageURL, document.Validators{})
 	if err != nil {
-		return extract.Article{}, fmt.Errorf("article: %w", err)
+		return document.Document{}, fmt.Errorf("document: %w", err)
 	}
-	if !isHTML(resp) {
-		return extract.Article{}, fmt.Errorf("article %s: %w (%s)", resp.URL, ErrNotHTML, resp.ContentType)
-	}
-	a, err := extract.ParseArticle(resp.URL, extract.ToUTF8(resp.Body, resp.ContentType))
-	if err != nil {
-		return a, fmt.Errorf("article: %w", err)
-	}
-	return a, nil
-}
-
-// isHTML trusts the Content-Type when present and sniffs the body when not.
-func isHTML(resp *Response) bool {
-	ct := resp.ContentType
-	if strings.TrimSpace(ct) == "" {
-		ct = http.DetectContentType(resp.Body)
-	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
+	return resp.Document, nil
 }
 
 // absolute resolves ref against base, returning "" unless the result is an
@@ -342,7 +303,7 @@ func absolute(base *url.URL, ref string) string {
 	if base != nil {
 		r = base.ResolveReference(r)
 	}
-	if checkURL(r) != nil {
+	if safehttp.CheckURL(r) != nil {
 		return ""
 	}
 	return r.String()

@@ -263,7 +263,7 @@ func TestIndexPageCandidates(t *testing.T) {
 	}
 }
 
-func TestFetchArticle(t *testing.T) {
+func TestFetchDocumentThenParseArticle(t *testing.T) {
 	s := newSite(t, map[string]http.HandlerFunc{
 		"/robots.txt": text("text/plain", "User-agent: *\nDisallow: /premium\n"),
 		"/news/storm-hits-coast": text("text/html; charset=iso-8859-1", "<html><head><title>Caf\xe9 storm</title>"+
@@ -276,8 +276,16 @@ func TestFetchArticle(t *testing.T) {
 	c := localClient(Options{})
 	ctx := context.Background()
 
+	// The article is what the extractor makes of the fetched document.
+	fetchArticle := func(ctx context.Context, u string) (extract.Article, error) {
+		doc, err := c.FetchDocument(ctx, u)
+		if err != nil {
+			return extract.Article{}, err
+		}
+		return extract.ParseArticle(doc)
+	}
 	t.Run("an article is fetched, decoded from its charset and extracted at its final URL", func(t *testing.T) {
-		a, err := c.FetchArticle(ctx, s.URL+"/old-url")
+		a, err := fetchArticle(ctx, s.URL+"/old-url")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,12 +296,12 @@ func TestFetchArticle(t *testing.T) {
 		}
 	})
 	t.Run("a PDF is not an article", func(t *testing.T) {
-		if _, err := c.FetchArticle(ctx, s.URL+"/report.pdf"); !errors.Is(err, ErrNotHTML) {
+		if _, err := fetchArticle(ctx, s.URL+"/report.pdf"); !errors.Is(err, extract.ErrNotHTML) {
 			t.Errorf("err = %v, want ErrNotHTML", err)
 		}
 	})
 	t.Run("a page disallowed by robots.txt is not fetched", func(t *testing.T) {
-		if _, err := c.FetchArticle(ctx, s.URL+"/premium/story"); !errors.Is(err, ErrDisallowed) {
+		if _, err := fetchArticle(ctx, s.URL+"/premium/story"); !errors.Is(err, ErrDisallowed) {
 			t.Errorf("err = %v, want ErrDisallowed", err)
 		}
 		if n := s.hitCount("/premium/story"); n != 0 {

@@ -2,22 +2,21 @@ package crawl
 
 import (
 	"crypto/tls"
-	"net"
 	"net/http"
 	"strings"
 	"syscall"
 	"time"
 
-	"code.dny.dev/ssrf"
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 // Defaults for zero Options fields.
 const (
 	DefaultUserAgent       = "feedsvc/1.0 (+https://github.com/feedsvc/feedsvc)"
-	DefaultTimeout         = 15 * time.Second
+	DefaultTimeout         = safehttp.DefaultTimeout
 	DefaultMaxBodyBytes    = 5 << 20
 	DefaultMaxSitemapBytes = 50 << 20
-	DefaultMaxRedirects    = 5
+	DefaultMaxRedirects    = safehttp.DefaultMaxRedirects
 	DefaultPerHost         = 2
 )
 
@@ -26,14 +25,15 @@ type Options struct {
 	// UserAgent is sent with every request; its product token (the part
 	// before the first "/") is what robots.txt groups are matched against.
 	UserAgent string
-	// AllowPrivateNetworks disables the SSRF guard. Only for tests and
-	// trusted deployments: with it, a feed could point the crawler at
-	// internal services.
+	// AllowPrivateNetworks disables the SSRF guard (safehttp). Only for
+	// tests and trusted deployments: with it, a feed could point the
+	// crawler at internal services.
 	AllowPrivateNetworks bool
 	// Timeout bounds each HTTP request (each redirect hop), from the moment
 	// it gets its per-host slot until its body is read. Default 15s.
 	Timeout time.Duration
-	// MaxBodyBytes bounds a response body; a longer body is ErrTooLarge.
+	// MaxBodyBytes bounds a response body; a longer body is
+	// safehttp.ErrTooLarge.
 	// Default 5 MiB.
 	MaxBodyBytes int64
 	// MaxSitemapBytes is the body bound used for sitemaps, which may
@@ -46,12 +46,8 @@ type Options struct {
 	PerHost int
 }
 
-// dialControl decides whether a resolved address may be dialled; it has the
-// signature of net.Dialer.Control so that the check sees the real IP after
-// DNS resolution (defeating DNS rebinding) on every dial, redirects included.
-type dialControl func(network, address string, c syscall.RawConn) error
-
-// Client is a polite, SSRF-safe HTTP client for crawling. It is safe for
+// Client is a polite, SSRF-safe HTTP client for crawling: safehttp's
+// client with robots.txt and per-host limits on top. It is safe for
 // concurrent use; share one per process so per-host limits and the
 // robots.txt cache are shared too.
 type Client struct {
@@ -61,40 +57,30 @@ type Client struct {
 	robots *robotsCache
 }
 
-// New returns a Client. Unless opts.AllowPrivateNetworks is set, every dial
-// is checked by code.dny.dev/ssrf, which refuses private, loopback,
-// link-local and other special-purpose addresses; any port is allowed since
-// news sites do live on odd ports and the address check is what matters.
+// New returns a Client. Unless opts.AllowPrivateNetworks is set, no private,
+// loopback, link-local or other special-purpose address can be reached
+// (see package safehttp).
 func New(opts Options) *Client {
-	var control dialControl
-	if !opts.AllowPrivateNetworks {
-		control = ssrf.New(ssrf.WithAnyPort()).Safe
-	}
-	return newClient(opts, control, nil)
+	return newClient(opts, nil, nil)
 }
 
-// newClient builds a Client with an explicit dial policy (nil allows all)
-// and TLS configuration; tests use it to prove that the policy is applied
-// to redirects and to trust their TLS servers.
-func newClient(opts Options, control dialControl, tlsConfig *tls.Config) *Client {
+// newClient builds a Client with an explicit dial policy (nil keeps
+// safehttp's) and TLS configuration; tests use it to prove that the policy
+// is applied to redirects and to trust their TLS servers.
+func newClient(opts Options, control func(network, address string, c syscall.RawConn) error, tlsConfig *tls.Config) *Client {
 	opts = withDefaults(opts)
 	c := &Client{opts: opts, agent: productToken(opts.UserAgent), robots: newRobotsCache()}
-	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second, Control: control}
-	base := &http.Transport{
-		Proxy:                 nil, // a proxy would be dialled instead of the target, bypassing the guard
-		DialContext:           dialer.DialContext,
-		TLSClientConfig:       tlsConfig,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   opts.PerHost,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   opts.Timeout,
-		ResponseHeaderTimeout: opts.Timeout,
-	}
-	c.http = &http.Client{
-		Transport:     &politeTransport{base: base, limiter: newHostLimiter(opts.PerHost), timeout: opts.Timeout},
-		CheckRedirect: c.checkRedirect,
-	}
+	limiter := newHostLimiter(opts.PerHost)
+	c.http = safehttp.New(safehttp.Options{
+		AllowPrivateNetworks: opts.AllowPrivateNetworks,
+		Timeout:              opts.Timeout,
+		MaxRedirects:         opts.MaxRedirects,
+		MaxIdleConnsPerHost:  opts.PerHost,
+		Wrap:                 func(rt http.RoundTripper) http.RoundTripper { return &politeTransport{base: rt, limiter: limiter} },
+		CheckRedirect:        c.checkRedirect,
+		Control:              control,
+		TLSConfig:            tlsConfig,
+	})
 	return c
 }
 

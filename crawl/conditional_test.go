@@ -6,25 +6,27 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/feedsvc/feedsvc/document"
 )
 
 // memStore is a ValidatorStore in a map.
 type memStore struct {
 	mu sync.Mutex
-	m  map[string]Validators
+	m  map[string]document.Validators
 }
 
-func (s *memStore) Validators(u string) Validators {
+func (s *memStore) Validators(u string) document.Validators {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.m[u]
 }
 
-func (s *memStore) SetValidators(u string, v Validators) {
+func (s *memStore) SetValidators(u string, v document.Validators) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[string]Validators{}
+		s.m = map[string]document.Validators{}
 	}
 	s.m[u] = v
 }
@@ -129,7 +131,7 @@ func TestListingsAreFetchedConditionally(t *testing.T) {
 		if full, _, cond := idx.counts(); full != 2 || cond != 0 {
 			t.Errorf("index: %d full answers, %d conditional requests; want 2 and 0", full, cond)
 		}
-		if v := store.Validators(s.URL + "/index.xml"); v != (Validators{}) {
+		if v := store.Validators(s.URL + "/index.xml"); v != (document.Validators{}) {
 			t.Errorf("the index's validators were kept: %+v", v)
 		}
 	})

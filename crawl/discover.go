@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/extract"
 )
@@ -61,7 +62,7 @@ func (c *Client) discoverAt(ctx context.Context, base string) (Site, error) {
 		return Site{}, fmt.Errorf("robots.txt: %w", robots.err)
 	}
 	site := Site{BaseURL: base, Sitemaps: robots.sitemaps}
-	home, err := c.GetAllowed(ctx, base+"/", Validators{})
+	home, err := c.GetAllowed(ctx, base+"/", document.Validators{})
 	switch {
 	case err == nil:
 		site.BaseURL = originOf(home.URL, base)
@@ -81,7 +82,7 @@ func (c *Client) discoverAt(ctx context.Context, base string) (Site, error) {
 func (c *Client) probeSitemaps(ctx context.Context, base string) []string {
 	var found []string
 	for _, p := range wellKnownSitemaps {
-		resp, err := c.fetch(ctx, base+p, Validators{}, c.opts.MaxSitemapBytes)
+		resp, err := c.fetch(ctx, base+p, document.Validators{}, c.opts.MaxSitemapBytes)
 		if err != nil {
 			continue
 		}

@@ -4,23 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
-	"code.dny.dev/ssrf"
-
+	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/extract"
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 var (
-	// ErrTooLarge means the body exceeded the configured limit. Bodies are
-	// never silently truncated: a cut-off page or sitemap would be parsed
-	// as if it were complete.
-	ErrTooLarge = errors.New("response body too large")
 	// ErrDisallowed means robots.txt forbids the URL for our user agent: a
 	// lasting answer, the URL should not be retried soon.
 	ErrDisallowed = errors.New("disallowed by robots.txt")
@@ -28,31 +23,15 @@ var (
 	// network error), so nothing on the site may be fetched for now: a
 	// transient failure to retry with backoff, unlike ErrDisallowed.
 	ErrRobotsUnavailable = errors.New("robots.txt unavailable")
-	// ErrTooManyRedirects means the redirect chain exceeded MaxRedirects.
-	ErrTooManyRedirects = errors.New("too many redirects")
-	// ErrUnsupportedScheme means the URL, or a redirect target, is not
-	// http(s): file:, gopher: and friends are classic SSRF vectors.
-	ErrUnsupportedScheme = errors.New("unsupported URL scheme")
 )
 
-// Validators are the HTTP cache validators of a previous response, replayed
-// as If-None-Match / If-Modified-Since so unchanged resources cost a 304.
-type Validators struct {
-	ETag         string
-	LastModified string
-}
-
-// Response is a fully read HTTP response.
+// Response is a fully read HTTP response: the document (whose Body is
+// empty when NotModified) and how it was answered. Its Validators are the
+// response's own, or the request's when a 304 omits them, so callers can
+// always store what they get back.
 type Response struct {
-	// URL is the final URL after redirects.
-	URL        string
-	StatusCode int
-	// Body is empty when NotModified.
-	Body        []byte
-	ContentType string
-	// Validators are the response's own, or the request's when a 304 omits
-	// them, so callers can always store what they get back.
-	Validators  Validators
+	document.Document
+	StatusCode  int
 	NotModified bool
 }
 
@@ -75,7 +54,7 @@ func (e *StatusError) Error() string {
 // be followed), a body too large, a page that is not HTML or that extract
 // cannot read (no title, unparsable), a URL robots.txt disallows, too many
 // redirects, a scheme other than http(s), and an address the crawler may
-// not dial. Everything else may pass: 5xx, 408, 429, robots.txt unreadable,
+// not dial (safehttp refuses them all). Everything else may pass: 5xx, 408, 429, robots.txt unreadable,
 // timeouts, connection, DNS and TLS failures, cancellation, and anything
 // unrecognised.
 func Permanent(err error) bool {
@@ -92,23 +71,22 @@ func Permanent(err error) bool {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled), errors.As(err, &ne) && ne.Timeout():
 		return false
 	}
-	return errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotHTML) || errors.Is(err, ErrDisallowed) ||
-		errors.Is(err, ErrTooManyRedirects) || errors.Is(err, ErrUnsupportedScheme) ||
-		errors.Is(err, extract.ErrNoTitle) || errors.Is(err, extract.ErrUnparsable) ||
-		errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedPort) || errors.Is(err, ssrf.ErrProhibitedNetwork)
+	return errors.Is(err, safehttp.ErrTooLarge) || errors.Is(err, extract.ErrNotHTML) || errors.Is(err, ErrDisallowed) ||
+		errors.Is(err, safehttp.ErrTooManyRedirects) || errors.Is(err, safehttp.ErrUnsupportedScheme) ||
+		errors.Is(err, extract.ErrNoTitle) || errors.Is(err, extract.ErrUnparsable) || safehttp.Refused(err)
 }
 
 // Get fetches rawURL, conditionally when cond carries validators. It does not
 // consult robots.txt, so that robots.txt itself and the sitemaps and feeds a
 // site publishes for machines can be read; use GetAllowed for pages.
-func (c *Client) Get(ctx context.Context, rawURL string, cond Validators) (*Response, error) {
+func (c *Client) Get(ctx context.Context, rawURL string, cond document.Validators) (*Response, error) {
 	return c.fetch(ctx, rawURL, cond, c.opts.MaxBodyBytes)
 }
 
 // GetAllowed is Get for pages: it first checks robots.txt, and checks it
 // again for every redirect target. Refusals wrap ErrDisallowed, or
 // ErrRobotsUnavailable when robots.txt could not be read.
-func (c *Client) GetAllowed(ctx context.Context, rawURL string, cond Validators) (*Response, error) {
+func (c *Client) GetAllowed(ctx context.Context, rawURL string, cond document.Validators) (*Response, error) {
 	if err := c.checkRobots(ctx, rawURL); err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
 	}
@@ -124,7 +102,7 @@ func withRobots(ctx context.Context) context.Context {
 
 // fetch is Get with an explicit body limit, so that sitemaps can be allowed
 // more than pages.
-func (c *Client) fetch(ctx context.Context, rawURL string, cond Validators, limit int64) (*Response, error) {
+func (c *Client) fetch(ctx context.Context, rawURL string, cond document.Validators, limit int64) (*Response, error) {
 	req, err := c.newRequest(ctx, rawURL, cond)
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
@@ -141,12 +119,12 @@ func (c *Client) fetch(ctx context.Context, rawURL string, cond Validators, limi
 	return readResponse(resp, cond, limit)
 }
 
-func (c *Client) newRequest(ctx context.Context, rawURL string, cond Validators) (*http.Request, error) {
+func (c *Client) newRequest(ctx context.Context, rawURL string, cond document.Validators) (*http.Request, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse URL: %w", err)
 	}
-	if err := checkURL(u); err != nil {
+	if err := safehttp.CheckURL(u); err != nil {
 		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -164,29 +142,10 @@ func (c *Client) newRequest(ctx context.Context, rawURL string, cond Validators)
 	return req, nil
 }
 
-func checkURL(u *url.URL) error {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%w %q", ErrUnsupportedScheme, u.Scheme)
-	}
-	if u.Hostname() == "" {
-		return fmt.Errorf("URL %q has no host", u.String())
-	}
-	return nil
-}
-
-// checkRedirect bounds the chain, refuses non-http(s) targets and, for
-// robots-checked requests, refuses targets robots.txt disallows. The dial
-// policy needs no check here: each hop dials through the guarded dialer.
-func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
-	if c.opts.MaxRedirects < 0 {
-		return http.ErrUseLastResponse
-	}
-	if len(via) > c.opts.MaxRedirects {
-		return fmt.Errorf("%w (%d)", ErrTooManyRedirects, c.opts.MaxRedirects)
-	}
-	if err := checkURL(req.URL); err != nil {
-		return fmt.Errorf("redirect to %s: %w", req.URL, err)
-	}
+// checkRedirect refuses, for robots-checked requests, redirect targets
+// robots.txt disallows; safehttp has already bounded the chain and refused
+// non-http(s) targets.
+func (c *Client) checkRedirect(req *http.Request, _ []*http.Request) error {
 	if checked, _ := req.Context().Value(robotsKey{}).(bool); !checked {
 		return nil
 	}
@@ -212,13 +171,15 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func readResponse(resp *http.Response, cond Validators, limit int64) (*Response, error) {
+func readResponse(resp *http.Response, cond document.Validators, limit int64) (*Response, error) {
 	final := resp.Request.URL.String()
 	out := &Response{
-		URL:         final,
-		StatusCode:  resp.StatusCode,
-		ContentType: resp.Header.Get("Content-Type"),
-		Validators:  Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")},
+		Document: document.Document{
+			URL:         final,
+			ContentType: resp.Header.Get("Content-Type"),
+			Validators:  document.Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")},
+		},
+		StatusCode: resp.StatusCode,
 	}
 	if resp.StatusCode == http.StatusNotModified {
 		out.NotModified = true
@@ -228,7 +189,7 @@ func readResponse(resp *http.Response, cond Validators, limit int64) (*Response,
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, &StatusError{URL: final, StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	}
-	body, err := readLimited(resp, limit)
+	body, err := safehttp.ReadBody(resp, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", final, err)
 	}
@@ -236,26 +197,9 @@ func readResponse(resp *http.Response, cond Validators, limit int64) (*Response,
 	return out, nil
 }
 
-// readLimited reads the whole body, failing with ErrTooLarge as soon as it
-// is known to exceed limit (from Content-Length, or after limit+1 bytes).
-// The transport has already undone gzip, so the bound is on real content.
-func readLimited(resp *http.Response, limit int64) ([]byte, error) {
-	if resp.ContentLength > limit {
-		return nil, fmt.Errorf("%w: Content-Length %d exceeds %d bytes", ErrTooLarge, resp.ContentLength, limit)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
-	}
-	return body, nil
-}
-
 // keepValidators fills validators a 304 omitted from the ones we sent: the
 // resource is unchanged, so they are still valid.
-func keepValidators(v, cond Validators) Validators {
+func keepValidators(v, cond document.Validators) document.Validators {
 	if v.ETag == "" {
 		v.ETag = cond.ETag
 	}

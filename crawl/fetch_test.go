@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 func TestGet(t *testing.T) {
@@ -45,14 +48,14 @@ func TestGet(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("a 200 page returns body, content type, validators and the user agent is sent", func(t *testing.T) {
-		resp, err := c.Get(ctx, s.URL+"/page", Validators{})
+		resp, err := c.Get(ctx, s.URL+"/page", document.Validators{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(resp.Body) != "<html>hello</html>" || resp.StatusCode != 200 || resp.ContentType != "text/html; charset=utf-8" {
 			t.Errorf("unexpected response %+v", resp)
 		}
-		if resp.Validators != (Validators{ETag: `"v1"`, LastModified: "Fri, 03 May 2024 08:00:00 GMT"}) {
+		if resp.Validators != (document.Validators{ETag: `"v1"`, LastModified: "Fri, 03 May 2024 08:00:00 GMT"}) {
 			t.Errorf("Validators = %+v", resp.Validators)
 		}
 		if ua := sawUA.Load(); ua != DefaultUserAgent {
@@ -60,7 +63,7 @@ func TestGet(t *testing.T) {
 		}
 	})
 	t.Run("a conditional GET answered 304 is NotModified with an empty body and keeps the validators", func(t *testing.T) {
-		cond := Validators{ETag: `"v1"`, LastModified: "Fri, 03 May 2024 08:00:00 GMT"}
+		cond := document.Validators{ETag: `"v1"`, LastModified: "Fri, 03 May 2024 08:00:00 GMT"}
 		resp, err := c.Get(ctx, s.URL+"/cond", cond)
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +73,7 @@ func TestGet(t *testing.T) {
 		}
 	})
 	t.Run("a conditional GET for a changed resource returns the new body", func(t *testing.T) {
-		resp, err := c.Get(ctx, s.URL+"/cond", Validators{ETag: `"old"`})
+		resp, err := c.Get(ctx, s.URL+"/cond", document.Validators{ETag: `"old"`})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +82,7 @@ func TestGet(t *testing.T) {
 		}
 	})
 	t.Run("a gzip-encoded body is negotiated and decoded transparently", func(t *testing.T) {
-		resp, err := c.Get(ctx, s.URL+"/gzip", Validators{})
+		resp, err := c.Get(ctx, s.URL+"/gzip", document.Validators{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +94,7 @@ func TestGet(t *testing.T) {
 		}
 	})
 	t.Run("a redirect is followed and the final URL reported", func(t *testing.T) {
-		resp, err := c.Get(ctx, s.URL+"/moved", Validators{})
+		resp, err := c.Get(ctx, s.URL+"/moved", document.Validators{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,16 +103,16 @@ func TestGet(t *testing.T) {
 		}
 	})
 	t.Run("a 500 page is a StatusError", func(t *testing.T) {
-		_, err := c.Get(ctx, s.URL+"/broken", Validators{})
+		_, err := c.Get(ctx, s.URL+"/broken", document.Validators{})
 		var se *StatusError
 		if !errors.As(err, &se) || se.StatusCode != 500 || se.URL != s.URL+"/broken" {
 			t.Fatalf("err = %v, want StatusError 500", err)
 		}
 	})
 	t.Run("a non-http scheme is refused before any request", func(t *testing.T) {
-		_, err := c.Get(ctx, "file:///etc/passwd", Validators{})
-		if !errors.Is(err, ErrUnsupportedScheme) {
-			t.Fatalf("err = %v, want ErrUnsupportedScheme", err)
+		_, err := c.Get(ctx, "file:///etc/passwd", document.Validators{})
+		if !errors.Is(err, safehttp.ErrUnsupportedScheme) {
+			t.Fatalf("err = %v, want safehttp.ErrUnsupportedScheme", err)
 		}
 	})
 }
@@ -121,7 +124,7 @@ func TestRetryAfterIsReported(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		},
 	})
-	_, err := localClient(Options{}).Get(context.Background(), s.URL+"/busy", Validators{})
+	_, err := localClient(Options{}).Get(context.Background(), s.URL+"/busy", document.Validators{})
 	var se *StatusError
 	if !errors.As(err, &se) || se.StatusCode != 503 || se.RetryAfter != 2*time.Minute {
 		t.Fatalf("err = %#v, want 503 with RetryAfter 2m", err)
@@ -168,14 +171,14 @@ func TestLimits(t *testing.T) {
 	}{
 		{"a page that does not answer times out", "/slow", context.DeadlineExceeded},
 		{"a page whose body trickles times out while reading", "/trickle", context.DeadlineExceeded},
-		{"a body with a Content-Length over MaxBodyBytes is ErrTooLarge", "/big", ErrTooLarge},
-		{"a chunked body over MaxBodyBytes is ErrTooLarge", "/big-chunked", ErrTooLarge},
+		{"a body with a Content-Length over MaxBodyBytes is ErrTooLarge", "/big", safehttp.ErrTooLarge},
+		{"a chunked body over MaxBodyBytes is ErrTooLarge", "/big-chunked", safehttp.ErrTooLarge},
 		{"a body of exactly MaxBodyBytes is fine", "/exact", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			resp, err := c.Get(context.Background(), s.URL+tt.path, Validators{})
+			resp, err := c.Get(context.Background(), s.URL+tt.path, document.Validators{})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -208,14 +211,14 @@ func TestRedirectLimit(t *testing.T) {
 	}{
 		{"four redirects are followed when five are allowed", 5, "/r1", nil},
 		{"four redirects are followed when exactly four are allowed", 4, "/r1", nil},
-		{"four redirects exceed a limit of three", 3, "/r1", ErrTooManyRedirects},
+		{"four redirects exceed a limit of three", 3, "/r1", safehttp.ErrTooManyRedirects},
 		{"a negative limit follows none and reports the 302", -1, "/r4", &StatusError{}},
-		{"a redirect to a non-http scheme is refused", 5, "/to-ftp", ErrUnsupportedScheme},
+		{"a redirect to a non-http scheme is refused", 5, "/to-ftp", safehttp.ErrUnsupportedScheme},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := localClient(Options{MaxRedirects: tt.maxRedirects})
-			resp, err := c.Get(context.Background(), s.URL+tt.path, Validators{})
+			resp, err := c.Get(context.Background(), s.URL+tt.path, document.Validators{})
 			if se, ok := tt.wantErr.(*StatusError); ok {
 				if !errors.As(err, &se) || se.StatusCode != http.StatusFound {
 					t.Fatalf("err = %v, want a 302 StatusError", err)

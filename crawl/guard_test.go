@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"code.dny.dev/ssrf"
+
+	"github.com/feedsvc/feedsvc/document"
 )
 
 func TestDefaultClientRefusesLoopback(t *testing.T) {
 	s := newSite(t, map[string]http.HandlerFunc{"/": text("text/plain", "secret")})
 	c := New(Options{})
-	_, err := c.Get(context.Background(), s.URL+"/", Validators{})
+	_, err := c.Get(context.Background(), s.URL+"/", document.Validators{})
 	if !errors.Is(err, ssrf.ErrProhibitedIP) {
 		t.Fatalf("err = %v, want ssrf.ErrProhibitedIP", err)
 	}
@@ -46,13 +48,13 @@ func TestRedirectToPrivateAddressIsRefused(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("a redirect within the allowed server is followed", func(t *testing.T) {
-		resp, err := c.Get(ctx, public.URL+"/to-self", Validators{})
+		resp, err := c.Get(ctx, public.URL+"/to-self", document.Validators{})
 		if err != nil || string(resp.Body) != "public" {
 			t.Fatalf("resp = %+v, err = %v", resp, err)
 		}
 	})
 	t.Run("a redirect to another private address is refused and never reached", func(t *testing.T) {
-		_, err := c.Get(ctx, public.URL+"/to-internal", Validators{})
+		_, err := c.Get(ctx, public.URL+"/to-internal", document.Validators{})
 		if !errors.Is(err, ssrf.ErrProhibitedIP) {
 			t.Fatalf("err = %v, want ssrf.ErrProhibitedIP", err)
 		}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -65,14 +64,14 @@ func (l *hostLimiter) leave(host string, s *hostSlots) {
 }
 
 // politeTransport wraps every request, redirect hops included, in a per-host
-// slot and a timeout. Both last until the response body is closed, so a
-// request counts as in flight while its body is still being read, and the
-// timeout starts only once the slot is granted: time spent queueing behind
-// other requests to a slow host is bounded by the caller's context instead.
+// slot, held until the response body is closed, so a request counts as in
+// flight while its body is still being read. It wraps safehttp's bounded
+// transport, so each request's timeout starts only once the slot is
+// granted: time spent queueing behind other requests to a slow host is
+// bounded by the caller's context instead.
 type politeTransport struct {
 	base    http.RoundTripper
 	limiter *hostLimiter
-	timeout time.Duration
 }
 
 func (t *politeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -80,14 +79,12 @@ func (t *politeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
-	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	resp, err := t.base.RoundTrip(req)
 	if err != nil {
-		cancel()
 		release()
 		return nil, err
 	}
-	resp.Body = &releasingBody{ReadCloser: resp.Body, release: func() { cancel(); release() }}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
 	return resp, nil
 }
 

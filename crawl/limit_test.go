@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/feedsvc/feedsvc/document"
 )
 
 func TestPerHostConcurrency(t *testing.T) {
@@ -42,7 +44,7 @@ func TestPerHostConcurrency(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if _, err := c.Get(context.Background(), s.URL+"/", Validators{}); err != nil {
+					if _, err := c.Get(context.Background(), s.URL+"/", document.Validators{}); err != nil {
 						t.Error(err)
 					}
 				}()
@@ -65,14 +67,14 @@ func TestWaitingForASlotRespectsTheContext(t *testing.T) {
 	started := make(chan struct{})
 	go func() {
 		close(started)
-		_, _ = c.Get(context.Background(), s.URL+"/hold", Validators{})
+		_, _ = c.Get(context.Background(), s.URL+"/hold", document.Validators{})
 	}()
 	<-started
 	waitFor(t, func() bool { return s.hitCount("/hold") == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.Get(ctx, s.URL+"/hold", Validators{})
+	_, err := c.Get(ctx, s.URL+"/hold", document.Validators{})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 	}

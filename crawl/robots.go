@@ -15,6 +15,9 @@ import (
 
 	"github.com/temoto/robotstxt"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 const (
@@ -99,7 +102,7 @@ func (c *Client) checkRobots(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return fmt.Errorf("parse URL: %w", err)
 	}
-	if err := checkURL(u); err != nil {
+	if err := safehttp.CheckURL(u); err != nil {
 		return err
 	}
 	if u.Path == "/robots.txt" {
@@ -144,7 +147,7 @@ func (c *Client) fetchRobots(ctx context.Context, origin string) *robotsEntry {
 	// robots.txt redirects are followed without consulting robots.txt again.
 	ctx = context.WithValue(ctx, robotsKey{}, false)
 	now := c.robots.now()
-	resp, err := c.Get(ctx, origin+"/robots.txt", Validators{})
+	resp, err := c.Get(ctx, origin+"/robots.txt", document.Validators{})
 	if err != nil {
 		if robotsMissing(err) {
 			return &robotsEntry{data: allowAll, expires: now.Add(robotsTTL)}
@@ -159,7 +162,7 @@ func (c *Client) fetchRobots(ctx context.Context, origin string) *robotsEntry {
 // 429, or a redirect loop, both treated by Google as a 404) from errors
 // that mean "robots.txt is temporarily unreadable".
 func robotsMissing(err error) bool {
-	if errors.Is(err, ErrTooManyRedirects) {
+	if errors.Is(err, safehttp.ErrTooManyRedirects) {
 		return true
 	}
 	var se *StatusError
@@ -236,7 +239,7 @@ func absoluteSitemaps(robotsURL string, sitemaps []string) []string {
 			continue
 		}
 		abs := base.ResolveReference(ref)
-		if checkURL(abs) != nil || seen[abs.String()] {
+		if safehttp.CheckURL(abs) != nil || seen[abs.String()] {
 			continue
 		}
 		seen[abs.String()] = true

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/feedsvc/feedsvc/document"
 )
 
 const robotsTxt = `# comment
@@ -158,7 +160,7 @@ func TestGetAllowed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := c.GetAllowed(context.Background(), s.URL+tt.path, Validators{})
+			_, err := c.GetAllowed(context.Background(), s.URL+tt.path, document.Validators{})
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -167,7 +169,7 @@ func TestGetAllowed(t *testing.T) {
 	if n := s.hitCount("/private/page"); n != 0 {
 		t.Errorf("the disallowed page was requested %d times", n)
 	}
-	if _, err := c.Get(context.Background(), s.URL+"/private/page", Validators{}); err != nil {
+	if _, err := c.Get(context.Background(), s.URL+"/private/page", document.Validators{}); err != nil {
 		t.Errorf("plain Get does not consult robots.txt, but failed: %v", err)
 	}
 }
@@ -185,7 +187,7 @@ func TestRobotsCheckOnRedirectDoesNotDeadlock(t *testing.T) {
 	c := localClient(Options{PerHost: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	resp, err := c.GetAllowed(ctx, origin.URL+"/moved", Validators{})
+	resp, err := c.GetAllowed(ctx, origin.URL+"/moved", document.Validators{})
 	if err != nil {
 		t.Fatalf("GetAllowed: %v", err)
 	}
@@ -199,7 +201,7 @@ func TestGetAllowedTellsUnavailableRobotsFromDisallowed(t *testing.T) {
 		"/robots.txt": status(http.StatusServiceUnavailable),
 		"/page":       text("text/html", "<title>t</title>"),
 	})
-	_, err := localClient(Options{}).GetAllowed(context.Background(), s.URL+"/page", Validators{})
+	_, err := localClient(Options{}).GetAllowed(context.Background(), s.URL+"/page", document.Validators{})
 	if !errors.Is(err, ErrRobotsUnavailable) || errors.Is(err, ErrDisallowed) {
 		t.Fatalf("err = %v, want ErrRobotsUnavailable and not ErrDisallowed", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 // Test-only views of the robots.txt cache; production code goes through
@@ -23,7 +25,7 @@ func (c *Client) RobotsSitemaps(ctx context.Context, baseURL string) ([]string, 
 	if err != nil {
 		return nil, fmt.Errorf("robots sitemaps %s: %w", baseURL, err)
 	}
-	if err := checkURL(u); err != nil {
+	if err := safehttp.CheckURL(u); err != nil {
 		return nil, fmt.Errorf("robots sitemaps %s: %w", baseURL, err)
 	}
 	e := c.robotsFor(ctx, origin(u))

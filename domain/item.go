@@ -132,12 +132,3 @@ func NewFeedback(rating, comment string) (Feedback, error) {
 	}
 	return Feedback{Rating: Rating(rating), Comment: strings.TrimSpace(comment)}, nil
 }
-
-// Accepts is the rule that decides whether an attachment takes an article:
-// the attachment and its feed are enabled, and the article's effective time
-// is not before the moment the attachment became active (attach time minus
-// the backfill window, or the latest re-enable of the source or feed, so
-// that what was published while disabled is not backfilled).
-func Accepts(enabled bool, activeSince, effectiveAt time.Time) bool {
-	return enabled && !effectiveAt.Before(activeSince)
-}

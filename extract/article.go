@@ -13,6 +13,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
+
+	"github.com/feedsvc/feedsvc/document"
 )
 
 var (
@@ -23,6 +25,9 @@ var (
 	// ErrUnparsable is returned when the body cannot be parsed as HTML at
 	// all: a property of the page, which fetching it again will not change.
 	ErrUnparsable = errors.New("page cannot be parsed")
+	// ErrNotHTML is returned for documents that are not HTML (PDFs, images,
+	// JSON), which no article can be extracted from.
+	ErrNotHTML = errors.New("document is not HTML")
 )
 
 // Article is the metadata of one article page.
@@ -56,17 +61,23 @@ type page struct {
 	ld   ldArticle
 }
 
-// ParseArticle extracts article metadata from an HTML page fetched from pageURL.
-// Each field comes from the first source that has it: JSON-LD, then
-// OpenGraph, then other meta tags, then the document body. Relative URLs are
-// resolved against pageURL (or the page's <base href>). When no title is
-// found, the partial Article is returned with an error wrapping ErrNoTitle.
-func ParseArticle(pageURL string, body []byte) (Article, error) {
+// ParseArticle extracts article metadata from an HTML page, decoded from
+// its charset, at the URL it was fetched from. Each field comes from the
+// first source that has it: JSON-LD, then OpenGraph, then other meta tags,
+// then the document body. Relative URLs are resolved against the page URL
+// (or the page's <base href>). A document that is not HTML is ErrNotHTML.
+// When no title is found, the partial Article is returned with an error
+// wrapping ErrNoTitle.
+func ParseArticle(d document.Document) (Article, error) {
+	pageURL := d.URL
 	base, err := url.Parse(pageURL)
 	if err != nil || !base.IsAbs() {
 		return Article{}, fmt.Errorf("extract article: invalid page URL %q", pageURL)
 	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(ToUTF8(body, "")))
+	if !d.IsHTML() {
+		return Article{}, fmt.Errorf("extract article %s: %w (%s)", pageURL, ErrNotHTML, d.ContentType)
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(ToUTF8(d.Body, d.ContentType)))
 	if err != nil {
 		return Article{}, fmt.Errorf("extract article %s: %w: %w", pageURL, ErrUnparsable, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/feedsvc/feedsvc/document"
 )
 
 func TestParseArticle(t *testing.T) {
@@ -172,7 +174,7 @@ line two","datePublished":"2024-05-03T10:00:00-04:00"}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseArticle(pageURL, []byte(tt.html))
+			got, err := ParseArticle(htmlPage(pageURL, []byte(tt.html)))
 			if err != nil {
 				t.Fatalf("ParseArticle: %v", err)
 			}
@@ -205,7 +207,7 @@ func assertArticle(t *testing.T, got, want Article) {
 
 func TestParseArticleDecodesLegacyCharsets(t *testing.T) {
 	body := []byte("<html><head><meta charset=\"iso-8859-1\"><title>Caf\xe9 cr\xe8me</title></head></html>")
-	got, err := ParseArticle("https://example.com/a/cafe-creme-story", body)
+	got, err := ParseArticle(htmlPage("https://example.com/a/cafe-creme-story", body))
 	if err != nil {
 		t.Fatalf("ParseArticle: %v", err)
 	}
@@ -215,14 +217,14 @@ func TestParseArticleDecodesLegacyCharsets(t *testing.T) {
 }
 
 func TestParseArticleReportsMissingTitle(t *testing.T) {
-	_, err := ParseArticle("https://example.com/x", []byte("<html><body><div></div></body></html>"))
+	_, err := ParseArticle(htmlPage("https://example.com/x", []byte("<html><body><div></div></body></html>")))
 	if !errors.Is(err, ErrNoTitle) {
 		t.Errorf("err = %v, want ErrNoTitle", err)
 	}
 }
 
 func TestParseArticleRejectsRelativePageURL(t *testing.T) {
-	if _, err := ParseArticle("/relative", []byte("<title>x</title>")); err == nil {
+	if _, err := ParseArticle(htmlPage("/relative", []byte("<title>x</title>"))); err == nil {
 		t.Error("want an error for a relative page URL")
 	}
 }
@@ -268,7 +270,7 @@ func TestParseArticleTakesACanonicalURLOnlyFromTheSiteThePageCameFrom(t *testing
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			html := `<html><head><title>Story</title>` + tt.head + `</head></html>`
-			got, err := ParseArticle(tt.pageURL, []byte(html))
+			got, err := ParseArticle(htmlPage(tt.pageURL, []byte(html)))
 			if err != nil {
 				t.Fatalf("ParseArticle: %v", err)
 			}
@@ -277,4 +279,10 @@ func TestParseArticleTakesACanonicalURLOnlyFromTheSiteThePageCameFrom(t *testing
 			}
 		})
 	}
+}
+
+// htmlPage is a page as fetching gives it, served as HTML without a
+// charset, so that the page's own <meta charset> decides.
+func htmlPage(pageURL string, body []byte) document.Document {
+	return document.Document{URL: pageURL, ContentType: "text/html", Body: body}
 }

@@ -81,7 +81,7 @@ func TestNewsPageIsRealistic(t *testing.T) {
 	if n := len(page); n < 55_000 || n > 70_000 {
 		t.Fatalf("benchmark page is %d bytes, want about 60 KB", n)
 	}
-	a, err := ParseArticle("https://www.example.com/world/2024/05/03/storm-batters-coast?ref=home", page)
+	a, err := ParseArticle(htmlPage("https://www.example.com/world/2024/05/03/storm-batters-coast?ref=home", page))
 	if err != nil {
 		t.Fatalf("ParseArticle: %v", err)
 	}
@@ -99,7 +99,7 @@ func BenchmarkArticle(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := ParseArticle(pageURL, page); err != nil {
+		if _, err := ParseArticle(htmlPage(pageURL, page)); err != nil {
 			b.Fatal(err)
 		}
 	}

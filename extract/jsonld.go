@@ -29,21 +29,11 @@ type ldArticle struct {
 const maxLDDepth = 12
 
 // jsonLDArticle finds the first article-typed object in the given JSON-LD
-// script contents. It looks inside arrays, @graph and nested values such as
-// a WebPage's mainEntity, and resolves {"@id": ...} image references against
-// the other nodes of the same documents (as Yoast and similar plugins emit).
+// script contents (see jsonLDNodes), and resolves {"@id": ...} image
+// references against the other nodes of the same documents (as Yoast and
+// similar plugins emit).
 func jsonLDArticle(scripts []string) (ldArticle, bool) {
-	var docs []any
-	for _, s := range scripts {
-		if v, ok := decodeJSONLD(s); ok {
-			docs = append(docs, v)
-		}
-	}
-	ids := map[string]map[string]any{}
-	var found []map[string]any
-	for _, d := range docs {
-		walkLD(d, 0, ids, &found)
-	}
+	found, ids := jsonLDNodes(scripts, isArticleType)
 	if len(found) == 0 {
 		return ldArticle{}, false
 	}
@@ -58,6 +48,21 @@ func jsonLDArticle(scripts []string) (ldArticle, bool) {
 		a.Image = ldImage(obj["thumbnailUrl"], ids, 0)
 	}
 	return a, true
+}
+
+// jsonLDNodes decodes the given JSON-LD script contents and returns, in
+// document order, every object whose @type is wanted, looking inside
+// arrays, @graph and nested values such as a WebPage's mainEntity; and
+// every object with an @id, by id, for resolving references. Each kind of
+// extractor (articles, events) brings its own wanted.
+func jsonLDNodes(scripts []string, wanted func(ldType any) bool) (found []map[string]any, ids map[string]map[string]any) {
+	ids = map[string]map[string]any{}
+	for _, s := range scripts {
+		if v, ok := decodeJSONLD(s); ok {
+			walkLD(v, 0, wanted, ids, &found)
+		}
+	}
+	return found, ids
 }
 
 // decodeJSONLD decodes one script's content. Sites often wrap it in HTML
@@ -79,16 +84,16 @@ func decodeJSONLD(s string) (any, bool) {
 	return nil, false
 }
 
-// walkLD records every object with an @id in ids and every article-typed
-// object in found, in document order.
-func walkLD(v any, depth int, ids map[string]map[string]any, found *[]map[string]any) {
+// walkLD records every object with an @id in ids and every object whose
+// @type is wanted in found, in document order.
+func walkLD(v any, depth int, wanted func(any) bool, ids map[string]map[string]any, found *[]map[string]any) {
 	if depth > maxLDDepth {
 		return
 	}
 	switch t := v.(type) {
 	case []any:
 		for _, e := range t {
-			walkLD(e, depth+1, ids, found)
+			walkLD(e, depth+1, wanted, ids, found)
 		}
 	case map[string]any:
 		if id, ok := t["@id"].(string); ok && len(t) > 1 {
@@ -96,7 +101,7 @@ func walkLD(v any, depth int, ids map[string]map[string]any, found *[]map[string
 				ids[id] = t
 			}
 		}
-		if isArticleType(t["@type"]) {
+		if wanted(t["@type"]) {
 			*found = append(*found, t)
 		}
 		// Sorted keys keep the result deterministic: Go randomises map order.
@@ -104,7 +109,7 @@ func walkLD(v any, depth int, ids map[string]map[string]any, found *[]map[string
 			if k == "@context" {
 				continue
 			}
-			walkLD(t[k], depth+1, ids, found)
+			walkLD(t[k], depth+1, wanted, ids, found)
 		}
 	}
 }

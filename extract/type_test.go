@@ -17,13 +17,7 @@ func articleType(body []byte) string {
 	if err != nil {
 		return ""
 	}
-	ids := map[string]map[string]any{}
-	var found []map[string]any
-	for _, s := range jsonLDScripts(doc) {
-		if v, ok := decodeJSONLD(s); ok {
-			walkLD(v, 0, ids, &found)
-		}
-	}
+	found, _ := jsonLDNodes(jsonLDScripts(doc), isArticleType)
 	if len(found) > 0 {
 		if t := ldTypeName(found[0]["@type"]); t != "" {
 			return t

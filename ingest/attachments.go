@@ -8,49 +8,65 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-// attachment is a row of the ingest_attachments projection: one feed that
-// takes articles from a source record.
-type attachment struct {
-	AttachmentID   uuid.UUID `bun:"attachment_id"`
-	FeedID         uuid.UUID `bun:"feed_id"`
-	OrganizationID uuid.UUID `bun:"organization_id"`
-	SourceID       uuid.UUID `bun:"source_id"`
-	SourceType     string    `bun:"source_type"`
-	Details        []byte    `bun:"details"`
-	SourceEnabled  bool      `bun:"source_enabled"`
-	FeedEnabled    bool      `bun:"feed_enabled"`
-	ActiveSince    time.Time `bun:"active_since"`
+// Attachment is a row of the ingest_attachments projection: one feed that
+// takes items from a source record.
+type Attachment struct {
+	AttachmentID   uuid.UUID         `bun:"attachment_id"`
+	FeedID         uuid.UUID         `bun:"feed_id"`
+	FeedKind       domain.FeedKind   `bun:"feed_kind"`
+	OrganizationID uuid.UUID         `bun:"organization_id"`
+	SourceID       uuid.UUID         `bun:"source_id"`
+	SourceType     domain.SourceType `bun:"source_type"`
+	Details        []byte            `bun:"details"`
+	SourceEnabled  bool              `bun:"source_enabled"`
+	FeedEnabled    bool              `bun:"feed_enabled"`
+	AttachedAt     time.Time         `bun:"attached_at"`
+	// SourceEnabledAt and FeedEnabledAt are the latest re-enables of the
+	// attachment and of its feed, nil when none.
+	SourceEnabledAt *time.Time `bun:"source_enabled_at"`
+	FeedEnabledAt   *time.Time `bun:"feed_enabled_at"`
 }
 
-func (a attachment) enabled() bool { return a.SourceEnabled && a.FeedEnabled }
+func (a Attachment) enabled() bool { return a.SourceEnabled && a.FeedEnabled }
+
+// acceptingSince is domain.AcceptingSince for this attachment.
+func (a Attachment) acceptingSince() time.Time {
+	return domain.AcceptingSince(a.AttachedAt, orZero(a.SourceEnabledAt), orZero(a.FeedEnabledAt))
+}
 
 // accepts is domain.Accepts for this attachment.
-func (a attachment) accepts(effectiveAt time.Time) bool {
-	return domain.Accepts(a.enabled(), a.ActiveSince, effectiveAt)
+func (a Attachment) accepts(effectiveAt time.Time) bool {
+	return domain.Accepts(a.enabled(), a.acceptingSince(), effectiveAt)
 }
 
-func (a attachment) details() (domain.SourceDetails, error) {
+func (a Attachment) details() (domain.SourceDetails, error) {
 	var d domain.SourceDetails
 	if err := json.Unmarshal(a.Details, &d); err != nil {
 		return d, fmt.Errorf("decode details of source %s: %w", a.SourceID, err)
 	}
 	if d.SourceType == "" {
-		d.SourceType = domain.SourceType(a.SourceType)
+		d.SourceType = a.SourceType
 	}
 	return d, nil
 }
 
-const attachmentColumns = `attachment_id, feed_id, organization_id, source_id, source_type, details,
-	source_enabled, feed_enabled, active_since`
+func orZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+const attachmentColumns = `a.attachment_id, a.feed_id, a.feed_kind, a.organization_id, a.source_id, a.source_type, a.details,
+	a.source_enabled, a.feed_enabled, a.attached_at, a.source_enabled_at, a.feed_enabled_at`
 
 // attachmentsOf reads every attachment of a source, enabled or not.
-func (w *Worker) attachmentsOf(ctx context.Context, sourceID uuid.UUID) ([]attachment, error) {
-	var out []attachment
-	err := w.db.NewRaw(`SELECT `+attachmentColumns+` FROM ingest_attachments WHERE source_id = ? ORDER BY attached_at`, sourceID).
+func (w *Worker) attachmentsOf(ctx context.Context, sourceID uuid.UUID) ([]Attachment, error) {
+	var out []Attachment
+	err := w.db.NewRaw(`SELECT `+attachmentColumns+` FROM ingest_attachments a WHERE a.source_id = ? ORDER BY a.attached_at`, sourceID).
 		Scan(ctx, &out)
 	if err != nil {
 		return nil, fmt.Errorf("read attachments of source %s: %w", sourceID, err)
@@ -83,12 +99,12 @@ func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, article dom
 	return added, nil
 }
 
-// addItem puts an article into an attachment's feed; false when the feed
-// already had it (AddNewsItem is idempotent per feed and article).
-func (w *Worker) addItem(ctx context.Context, a attachment, article domain.ArticleDiscovered) (bool, error) {
-	added, _, err := w.cmds.AddNewsItem(ctx, commands.AddNewsItem{
-		FeedID: a.FeedID, OrganizationID: a.OrganizationID, AttachmentID: a.AttachmentID,
-		SourceID: a.SourceID, SourceType: domain.SourceType(a.SourceType), Article: article,
-	})
-	return added, err
+// addItem puts an article into an attachment's feed through the writer of
+// the feed's kind; false when the feed already had it.
+func (w *Worker) addItem(ctx context.Context, a Attachment, article domain.ArticleDiscovered) (bool, error) {
+	items, ok := w.items[a.FeedKind]
+	if !ok {
+		return false, fmt.Errorf("add article %s to feed %s: no item writer for %s feeds", article.NewsPageID, a.FeedID, a.FeedKind)
+	}
+	return items.AddItem(ctx, a, article)
 }

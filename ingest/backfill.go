@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/lease"
 )
 
 // backfillsPerTick bounds the backfills one tick starts.
@@ -32,11 +32,10 @@ var errArticlesBehind = errors.New("articles read model is behind the crawler")
 // runBackfills claims and runs the pending backfills: those of enabled
 // attachments without a finished backfill. An attachment disabled before
 // its backfill ran waits until it is enabled again, and then takes only
-// what it accepts from that moment (its active_since moved forward).
+// what it accepts from that moment (its accepting-since moved forward).
 func (w *Worker) runBackfills(ctx context.Context) error {
-	var pending []attachment
-	err := w.db.NewRaw(`SELECT a.attachment_id, a.feed_id, a.organization_id, a.source_id, a.source_type, a.details,
-			a.source_enabled, a.feed_enabled, a.active_since
+	var pending []Attachment
+	err := w.db.NewRaw(`SELECT `+attachmentColumns+`
 		FROM ingest_attachments a LEFT JOIN ingest_backfills b ON b.attachment_id = a.attachment_id
 		WHERE a.source_enabled AND a.feed_enabled
 		  AND (b.attachment_id IS NULL OR (b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())))
@@ -48,7 +47,7 @@ func (w *Worker) runBackfills(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		ok, err := w.claimBackfill(ctx, a.AttachmentID)
+		ok, err := w.backfills.Claim(ctx, a.AttachmentID, "")
 		if err != nil {
 			return err
 		}
@@ -60,37 +59,19 @@ func (w *Worker) runBackfills(ctx context.Context) error {
 	return nil
 }
 
-// claimBackfill leases an attachment's backfill, like acquire does a crawl.
-func (w *Worker) claimBackfill(ctx context.Context, attachmentID uuid.UUID) (bool, error) {
-	var id uuid.UUID
-	err := w.db.NewRaw(`INSERT INTO ingest_backfills AS b (attachment_id, leased_until, lease_owner)
-		VALUES (?, now() + ? * interval '1 millisecond', ?)
-		ON CONFLICT (attachment_id) DO UPDATE SET leased_until = EXCLUDED.leased_until, lease_owner = EXCLUDED.lease_owner
-		WHERE b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())
-		RETURNING attachment_id`, attachmentID, millis(w.cfg.LeaseDuration), w.cfg.Owner).Scan(ctx, &id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("claim backfill of attachment %s: %w", attachmentID, err)
-	}
-	return true, nil
-}
-
 // backfillClaimed runs a claimed backfill and records its outcome.
-func (w *Worker) backfillClaimed(ctx context.Context, a attachment) {
+func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) {
 	start := time.Now()
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := w.renewWhile(bctx, func(c context.Context) (bool, error) { return w.renewBackfill(c, a.AttachmentID) }, cancel,
-		"backfill "+a.AttachmentID.String())
+	stop := w.backfills.Keep(bctx, a.AttachmentID, cancel)
 	found, added, err := w.backfill(bctx, a)
 	stop()
 
-	rctx, rcancel := releaseContext()
+	rctx, rcancel := lease.ReleaseContext()
 	defer rcancel()
 	if err != nil {
-		if rerr := w.releaseBackfill(rctx, a.AttachmentID); rerr != nil {
+		if rerr := w.backfills.Release(rctx, a.AttachmentID, ""); rerr != nil {
 			w.log.Error("releasing backfill failed", "attachment_id", a.AttachmentID, "err", rerr)
 		}
 		switch {
@@ -107,16 +88,17 @@ func (w *Worker) backfillClaimed(ctx context.Context, a attachment) {
 		return
 	}
 	w.log.Info("backfill done", "attachment_id", a.AttachmentID, "feed_id", a.FeedID, "source_id", a.SourceID,
-		"articles", found, "items_added", added, "since", a.ActiveSince, "duration", time.Since(start).Round(time.Millisecond))
+		"articles", found, "items_added", added, "since", a.acceptingSince(), "duration", time.Since(start).Round(time.Millisecond))
 }
 
 // backfill adds every known article of the attachment's source that the
 // attachment accepts. It returns how many articles it considered and how
 // many items it added.
-func (w *Worker) backfill(ctx context.Context, a attachment) (found, added int, err error) {
+func (w *Worker) backfill(ctx context.Context, a Attachment) (found, added int, err error) {
+	since := a.acceptingSince()
 	var seen []uuid.UUID
 	err = w.db.NewRaw(`SELECT DISTINCT article_id FROM crawl_seen
-		WHERE source_id = ? AND article_id IS NOT NULL AND effective_at >= ?`, a.SourceID, a.ActiveSince).Scan(ctx, &seen)
+		WHERE source_id = ? AND article_id IS NOT NULL AND effective_at >= ?`, a.SourceID, since).Scan(ctx, &seen)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read seen articles of source %s: %w", a.SourceID, err)
 	}
@@ -125,7 +107,7 @@ func (w *Worker) backfill(ctx context.Context, a attachment) (found, added int, 
 		FROM articles
 		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?
 		             UNION SELECT unnest(?::uuid[]))
-		ORDER BY effective_at, id`, a.SourceID, a.ActiveSince, pgdialect.Array(uuidStrings(seen))).Scan(ctx, &rows)
+		ORDER BY effective_at, id`, a.SourceID, since, pgdialect.Array(uuidStrings(seen))).Scan(ctx, &rows)
 	if err != nil {
 		return 0, 0, fmt.Errorf("read articles of source %s: %w", a.SourceID, err)
 	}
@@ -169,7 +151,7 @@ type articleRow struct {
 	DiscoveredAt time.Time  `bun:"discovered_at"`
 }
 
-// event rebuilds the article's discovery as AddNewsItem takes it.
+// event rebuilds the article's discovery as item writers take it.
 func (r articleRow) event(sourceID uuid.UUID) domain.ArticleDiscovered {
 	var published *time.Time
 	if r.PublishedAt != nil {
@@ -185,34 +167,13 @@ func (r articleRow) event(sourceID uuid.UUID) domain.ArticleDiscovered {
 	}
 }
 
-func (w *Worker) renewBackfill(ctx context.Context, attachmentID uuid.UUID) (bool, error) {
-	res, err := w.db.NewRaw(`UPDATE ingest_backfills SET leased_until = now() + ? * interval '1 millisecond'
-		WHERE attachment_id = ? AND lease_owner = ? AND done_at IS NULL`, millis(w.cfg.LeaseDuration), attachmentID, w.cfg.Owner).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("renew backfill lease of attachment %s: %w", attachmentID, err)
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
-}
-
-func (w *Worker) releaseBackfill(ctx context.Context, attachmentID uuid.UUID) error {
-	_, err := w.db.NewRaw(`UPDATE ingest_backfills SET leased_until = NULL, lease_owner = NULL
-		WHERE attachment_id = ? AND lease_owner = ?`, attachmentID, w.cfg.Owner).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("release backfill of attachment %s: %w", attachmentID, err)
-	}
-	return nil
-}
-
 // finishBackfill marks the backfill done and, when the attachment reaches
 // further back than the source's crawls looked, makes the source due.
-func (w *Worker) finishBackfill(ctx context.Context, a attachment, added int) error {
-	_, err := w.db.NewRaw(`UPDATE ingest_backfills SET done_at = now(), items = ?, leased_until = NULL, lease_owner = NULL
-		WHERE attachment_id = ? AND lease_owner = ?`, added, a.AttachmentID, w.cfg.Owner).Exec(ctx)
-	if err != nil {
+func (w *Worker) finishBackfill(ctx context.Context, a Attachment, added int) error {
+	if err := w.backfills.Release(ctx, a.AttachmentID, "done_at = now(), items = ?", added); err != nil {
 		return fmt.Errorf("finish backfill of attachment %s: %w", a.AttachmentID, err)
 	}
-	return w.makeDue(ctx, a.SourceID, a.ActiveSince)
+	return w.makeDue(ctx, a.SourceID, a.acceptingSince())
 }
 
 func uuidStrings(ids []uuid.UUID) []string {

@@ -12,20 +12,16 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/commands"
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/extract"
+	"github.com/feedsvc/feedsvc/lease"
 )
 
 const (
 	// articlesAtOnce is how many articles of one source are fetched
 	// concurrently; the crawl client's per-host limit applies on top.
 	articlesAtOnce = 2
-	// maxFetchesPerCrawl bounds one crawl, so that a site publishing its
-	// whole archive at once is worked through over several polls instead of
-	// one crawl holding a slot for hours. Newest candidates go first.
-	maxFetchesPerCrawl = 200
 	// storeTimeout bounds the database steps of one article.
 	storeTimeout = 30 * time.Second
 )
@@ -42,9 +38,11 @@ type crawlStats struct {
 	NewArticles   int
 	Items         int
 	// Covered is the earliest date the source's crawls have looked back
-	// to: the earliest active_since of its accepting attachments, since
+	// to: the earliest accepting-since of its accepting attachments, since
 	// each poll since then has looked back 14 days (or to that date).
 	Covered time.Time
+	// Backlog: MaxFetchesPerCrawl left candidates for the next crawl.
+	Backlog bool
 }
 
 func (s *crawlStats) add(f func(*crawlStats)) {
@@ -55,12 +53,11 @@ func (s *crawlStats) add(f func(*crawlStats)) {
 
 // crawlLeased crawls a leased source, keeping the lease alive meanwhile, and
 // releases it with the outcome.
-func (w *Worker) crawlLeased(ctx context.Context, l lease) {
+func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 	start := time.Now()
 	crawlCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopRenew := w.renewWhile(crawlCtx, func(c context.Context) (bool, error) { return w.renew(c, l.SourceID) }, cancel,
-		"source "+l.SourceID.String())
+	stopRenew := w.crawls.Keep(crawlCtx, l.SourceID, cancel)
 	stats := &crawlStats{}
 	err := w.crawlSource(crawlCtx, l, stats)
 	stopRenew()
@@ -73,15 +70,16 @@ func (w *Worker) crawlLeased(ctx context.Context, l lease) {
 	case err != nil:
 		how = failed
 	}
-	rctx, rcancel := releaseContext()
+	rctx, rcancel := lease.ReleaseContext()
 	defer rcancel()
-	if rerr := w.release(rctx, l, how, stats.Covered, err); rerr != nil {
+	if rerr := w.release(rctx, l, how, stats, err); rerr != nil {
 		w.log.Error("releasing source failed", "source_id", l.SourceID, "err", rerr)
 	}
 	attrs := []any{
 		"source_id", l.SourceID, "listings", stats.Listings, "listing_errors", stats.ListingErrors,
 		"candidates", stats.Candidates, "skipped", stats.Skipped, "fetched", stats.Fetched, "errors", stats.Failed,
-		"new_articles", stats.NewArticles, "items_added", stats.Items, "duration", time.Since(start).Round(time.Millisecond),
+		"new_articles", stats.NewArticles, "items_added", stats.Items, "backlog", stats.Backlog,
+		"duration", time.Since(start).Round(time.Millisecond),
 	}
 	switch how {
 	case failed:
@@ -93,16 +91,17 @@ func (w *Worker) crawlLeased(ctx context.Context, l lease) {
 	}
 }
 
-// crawlSource lists a source's candidates, fetches those it has not seen and
-// distributes the articles. It fails when the source itself cannot be read:
-// discovery fails, every listing fails, or the site did not answer for its
-// articles (see failures.go). A bad article never fails the source.
-func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) error {
+// crawlSource has the source's connector list its candidates, fetches
+// those it has not seen and distributes the articles. It fails when the
+// source itself cannot be read: discovery fails, every listing fails, or
+// the source did not answer for its documents (see failures.go). A bad
+// document never fails the source.
+func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) error {
 	atts, err := w.attachmentsOf(ctx, l.SourceID)
 	if err != nil {
 		return err
 	}
-	var accepting []attachment
+	var accepting []Attachment
 	for _, a := range atts {
 		if a.enabled() {
 			accepting = append(accepting, a)
@@ -116,10 +115,14 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 	if err != nil {
 		return err
 	}
-	earliest := accepting[0].ActiveSince
+	conn, ok := w.connectors.For(details.SourceType)
+	if !ok {
+		return fmt.Errorf("source %s: no connector reads %q sources", l.SourceID, details.SourceType)
+	}
+	earliest := accepting[0].acceptingSince()
 	for _, a := range accepting[1:] {
-		if a.ActiveSince.Before(earliest) {
-			earliest = a.ActiveSince
+		if s := a.acceptingSince(); s.Before(earliest) {
+			earliest = s
 		}
 	}
 	// Candidates need go no further back than the backfill window, nor
@@ -133,7 +136,14 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 	if err != nil {
 		return err
 	}
-	cands, err := w.candidates(ctx, l, details, since, validators, stats)
+	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
+	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
+	if found.State != nil {
+		if err := w.saveState(ctx, l.SourceID, found.State); err != nil {
+			// Only what the connector cached is lost; the crawl goes on.
+			w.log.Warn("keeping connector state failed", "source_id", l.SourceID, "err", err)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -141,15 +151,20 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
 		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
 	}
-	// What failed before is retried whether or not its listing changed.
-	retry, err := w.failedCandidates(ctx, l.SourceID)
+	// What failed before is retried on every regular poll, whether or not
+	// its listing changed; a crawl going on with a backlog leaves it to the
+	// next poll, so that failures are retried once per poll.
+	var retry []connector.Candidate
+	if !l.Backlog {
+		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
+			return err
+		}
+	}
+	todo, complete, err := w.selectCandidates(ctx, l, mergeCandidates(append(found.Candidates, retry...)), since, stats)
 	if err != nil {
 		return err
 	}
-	todo, complete, err := w.selectCandidates(ctx, l.SourceID, mergeCandidates(append(cands, retry...)), since, stats)
-	if err != nil {
-		return err
-	}
+	stats.Backlog = !complete
 
 	known, err := w.failingURLs(ctx, l.SourceID, candidateURLs(todo))
 	if err != nil {
@@ -170,7 +185,7 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			kind, err := w.processCandidate(ctx, l.SourceID, c, stats)
+			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, stats)
 			if ctx.Err() != nil {
 				return // shutdown is neither the URL's fault nor the site's
 			}
@@ -200,12 +215,12 @@ func (w *Worker) crawlSource(ctx context.Context, l lease, stats *crawlStats) er
 
 // candidateFailure is a candidate that failed in this crawl.
 type candidateFailure struct {
-	cand crawl.Candidate
+	cand connector.Candidate
 	kind failureKind
 	err  error
 }
 
-func candidateURLs(cands []crawl.Candidate) []string {
+func candidateURLs(cands []connector.Candidate) []string {
 	out := make([]string, len(cands))
 	for i, c := range cands {
 		out[i] = c.URL
@@ -245,106 +260,12 @@ func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failure
 	return all
 }
 
-// listing is one place candidates come from.
-type listing struct {
-	kind string // sitemap, feed, index
-	url  string
-}
-
-// candidates reads every listing of the source, conditionally with
-// validators, and merges what they list; since only prunes the children of
-// sitemap indexes, selectCandidates judges the candidates' dates. A failing
-// listing is logged and skipped unless all fail.
-func (w *Worker) candidates(ctx context.Context, l lease, d domain.SourceDetails, since time.Time, validators crawl.ValidatorStore, stats *crawlStats) ([]crawl.Candidate, error) {
-	var listings []listing
-	switch d.SourceType {
-	case domain.SourceSite:
-		site, err := w.site(ctx, l, d.Domain)
-		if err != nil {
-			return nil, err
-		}
-		for _, u := range site.Sitemaps {
-			listings = append(listings, listing{"sitemap", u})
-		}
-		for _, u := range site.Feeds {
-			listings = append(listings, listing{"feed", u})
-		}
-		if len(listings) == 0 {
-			// A site without sitemaps or feeds can still be read through
-			// the links of its home page.
-			listings = append(listings, listing{"index", strings.TrimSuffix(site.BaseURL, "/") + "/"})
-		}
-	case domain.SourceSitemap:
-		listings = append(listings, listing{"sitemap", d.URL})
-	case domain.SourceSiteIndexPage:
-		listings = append(listings, listing{"index", d.URL})
-	default:
-		return nil, fmt.Errorf("source type %q is not crawled", d.SourceType)
-	}
-
-	var out []crawl.Candidate
-	var errs []error
-	for _, li := range listings {
-		var cands []crawl.Candidate
-		var err error
-		switch li.kind {
-		case "sitemap":
-			cands, err = w.client.SitemapCandidates(ctx, li.url, since, validators)
-		case "feed":
-			cands, err = w.client.FeedCandidates(ctx, li.url, validators)
-		default:
-			cands, err = w.client.IndexPageCandidates(ctx, li.url, validators)
-		}
-		stats.Listings++
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			stats.ListingErrors++
-			errs = append(errs, fmt.Errorf("%s %s: %w", li.kind, li.url, err))
-			w.log.Warn("listing failed", "source_id", l.SourceID, "kind", li.kind, "url", li.url, "err", err)
-			continue
-		}
-		out = append(out, cands...)
-	}
-	if len(errs) == len(listings) {
-		if d.SourceType == domain.SourceSite {
-			// The site may have moved its sitemaps or feeds: discover it
-			// again next time rather than retry stale URLs for a day.
-			if err := w.forgetSite(ctx, l.SourceID); err != nil {
-				w.log.Warn("dropping cached discovery failed", "source_id", l.SourceID, "err", err)
-			}
-		}
-		return nil, fmt.Errorf("every listing failed: %w", errors.Join(errs...))
-	}
-	return mergeCandidates(out), nil
-}
-
-// site returns the site's discovery, from the cache in crawl_state while it
-// is fresh, else by discovering it again.
-func (w *Worker) site(ctx context.Context, l lease, domainName string) (cachedSite, error) {
-	if l.Site.BaseURL != "" && w.now().Sub(l.Site.DiscoveredAt) < w.cfg.DiscoveryTTL {
-		return l.Site, nil
-	}
-	s, err := w.client.DiscoverSite(ctx, domainName)
-	if err != nil {
-		return cachedSite{}, fmt.Errorf("discover site: %w", err)
-	}
-	cs := cachedSite{BaseURL: s.BaseURL, Sitemaps: s.Sitemaps, Feeds: s.Feeds, DiscoveredAt: w.now()}
-	if err := w.saveSite(ctx, l.SourceID, cs); err != nil {
-		// Only the cache is lost; this crawl goes on.
-		w.log.Warn("caching site discovery failed", "source_id", l.SourceID, "err", err)
-	}
-	w.log.Debug("site discovered", "source_id", l.SourceID, "base_url", cs.BaseURL, "sitemaps", len(cs.Sitemaps), "feeds", len(cs.Feeds))
-	return cs, nil
-}
-
 // mergeCandidates keeps one candidate per URL, in first-seen order, filling
 // its empty fields from later listings (a sitemap knows the date, the feed
 // the description).
-func mergeCandidates(in []crawl.Candidate) []crawl.Candidate {
+func mergeCandidates(in []connector.Candidate) []connector.Candidate {
 	idx := map[string]int{}
-	var out []crawl.Candidate
+	var out []connector.Candidate
 	for _, c := range in {
 		i, ok := idx[c.URL]
 		if !ok {
@@ -369,7 +290,7 @@ func mergeCandidates(in []crawl.Candidate) []crawl.Candidate {
 // candidateDate is what a listing said about a candidate's age: the date
 // the article will be judged by (domain.DiscoverArticle's effective date),
 // the publication date, else the last modification.
-func candidateDate(c crawl.Candidate) time.Time {
+func candidateDate(c connector.Candidate) time.Time {
 	if !c.PublishedAt.IsZero() {
 		return c.PublishedAt
 	}
@@ -379,29 +300,37 @@ func candidateDate(c crawl.Candidate) time.Time {
 // inWindow is the date rule for candidates of every kind of listing: those
 // dated since or later are wanted, and so are undated ones (judged when
 // fetched).
-func inWindow(c crawl.Candidate, since time.Time) bool {
+func inWindow(c connector.Candidate, since time.Time) bool {
 	d := candidateDate(c)
 	return d.IsZero() || !d.Before(since)
 }
 
 // selectCandidates drops what this source has seen and what is dated
-// before since (inWindow), and orders the rest newest first (undated
-// last), bounded to maxFetchesPerCrawl; complete is false when that bound
-// left some out.
-func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands []crawl.Candidate, since time.Time, stats *crawlStats) (todo []crawl.Candidate, complete bool, err error) {
+// before since (inWindow), and, in a crawl going on with a backlog, what
+// failed before (retried at the next poll); it orders the rest newest
+// first (undated last), bounded to MaxFetchesPerCrawl; complete is false
+// when that bound left some out.
+func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connector.Candidate, since time.Time, stats *crawlStats) (todo []connector.Candidate, complete bool, err error) {
 	stats.Candidates = len(cands)
-	seen, err := w.seenURLs(ctx, sourceID, candidateURLs(cands))
+	urls := candidateURLs(cands)
+	seen, err := w.seenURLs(ctx, l.SourceID, urls)
 	if err != nil {
 		return nil, false, err
 	}
+	var failed map[string]bool
+	if l.Backlog {
+		if failed, err = w.failedURLs(ctx, l.SourceID, urls); err != nil {
+			return nil, false, err
+		}
+	}
 	for _, c := range cands {
-		if seen[c.URL] || !inWindow(c, since) {
+		if seen[c.URL] || failed[c.URL] || !inWindow(c, since) {
 			stats.Skipped++
 			continue
 		}
 		todo = append(todo, c)
 	}
-	slices.SortStableFunc(todo, func(a, b crawl.Candidate) int {
+	slices.SortStableFunc(todo, func(a, b connector.Candidate) int {
 		da, db := candidateDate(a), candidateDate(b)
 		switch {
 		case da.IsZero() && db.IsZero():
@@ -413,24 +342,25 @@ func (w *Worker) selectCandidates(ctx context.Context, sourceID uuid.UUID, cands
 		}
 		return db.Compare(da)
 	})
-	if len(todo) > maxFetchesPerCrawl {
-		stats.Skipped += len(todo) - maxFetchesPerCrawl
-		return todo[:maxFetchesPerCrawl], false, nil
+	if n := w.cfg.MaxFetchesPerCrawl; len(todo) > n {
+		stats.Skipped += len(todo) - n
+		return todo[:n], false, nil
 	}
 	return todo, true, nil
 }
 
-// processCandidate fetches one candidate, stores its article and adds it to
-// the source's feeds. It returns how it failed (zero on success) for the
-// caller to judge; a failure never stops the crawl.
-func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (failureKind, error) {
-	d, added, kind, err := w.ingestCandidate(ctx, sourceID, c, stats)
+// processCandidate fetches one candidate through the source's connector,
+// stores its article and adds it to the source's feeds. It returns how it
+// failed (zero on success) for the caller to judge; a failure never stops
+// the crawl.
+func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, stats *crawlStats) (failureKind, error) {
+	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, stats)
 	if err != nil {
 		stats.add(func(s *crawlStats) { s.Failed++ })
 		return kind, err
 	}
 	stats.add(func(s *crawlStats) {
-		if d.New {
+		if isNew {
 			s.NewArticles++
 		}
 		s.Items += added
@@ -442,13 +372,18 @@ func (w *Worker) processCandidate(ctx context.Context, sourceID uuid.UUID, c cra
 // keeps a concurrently attached feed from missing the article (see
 // distribute), and a crash between them from losing it: the URL is skipped
 // only once markDistributed ran, and every step is idempotent.
-func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, stats *crawlStats) (commands.Discovered, int, failureKind, error) {
-	page, err := w.client.FetchArticle(ctx, c.URL)
+func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, stats *crawlStats) (
+	isNew bool, added int, kind failureKind, err error) {
+	doc, err := conn.Fetch(ctx, c)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
+	if err != nil {
+		return false, 0, classifyFetch(err), err
+	}
+	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing
 	// named it (news sitemaps and feeds carry titles).
 	if err != nil && !(errors.Is(err, extract.ErrNoTitle) && c.Title != "") {
-		return commands.Discovered{}, 0, classifyFetch(err), err
+		return false, 0, permanentFailure, fmt.Errorf("article: %w", err)
 	}
 	// Once the page is in hand, the few database steps finish even if the
 	// worker is stopping, rather than leave the article half recorded.
@@ -460,22 +395,22 @@ func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c craw
 		lm := c.LastMod
 		lastMod = &lm
 	}
-	d, _, err := w.cmds.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: sourceID, Content: content, LastMod: lastMod})
+	article, isNew, err := w.articles.RecordArticle(ctx, sourceID, content, lastMod)
 	if err != nil {
-		return commands.Discovered{}, 0, classifyStore(err), err
+		return false, 0, classifyStore(err), err
 	}
-	if err := w.markSeen(ctx, sourceID, c.URL, d.ArticleDiscovered); err != nil {
-		return commands.Discovered{}, 0, storeFailure, err
+	if err := w.markSeen(ctx, sourceID, c.URL, article); err != nil {
+		return false, 0, storeFailure, err
 	}
-	added, err := w.distribute(ctx, sourceID, d.ArticleDiscovered)
+	added, err = w.distribute(ctx, sourceID, article)
 	if err != nil {
 		// The row stays pending, so the next poll distributes it again.
-		return commands.Discovered{}, added, storeFailure, fmt.Errorf("distribute: %w", err)
+		return false, added, storeFailure, fmt.Errorf("distribute: %w", err)
 	}
 	if err := w.markDistributed(ctx, sourceID, c.URL); err != nil {
-		return commands.Discovered{}, added, storeFailure, err
+		return false, added, storeFailure, err
 	}
-	return d, added, 0, nil
+	return isNew, added, 0, nil
 }
 
 // articleContent takes each field from the page, falling back to what the
@@ -483,7 +418,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, sourceID uuid.UUID, c craw
 // page's canonical URL only when that is on the site the page was fetched
 // from, else the fetched URL: extract.ParseArticle enforces it, being the
 // one place that sees both.
-func articleContent(c crawl.Candidate, page extract.Article) domain.ArticleContent {
+func articleContent(c connector.Candidate, page extract.Article) domain.ArticleContent {
 	out := domain.ArticleContent{
 		URL:         cmp.Or(strings.TrimSpace(page.URL), c.URL),
 		Title:       cmp.Or(strings.TrimSpace(page.Title), c.Title),

@@ -3,11 +3,10 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"time"
 
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
 )
 
@@ -15,27 +14,29 @@ import (
 // must not cost the articles it listed meanwhile, so only failures that are
 // the page's own and lasting count towards giving a URL up quickly; failures
 // that say the site could not answer count against the source instead,
-// whose crawl then fails and backs off.
+// whose crawl then fails and backs off. The source's connector judges its
+// own errors (connector.Judgement: for the web, a 4xx is permanent, a 429
+// concerns the whole site); the rules below are the same for every kind
+// of source.
 //
 // The rules:
 //
-//   - Permanent failures (crawl.Permanent: the site answered, and the
-//     answer will not change by asking again: a 4xx other than 408 and
-//     429, a page too large, not
-//     HTML, disallowed by robots.txt, without a title or unparsable, an
-//     address the crawler may not dial, content the domain rejects) count
-//     towards maxURLFailures, after which the URL is given up.
-//   - Transient failures (robots.txt unreadable, 5xx, 408, 429, timeouts,
-//     connection errors, and anything unrecognised, which is assumed to
-//     pass) do not count while the source is down: they are evidence about
-//     the site. They count only in a crawl that was judged healthy, i.e.
-//     when the rest of the site answered and this page alone failed; such
-//     a URL is retried every poll and given up after transientLimit of
-//     them, about Config.GiveUpAfter (24h) of polls.
-//   - A crawl of the source fails when robots.txt was unreadable or the
-//     site answered 429 to any article (both are about the whole site: no
-//     page may be fetched without robots.txt, and 429 is about our request
-//     rate), or when at least minOutageFailures voting fetches failed
+//   - Permanent failures (judged permanent by the connector: the source
+//     answered, and the answer will not change by asking again, e.g. a
+//     404, a page too large or disallowed by robots.txt; a document no
+//     article can be read from; content the domain rejects) count towards
+//     maxURLFailures, after which the URL is given up.
+//   - Transient failures (5xx, timeouts, connection errors, and anything
+//     unrecognised, which is assumed to pass) do not count while the
+//     source is down: they are evidence about the site. They count only in
+//     a crawl that was judged healthy, i.e. when the rest of the site
+//     answered and this page alone failed; such a URL is retried every
+//     poll and given up after transientLimit of them, about
+//     Config.GiveUpAfter (24h) of polls.
+//   - A crawl of the source fails when any fetch failed in a way the
+//     connector judged source-wide (for the web: robots.txt unreadable, as
+//     no page may be fetched without it, or a 429, which is about our
+//     request rate), or when at least minOutageFailures voting fetches failed
 //     transiently and no fetch got an answer. One answered page proves the
 //     site serves pages, so its other failures are the pages' own; and a
 //     single failing page is too little evidence, so one bad page never
@@ -87,12 +88,12 @@ func (k failureKind) String() string {
 	return fmt.Sprintf("failureKind(%d)", int(k))
 }
 
-// classifyFetch judges an error of crawl.Client.FetchArticle; crawl.Permanent
-// holds the list. Connection refused or reset, DNS and TLS failures, and
-// anything unrecognised, are transient: the network or the site may
-// recover, and the transient limit still bounds how long they are retried.
+// classifyFetch judges an error of a connector's Fetch by the connector's
+// judgement. Anything it did not judge permanent is transient: the network
+// or the source may recover, and the transient limit still bounds how
+// long it is retried.
 func classifyFetch(err error) failureKind {
-	if crawl.Permanent(err) {
+	if connector.JudgementOf(err).Permanent {
 		return permanentFailure
 	}
 	return transientFailure
@@ -106,14 +107,6 @@ func classifyStore(err error) failureKind {
 		return permanentFailure
 	}
 	return storeFailure
-}
-
-// siteWide reports failures that concern every page of the site, whatever
-// the other pages did.
-func siteWide(err error) bool {
-	var se *crawl.StatusError
-	return errors.Is(err, crawl.ErrRobotsUnavailable) ||
-		(errors.As(err, &se) && se.StatusCode == http.StatusTooManyRequests)
 }
 
 // crawlHealth tallies the article fetches of one crawl for the verdict on
@@ -139,17 +132,13 @@ func (h *crawlHealth) add(kind failureKind, err error, votes bool) {
 	switch {
 	case kind == 0, kind == permanentFailure, kind == storeFailure:
 		h.answered++
-	case siteWide(err):
+	case connector.JudgementOf(err).SourceWide:
 		if h.siteWide == nil {
 			h.siteWide = err
 		}
 	case votes:
 		h.transient++
-		var se *crawl.StatusError
-		var after time.Duration
-		if errors.As(err, &se) {
-			after = se.RetryAfter
-		}
+		after := connector.JudgementOf(err).RetryAfter
 		if h.worst == nil || after > h.worstAfter {
 			h.worst, h.worstAfter = err, after
 		}

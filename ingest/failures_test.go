@@ -1,56 +1,31 @@
 package ingest
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"syscall"
 	"testing"
 	"time"
 
-	"code.dny.dev/ssrf"
-
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/extract"
 )
 
-// fetchErr wraps err the way crawl.Client.FetchArticle does.
-func fetchErr(err error) error {
-	return fmt.Errorf("article: fetch https://news.example.com/a: %w", err)
+// failure is a fetch error as its connector judged it (the web
+// connector's judgements are tested in connector/web).
+func failure(msg string, j connector.Judgement) error {
+	return connector.Judged(fmt.Errorf("document: fetch https://news.example.com/a: %s", msg), j)
 }
 
-func status(code int, retryAfter time.Duration) error {
-	return fetchErr(&crawl.StatusError{URL: "https://news.example.com/a", StatusCode: code, RetryAfter: retryAfter})
-}
-
-func TestFetchFailuresAreJudgedPermanentOnlyWhenAskingAgainCannotHelp(t *testing.T) {
+func TestFetchFailuresArePermanentExactlyWhenTheirConnectorJudgedThemSo(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
 		want failureKind
 	}{
-		{"robots.txt that cannot be read is transient", fetchErr(fmt.Errorf("%w: %w", crawl.ErrRobotsUnavailable, status(503, 0))), transientFailure},
-		{"a 500 is transient", status(500, 0), transientFailure},
-		{"a 503 is transient", status(503, time.Minute), transientFailure},
-		{"a 408 is transient", status(408, 0), transientFailure},
-		{"a 429 is transient", status(429, 0), transientFailure},
-		{"a timeout is transient", fetchErr(fmt.Errorf("timed out after 15s: %w", context.DeadlineExceeded)), transientFailure},
-		{"a refused connection is transient", fetchErr(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}), transientFailure},
-		{"an unknown host is transient", fetchErr(&net.DNSError{Err: "no such host", Name: "news.example.com", IsNotFound: true}), transientFailure},
-		{"an unrecognised error is transient", fetchErr(errors.New("something odd")), transientFailure},
-		{"a 404 is permanent", status(404, 0), permanentFailure},
-		{"a 410 is permanent", status(410, 0), permanentFailure},
-		{"a 403 is permanent", status(403, 0), permanentFailure},
-		{"a redirect that cannot be followed is permanent", status(301, 0), permanentFailure},
-		{"a page too large is permanent", fetchErr(fmt.Errorf("read: %w", crawl.ErrTooLarge)), permanentFailure},
-		{"a page that is not HTML is permanent", fetchErr(crawl.ErrNotHTML), permanentFailure},
-		{"a page robots.txt disallows is permanent", fetchErr(crawl.ErrDisallowed), permanentFailure},
-		{"a redirect loop is permanent", fetchErr(crawl.ErrTooManyRedirects), permanentFailure},
-		{"a page without a title is permanent", fmt.Errorf("article: %w", extract.ErrNoTitle), permanentFailure},
-		{"a page that cannot be parsed is permanent", fmt.Errorf("article: %w", extract.ErrUnparsable), permanentFailure},
-		{"an address the crawler may not dial is permanent", fetchErr(&net.OpError{Op: "dial", Net: "tcp", Err: ssrf.ErrProhibitedIP}), permanentFailure},
+		{"a failure judged permanent is permanent", failure("HTTP 404", connector.Judgement{Permanent: true}), permanentFailure},
+		{"a failure judged otherwise is transient", failure("HTTP 503", connector.Judgement{RetryAfter: time.Minute}), transientFailure},
+		{"a failure about the whole source is transient", failure("HTTP 429", connector.Judgement{SourceWide: true}), transientFailure},
+		{"a failure nobody judged is transient", errors.New("something odd"), transientFailure},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,12 +52,12 @@ func TestACrawlFailsOnlyWhenTheSiteAnsweredNoneOfItsArticles(t *testing.T) {
 		votes bool
 	}
 	ok := fetch{votes: true}
-	down := fetch{transientFailure, status(503, 0), true}
-	knownBad := fetch{transientFailure, status(500, 0), false}
-	gone := fetch{permanentFailure, status(404, 0), true}
+	down := fetch{transientFailure, failure("HTTP 503", connector.Judgement{}), true}
+	knownBad := fetch{transientFailure, failure("HTTP 500", connector.Judgement{}), false}
+	gone := fetch{permanentFailure, failure("HTTP 404", connector.Judgement{Permanent: true}), true}
 	stored := fetch{storeFailure, errors.New("database is restarting"), true}
-	robots := fetch{transientFailure, fetchErr(fmt.Errorf("%w: %w", crawl.ErrRobotsUnavailable, status(503, 0))), true}
-	limited := fetch{transientFailure, status(429, 2*time.Minute), false}
+	robots := fetch{transientFailure, failure("robots.txt unavailable", connector.Judgement{SourceWide: true}), true}
+	limited := fetch{transientFailure, failure("HTTP 429", connector.Judgement{SourceWide: true, RetryAfter: 2 * time.Minute}), false}
 	tests := []struct {
 		name    string
 		fetches []fetch
@@ -115,12 +90,11 @@ func TestACrawlFailsOnlyWhenTheSiteAnsweredNoneOfItsArticles(t *testing.T) {
 
 func TestAFailedCrawlReportsTheLongestRetryAfterItWasAsked(t *testing.T) {
 	h := &crawlHealth{}
-	h.add(transientFailure, fetchErr(errors.New("connection reset")), true)
-	h.add(transientFailure, status(503, 3*time.Minute), true)
-	h.add(transientFailure, status(503, time.Minute), true)
+	h.add(transientFailure, failure("connection reset", connector.Judgement{}), true)
+	h.add(transientFailure, failure("HTTP 503", connector.Judgement{RetryAfter: 3 * time.Minute}), true)
+	h.add(transientFailure, failure("HTTP 503", connector.Judgement{RetryAfter: time.Minute}), true)
 	err := h.verdict()
-	var se *crawl.StatusError
-	if !errors.As(err, &se) || se.RetryAfter != 3*time.Minute {
+	if connector.JudgementOf(err).RetryAfter != 3*time.Minute {
 		t.Fatalf("verdict %v does not carry the 3m Retry-After", err)
 	}
 	w := &Worker{cfg: Config{RetryBase: time.Second, RetryMax: 2 * time.Second}}

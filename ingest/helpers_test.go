@@ -39,7 +39,10 @@ func startWorker(t *testing.T, h *servicetest.Harness, opts crawl.Options, cfg i
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
 	}
-	w := ingest.New(h.Service.Commands, h.Service.DB.Bun, crawl.New(opts), cfg, servicetest.Logger())
+	w, err := h.Service.NewIngestWorker(crawl.New(opts), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()

@@ -9,18 +9,18 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/document"
 )
 
 // Conditional GET of listings. A crawl reads the validators its source's
-// listings answered last time from crawl_listings, and the crawl package
-// sends them, so an unchanged sitemap, feed or index page costs a 304 and
-// lists nothing. That is only right if everything the listing named when
+// listings answered last time from crawl_listings, and the source's
+// connector sends them, so an unchanged sitemap, feed, index page or
+// calendar costs a 304 and lists nothing. That is only right if everything the listing named when
 // the validators were stored has been dealt with, so a crawl stores the
 // validators it got back only when it dealt with every candidate:
 //
 //   - it succeeded (a failed or interrupted crawl left candidates
-//     unfetched) and was not cut short by maxFetchesPerCrawl;
+//     unfetched) and was not cut short by MaxFetchesPerCrawl;
 //   - every candidate that failed is in crawl_failures, whence
 //     failedCandidates brings it back on each poll until it succeeds or is
 //     given up, whether or not its listing answers 304;
@@ -28,20 +28,20 @@ import (
 //     were stored under (covered_since): a crawl looking further back, for
 //     a new attachment, reads the listings in full.
 //
-// The home page read by site discovery is not a listing and is always read
-// in full (at most once per DiscoveryTTL).
+// What a connector reads to find a source's listings (a site's home page,
+// for the web connector) is not a listing and is read in full.
 
-// listingValidators is a crawl's crawl.ValidatorStore: what crawl_listings
+// listingValidators is a crawl's document.ValidatorStore: what crawl_listings
 // holds for the source, and what the crawl's requests answered.
 type listingValidators struct {
 	since time.Time // the crawl's date window
 	mu    sync.Mutex
 	// stored is what crawl_listings held, usable for this window.
-	stored map[string]crawl.Validators
+	stored map[string]document.Validators
 	// requested are the listing URLs asked for in this crawl, answered
 	// those that answered (in full or 304), with what they answered.
 	requested map[string]bool
-	answered  map[string]crawl.Validators
+	answered  map[string]document.Validators
 }
 
 // loadListings reads the source's stored validators that a crawl with the
@@ -57,21 +57,21 @@ func (w *Worker) loadListings(ctx context.Context, sourceID uuid.UUID, since tim
 	if err != nil {
 		return nil, fmt.Errorf("read listing validators of source %s: %w", sourceID, err)
 	}
-	lv := &listingValidators{since: since, stored: map[string]crawl.Validators{}, requested: map[string]bool{}, answered: map[string]crawl.Validators{}}
+	lv := &listingValidators{since: since, stored: map[string]document.Validators{}, requested: map[string]bool{}, answered: map[string]document.Validators{}}
 	for _, r := range rows {
-		lv.stored[r.URL] = crawl.Validators{ETag: r.ETag, LastModified: r.LastModified}
+		lv.stored[r.URL] = document.Validators{ETag: r.ETag, LastModified: r.LastModified}
 	}
 	return lv, nil
 }
 
-func (lv *listingValidators) Validators(url string) crawl.Validators {
+func (lv *listingValidators) Validators(url string) document.Validators {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
 	lv.requested[url] = true
 	return lv.stored[url]
 }
 
-func (lv *listingValidators) SetValidators(url string, v crawl.Validators) {
+func (lv *listingValidators) SetValidators(url string, v document.Validators) {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
 	lv.answered[url] = v
@@ -91,7 +91,7 @@ func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listi
 			keep = append(keep, u)
 			continue
 		}
-		if v == (crawl.Validators{}) {
+		if v == (document.Validators{}) {
 			continue
 		}
 		keep = append(keep, u)

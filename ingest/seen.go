@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
 )
 
@@ -94,6 +94,25 @@ func (w *Worker) failingURLs(ctx context.Context, sourceID uuid.UUID, urls []str
 	return out, nil
 }
 
+// failedURLs returns which of urls have failed and wait for a retry,
+// counted or not.
+func (w *Worker) failedURLs(ctx context.Context, sourceID uuid.UUID, urls []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(urls) == 0 {
+		return out, nil
+	}
+	var failed []string
+	err := w.db.NewRaw(`SELECT url FROM crawl_failures WHERE source_id = ? AND url = ANY(?)`,
+		sourceID, pgdialect.Array(urls)).Scan(ctx, &failed)
+	if err != nil {
+		return nil, fmt.Errorf("read failed URLs of source %s: %w", sourceID, err)
+	}
+	for _, u := range failed {
+		out[u] = true
+	}
+	return out, nil
+}
+
 // transientLimit is how many counted failures a URL that fails transiently
 // may reach before it is given up: GiveUpAfter in polls, because a URL that
 // fails while its site answers is retried once per poll, and polls in which
@@ -108,7 +127,7 @@ func (w *Worker) transientLimit() int {
 // are still to be retried, as their listings gave them, so that they are
 // retried on the next poll even when every listing answers 304. Those given
 // up are in crawl_seen too, where selectCandidates drops them.
-func (w *Worker) failedCandidates(ctx context.Context, sourceID uuid.UUID) ([]crawl.Candidate, error) {
+func (w *Worker) failedCandidates(ctx context.Context, sourceID uuid.UUID) ([]connector.Candidate, error) {
 	var rows []struct {
 		URL       string `bun:"url"`
 		Candidate []byte `bun:"candidate"`
@@ -117,9 +136,9 @@ func (w *Worker) failedCandidates(ctx context.Context, sourceID uuid.UUID) ([]cr
 	if err != nil {
 		return nil, fmt.Errorf("read failed URLs of source %s: %w", sourceID, err)
 	}
-	out := make([]crawl.Candidate, 0, len(rows))
+	out := make([]connector.Candidate, 0, len(rows))
 	for _, r := range rows {
-		var c crawl.Candidate
+		var c connector.Candidate
 		// Without what the listing said the URL is still retried, undated.
 		_ = json.Unmarshal(r.Candidate, &c)
 		c.URL = r.URL
@@ -133,7 +152,7 @@ func (w *Worker) failedCandidates(ctx context.Context, sourceID uuid.UUID) ([]cr
 // to limit, the URL is also recorded as seen (with no article), so later
 // polls skip it, and gaveUp is true. An uncounted failure (the site was
 // down) only updates the last error.
-func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, c crawl.Candidate, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
+func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, c connector.Candidate, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
 	url := c.URL
 	inc := 0
 	if counted {

@@ -1,7 +1,10 @@
 // Package ingest is the crawler role: it decides which source records are
-// due, leases each so that one process crawls it at a time, turns what the
-// crawl package finds into articles and news items through the command
-// handler, and backfills newly attached sources from articles already known.
+// due, leases each so that one process crawls it at a time, has the
+// source's connector (package connector) list and fetch what is new, turns
+// the documents into articles, hands each to the item writer of every feed
+// that takes it, and backfills newly attached sources from articles
+// already known. It knows no kind of source and no kind of feed: those are
+// the registered connectors and item writers.
 //
 // It reads the projected attachment and article tables, which lag the event
 // store by milliseconds, and its own operational tables (crawl_state,
@@ -13,19 +16,17 @@ package ingest
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
 
-	"github.com/feedsvc/feedsvc/commands"
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/backoff"
+	"github.com/feedsvc/feedsvc/connector"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/lease"
 )
 
 // Defaults for zero Config fields.
@@ -35,8 +36,12 @@ const (
 	DefaultLeaseDuration = 5 * time.Minute
 	DefaultTick          = time.Second
 	DefaultRetryMax      = 6 * time.Hour
-	DefaultDiscoveryTTL  = 24 * time.Hour
 	DefaultGiveUpAfter   = 24 * time.Hour
+	// DefaultMaxFetchesPerCrawl bounds one crawl, so that a site
+	// publishing its whole archive at once does not hold a crawl slot for
+	// hours; the source is crawled again at once until its backlog is done
+	// (newest candidates go first), taking turns with other due sources.
+	DefaultMaxFetchesPerCrawl = 200
 )
 
 // Config tunes a Worker. Zero values mean the documented default.
@@ -56,12 +61,11 @@ type Config struct {
 	// Default: hostname, pid and a random suffix.
 	Owner string
 	// RetryBase and RetryMax bound the exponential backoff of a failing
-	// source (crawl.NextAttempt). Defaults: min(PollInterval, 1m) and 6h.
+	// source (backoff.Delay). Defaults: min(PollInterval, 1m) and 6h.
 	RetryBase time.Duration
 	RetryMax  time.Duration
-	// DiscoveryTTL is how long a site's discovered sitemaps and feeds are
-	// reused before robots.txt and the home page are read again.
-	DiscoveryTTL time.Duration
+	// MaxFetchesPerCrawl is how many documents one crawl fetches at most.
+	MaxFetchesPerCrawl int
 	// GiveUpAfter is how long a URL that keeps failing transiently (5xx,
 	// timeouts) while the rest of its site answers is retried before it is
 	// given up. It is counted in polls (GiveUpAfter / PollInterval, at
@@ -85,7 +89,7 @@ func (c Config) withDefaults() Config {
 		c.Tick = DefaultTick
 	}
 	if c.Owner == "" {
-		c.Owner = defaultOwner()
+		c.Owner = lease.DefaultOwner()
 	}
 	if c.RetryBase <= 0 {
 		c.RetryBase = min(c.PollInterval, time.Minute)
@@ -93,8 +97,8 @@ func (c Config) withDefaults() Config {
 	if c.RetryMax <= 0 {
 		c.RetryMax = max(DefaultRetryMax, c.RetryBase)
 	}
-	if c.DiscoveryTTL <= 0 {
-		c.DiscoveryTTL = DefaultDiscoveryTTL
+	if c.MaxFetchesPerCrawl <= 0 {
+		c.MaxFetchesPerCrawl = DefaultMaxFetchesPerCrawl
 	}
 	if c.GiveUpAfter <= 0 {
 		c.GiveUpAfter = DefaultGiveUpAfter
@@ -102,39 +106,48 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// defaultOwner is unique per process: two processes on one host differ by
-// pid, and the random part covers pid reuse across container restarts.
-func defaultOwner() string {
-	host, err := os.Hostname()
-	if err != nil || host == "" {
-		host = "unknown"
-	}
-	b := make([]byte, 4)
-	_, _ = crand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+// Parts are what a Worker works with.
+type Parts struct {
+	DB *bun.DB
+	// Connectors read the sources; sources of a type none reads are not
+	// crawled.
+	Connectors *connector.Registry
+	// Articles records the articles crawls find.
+	Articles ArticleRecorder
+	// Items puts articles into feeds, one writer per feed kind.
+	Items map[domain.FeedKind]ItemWriter
 }
 
 // Worker crawls due sources and runs backfills until its context ends.
 type Worker struct {
-	cmds   *commands.Handler
-	db     *bun.DB
-	client *crawl.Client
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
+	db         *bun.DB
+	connectors *connector.Registry
+	articles   ArticleRecorder
+	items      map[domain.FeedKind]ItemWriter
+	cfg        Config
+	log        *slog.Logger
+	now        func() time.Time
+	// crawls are the crawl leases (crawl_state), backfills the backfill
+	// leases (ingest_backfills).
+	crawls, backfills *lease.Leases
 }
 
 // New returns a Worker; nothing runs until Run.
-func New(cmds *commands.Handler, db *bun.DB, client *crawl.Client, cfg Config, logger *slog.Logger) *Worker {
+func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	cfg = cfg.withDefaults()
-	return &Worker{cmds: cmds, db: db, client: client, cfg: cfg, log: logger.With("component", "ingest", "owner", cfg.Owner), now: time.Now}
+	log := logger.With("component", "ingest", "owner", cfg.Owner)
+	return &Worker{
+		db: parts.DB, connectors: parts.Connectors, articles: parts.Articles, items: parts.Items,
+		cfg: cfg, log: log, now: time.Now,
+		crawls: lease.New(parts.DB, lease.Table{Name: "crawl_state", Key: "source_id", Claimable: "t.next_at <= now()"},
+			cfg.Owner, cfg.LeaseDuration, log),
+		backfills: lease.New(parts.DB, lease.Table{Name: "ingest_backfills", Key: "attachment_id", Claimable: "t.done_at IS NULL"},
+			cfg.Owner, cfg.LeaseDuration, log),
+	}
 }
-
-// Owner is the name this worker takes leases under.
-func (w *Worker) Owner() string { return w.cfg.Owner }
 
 // Run schedules crawls and backfills every Tick until ctx ends, then waits
 // for the work in flight to stop and hands its leases back. Database errors
@@ -210,48 +223,5 @@ func (w *Worker) nextPoll() time.Duration {
 
 // retryDelay is the backoff after the failures-th consecutive failure.
 func (w *Worker) retryDelay(failures int) time.Duration {
-	return crawl.NextAttempt(failures, w.cfg.RetryBase, w.cfg.RetryMax)
+	return backoff.Delay(failures, w.cfg.RetryBase, w.cfg.RetryMax)
 }
-
-// renewWhile keeps a lease alive while work runs, renewing it at a third of
-// its duration; when the lease is lost (another process took it after it
-// expired, e.g. during a long database outage), cancel stops the work so
-// two processes do not keep crawling the same source.
-func (w *Worker) renewWhile(ctx context.Context, renew func(context.Context) (bool, error), cancel context.CancelFunc, what string) func() {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(w.cfg.LeaseDuration / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			held, err := renew(ctx)
-			switch {
-			case err != nil:
-				// A transient error: the lease is still ours until it expires.
-				w.log.Warn("lease renewal failed", "lease", what, "err", err)
-			case !held:
-				w.log.Warn("lease lost; stopping", "lease", what)
-				cancel()
-				return
-			}
-		}
-	}()
-	return func() { close(done); <-stopped }
-}
-
-// releaseContext is for statements that must run after ctx ended (handing
-// back a lease on shutdown), bounded so a dead database cannot hang it.
-func releaseContext() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 5*time.Second)
-}
-
-// millis renders a duration for the SQL idiom `? * interval '1 millisecond'`.
-func millis(d time.Duration) int64 { return d.Milliseconds() }

@@ -63,7 +63,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	if cfg.Roles[config.RoleCrawler] {
 		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
-		s.Ingest = ingest.New(s.Commands, db.Bun, client, ingest.Config{PollInterval: cfg.PollInterval}, logger)
+		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	s.Metrics = metrics.New()
 	s.Metrics.WatchProjections(s.Runner)

@@ -1,11 +1,11 @@
-package crawl
+package backoff
 
 import (
 	"testing"
 	"time"
 )
 
-func TestNextAttempt(t *testing.T) {
+func TestDelay(t *testing.T) {
 	const base, max = time.Minute, time.Hour
 	tests := []struct {
 		name     string
@@ -23,19 +23,19 @@ func TestNextAttempt(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for i := 0; i < 200; i++ {
-				got := NextAttempt(tt.failures, base, max)
+				got := Delay(tt.failures, base, max)
 				if got < tt.lo || got > tt.hi {
-					t.Fatalf("NextAttempt(%d) = %v, want within [%v, %v]", tt.failures, got, tt.lo, tt.hi)
+					t.Fatalf("Delay(%d) = %v, want within [%v, %v]", tt.failures, got, tt.lo, tt.hi)
 				}
 			}
 		})
 	}
 }
 
-func TestNextAttemptIsJittered(t *testing.T) {
+func TestDelayIsJittered(t *testing.T) {
 	seen := map[time.Duration]bool{}
 	for i := 0; i < 50; i++ {
-		seen[NextAttempt(3, time.Minute, time.Hour)] = true
+		seen[Delay(3, time.Minute, time.Hour)] = true
 	}
 	if len(seen) < 10 {
 		t.Errorf("only %d distinct delays in 50 draws; jitter is missing", len(seen))

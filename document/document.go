@@ -1,0 +1,66 @@
+// Package document is what fetching gives and extracting takes: the bytes
+// of one document with the URL and media type they came with, so that one
+// fetch serves every extractor (articles, JSON-LD events, iCalendar) and a
+// document that did not come from a fetch (a parse request) is read the
+// same way.
+package document
+
+import (
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// Document is a fetched document.
+type Document struct {
+	// URL is where the bytes came from: the final URL after redirects.
+	URL string
+	// ContentType is the Content-Type it came with; empty when unknown.
+	ContentType string
+	Body        []byte
+	// Validators are the response's cache validators, for fetching it
+	// again conditionally.
+	Validators Validators
+}
+
+// Validators are the HTTP cache validators of a response, replayed as
+// If-None-Match / If-Modified-Since so that an unchanged resource costs a
+// 304.
+type Validators struct {
+	ETag         string
+	LastModified string
+}
+
+// ValidatorStore remembers the validators of listings (sitemaps, feeds,
+// index pages, calendars) between crawls, keyed by the URL requested. A
+// listing that answers 304 lists nothing: whoever stored the validators
+// has dealt with what it listed. Implementations must be safe for
+// concurrent use.
+type ValidatorStore interface {
+	// Validators returns what to send with a request for url; the zero
+	// value makes the request unconditional.
+	Validators(url string) Validators
+	// SetValidators records what url answered, in full or with a 304. The
+	// zero value means there is nothing to remember.
+	SetValidators(url string, v Validators)
+}
+
+// MediaType is the document's media type, lower-cased and without
+// parameters: from its Content-Type, else sniffed from its bytes.
+func (d Document) MediaType() string {
+	ct := d.ContentType
+	if strings.TrimSpace(ct) == "" {
+		ct = http.DetectContentType(d.Body)
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// IsHTML reports whether the document is an HTML page.
+func (d Document) IsHTML() bool {
+	mt := d.MediaType()
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}

@@ -1,0 +1,51 @@
+package ingest_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+func TestASiteListingMoreThanACrawlFetchesIsCrawledAgainAtOnceUntilItsBacklogIsDone(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	var stories []*fakeArticle
+	for i := range 12 {
+		stories = append(stories, &fakeArticle{Slug: fmt.Sprintf("backlog-story-number-%02d", i), Title: fmt.Sprintf("Story %d", i),
+			Published: now.Add(-time.Duration(i+1) * time.Hour), Markup: jsonLD, In: inNewsSitemap})
+	}
+	broken := &fakeArticle{Slug: "backlog-story-that-breaks", Title: "Broken", Published: now.Add(-30 * time.Minute),
+		Status: http.StatusInternalServerError, In: inNewsSitemap}
+	site := newFakeSite(t, append(stories, broken)...)
+	h := servicetest.Start(t, withoutCrawler())
+	cfg := testWorker("w1")
+	// The next poll is an hour away, so every crawl during the test is one
+	// the backlog asked for: 13 candidates take three crawls of 5.
+	cfg.PollInterval, cfg.MaxFetchesPerCrawl = time.Hour, 5
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, cfg)
+	c := client{h, h.Key}
+	feed := c.createFeed("backlog")
+	src := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})["sourceId"].(string)
+
+	eventually(t, 15*time.Second, func() bool { return c.hasItems(feed, site, stories...) }, "every story, without waiting a poll")
+	t.Run("once the backlog is done the source waits for its next poll", func(t *testing.T) {
+		eventually(t, 5*time.Second, func() bool { return crawlStateOf(t, h, src).NextAt.After(time.Now().Add(30 * time.Minute)) },
+			"the next crawl an hour away")
+	})
+	t.Run("each story is fetched once", func(t *testing.T) {
+		for _, a := range stories {
+			if n := site.hitCount(a.path()); n != 1 {
+				t.Errorf("%s was fetched %d times, want once", a.Slug, n)
+			}
+		}
+	})
+	t.Run("a page that failed is retried at the next poll, not by every crawl of the backlog", func(t *testing.T) {
+		if n := site.hitCount(broken.path()); n != 1 {
+			t.Errorf("the broken page was fetched %d times, want once", n)
+		}
+	})
+}
