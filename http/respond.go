@@ -22,6 +22,10 @@ const (
 	codeConflict   = "CONFLICT"
 	codeInternal   = "INTERNAL_ERROR"
 	codeMethod     = "METHOD_NOT_ALLOWED"
+	// Transport answers no route decides; the same in both dialects.
+	codeTimeout     = "REQUEST_TIMEOUT"
+	codeTooMany     = "TOO_MANY_REQUESTS"
+	codeUnavailable = "SERVICE_UNAVAILABLE"
 )
 
 // apiError is an error that knows its HTTP answer.
@@ -105,12 +109,17 @@ func (e *apiError) body() errorBody {
 
 func defaultCode(status int) string {
 	switch status {
-	case fiber.StatusBadRequest, fiber.StatusRequestEntityTooLarge:
+	case fiber.StatusBadRequest, fiber.StatusRequestEntityTooLarge,
+		fiber.StatusUnsupportedMediaType, fiber.StatusRequestHeaderFieldsTooLarge:
 		return codeValidation
 	case fiber.StatusNotFound:
 		return codeNotFound
 	case fiber.StatusMethodNotAllowed:
 		return codeMethod
+	case fiber.StatusRequestTimeout:
+		return codeTimeout
+	case fiber.StatusTooManyRequests:
+		return codeTooMany
 	}
 	return codeInternal
 }
