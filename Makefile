@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: run test test-race bench lint build
+.PHONY: run test test-race fuzz bench lint build
 
 ## run: start the service (creates and migrates the database on start)
 run:
@@ -12,6 +12,13 @@ run:
 ## test: the whole test suite against the local Postgres (each test makes its own database)
 test:
 	$(GO) test -count=1 -timeout 9m ./...
+
+## fuzz: fuzz request decoding and item-list queries, FUZZTIME each (the
+## seed corpus in http/testdata/fuzz also runs in `make test`)
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzRequestDecoding$$' -fuzztime $(FUZZTIME) ./http/
+	$(GO) test -run '^$$' -fuzz '^FuzzItemQuery$$' -fuzztime $(FUZZTIME) ./http/
 
 ## test-race: the suite with the race detector (slower)
 test-race:

@@ -46,7 +46,8 @@ echo
 echo "== seed: 20 feeds + one feed of 20,000 items, appended through the event store; projections catch up"
 eval "$("$bin/seed" api -db "$api_db" -fresh -feeds 20 -items 20000)"
 
-DATABASE_URL="$api_db" FEEDSVC_ADDR="127.0.0.1:$PORT" FEEDSVC_ROLES=api,projections FEEDSVC_LOG_LEVEL=warn \
+# The load generator is one client address: no per-address connection cap.
+DATABASE_URL="$api_db" FEEDSVC_ADDR="127.0.0.1:$PORT" FEEDSVC_ROLES=api,projections FEEDSVC_LOG_LEVEL=warn FEEDSVC_MAX_CONNS_PER_IP=0 \
 	"$bin/feedsvc" serve >"$bin/serve.log" 2>&1 &
 serve_pid=$!
 for _ in $(seq 1 100); do

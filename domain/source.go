@@ -103,6 +103,9 @@ type SourceRequest struct {
 	Username     *string
 	FacebookType *string
 	Identifier   *string
+	// Targets is the operator's rule for the hosts a source may name; the
+	// server sets it, never the client.
+	Targets TargetPolicy
 }
 
 // NewSourceDetails validates and normalizes a source request (D5).
@@ -115,6 +118,9 @@ func NewSourceDetails(r SourceRequest) (SourceDetails, error) {
 	case SourceSite:
 		domain, err := NormalizeDomain(deref(r.Domain))
 		if err != nil {
+			return SourceDetails{}, err
+		}
+		if err := r.Targets.checkTarget("domain", domainHost(domain)); err != nil {
 			return SourceDetails{}, err
 		}
 		return SourceDetails{SourceType: t, Domain: domain}, nil
@@ -134,6 +140,9 @@ func NewSourceDetails(r SourceRequest) (SourceDetails, error) {
 func pageSource(t SourceType, r SourceRequest) (SourceDetails, error) {
 	u, err := NormalizeURL("url", deref(r.URL))
 	if err != nil {
+		return SourceDetails{}, err
+	}
+	if err := r.Targets.checkTarget("url", urlHost(u)); err != nil {
 		return SourceDetails{}, err
 	}
 	if r.SiteID == nil || strings.TrimSpace(*r.SiteID) == "" {

@@ -22,6 +22,9 @@ const (
 	maxItemLimit     = 100
 )
 
+// itemQueryParams are the query parameters item reads take.
+var itemQueryParams = []string{"limit", "offset", "since", "until", "include"}
+
 // itemQuery is a validated item-list query.
 type itemQuery struct {
 	filter        readmodel.ItemFilter

@@ -24,7 +24,7 @@ type itemFixture struct {
 	items  []string // item ids, oldest first
 }
 
-func newItemFixture(t *testing.T, contents ...domain.ArticleContent) *itemFixture {
+func newItemFixture(t testing.TB, contents ...domain.ArticleContent) *itemFixture {
 	t.Helper()
 	h := servicetest.Start(t)
 	feed := h.Do("POST", "/feeds/news", map[string]string{"name": "items", "description": "d"}).MustStatus(t, 201).Data()
@@ -36,7 +36,7 @@ func newItemFixture(t *testing.T, contents ...domain.ArticleContent) *itemFixtur
 	return f
 }
 
-func (f *itemFixture) add(t *testing.T, att map[string]any, c domain.ArticleContent) string {
+func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleContent) string {
 	t.Helper()
 	ctx := context.Background()
 	svc := f.h.Service
@@ -68,7 +68,7 @@ func (f *itemFixture) add(t *testing.T, att map[string]any, c domain.ArticleCont
 	return it.ID.String()
 }
 
-func (f *itemFixture) orgOf(t *testing.T) uuid.UUID {
+func (f *itemFixture) orgOf(t testing.TB) uuid.UUID {
 	t.Helper()
 	var org uuid.UUID
 	if err := f.h.Service.DB.Bun.NewRaw("SELECT organization_id FROM news_feeds WHERE id = ?", f.feedID).Scan(context.Background(), &org); err != nil {

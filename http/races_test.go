@@ -16,11 +16,11 @@ import (
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
-// request is one request of a race.
-type request struct{ method, path, body string }
+// raceRequest is one request of a race.
+type raceRequest struct{ method, path, body string }
 
 // race sends the requests at once with the harness key.
-func race(h *servicetest.Harness, reqs ...request) []answer {
+func race(h *servicetest.Harness, reqs ...raceRequest) []answer {
 	out := make([]answer, len(reqs))
 	var wg sync.WaitGroup
 	for i, r := range reqs {
@@ -79,9 +79,9 @@ func TestAWriteRacingADeleteAnswersWithWhatItStoredOrStoresNothing(t *testing.T)
 		feedID := createFeed(t, c, "Racing", "a feed about to go")["id"].(string)
 		att := attach(t, c, feedID, site("race.example"))["id"].(string)
 		answers := race(h,
-			request{"PATCH", "/feeds/news/" + feedID, `{"name":"renamed"}`},
-			request{"PATCH", "/feeds/news/" + feedID + "/sources/" + att, `{"enabled":false}`},
-			request{"DELETE", "/feeds/news/" + feedID, ""},
+			raceRequest{"PATCH", "/feeds/news/" + feedID, `{"name":"renamed"}`},
+			raceRequest{"PATCH", "/feeds/news/" + feedID + "/sources/" + att, `{"enabled":false}`},
+			raceRequest{"DELETE", "/feeds/news/" + feedID, ""},
 		)
 		for _, a := range answers {
 			if a.err != nil || a.status >= 500 {

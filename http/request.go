@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -17,11 +19,17 @@ import (
 // decodeBody reads a JSON object into dst. Wrong types, trailing data and
 // non-objects are 400s that name the field, never 500s.
 func decodeBody(c *fiber.Ctx, dst any) error {
-	ct := strings.ToLower(c.Get(fiber.HeaderContentType))
-	if ct != "" && !strings.HasPrefix(ct, fiber.MIMEApplicationJSON) {
-		return envelope.BadRequest("body", "Content-Type must be application/json")
+	if !jsonMediaType(c.Get(fiber.HeaderContentType)) {
+		return envelope.BadRequest("body", "Content-Type must be application/json (or application/*+json) with no charset but utf-8")
 	}
-	body := bytes.TrimSpace(c.Body())
+	// Compressed bodies are refused rather than decoded: Fiber's c.Body()
+	// decodes gzip, deflate and br without a bound, so a body under the
+	// limit could expand to gigabytes. The raw body is bounded by BodyLimit.
+	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
+		return &envelope.Error{Status: fiber.StatusUnsupportedMediaType, Message: "compressed request bodies are not accepted; send the JSON uncompressed",
+			Field: "Content-Encoding", Issue: "must be absent or identity"}
+	}
+	body := bytes.TrimSpace(c.BodyRaw())
 	if len(body) == 0 || body[0] != '{' {
 		return envelope.BadRequest("body", "must be a JSON object")
 	}
@@ -33,6 +41,55 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 		return envelope.BadRequest("body", "must hold a single JSON object")
 	}
 	return nil
+}
+
+// jsonMediaType accepts application/json and application/*+json with at
+// most a charset parameter naming UTF-8, the only encoding JSON exchanged
+// between systems may use (RFC 8259 section 8.1). No Content-Type at all is
+// taken as JSON.
+func jsonMediaType(header string) bool {
+	if header == "" {
+		return true
+	}
+	mediaType, params, err := mime.ParseMediaType(header)
+	if err != nil {
+		return false
+	}
+	sub, ok := strings.CutPrefix(mediaType, "application/")
+	if !ok || sub != "json" && (!strings.HasSuffix(sub, "+json") || sub == "+json") {
+		return false
+	}
+	for name, value := range params {
+		if name != "charset" || !strings.EqualFold(value, "utf-8") {
+			return false
+		}
+	}
+	return true
+}
+
+// singleValued refuses a request that repeats a query parameter or the
+// Authorization header: which copy counts would be a guess, and the other
+// copy silently ignored.
+func singleValued(c *fiber.Ctx) error {
+	if len(c.Request().Header.PeekAll(fiber.HeaderAuthorization)) > 1 {
+		return envelope.BadRequest("Authorization", "must be given once")
+	}
+	seen := make(map[string]bool)
+	repeated := ""
+	c.Request().URI().QueryArgs().VisitAll(func(key, _ []byte) {
+		if repeated == "" && seen[string(key)] {
+			repeated = string(key)
+		}
+		seen[string(key)] = true
+	})
+	if repeated == "" {
+		return c.Next()
+	}
+	// Only a parameter of ours is named: the field is echoed to the client.
+	if !slices.Contains(itemQueryParams, repeated) {
+		repeated = "query"
+	}
+	return envelope.BadRequest(repeated, "must be given at most once")
 }
 
 func jsonError(err error) error {

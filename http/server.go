@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
@@ -24,8 +25,15 @@ type Config struct {
 	RequireHTTPS bool
 	// TrustedProxies may set X-Forwarded-Proto / X-Forwarded-For.
 	TrustedProxies []string
-	ReadTimeout    time.Duration
-	WriteTimeout   time.Duration
+	// HeaderTimeout bounds the wait for a request's line and headers (a
+	// slow client holds a connection no longer); ReadTimeout the whole
+	// request.
+	HeaderTimeout time.Duration
+	ReadTimeout   time.Duration
+	WriteTimeout  time.Duration
+	// AllowPrivateNetworks lets sources name private, loopback and
+	// link-local addresses (D10); only for development and tests.
+	AllowPrivateNetworks bool
 }
 
 // Deps are the services the handlers call.
@@ -47,17 +55,24 @@ func New(cfg Config, deps Deps) *fiber.App {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 1 << 20
 	}
+	readTimeout := orDefault(cfg.ReadTimeout, 30*time.Second)
 	app := fiber.New(fiber.Config{
-		AppName:                 "feedsvc",
-		BodyLimit:               cfg.BodyLimit,
-		ReadTimeout:             orDefault(cfg.ReadTimeout, 30*time.Second),
-		WriteTimeout:            orDefault(cfg.WriteTimeout, 30*time.Second),
-		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
-		TrustedProxies:          cfg.TrustedProxies,
-		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
-		DisableStartupMessage:   true,
-		ErrorHandler:            envelope.ErrorHandler(deps.Logger),
+		AppName:   "feedsvc",
+		BodyLimit: cfg.BodyLimit,
+		// ReadTimeout is fasthttp's wait for a request's head; the body's
+		// own timeout is set in tuneTransport.
+		ReadTimeout:                  orDefault(cfg.HeaderTimeout, 10*time.Second),
+		IdleTimeout:                  readTimeout,
+		WriteTimeout:                 orDefault(cfg.WriteTimeout, 30*time.Second),
+		ReadBufferSize:               headerBufferSize,
+		DisablePreParseMultipartForm: true,
+		EnableTrustedProxyCheck:      len(cfg.TrustedProxies) > 0,
+		TrustedProxies:               cfg.TrustedProxies,
+		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
+		DisableStartupMessage:        true,
+		ErrorHandler:                 envelope.ErrorHandler(deps.Logger),
 	})
+	tuneTransport(app, readTimeout, deps.Logger)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		deps.Logger.Error("panic in request", "path", c.Path(), "panic", e)
 	}}))
@@ -66,7 +81,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 		app.Use(observe(deps.Metrics))
 		app.Get("/metrics", metricsHandler(deps.Metrics))
 	}
-	h := &handlers{Deps: deps}
+	app.Use(singleValued)
+	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
@@ -86,9 +102,9 @@ func unmatched(c *fiber.Ctx) error {
 	}
 	if len(allowed) > 0 {
 		c.Set(fiber.HeaderAllow, strings.Join(allowed, ", "))
-		return &envelope.Error{Status: fiber.StatusMethodNotAllowed, Code: envelope.CodeMethodNotAllowed, Message: c.Method() + " is not allowed on " + c.Path()}
+		return &envelope.Error{Status: fiber.StatusMethodNotAllowed, Code: envelope.CodeMethodNotAllowed, Message: "this method is not allowed on this path; the Allow header lists the ones that are"}
 	}
-	return &envelope.Error{Status: fiber.StatusNotFound, Code: envelope.CodeNotFound, Message: "no route for " + c.Method() + " " + c.Path()}
+	return &envelope.Error{Status: fiber.StatusNotFound, Code: envelope.CodeNotFound, Message: "no route serves this path"}
 }
 
 // pathMatches compares a route pattern ("/feeds/news/:feedId") with a path.
@@ -114,25 +130,32 @@ func pathMatches(pattern, path string) bool {
 
 type handlers struct {
 	Deps
+	// targets is what sources may name (D10), from the operator's setting.
+	targets domain.TargetPolicy
 }
 
+// routes wires each route behind the scopes that may use it (the README's
+// scope table): feeds and their sources need news; item reads and feedback
+// need items alone, so a key can be handed to a reader of items without
+// the power to change feeds.
 func (h *handlers) routes(app *fiber.App) {
-	news := app.Group("/feeds/news", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeNews))
-	news.Post("/", h.createNewsFeed)
-	news.Get("/", h.listNewsFeeds)
-	news.Get("/:feedId", h.getNewsFeed)
-	news.Patch("/:feedId", h.updateNewsFeed)
-	news.Delete("/:feedId", h.deleteNewsFeed)
-	news.Post("/:feedId/sources", h.addNewsSource)
-	news.Get("/:feedId/sources", h.listNewsSources)
-	news.Patch("/:feedId/sources/:sourceId", h.updateNewsSource)
-	news.Delete("/:feedId/sources/:sourceId", h.deleteNewsSource)
+	newsScope := auth.RequireScope(auth.ScopeNews)
+	news := app.Group("/feeds/news", envelope.Speak(envelope.News))
+	news.Post("/", newsScope, h.createNewsFeed)
+	news.Get("/", newsScope, h.listNewsFeeds)
+	news.Get("/:feedId", newsScope, h.getNewsFeed)
+	news.Patch("/:feedId", newsScope, h.updateNewsFeed)
+	news.Delete("/:feedId", newsScope, h.deleteNewsFeed)
+	news.Post("/:feedId/sources", newsScope, h.addNewsSource)
+	news.Get("/:feedId/sources", newsScope, h.listNewsSources)
+	news.Patch("/:feedId/sources/:sourceId", newsScope, h.updateNewsSource)
+	news.Delete("/:feedId/sources/:sourceId", newsScope, h.deleteNewsSource)
 
 	items := auth.RequireScope(auth.ScopeItems)
 	news.Get("/:feedId/items", items, h.listNewsItems)
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
-	app.Get("/v0/feeds/news/:feedId/items", auth.RequireScope(auth.ScopeNews), items, h.listNewsItemsV0)
+	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)

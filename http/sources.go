@@ -23,7 +23,9 @@ type sourceBody struct {
 	Identifier    *string `json:"identifier"`
 }
 
-func (b sourceBody) request() (domain.SourceRequest, error) {
+// request is the body as the domain takes it, under the operator's rule
+// for what a source may name.
+func (b sourceBody) request(targets domain.TargetPolicy) (domain.SourceRequest, error) {
 	if b.SourceType == nil {
 		return domain.SourceRequest{}, envelope.BadRequest("sourceType", "is required")
 	}
@@ -33,7 +35,7 @@ func (b sourceBody) request() (domain.SourceRequest, error) {
 	}
 	return domain.SourceRequest{
 		SourceType: *b.SourceType, Domain: b.Domain, URL: b.URL, SiteID: b.SiteID,
-		Username: b.Username, FacebookType: fbType, Identifier: b.Identifier,
+		Username: b.Username, FacebookType: fbType, Identifier: b.Identifier, Targets: targets,
 	}, nil
 }
 
@@ -68,7 +70,7 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err := decodeBody(c, &body); err != nil {
 		return err
 	}
-	req, err := body.request()
+	req, err := body.request(h.targets)
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 	if err := decodeBody(c, &body); err != nil {
 		return err
 	}
-	req, err := body.request()
+	req, err := body.request(h.targets)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -58,6 +59,10 @@ const (
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodePermissionDenied = "PERMISSION_DENIED"
 	CodeAuthentication   = "AUTHENTICATION_FAILED"
+	// Transport answers no route decides.
+	CodeTimeout     = "REQUEST_TIMEOUT"
+	CodeTooMany     = "TOO_MANY_REQUESTS"
+	CodeUnavailable = "SERVICE_UNAVAILABLE"
 )
 
 // Error is a failure that knows its answer. Code is left empty where the
@@ -128,21 +133,31 @@ func Classify(err error) *Error {
 	return &Error{Status: fiber.StatusInternalServerError, Message: "unexpected failure, retrying is advised"}
 }
 
-// framework maps the framework's own errors (body too large, bad method)
-// without passing its messages on: they may quote the request.
-func framework(fe *fiber.Error) *Error {
-	switch fe.Code {
-	case fiber.StatusRequestEntityTooLarge:
-		return &Error{Status: fe.Code, Message: "request body is too large", Field: "body", Issue: "too large"}
+// framework maps the framework's own errors. Only the status is kept: a
+// fiber.Error's message may quote the request.
+func framework(fe *fiber.Error) *Error { return ForStatus(fe.Code) }
+
+// ForStatus is our own answer for a status the transport or the framework
+// decided, never quoting what they said.
+func ForStatus(status int) *Error {
+	switch status {
+	case fiber.StatusBadRequest:
+		return &Error{Status: status, Message: "the request is not well-formed HTTP/1.1", Field: "request", Issue: "is not well-formed HTTP/1.1"}
 	case fiber.StatusNotFound:
-		return &Error{Status: fe.Code, Code: CodeNotFound, Message: "no such route"}
+		return &Error{Status: status, Code: CodeNotFound, Message: "no such route"}
 	case fiber.StatusMethodNotAllowed:
-		return &Error{Status: fe.Code, Code: CodeMethodNotAllowed, Message: "method not allowed"}
+		return &Error{Status: status, Code: CodeMethodNotAllowed, Message: "method not allowed"}
+	case fiber.StatusRequestTimeout:
+		return &Error{Status: status, Code: CodeTimeout, Message: "the request did not arrive in time"}
+	case fiber.StatusRequestEntityTooLarge:
+		return &Error{Status: status, Message: "request body is too large", Field: "body", Issue: "too large"}
+	case fiber.StatusRequestHeaderFieldsTooLarge:
+		return &Error{Status: status, Message: "the request line and headers are too large", Field: "headers", Issue: "must fit in 8 KiB together"}
 	}
-	if fe.Code < 500 {
-		return &Error{Status: fe.Code, Message: fe.Message}
+	if status < 500 {
+		return &Error{Status: status, Message: "the request was refused: " + fasthttp.StatusMessage(status)}
 	}
-	return &Error{Status: fe.Code, Message: "unexpected failure, retrying is advised"}
+	return &Error{Status: status, Message: "unexpected failure, retrying is advised"}
 }
 
 // Stored tells the client the id of what a create stored when its read
@@ -171,7 +186,7 @@ func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 			// to send a bearer token.
 			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="feedsvc"`)
 		}
-		return c.Status(e.Status).JSON(e.body(dialectOf(c)))
+		return c.Status(e.Status).JSON(e.Body(dialectOf(c)))
 	}
 }
 
@@ -199,7 +214,8 @@ type flatBody struct {
 	Code    string `json:"code"`
 }
 
-func (e *Error) body(d Dialect) any {
+// Body is the JSON body of the answer in dialect d.
+func (e *Error) Body(d Dialect) any {
 	if e.flat {
 		return flatBody{Error: e.Message, Code: e.Code}
 	}
@@ -221,8 +237,13 @@ func (e *Error) code(d Dialect) string {
 		return CodeNotFound
 	case e.Status == fiber.StatusMethodNotAllowed:
 		return CodeMethodNotAllowed
-	case e.Status == fiber.StatusBadRequest, e.Status == fiber.StatusRequestEntityTooLarge:
+	case e.Status == fiber.StatusBadRequest, e.Status == fiber.StatusRequestEntityTooLarge,
+		e.Status == fiber.StatusUnsupportedMediaType, e.Status == fiber.StatusRequestHeaderFieldsTooLarge:
 		return d.badRequest
+	case e.Status == fiber.StatusRequestTimeout:
+		return CodeTimeout
+	case e.Status == fiber.StatusTooManyRequests:
+		return CodeTooMany
 	}
 	return d.internal
 }

@@ -32,8 +32,17 @@ type Config struct {
 	Roles                map[string]bool
 	// ConsistencyTimeout bounds how long a write waits for its read models.
 	ConsistencyTimeout time.Duration
-	LogLevel           string
-	LogFormat          string
+	// MaxConns caps the connections the API holds open at once; past it a
+	// new connection is answered 503 and closed.
+	MaxConns int
+	// MaxConnsPerIP caps the open connections of one client address; past
+	// it a new connection is answered 429 and closed. 0 turns the cap off
+	// (behind a proxy every connection comes from the proxy's address).
+	MaxConnsPerIP int
+	// HeaderTimeout bounds the wait for a request's line and headers.
+	HeaderTimeout time.Duration
+	LogLevel      string
+	LogFormat     string
 }
 
 // FromEnv reads the configuration; malformed values are errors, not defaults.
@@ -53,6 +62,15 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.ConsistencyTimeout, err = duration("FEEDSVC_CONSISTENCY_TIMEOUT", 10*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.HeaderTimeout, err = duration("FEEDSVC_HEADER_TIMEOUT", 10*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.MaxConns, err = count("FEEDSVC_MAX_CONNS", 10_000, 1); err != nil {
+		return Config{}, err
+	}
+	if c.MaxConnsPerIP, err = count("FEEDSVC_MAX_CONNS_PER_IP", 256, 0); err != nil {
 		return Config{}, err
 	}
 	if c.AllowPrivateNetworks, err = boolean("FEEDSVC_ALLOW_PRIVATE_NETWORKS"); err != nil {
@@ -91,6 +109,19 @@ func duration(key string, def time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %q is not a positive duration like 10m", key, v)
 	}
 	return d, nil
+}
+
+// count reads a whole number of at least min.
+func count(key string, def, min int) (int, error) {
+	v := env(key, "")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min {
+		return 0, fmt.Errorf("%s: %q is not a whole number of at least %d", key, v, min)
+	}
+	return n, nil
 }
 
 func boolean(key string) (bool, error) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -71,7 +72,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Metrics = metrics.New()
 	s.Metrics.WatchProjections(s.Runner)
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
-	s.App = apihttp.New(apihttp.Config{RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies}, apihttp.Deps{
+	s.App = apihttp.New(apihttp.Config{
+		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
+		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
+	}, apihttp.Deps{
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 	})
 	return s, nil
@@ -88,9 +92,14 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	if s.Config.Roles[config.RoleAPI] {
 		go func() {
-			s.logger.Info("api listening", "addr", s.Config.Addr)
-			if err := s.App.Listen(s.Config.Addr); err != nil {
+			ln, err := net.Listen("tcp", s.Config.Addr)
+			if err != nil {
 				errs <- fmt.Errorf("listen on %s: %w", s.Config.Addr, err)
+				return
+			}
+			s.logger.Info("api listening", "addr", ln.Addr().String())
+			if err := s.Serve(ln); err != nil {
+				errs <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 			}
 		}()
 	}
@@ -114,6 +123,14 @@ func (s *Service) Run(ctx context.Context) error {
 	stopCrawl()
 	<-crawlDone
 	return errors.Join(runErr, s.shutdown())
+}
+
+// Serve answers API requests on ln until the service shuts down, holding
+// no more connections than the configuration allows.
+func (s *Service) Serve(ln net.Listener) error {
+	return s.App.Listener(apihttp.LimitConns(ln, apihttp.ConnLimits{
+		Total: s.Config.MaxConns, PerIP: s.Config.MaxConnsPerIP,
+	}, s.logger))
 }
 
 func (s *Service) shutdown() error {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,6 +74,28 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	h := &Harness{T: t, Service: svc, DSN: dsn}
 	h.Key = h.NewKey("acme")
 	return h
+}
+
+// Listen serves the API on a loopback socket the way `feedsvc serve` does
+// (connection limits included) until the test ends, and returns the address.
+// Transport behaviour (framing, timeouts, connection caps) is only visible
+// on a real socket: Fiber's in-memory transport reports it as Go errors.
+func (h *Harness) Listen() string {
+	h.T.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.T.Fatalf("listen: %v", err)
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = h.Service.Serve(ln)
+	}()
+	h.T.Cleanup(func() {
+		_ = h.Service.App.ShutdownWithTimeout(5 * time.Second)
+		<-served
+	})
+	return ln.Addr().String()
 }
 
 // Logger is quiet unless TEST_LOG=1.

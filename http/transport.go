@@ -1,0 +1,83 @@
+package http
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/feedsvc/feedsvc/http/envelope"
+)
+
+// headerBufferSize bounds a request line and its headers together: a
+// 5,000-character id still reaches its handler (and its 400), a longer
+// request head answers 431.
+const headerBufferSize = 8 << 10
+
+// tuneTransport sets what fiber.Config does not reach on the fasthttp
+// server: a body timeout apart from the header timeout, and answers in the
+// error envelope to requests that never reach a route.
+func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logger) {
+	srv := app.Server()
+	// ReadTimeout (the header timeout) runs from a request's first byte;
+	// once the headers are in, the body gets the longer timeout.
+	srv.HeaderReceived = func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+		return fasthttp.RequestConfig{ReadTimeout: bodyTimeout}
+	}
+	// The parser's messages quote the request, Authorization included, so
+	// neither the client nor the log sees them: only the status is logged.
+	srv.SecureErrorLogMessage = true
+	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
+		answer := transportError(err)
+		logger.Debug("request not read", "status", answer.Status)
+		render(app, fctx, func(*fiber.Ctx) error { return answer })
+	}
+	routed := srv.Handler
+	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		// Fiber answers a method it does not know in plain text before any
+		// handler runs; answer it as an unmatched route instead.
+		if !knownMethod(fctx.Method()) {
+			render(app, fctx, unmatched)
+			return
+		}
+		routed(fctx)
+	}
+}
+
+// knownMethod reports whether Fiber routes method (it routes the methods
+// HTTP defines, in upper case only).
+func knownMethod(method []byte) bool {
+	for _, m := range fiber.DefaultMethods {
+		if string(method) == m {
+			return true
+		}
+	}
+	return false
+}
+
+// render answers fctx, outside the routes, with the error answer of h.
+func render(app *fiber.App, fctx *fasthttp.RequestCtx, h func(*fiber.Ctx) error) {
+	c := app.AcquireCtx(fctx)
+	defer app.ReleaseCtx(c)
+	_ = app.ErrorHandler(c, h(c))
+}
+
+// transportError is the answer to a request the server could not read.
+// The parser's own message is never used: it quotes the request.
+func transportError(err error) *envelope.Error {
+	var small *fasthttp.ErrSmallBuffer
+	var netErr net.Error
+	switch {
+	case errors.As(err, &small):
+		return envelope.ForStatus(fiber.StatusRequestHeaderFieldsTooLarge)
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return envelope.ForStatus(fiber.StatusRequestTimeout)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		return envelope.ForStatus(fiber.StatusRequestEntityTooLarge)
+	}
+	return envelope.ForStatus(fiber.StatusBadRequest)
+}
