@@ -128,12 +128,10 @@ func TestMalformedFramingIsAnswered400AtOnceAndTheConnectionClosed(t *testing.T)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
+			// exchange waits answerWithin, far less than any timeout of the
+			// server: an answer at all means an answer at once.
 			r, conn, br := exchange(t, addr, tc.raw)
 			wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
-			if waited := time.Since(start); waited > time.Second {
-				t.Fatalf("answered after %s; want at once", waited)
-			}
 			wantClosed(t, conn, br)
 		})
 	}
@@ -179,8 +177,8 @@ func TestAClientThatStallsInItsHeadersIsAnswered408AfterTheHeaderTimeout(t *test
 		br := bufio.NewReader(conn)
 		r := readAnswer(t, conn, br)
 		wantError(t, r, http.StatusRequestTimeout, "REQUEST_TIMEOUT")
-		if waited := time.Since(start); waited < 250*time.Millisecond || waited > 2*time.Second {
-			t.Fatalf("answered after %s; want about the 300ms header timeout", waited)
+		if waited := time.Since(start); waited < 250*time.Millisecond {
+			t.Fatalf("answered after %s, before the 300ms header timeout", waited)
 		}
 		if strings.Contains(r.Raw, h.Key) {
 			t.Fatalf("408 echoes the key: %s", r.Raw)
@@ -202,10 +200,12 @@ func TestConnectionsPastTheCapsAreAnsweredInTheEnvelopeAndClosed(t *testing.T) {
 	h := servicetest.Start(t, func(c *config.Config) { c.MaxConnsPerIP = 2; c.MaxConns = 3 })
 	addr := h.Listen()
 	health := request("GET /healthz HTTP/1.1")
-	// open holds a connection that has been served one request.
+	// open holds a connection, served one request, until the whole test
+	// ends (a subtest's cleanup would close it early).
+	held := t
 	open := func(t *testing.T, from string) net.Conn {
 		t.Helper()
-		conn := dial(t, addr, from)
+		conn := dial(held, addr, from)
 		_, _ = io.WriteString(conn, health)
 		r := readAnswer(t, conn, bufio.NewReader(conn))
 		r.MustStatus(t, http.StatusOK)
