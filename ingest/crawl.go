@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
@@ -235,29 +236,35 @@ func candidateURLs(cands []connector.Candidate) []string {
 // listings' validators from being stored and the next poll lists the URL
 // again. It reports whether every failure was recorded.
 func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failures []candidateFailure, healthy bool) bool {
-	all := true
-	for _, f := range failures {
-		counted, limit := healthy, w.transientLimit()
-		if f.kind == permanentFailure {
-			counted, limit = true, maxURLFailures
+	// One short transaction: a crawl's failures become visible together,
+	// so no reader sees one URL's count of this crawl without the others'.
+	err := w.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, f := range failures {
+			counted, limit := healthy, w.transientLimit()
+			if f.kind == permanentFailure {
+				counted, limit = true, maxURLFailures
+			}
+			n, gaveUp, err := w.recordFailure(ctx, tx, sourceID, f.cand, f.err, counted, limit)
+			if err != nil {
+				return err
+			}
+			attrs := []any{"source_id", sourceID, "url", f.cand.URL, "kind", f.kind.String(), "failures", n, "err", f.err}
+			switch {
+			case gaveUp:
+				w.log.Warn("article failed; giving up on it", attrs...)
+			case !counted:
+				w.log.Info("article failed while the site is down; will retry", attrs...)
+			default:
+				w.log.Info("article failed; will retry next poll", attrs...)
+			}
 		}
-		n, gaveUp, err := w.recordFailure(ctx, sourceID, f.cand, f.err, counted, limit)
-		if err != nil {
-			w.log.Error("recording a failed URL failed", "source_id", sourceID, "url", f.cand.URL, "err", err)
-			all = false
-			continue
-		}
-		attrs := []any{"source_id", sourceID, "url", f.cand.URL, "kind", f.kind.String(), "failures", n, "err", f.err}
-		switch {
-		case gaveUp:
-			w.log.Warn("article failed; giving up on it", attrs...)
-		case !counted:
-			w.log.Info("article failed while the site is down; will retry", attrs...)
-		default:
-			w.log.Info("article failed; will retry next poll", attrs...)
-		}
+		return nil
+	})
+	if err != nil {
+		w.log.Error("recording failed URLs failed", "source_id", sourceID, "failures", len(failures), "err", err)
+		return false
 	}
-	return all
+	return true
 }
 
 // mergeCandidates keeps one candidate per URL, in first-seen order, filling

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/connector"
@@ -152,7 +153,7 @@ func (w *Worker) failedCandidates(ctx context.Context, sourceID uuid.UUID) ([]co
 // to limit, the URL is also recorded as seen (with no article), so later
 // polls skip it, and gaveUp is true. An uncounted failure (the site was
 // down) only updates the last error.
-func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, c connector.Candidate, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
+func (w *Worker) recordFailure(ctx context.Context, db bun.IDB, sourceID uuid.UUID, c connector.Candidate, cause error, counted bool, limit int) (n int, gaveUp bool, err error) {
 	url := c.URL
 	inc := 0
 	if counted {
@@ -162,7 +163,7 @@ func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, c connec
 	if err != nil {
 		return 0, false, fmt.Errorf("encode candidate %s: %w", url, err)
 	}
-	err = w.db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at, candidate)
+	err = db.NewRaw(`INSERT INTO crawl_failures AS f (source_id, url, failures, last_error, last_failed_at, candidate)
 		VALUES (?, ?, ?, ?, now(), ?)
 		ON CONFLICT (source_id, url) DO UPDATE SET failures = f.failures + EXCLUDED.failures, last_error = EXCLUDED.last_error,
 			last_failed_at = EXCLUDED.last_failed_at, candidate = EXCLUDED.candidate
@@ -176,7 +177,7 @@ func (w *Worker) recordFailure(ctx context.Context, sourceID uuid.UUID, c connec
 	// A pending row (an article recorded but not distributed before a
 	// crash, whose page now fails) is closed too, so it stops costing a
 	// request per poll.
-	_, err = w.db.NewRaw(`INSERT INTO crawl_seen AS s (source_id, url, seen_at) VALUES (?, ?, now())
+	_, err = db.NewRaw(`INSERT INTO crawl_seen AS s (source_id, url, seen_at) VALUES (?, ?, now())
 		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = coalesce(s.distributed_at, now())`, sourceID, url).Exec(ctx)
 	if err != nil {
 		return n, false, fmt.Errorf("give up on %s: %w", url, err)

@@ -9,8 +9,8 @@
 // It reads the projected attachment and article tables, which lag the event
 // store by milliseconds, and its own operational tables (crawl_state,
 // crawl_seen, crawl_failures, crawl_listings, ingest_backfills), which it
-// writes directly. It never holds a database transaction open: every statement commits on
-// its own, because an open transaction holds back the event store's read
+// writes directly. It holds no database transaction open longer than a few statements (a
+// crawl's failure records commit together), because an open transaction holds back the event store's read
 // fence for every projector.
 package ingest
 
