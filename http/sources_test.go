@@ -1,13 +1,8 @@
 package http_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -533,28 +528,11 @@ type answer struct {
 // sendAtOnce sends the requests concurrently with the harness key. It runs
 // off the test goroutine, so it reports instead of failing; the caller checks.
 func sendAtOnce(h *servicetest.Harness, method, path string, bodies []string) []answer {
-	out := make([]answer, len(bodies))
-	var wg sync.WaitGroup
+	reqs := make([]raceRequest, len(bodies))
 	for i, b := range bodies {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := httptest.NewRequest(method, path, strings.NewReader(b))
-			req.Header.Set("Authorization", "Bearer "+h.Key)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := h.Service.App.Test(req, -1)
-			if err != nil {
-				out[i].err = err
-				return
-			}
-			defer resp.Body.Close()
-			raw, _ := io.ReadAll(resp.Body)
-			out[i] = answer{status: resp.StatusCode, raw: string(raw)}
-			out[i].err = json.Unmarshal(raw, &out[i].body)
-		}()
+		reqs[i] = raceRequest{method, path, b}
 	}
-	wg.Wait()
-	return out
+	return race(h, reqs...)
 }
 
 func TestConcurrentSourceWritesNeverFailAndAreVisibleWhenAnswered(t *testing.T) {
