@@ -22,6 +22,7 @@ type CreateFeed struct {
 	Org         uuid.UUID
 	Name        string
 	Description string
+	Options     domain.FeedOptions
 }
 
 // UpdateFeed changes the members of a feed that are set.
@@ -37,7 +38,7 @@ func (h *Handler) CreateFeed(ctx context.Context, c CreateFeed) (domain.FeedStat
 		stream: domain.FeedStream(c.Kind, id), org: c.Org,
 		empty: func() *domain.Feed { return domain.NewFeed(c.Kind) },
 		decide: func(f *domain.Feed) ([]domain.Event, error) {
-			return f.Create(id, c.Org, c.Name, c.Description, h.now())
+			return f.Create(id, c.Org, c.Name, c.Description, c.Options, h.now())
 		},
 	})
 	if err != nil {

@@ -110,7 +110,7 @@ func (f feed) do(events []domain.Event, err error) error {
 func newFeed(t *testing.T) feed {
 	t.Helper()
 	f := feed{domain.NewFeed(domain.FeedNews), uuid.New()}
-	if err := f.do(f.Create(uuid.New(), f.org, " Tech ", "News", domain.Now())); err != nil {
+	if err := f.do(f.Create(uuid.New(), f.org, " Tech ", "News", domain.FeedOptions{}, domain.Now())); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -133,7 +133,7 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 	now := domain.Now()
 	t.Run("a name and description of at least one character are required", func(t *testing.T) {
 		for _, c := range [][2]string{{"", "d"}, {"  ", "d"}, {"n", ""}, {strings.Repeat("x", 201), "d"}} {
-			if _, err := domain.NewFeed(domain.FeedNews).Create(uuid.New(), uuid.New(), c[0], c[1], now); err == nil {
+			if _, err := domain.NewFeed(domain.FeedNews).Create(uuid.New(), uuid.New(), c[0], c[1], domain.FeedOptions{}, now); err == nil {
 				t.Errorf("created a feed named %q described %q", c[0], c[1])
 			}
 		}
@@ -206,7 +206,7 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 
 func TestEventFeedsHaveTheirOwnEventNamesAndStreams(t *testing.T) {
 	id := uuid.New()
-	events, err := domain.NewFeed(domain.FeedEvents).Create(id, uuid.New(), "Concerts", "Live music", domain.Now())
+	events, err := domain.NewFeed(domain.FeedEvents).Create(id, uuid.New(), "Concerts", "Live music", domain.FeedOptions{}, domain.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,7 @@ func init() {
 	registerKinds(func(k FeedKind) Event { return &FeedEnabled{Kind: k} })
 	registerKinds(func(k FeedKind) Event { return &FeedDisabled{Kind: k} })
 	registerKinds(func(k FeedKind) Event { return &FeedDeleted{Kind: k} })
+	registerKinds(func(k FeedKind) Event { return &FeedConfigured{Kind: k} })
 	registerKinds(func(k FeedKind) Event { return &SourceAttached{Kind: k} })
 	registerKinds(func(k FeedKind) Event { return &SourceEnabled{Kind: k} })
 	registerKinds(func(k FeedKind) Event { return &SourceDisabled{Kind: k} })
@@ -116,13 +117,18 @@ func init() {
 // it is the prefix of the stored name (EventType), so news feeds' events
 // keep the names they were first stored under.
 
+// FeedCreated: Enabled is absent when the feed starts enabled (every news
+// feed); EnabledBy and Config are set for event feeds only.
 type FeedCreated struct {
-	Kind           FeedKind  `json:"-"`
-	FeedID         uuid.UUID `json:"feedId"`
-	OrganizationID uuid.UUID `json:"organizationId"`
-	Name           string    `json:"name"`
-	Description    string    `json:"description"`
-	At             time.Time `json:"at"`
+	Kind           FeedKind    `json:"-"`
+	FeedID         uuid.UUID   `json:"feedId"`
+	OrganizationID uuid.UUID   `json:"organizationId"`
+	Name           string      `json:"name"`
+	Description    string      `json:"description"`
+	Enabled        *bool       `json:"enabled,omitempty"`
+	EnabledBy      string      `json:"enabledBy,omitempty"`
+	Config         *FeedConfig `json:"config,omitempty"`
+	At             time.Time   `json:"at"`
 }
 
 type FeedRenamed struct {
@@ -139,16 +145,30 @@ type FeedDescribed struct {
 	At          time.Time `json:"at"`
 }
 
+// FeedEnabled and FeedDisabled: By and Reason are set for event feeds
+// (who changed it: api, admin or system).
 type FeedEnabled struct {
 	Kind   FeedKind  `json:"-"`
 	FeedID uuid.UUID `json:"feedId"`
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
 }
 
 type FeedDisabled struct {
 	Kind   FeedKind  `json:"-"`
 	FeedID uuid.UUID `json:"feedId"`
+	By     string    `json:"by,omitempty"`
+	Reason string    `json:"reason,omitempty"`
 	At     time.Time `json:"at"`
+}
+
+// FeedConfigured: an event feed's config was replaced.
+type FeedConfigured struct {
+	Kind   FeedKind   `json:"-"`
+	FeedID uuid.UUID  `json:"feedId"`
+	Config FeedConfig `json:"config"`
+	At     time.Time  `json:"at"`
 }
 
 type FeedDeleted struct {
@@ -215,6 +235,7 @@ func (e FeedDescribed) EventType() string              { return e.Kind.eventPref
 func (e FeedEnabled) EventType() string                { return e.Kind.eventPrefix() + "FeedEnabled" }
 func (e FeedDisabled) EventType() string               { return e.Kind.eventPrefix() + "FeedDisabled" }
 func (e FeedDeleted) EventType() string                { return e.Kind.eventPrefix() + "FeedDeleted" }
+func (e FeedConfigured) EventType() string             { return e.Kind.eventPrefix() + "FeedConfigured" }
 func (e SourceAttached) EventType() string             { return e.Kind.eventPrefix() + "SourceAttached" }
 func (e SourceEnabled) EventType() string              { return e.Kind.eventPrefix() + "SourceEnabled" }
 func (e SourceDisabled) EventType() string             { return e.Kind.eventPrefix() + "SourceDisabled" }
@@ -229,6 +250,7 @@ func (e FeedDescribed) FeedKind() FeedKind  { return e.Kind }
 func (e FeedEnabled) FeedKind() FeedKind    { return e.Kind }
 func (e FeedDisabled) FeedKind() FeedKind   { return e.Kind }
 func (e FeedDeleted) FeedKind() FeedKind    { return e.Kind }
+func (e FeedConfigured) FeedKind() FeedKind { return e.Kind }
 func (e SourceAttached) FeedKind() FeedKind { return e.Kind }
 func (e SourceEnabled) FeedKind() FeedKind  { return e.Kind }
 func (e SourceDisabled) FeedKind() FeedKind { return e.Kind }

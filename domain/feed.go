@@ -17,6 +17,9 @@ type Feed struct {
 	name        string
 	description string
 	enabled     bool
+	enabledBy   string
+	reason      string
+	config      *FeedConfig
 	deleted     bool
 	createdAt   time.Time
 	updatedAt   time.Time
@@ -48,9 +51,22 @@ type FeedState struct {
 	Name        string
 	Description string
 	Enabled     bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// EnabledBy is who last enabled or disabled the feed (EnabledByAPI,
+	// EnabledByAdmin, EnabledBySystem), and Reason why, if they said.
+	EnabledBy string
+	Reason    string
+	// Config is an event feed's configuration; nil for news feeds.
+	Config    *FeedConfig
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
+
+// Who changes whether a feed is enabled (api.md 2.7).
+const (
+	EnabledByAPI    = "api"
+	EnabledByAdmin  = "admin"
+	EnabledBySystem = "system"
+)
 
 // FeedStream is the event stream of a feed. Streams are per kind, so a news
 // feed's id names no event feed.
@@ -68,7 +84,7 @@ func NewFeed(kind FeedKind) *Feed { return &Feed{kind: kind} }
 func (f *Feed) State() FeedState {
 	return FeedState{
 		ID: f.id, Kind: f.kind, Name: f.name, Description: f.description, Enabled: f.enabled,
-		CreatedAt: f.createdAt, UpdatedAt: f.updatedAt,
+		EnabledBy: f.enabledBy, Reason: f.reason, Config: f.config, CreatedAt: f.createdAt, UpdatedAt: f.updatedAt,
 	}
 }
 
@@ -87,10 +103,22 @@ func (f *Feed) VisibleTo(org uuid.UUID) bool {
 	return f != nil && f.id != uuid.Nil && !f.deleted && f.org == org
 }
 
-// Create decides a new feed. It starts enabled.
-func (f *Feed) Create(id, org uuid.UUID, name, description string, now time.Time) ([]Event, error) {
+// FeedOptions are what a feed may be created with besides its name and
+// description: whether it starts enabled (default yes) and, for event
+// feeds, its config (default DefaultFeedConfig).
+type FeedOptions struct {
+	Enabled *bool
+	Config  *FeedConfig
+}
+
+// Create decides a new feed.
+func (f *Feed) Create(id, org uuid.UUID, name, description string, opts FeedOptions, now time.Time) ([]Event, error) {
 	if f.id != uuid.Nil {
 		return nil, &ConflictError{Message: "feed already exists"}
+	}
+	config, err := f.configFor(opts.Config)
+	if err != nil {
+		return nil, err
 	}
 	n, err := newText("name", name, maxNameLength)
 	if err != nil {
@@ -100,14 +128,42 @@ func (f *Feed) Create(id, org uuid.UUID, name, description string, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	return []Event{FeedCreated{Kind: f.kind, FeedID: id, OrganizationID: org, Name: n, Description: d, At: now}}, nil
+	created := FeedCreated{Kind: f.kind, FeedID: id, OrganizationID: org, Name: n, Description: d, Config: config, At: now}
+	if opts.Enabled != nil && !*opts.Enabled {
+		created.Enabled = opts.Enabled
+	}
+	if f.kind == FeedEvents {
+		created.EnabledBy = EnabledByAPI
+	}
+	return []Event{created}, nil
 }
 
-// FeedUpdate is a partial update; nil members are left as they are.
+// configFor is the config a feed of f's kind stores: event feeds always
+// have one; news feeds have none.
+func (f *Feed) configFor(c *FeedConfig) (*FeedConfig, error) {
+	if f.kind != FeedEvents {
+		if c != nil {
+			return nil, invalid("config", "is not a member of news feeds")
+		}
+		return nil, nil
+	}
+	if c == nil {
+		d := DefaultFeedConfig()
+		return &d, nil
+	}
+	return c, nil
+}
+
+// FeedUpdate is a partial update; nil members are left as they are. By
+// and Reason say who enables or disables the feed, and why (default: the
+// API, no reason).
 type FeedUpdate struct {
 	Name        *string
 	Description *string
 	Enabled     *bool
+	Config      *FeedConfig
+	By          string
+	Reason      string
 }
 
 // Update decides a partial update: an event per member that changes, and
@@ -135,14 +191,42 @@ func (f *Feed) Update(u FeedUpdate, now time.Time) ([]Event, error) {
 			events = append(events, FeedDescribed{Kind: f.kind, FeedID: f.id, Description: description, At: now})
 		}
 	}
-	if u.Enabled != nil && *u.Enabled != f.enabled {
-		if *u.Enabled {
-			events = append(events, FeedEnabled{Kind: f.kind, FeedID: f.id, At: now})
-		} else {
-			events = append(events, FeedDisabled{Kind: f.kind, FeedID: f.id, At: now})
+	if u.Config != nil {
+		config, err := f.configFor(u.Config)
+		if err != nil {
+			return nil, err
+		}
+		if !config.Equal(f.config) {
+			events = append(events, FeedConfigured{Kind: f.kind, FeedID: f.id, Config: *config, At: now})
 		}
 	}
+	if e := f.enabling(u, now); e != nil {
+		events = append(events, e)
+	}
 	return events, nil
+}
+
+// enabling decides the enable or disable of an update. Event feeds record
+// who did it and why, so a change by another party is a change even when
+// the flag stays.
+func (f *Feed) enabling(u FeedUpdate, now time.Time) Event {
+	if u.Enabled == nil {
+		return nil
+	}
+	by := u.By
+	if by == "" {
+		by = EnabledByAPI
+	}
+	if f.kind != FeedEvents {
+		by, u.Reason = "", ""
+	}
+	if *u.Enabled == f.enabled && by == f.enabledBy && u.Reason == f.reason {
+		return nil
+	}
+	if *u.Enabled {
+		return FeedEnabled{Kind: f.kind, FeedID: f.id, By: by, Reason: u.Reason, At: now}
+	}
+	return FeedDisabled{Kind: f.kind, FeedID: f.id, By: by, Reason: u.Reason, At: now}
 }
 
 // Delete decides the feed's permanent removal; its attachments go with it.
@@ -217,7 +301,8 @@ func (f *Feed) Apply(e Event) {
 	switch ev := e.(type) {
 	case FeedCreated:
 		f.id, f.org, f.name, f.description = ev.FeedID, ev.OrganizationID, ev.Name, ev.Description
-		f.enabled, f.createdAt, f.updatedAt = true, ev.At, ev.At
+		f.enabled, f.createdAt, f.updatedAt = ev.Enabled == nil || *ev.Enabled, ev.At, ev.At
+		f.enabledBy, f.config = ev.EnabledBy, ev.Config
 		f.attachments = map[uuid.UUID]*Attachment{}
 		f.bySource = map[uuid.UUID]uuid.UUID{}
 	case FeedRenamed:
@@ -225,9 +310,12 @@ func (f *Feed) Apply(e Event) {
 	case FeedDescribed:
 		f.description, f.updatedAt = ev.Description, ev.At
 	case FeedEnabled:
-		f.enabled, f.updatedAt = true, ev.At
+		f.enabled, f.enabledBy, f.reason, f.updatedAt = true, ev.By, ev.Reason, ev.At
 	case FeedDisabled:
-		f.enabled, f.updatedAt = false, ev.At
+		f.enabled, f.enabledBy, f.reason, f.updatedAt = false, ev.By, ev.Reason, ev.At
+	case FeedConfigured:
+		config := ev.Config
+		f.config, f.updatedAt = &config, ev.At
 	case FeedDeleted:
 		f.deleted = true
 	case SourceAttached:

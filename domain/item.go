@@ -29,13 +29,18 @@ type NewsItemAdded struct {
 	At             time.Time      `json:"at"`
 }
 
-// FeedbackGiven: a client rated an item. Feedback is additive.
+// FeedbackGiven: a client rated an item of a news or event feed. Feedback
+// is additive. Kind is stored (empty in news feedback stored before event
+// feeds existed); an event item's feedback names its event, a news item's
+// its article.
 type FeedbackGiven struct {
 	FeedbackID     uuid.UUID `json:"feedbackId"`
+	Kind           FeedKind  `json:"feedKind,omitempty"`
 	ItemID         uuid.UUID `json:"itemId"`
 	FeedID         uuid.UUID `json:"feedId"`
 	OrganizationID uuid.UUID `json:"organizationId"`
-	NewsPageID     uuid.UUID `json:"newsPageId"`
+	NewsPageID     uuid.UUID `json:"newsPageId,omitzero"`
+	EventID        uuid.UUID `json:"eventId,omitzero"`
 	SourceID       uuid.UUID `json:"sourceId"`
 	Rating         Rating    `json:"rating"`
 	Comment        string    `json:"comment,omitempty"`
@@ -44,6 +49,14 @@ type FeedbackGiven struct {
 
 func (NewsItemAdded) EventType() string { return "NewsItemAdded" }
 func (FeedbackGiven) EventType() string { return "FeedbackGiven" }
+
+// FeedKind is the kind of feed the rated item is in.
+func (e FeedbackGiven) FeedKind() FeedKind {
+	if e.Kind == "" {
+		return FeedNews
+	}
+	return e.Kind
+}
 
 // ItemTarget is where an item goes: one attachment of one feed.
 type ItemTarget struct {

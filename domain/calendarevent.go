@@ -1,0 +1,229 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// eventNamespace derives event ids from identities, so the same event
+// found twice (two pages, a page and its .ics, a re-crawl) is one eventId
+// without a lookup.
+var eventNamespace = uuid.MustParse("0b7c6a5e-6f7d-4c59-9a8e-2f1d3c4b5a69")
+
+// EventID is the id of the event with an identity.
+func EventID(identity string) uuid.UUID { return uuid.NewSHA1(eventNamespace, []byte(identity)) }
+
+// CalendarEventStream is the stream of one event, shared by every feed.
+func CalendarEventStream(id uuid.UUID) string { return "event-" + id.String() }
+
+// EventDiscovered: an event was found for the first time, through a source.
+type EventDiscovered struct {
+	EventID  uuid.UUID    `json:"eventId"`
+	SourceID uuid.UUID    `json:"sourceId"`
+	Details  EventDetails `json:"details"`
+	At       time.Time    `json:"at"`
+}
+
+// EventChanged: a later finding of a known event differs (a new date, a
+// cancellation, a new exception). Details are the whole new state.
+type EventChanged struct {
+	EventID  uuid.UUID    `json:"eventId"`
+	SourceID uuid.UUID    `json:"sourceId"`
+	Details  EventDetails `json:"details"`
+	At       time.Time    `json:"at"`
+}
+
+func (EventDiscovered) EventType() string { return "EventDiscovered" }
+func (EventChanged) EventType() string    { return "EventChanged" }
+
+func init() {
+	register(func() Event { return &EventDiscovered{} })
+	register(func() Event { return &EventChanged{} })
+}
+
+// CalendarEvent is one event as every feed shares it.
+type CalendarEvent struct {
+	id      uuid.UUID
+	details EventDetails
+	exists  bool
+}
+
+// Apply folds a stored or decided event.
+func (c *CalendarEvent) Apply(e Event) {
+	switch ev := e.(type) {
+	case EventDiscovered:
+		c.id, c.details, c.exists = ev.EventID, ev.Details, true
+	case EventChanged:
+		c.details = ev.Details
+	}
+}
+
+// ID is the event's id; Details its current state.
+func (c *CalendarEvent) ID() uuid.UUID         { return c.id }
+func (c *CalendarEvent) Details() EventDetails { return c.details }
+func (c *CalendarEvent) Exists() bool          { return c.exists }
+func (c *CalendarEvent) Found() EventDiscovered {
+	return EventDiscovered{EventID: c.id, Details: c.details}
+}
+
+// reexpandBefore: a recurring event whose expansion ends sooner than this
+// is re-expanded on its next finding, so occurrences never run out.
+const reexpandBefore = 60 * 24 * time.Hour
+
+// Discover decides what a finding of the event through a source means:
+// discovered when new, changed when it differs from what is stored (or its
+// recurrences need extending), nothing otherwise. d must be normalised
+// (NewEventDetails).
+func (c *CalendarEvent) Discover(sourceID uuid.UUID, d EventDetails, now time.Time) []Event {
+	id := EventID(d.Identity)
+	d = assignIDs(id, d)
+	if !c.exists {
+		return []Event{EventDiscovered{EventID: id, SourceID: sourceID, Details: d, At: now}}
+	}
+	if sameEvent(c.details, d) && !c.expansionEnding(d, now) {
+		return nil
+	}
+	return []Event{EventChanged{EventID: c.id, SourceID: sourceID, Details: d, At: now}}
+}
+
+func (c *CalendarEvent) expansionEnding(d EventDetails, now time.Time) bool {
+	old := c.details.Horizon
+	return old != nil && d.Horizon != nil && old.Before(now.Add(reexpandBefore)) && d.Horizon.After(*old)
+}
+
+// sameEvent compares two findings up to the shorter of their expansions,
+// so a recurring event re-expanded from a later day is not a change.
+func sameEvent(a, b EventDetails) bool {
+	limit := earliest(a.Horizon, b.Horizon)
+	a, b = trimTo(a, limit), trimTo(b, limit)
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+func earliest(a, b *time.Time) *time.Time {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || a.Before(*b):
+		return a
+	default:
+		return b
+	}
+}
+
+func trimTo(d EventDetails, limit *time.Time) EventDetails {
+	d.Horizon = nil
+	if limit == nil {
+		return d
+	}
+	instances := make([]EventInstance, 0, len(d.Instances))
+	for _, in := range d.Instances {
+		if len(in.Occurrences) > 0 && in.Occurrences[0].Start.After(*limit) {
+			continue
+		}
+		instances = append(instances, in)
+	}
+	d.Instances = instances
+	return d
+}
+
+// assignIDs gives instances, occurrences and geo locations ids derived
+// from the event and their stable keys, so they keep their ids across
+// crawls and rebuilds.
+func assignIDs(eventID uuid.UUID, d EventDetails) EventDetails {
+	d.Instances = slices.Clone(d.Instances)
+	for i := range d.Instances {
+		in := &d.Instances[i]
+		in.ID = uuid.NewSHA1(eventID, []byte("instance:"+in.Key))
+		in.Occurrences = slices.Clone(in.Occurrences)
+		for j := range in.Occurrences {
+			o := &in.Occurrences[j]
+			o.ID = uuid.NewSHA1(in.ID, []byte(o.Start.UTC().Format(time.RFC3339)))
+		}
+	}
+	d.GeoLocations = slices.Clone(d.GeoLocations)
+	for i := range d.GeoLocations {
+		g := &d.GeoLocations[i]
+		g.ID = uuid.NewSHA1(eventID, []byte("geo:"+g.RelationType+":"+g.Description))
+	}
+	return d
+}
+
+// Bounds on one event, so a hostile page or calendar cannot bloat the log.
+const (
+	maxEventInstances   = 1000
+	maxEventOccurrences = 2000
+	maxEventURLs        = 50
+	maxIdentityBytes    = 2048
+)
+
+// NewEventDetails validates and bounds an extracted event: it needs an
+// identity, a title and at least one occurrence; statuses must be known;
+// text is trimmed and bounded; lists are never nil.
+func NewEventDetails(d EventDetails) (EventDetails, error) {
+	if d.Identity == "" || len(d.Identity) > maxIdentityBytes {
+		return EventDetails{}, invalid("identity", "must be 1 to 2048 bytes")
+	}
+	d.Title = truncateRunes(strings.TrimSpace(d.Title), maxTitleRunes)
+	if d.Title == "" {
+		return EventDetails{}, invalid("title", "is required")
+	}
+	d.Description = truncateRunes(strings.TrimSpace(d.Description), maxDescriptionRunes)
+	d.ShortDescription = truncateRunes(strings.TrimSpace(d.ShortDescription), maxTitleRunes)
+	if d.Time.Timezone == "" {
+		d.Time.Timezone = "UTC"
+	}
+	if _, err := time.LoadLocation(d.Time.Timezone); err != nil {
+		return EventDetails{}, invalid("timezone", "is not an IANA time zone")
+	}
+	if err := checkInstances(d.Instances); err != nil {
+		return EventDetails{}, err
+	}
+	d.SupportingImages = bounded(d.SupportingImages)
+	d.URLs = bounded(d.URLs)
+	if d.GeoLocations == nil {
+		d.GeoLocations = []GeoLocation{}
+	}
+	return d, nil
+}
+
+func checkInstances(instances []EventInstance) error {
+	if len(instances) == 0 || len(instances) > maxEventInstances {
+		return invalid("instances", "must be 1 to 1000")
+	}
+	total := 0
+	for _, in := range instances {
+		if !slices.Contains(EventStatuses, in.Status) || in.Status == StatusCompleted {
+			return invalid("status", "is not a source status")
+		}
+		if len(in.Occurrences) == 0 {
+			return invalid("occurrences", "every instance needs one")
+		}
+		total += len(in.Occurrences)
+	}
+	if total > maxEventOccurrences {
+		return invalid("occurrences", "must be at most 2000")
+	}
+	return nil
+}
+
+func bounded(list []string) []string {
+	out := make([]string, 0, min(len(list), maxEventURLs))
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" || !utf8.ValidString(s) || slices.Contains(out, s) {
+			continue
+		}
+		if out = append(out, s); len(out) == maxEventURLs {
+			break
+		}
+	}
+	return out
+}

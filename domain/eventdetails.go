@@ -1,0 +1,153 @@
+package domain
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// EventDetails is what extraction found about one event (api.md 2.9): its
+// text, when it happens (instances, each with its occurrences), where, and
+// who runs it. It is stored whole in EventDiscovered and EventChanged, so
+// the log alone rebuilds every event item. Titles and descriptions are
+// sanitised HTML by the time they get here.
+type EventDetails struct {
+	// Identity names the event across documents and crawls: its own URL,
+	// an iCalendar UID, or the page and its name (see the extractor). Two
+	// findings with one identity are one event.
+	Identity         string     `json:"identity"`
+	Title            string     `json:"title"`
+	Description      string     `json:"description"`
+	ShortDescription string     `json:"shortDescription,omitempty"`
+	PublishedAt      *time.Time `json:"publishedAt,omitempty"`
+	// ModifiedAt is when the page says the event last changed, if it does.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+
+	Time      EventTime       `json:"time"`
+	Instances []EventInstance `json:"instances"`
+	// Horizon is how far ahead recurring instances were expanded; the
+	// extractor expands a bounded span, and a later crawl extends it.
+	Horizon *time.Time `json:"horizon,omitempty"`
+
+	Location         *EventLocation  `json:"location,omitempty"`
+	Capacity         *EventCapacity  `json:"capacity,omitempty"`
+	Organizer        *EventOrganizer `json:"organizer,omitempty"`
+	PrimaryImage     string          `json:"primaryImage,omitempty"`
+	SupportingImages []string        `json:"supportingImages"`
+	PrimaryURL       string          `json:"primaryUrl,omitempty"`
+	URLs             []string        `json:"urls"`
+	GeoLocations     []GeoLocation   `json:"geoLocations"`
+	// Source is the item's source block (api.md 2.4): for a site, the page
+	// the event was found on.
+	Source SourceBlock `json:"source"`
+}
+
+// EventTime is the time block of 2.9.
+type EventTime struct {
+	// TemporalPattern is singular, recurring or ongoing.
+	TemporalPattern string `json:"temporalPattern"`
+	// Timezone is an IANA name: from the data or, when absent, from the
+	// coordinates.
+	Timezone    string `json:"timezone"`
+	DisplayText string `json:"displayText"`
+}
+
+// Temporal patterns.
+const (
+	PatternSingular  = "singular"
+	PatternRecurring = "recurring"
+	PatternOngoing   = "ongoing"
+)
+
+// EventInstance is one happening of an event: the only one of a one-time
+// or multi-day event, or one recurrence of a recurring one. Its status is
+// the one stated by the source; "completed" is derived when reading, from
+// the clock, so it is never stored.
+type EventInstance struct {
+	// Key is stable across crawls: the instance's original start (the
+	// RECURRENCE-ID of an override), so its id survives a reschedule.
+	Key           string            `json:"key"`
+	ID            uuid.UUID         `json:"id"`
+	Status        string            `json:"status"`
+	PreviousStart *time.Time        `json:"previousStart,omitempty"`
+	Occurrences   []EventOccurrence `json:"occurrences"`
+}
+
+// EventOccurrence is one contiguous span: a one-time event's only one, or
+// one local day of a multi-day event.
+type EventOccurrence struct {
+	ID    uuid.UUID  `json:"id"`
+	Start time.Time  `json:"start"`
+	End   *time.Time `json:"end,omitempty"`
+	// AllDay: Start and End are local midnights of the event's zone.
+	AllDay bool `json:"allDay,omitempty"`
+}
+
+// Instance statuses as sources state them (api.md 2.9); StatusCompleted is
+// derived when an instance has ended.
+const (
+	StatusScheduled   = "scheduled"
+	StatusCancelled   = "cancelled"
+	StatusPostponed   = "postponed"
+	StatusRescheduled = "rescheduled"
+	StatusCompleted   = "completed"
+)
+
+// EventStatuses are every status a client may filter by.
+var EventStatuses = []string{StatusScheduled, StatusCancelled, StatusPostponed, StatusRescheduled, StatusCompleted}
+
+// EventLocation is the location block of 2.9, with the address parts the
+// geographic relevance is computed from.
+type EventLocation struct {
+	Venue          *Venue       `json:"venue,omitempty"`
+	Coordinates    *Coordinates `json:"coordinates,omitempty"`
+	Online         *Online      `json:"online,omitempty"`
+	DisplayAddress string       `json:"displayAddress"`
+	Locality       string       `json:"locality,omitempty"`
+	Region         string       `json:"region,omitempty"`
+	Country        string       `json:"country,omitempty"`
+}
+
+type Venue struct {
+	Name    string `json:"name"`
+	Address string `json:"address,omitempty"`
+}
+
+type Coordinates struct {
+	Lat float64 `json:"lat"`
+	Lng float64 `json:"lng"`
+}
+
+type Online struct {
+	Platform string `json:"platform"`
+	URL      string `json:"url"`
+}
+
+// EventCapacity is the capacity block of 2.9.
+type EventCapacity struct {
+	Total     *int `json:"total,omitempty"`
+	Available *int `json:"available,omitempty"`
+	Unlimited bool `json:"unlimited"`
+}
+
+// EventOrganizer is the organizer block of 2.9.
+type EventOrganizer struct {
+	Name    string `json:"name"`
+	URL     string `json:"url,omitempty"`
+	Contact string `json:"contact,omitempty"`
+}
+
+// GeoLocation is a place the event is at (LOCATION) or relevant to
+// (RELEVANCE_REGION), scored 0-100.
+type GeoLocation struct {
+	ID           uuid.UUID `json:"id"`
+	Description  string    `json:"description"`
+	RelationType string    `json:"relationType"`
+	Score        int       `json:"score"`
+}
+
+// Geo relation types.
+const (
+	GeoLocationPoint  = "LOCATION"
+	GeoRelevanceRange = "RELEVANCE_REGION"
+)
