@@ -46,7 +46,7 @@ func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleCont
 		t.Fatal(err)
 	}
 	feedID := uuid.MustParse(f.feedID)
-	org, err := svc.Queries.NewsFeedSource(ctx, f.orgOf(t), feedID, uuid.MustParse(att["id"].(string)))
+	org, err := svc.Queries.FeedSource(ctx, domain.FeedNews, f.orgOf(t), feedID, uuid.MustParse(att["id"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleCont
 func (f *itemFixture) orgOf(t testing.TB) uuid.UUID {
 	t.Helper()
 	var org uuid.UUID
-	if err := f.h.Service.DB.Bun.NewRaw("SELECT organization_id FROM news_feeds WHERE id = ?", f.feedID).Scan(context.Background(), &org); err != nil {
+	if err := f.h.Service.DB.Bun.NewRaw("SELECT organization_id FROM feeds WHERE id = ?", f.feedID).Scan(context.Background(), &org); err != nil {
 		t.Fatal(err)
 	}
 	return org

@@ -61,7 +61,7 @@ func (h *handlers) createNewsFeed(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listNewsFeeds(c *fiber.Ctx) error {
-	feeds, err := h.Queries.NewsFeeds(c.UserContext(), organization(c))
+	feeds, err := h.Queries.Feeds(c.UserContext(), domain.FeedNews, organization(c))
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (h *handlers) getNewsFeed(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	feed, err := h.Queries.NewsFeed(c.UserContext(), ref.Org, ref.FeedID)
+	feed, err := h.Queries.Feed(c.UserContext(), domain.FeedNews, ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}

@@ -28,8 +28,8 @@ func TestMetricsExposeRequestsByRouteAndProjectorHealth(t *testing.T) {
 	for _, want := range []string{
 		`feedsvc_http_requests_total{method="POST",route="/feeds/news/",status="201"} 1`,
 		`feedsvc_http_requests_total{method="GET",route="/feeds/news/:feedId",status="400"} 1`,
-		`feedsvc_projection_failing{projector="newsfeeds"} 0`,
-		`feedsvc_projection_events_read_total{projector="newsfeeds"}`,
+		`feedsvc_projection_failing{projector="feeds"} 0`,
+		`feedsvc_projection_events_read_total{projector="feeds"}`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s\n%s", want, grep(text, "feedsvc_http_requests_total"))

@@ -91,7 +91,7 @@ func (h *handlers) listNewsSources(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.Queries.NewsFeedSources(c.UserContext(), ref.Org, ref.FeedID)
+	rows, err := h.Queries.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}

@@ -23,14 +23,14 @@ func TestEveryStoredEventTypeIsReadBySomeProjector(t *testing.T) {
 }
 
 func TestAProjectorSubscribesToExactlyWhatItsHandlersTake(t *testing.T) {
-	got := projections.EventTypes(projections.NewsFeeds{})
+	got := projections.EventTypes(projections.Feeds{})
 	for _, want := range []string{"NewsFeedCreated", "EventFeedCreated", "NewsSourceDetached", "EventSourceDetached"} {
 		if !slices.Contains(got, want) {
-			t.Errorf("newsfeeds handles %s's Go type but does not subscribe to it: %v", want, got)
+			t.Errorf("feeds handles %s's Go type but does not subscribe to it: %v", want, got)
 		}
 	}
 	if slices.Contains(got, "NewsItemAdded") {
-		t.Errorf("newsfeeds subscribes to NewsItemAdded without handling it: %v", got)
+		t.Errorf("feeds subscribes to NewsItemAdded without handling it: %v", got)
 	}
 }
 

@@ -319,7 +319,7 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 		}
 	}()
 	time.Sleep(50 * time.Millisecond)
-	p, _ := projections.ByName("newsfeeds")
+	p, _ := projections.ByName("feeds")
 	if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
@@ -372,7 +372,7 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 		if err := waiter.Wait(ctx, res.Position, res.EventTypes); err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
-		if _, err := queries.NewsFeed(ctx, org, id); err != nil {
+		if _, err := queries.Feed(ctx, domain.FeedNews, org, id); err != nil {
 			t.Fatalf("feed %d not readable after its write answered: %v", i, err)
 		}
 	}

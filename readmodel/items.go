@@ -94,7 +94,7 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 // query: the check and the projected count.
 func (q *Queries) feedItemCount(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (int, error) {
 	if f.Since != nil || f.Until != nil {
-		if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
+		if _, err := q.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
 			return 0, err
 		}
 		return q.countItems(ctx, feedID, f)
@@ -103,7 +103,7 @@ func (q *Queries) feedItemCount(ctx context.Context, org, feedID uuid.UUID, f It
 		visible bool
 		n       int
 	)
-	err := q.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM news_feeds WHERE id = ? AND organization_id = ?),
+	err := q.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM feeds WHERE id = ? AND organization_id = ? AND kind = 'news'),
 		coalesce((SELECT items FROM news_feed_item_counts WHERE feed_id = ?), 0)`, feedID, org, feedID).Scan(ctx, &visible, &n)
 	if err != nil {
 		return 0, fmt.Errorf("get news feed %s: %w", feedID, err)
@@ -157,10 +157,10 @@ func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (
 	var it NewsItem
 	err := q.db.NewSelect().Model(&it).
 		Where("news_item.id = ? AND news_item.feed_id = ?", itemID, feedID).
-		Where("EXISTS (SELECT 1 FROM news_feeds AS f WHERE f.id = news_item.feed_id AND f.organization_id = ?)", org).
+		Where("EXISTS (SELECT 1 FROM feeds AS f WHERE f.id = news_item.feed_id AND f.organization_id = ? AND f.kind = 'news')", org).
 		Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
+		if _, err := q.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
 			return NewsItem{}, err
 		}
 		return NewsItem{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}

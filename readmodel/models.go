@@ -11,32 +11,38 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-// NewsFeed is a row of news_feeds.
-type NewsFeed struct {
-	bun.BaseModel `bun:"table:news_feeds"`
+// Feed is a row of feeds: a feed of any kind.
+type Feed struct {
+	bun.BaseModel `bun:"table:feeds"`
 
-	ID             uuid.UUID `bun:"id,pk,type:uuid"`
-	OrganizationID uuid.UUID `bun:"organization_id,type:uuid"`
-	Name           string    `bun:"name"`
-	Description    string    `bun:"description"`
-	Enabled        bool      `bun:"enabled"`
-	CreatedAt      time.Time `bun:"created_at"`
-	UpdatedAt      time.Time `bun:"updated_at"`
+	ID             uuid.UUID          `bun:"id,pk,type:uuid"`
+	Kind           domain.FeedKind    `bun:"kind"`
+	OrganizationID uuid.UUID          `bun:"organization_id,type:uuid"`
+	Name           string             `bun:"name"`
+	Description    string             `bun:"description"`
+	Enabled        bool               `bun:"enabled"`
+	EnabledBy      string             `bun:"enabled_by"`
+	EnabledReason  string             `bun:"enabled_reason"`
+	Config         *domain.FeedConfig `bun:"config,type:jsonb"`
+	CreatedAt      time.Time          `bun:"created_at"`
+	UpdatedAt      time.Time          `bun:"updated_at"`
 }
 
 // State is the feed as the domain describes it.
-func (f NewsFeed) State() domain.FeedState {
+func (f Feed) State() domain.FeedState {
 	return domain.FeedState{
-		ID: f.ID, Kind: domain.FeedNews, Name: f.Name, Description: f.Description, Enabled: f.Enabled,
-		CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
+		ID: f.ID, Kind: f.Kind, Name: f.Name, Description: f.Description, Enabled: f.Enabled,
+		EnabledBy: f.EnabledBy, Reason: f.EnabledReason, Config: f.Config, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
 	}
 }
 
-// NewsFeedSource is a row of news_feed_sources: one attachment.
-type NewsFeedSource struct {
-	bun.BaseModel `bun:"table:news_feed_sources"`
+// FeedSource is a row of feed_sources: one attachment of a feed of any
+// kind.
+type FeedSource struct {
+	bun.BaseModel `bun:"table:feed_sources"`
 
 	ID             uuid.UUID            `bun:"id,pk,type:uuid"`
+	Kind           domain.FeedKind      `bun:"kind"`
 	FeedID         uuid.UUID            `bun:"feed_id,type:uuid"`
 	OrganizationID uuid.UUID            `bun:"organization_id,type:uuid"`
 	SourceID       uuid.UUID            `bun:"source_id,type:uuid"`
@@ -48,7 +54,7 @@ type NewsFeedSource struct {
 }
 
 // Attachment is the attachment as the domain describes it.
-func (a NewsFeedSource) Attachment() domain.Attachment {
+func (a FeedSource) Attachment() domain.Attachment {
 	return domain.Attachment{
 		ID: a.ID, FeedID: a.FeedID, SourceID: a.SourceID, SourceType: domain.SourceType(a.SourceType), Details: a.Details,
 		Enabled: a.Enabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,

@@ -20,62 +20,62 @@ type Queries struct {
 // NewQueries returns the query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }
 
-// NewsFeeds lists an organization's feeds, newest first (D7).
-func (q *Queries) NewsFeeds(ctx context.Context, org uuid.UUID) ([]NewsFeed, error) {
-	feeds := []NewsFeed{}
+// Feeds lists an organization's feeds of a kind, newest first (D7).
+func (q *Queries) Feeds(ctx context.Context, kind domain.FeedKind, org uuid.UUID) ([]Feed, error) {
+	feeds := []Feed{}
 	err := q.db.NewSelect().Model(&feeds).
-		Where("organization_id = ?", org).
+		Where("organization_id = ? AND kind = ?", org, kind).
 		OrderExpr("created_at DESC, id DESC").
 		Scan(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list news feeds of %s: %w", org, err)
+		return nil, fmt.Errorf("list %s feeds of %s: %w", kind, org, err)
 	}
 	return feeds, nil
 }
 
-// NewsFeed returns one feed of the organization.
-func (q *Queries) NewsFeed(ctx context.Context, org, id uuid.UUID) (NewsFeed, error) {
-	var f NewsFeed
-	err := q.db.NewSelect().Model(&f).Where("id = ? AND organization_id = ?", id, org).Scan(ctx)
+// Feed returns one feed of a kind of the organization.
+func (q *Queries) Feed(ctx context.Context, kind domain.FeedKind, org, id uuid.UUID) (Feed, error) {
+	var f Feed
+	err := q.db.NewSelect().Model(&f).Where("id = ? AND organization_id = ? AND kind = ?", id, org, kind).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return NewsFeed{}, &domain.NotFoundError{Resource: "feed", ID: id.String()}
+		return Feed{}, &domain.NotFoundError{Resource: "feed", ID: id.String()}
 	}
 	if err != nil {
-		return NewsFeed{}, fmt.Errorf("get news feed %s: %w", id, err)
+		return Feed{}, fmt.Errorf("get %s feed %s: %w", kind, id, err)
 	}
 	return f, nil
 }
 
-// NewsFeedSources lists a feed's attachments, newest first.
+// FeedSources lists a feed's attachments, newest first.
 // Attachments carry their organization, so a non-empty answer needs no
 // feed check; only an empty one asks whether the feed is there at all.
-func (q *Queries) NewsFeedSources(ctx context.Context, org, feedID uuid.UUID) ([]NewsFeedSource, error) {
-	out := []NewsFeedSource{}
+func (q *Queries) FeedSources(ctx context.Context, kind domain.FeedKind, org, feedID uuid.UUID) ([]FeedSource, error) {
+	out := []FeedSource{}
 	err := q.db.NewSelect().Model(&out).
-		Where("feed_id = ? AND organization_id = ?", feedID, org).
+		Where("feed_id = ? AND organization_id = ? AND kind = ?", feedID, org, kind).
 		OrderExpr("created_at DESC, id DESC").
 		Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list sources of feed %s: %w", feedID, err)
 	}
 	if len(out) == 0 {
-		if _, err := q.NewsFeed(ctx, org, feedID); err != nil {
+		if _, err := q.Feed(ctx, kind, org, feedID); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// NewsFeedSource returns one attachment of a feed.
-func (q *Queries) NewsFeedSource(ctx context.Context, org, feedID, id uuid.UUID) (NewsFeedSource, error) {
-	var s NewsFeedSource
+// FeedSource returns one attachment of a feed.
+func (q *Queries) FeedSource(ctx context.Context, kind domain.FeedKind, org, feedID, id uuid.UUID) (FeedSource, error) {
+	var s FeedSource
 	err := q.db.NewSelect().Model(&s).
-		Where("id = ? AND feed_id = ? AND organization_id = ?", id, feedID, org).Scan(ctx)
+		Where("id = ? AND feed_id = ? AND organization_id = ? AND kind = ?", id, feedID, org, kind).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return NewsFeedSource{}, &domain.NotFoundError{Resource: "source", ID: id.String()}
+		return FeedSource{}, &domain.NotFoundError{Resource: "source", ID: id.String()}
 	}
 	if err != nil {
-		return NewsFeedSource{}, fmt.Errorf("get source %s of feed %s: %w", id, feedID, err)
+		return FeedSource{}, fmt.Errorf("get source %s of feed %s: %w", id, feedID, err)
 	}
 	return s, nil
 }

@@ -31,14 +31,14 @@ func TestMigrateCreatesAMissingDatabaseAndProjectionsListReadsIt(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	var tables int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('events', 'news_feeds', 'api_keys')").Scan(&tables); err != nil || tables != 3 {
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('events', 'feeds', 'api_keys')").Scan(&tables); err != nil || tables != 3 {
 		t.Fatalf("migrated tables %d (err %v), want 3", tables, err)
 	}
 	out.Reset()
 	if err := execute(ctx, []string{"projections", "list"}, &out, &errOut); err != nil {
 		t.Fatalf("projections list: %v", err)
 	}
-	if !strings.Contains(out.String(), "newsfeeds") || !strings.Contains(out.String(), "never run") {
+	if !strings.Contains(out.String(), "feeds ") || !strings.Contains(out.String(), "never run") {
 		t.Fatalf("projections list printed:\n%s", out.String())
 	}
 }
