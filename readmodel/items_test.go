@@ -22,7 +22,7 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 	ctx := context.Background()
 	org, feed, other := uuid.New(), uuid.New(), uuid.New()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := db.Bun.NewInsert().Model(&readmodel.Feed{Kind: domain.FeedNews, 
+	if _, err := db.Bun.NewInsert().Model(&readmodel.Feed{Kind: domain.FeedNews,
 		ID: feed, OrganizationID: org, Name: "f", Enabled: true, CreatedAt: base, UpdatedAt: base,
 	}).Exec(ctx); err != nil {
 		t.Fatal(err)
