@@ -58,6 +58,33 @@ func (h *Handler) UpdateFeed(ctx context.Context, c UpdateFeed) (domain.FeedStat
 	return feed.State(), res, nil
 }
 
+// SetFeedEnabled is a switch of a feed by the operator (By admin) or the
+// service itself (By system), for whichever organization owns it.
+type SetFeedEnabled struct {
+	Kind    domain.FeedKind
+	FeedID  uuid.UUID
+	Enabled bool
+	By      string
+	Reason  string
+}
+
+// SetFeedEnabled enables or disables a feed on behalf of the operator or
+// the service and returns the feed as it left it.
+func (h *Handler) SetFeedEnabled(ctx context.Context, c SetFeedEnabled) (domain.FeedState, Result, error) {
+	feed, res, err := decide(ctx, h, change[*domain.Feed]{
+		stream: domain.FeedStream(c.Kind, c.FeedID),
+		empty:  func() *domain.Feed { return domain.NewFeed(c.Kind) },
+		decide: func(f *domain.Feed) ([]domain.Event, error) {
+			enabled := c.Enabled
+			return f.Update(domain.FeedUpdate{Enabled: &enabled, By: c.By, Reason: c.Reason}, h.now())
+		},
+	})
+	if err != nil {
+		return domain.FeedState{}, Result{}, fmt.Errorf("set %s feed %s enabled: %w", c.Kind, c.FeedID, err)
+	}
+	return feed.State(), res, nil
+}
+
 // DeleteFeed deletes a feed.
 func (h *Handler) DeleteFeed(ctx context.Context, c FeedRef) (Result, error) {
 	_, res, err := h.changeFeed(ctx, c, func(f *domain.Feed) ([]domain.Event, error) {

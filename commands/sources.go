@@ -87,12 +87,46 @@ func (h *Handler) AttachSource(ctx context.Context, c AttachSource) (domain.Atta
 	if err != nil {
 		return domain.Attachment{}, Result{}, err
 	}
-	src, _, regRes, err := h.register(ctx, c.Org, details)
+	return h.attach(ctx, c.FeedRef, details)
+}
+
+// AttachSourceRecord attaches an existing source record by its id, as event
+// feeds do (api.md 4.5, D4): the record must be one the organization knows,
+// of the type the caller names.
+type AttachSourceRecord struct {
+	FeedRef
+	SourceType string
+	SourceID   uuid.UUID
+}
+
+// AttachSourceRecord attaches a record the organization registered.
+func (h *Handler) AttachSourceRecord(ctx context.Context, c AttachSourceRecord) (domain.Attachment, Result, error) {
+	sourceType, err := domain.ParseSourceType(c.SourceType)
+	if err != nil {
+		return domain.Attachment{}, Result{}, err
+	}
+	if _, _, err := h.changeFeed(ctx, c.FeedRef, noChange); err != nil {
+		return domain.Attachment{}, Result{}, err
+	}
+	details, err := h.lookups.SourceDetails(ctx, c.Org, c.SourceID)
+	if err != nil {
+		return domain.Attachment{}, Result{}, fmt.Errorf("look up source %s: %w", c.SourceID, err)
+	}
+	if details.SourceType != sourceType {
+		return domain.Attachment{}, Result{}, &domain.ValidationError{Field: "sourceType", Issue: "does not match the source record's type"}
+	}
+	return h.attach(ctx, c.FeedRef, details)
+}
+
+// attach registers the record for the organization (a no-op when it has
+// it) and attaches it with the details the organization gave.
+func (h *Handler) attach(ctx context.Context, ref FeedRef, details domain.SourceDetails) (domain.Attachment, Result, error) {
+	src, _, regRes, err := h.register(ctx, ref.Org, details)
 	if err != nil {
 		return domain.Attachment{}, Result{}, err
 	}
 	id := h.newID()
-	feed, res, err := h.changeFeed(ctx, c.FeedRef, func(f *domain.Feed) ([]domain.Event, error) {
+	feed, res, err := h.changeFeed(ctx, ref, func(f *domain.Feed) ([]domain.Event, error) {
 		return f.AttachSource(id, src, details, h.now())
 	})
 	if err != nil {

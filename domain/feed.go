@@ -61,6 +61,9 @@ type FeedState struct {
 	UpdatedAt time.Time
 }
 
+// maxReasonLength bounds why a feed was switched; it is shown on reads.
+const maxReasonLength = 500
+
 // Who changes whether a feed is enabled (api.md 2.7).
 const (
 	EnabledByAPI    = "api"
@@ -199,6 +202,13 @@ func (f *Feed) Update(u FeedUpdate, now time.Time) ([]Event, error) {
 		if !config.Equal(f.config) {
 			events = append(events, FeedConfigured{Kind: f.kind, FeedID: f.id, Config: *config, At: now})
 		}
+	}
+	if u.Reason != "" {
+		reason, err := newText("reason", u.Reason, maxReasonLength)
+		if err != nil {
+			return nil, err
+		}
+		u.Reason = reason
 	}
 	if e := f.enabling(u, now); e != nil {
 		events = append(events, e)

@@ -109,8 +109,13 @@ func (h *handlers) updateNewsFeed(c *fiber.Ctx) error {
 	return envelope.OK(c, fiber.StatusOK, newsFeedOut(feed))
 }
 
-func (h *handlers) deleteNewsFeed(c *fiber.Ctx) error {
-	ref, err := newsFeed(c)
+// deleteFeed deletes the path's feed, of any kind.
+func (h *handlers) deleteFeed(feedOf feedOfPath) fiber.Handler {
+	return func(c *fiber.Ctx) error { return h.deleteFeedOfPath(c, feedOf) }
+}
+
+func (h *handlers) deleteFeedOfPath(c *fiber.Ctx, feedOf feedOfPath) error {
+	ref, err := feedOf(c)
 	if err != nil {
 		return err
 	}

@@ -122,10 +122,14 @@ func jsonTypeName(kind string) string {
 
 // pathUUID parses a path parameter that must be a UUID (D2).
 func pathUUID(c *fiber.Ctx, name string) (uuid.UUID, error) {
-	raw := c.Params(name)
+	return parseUUID(name, c.Params(name))
+}
+
+// parseUUID parses a value that must be a UUID in its canonical form.
+func parseUUID(field, raw string) (uuid.UUID, error) {
 	id, err := uuid.Parse(raw)
 	if err != nil || len(raw) != 36 {
-		return uuid.Nil, envelope.BadRequest(name, "must be a UUID")
+		return uuid.Nil, envelope.BadRequest(field, "must be a UUID")
 	}
 	return id, nil
 }

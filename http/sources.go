@@ -39,20 +39,29 @@ func (b sourceBody) request(targets domain.TargetPolicy) (domain.SourceRequest, 
 	}, nil
 }
 
+// attachmentJSON is a news feed source (api.md 2.2) or an event feed
+// source (2.8): they differ in the name of the feed member and in that
+// only news attachments are switched on and off.
 type attachmentJSON struct {
 	ID            string                `json:"id"`
-	NewsFeedID    string                `json:"newsFeedId"`
+	NewsFeedID    string                `json:"newsFeedId,omitempty"`
+	EventFeedID   string                `json:"eventFeedId,omitempty"`
 	SourceType    string                `json:"sourceType"`
 	SourceID      string                `json:"sourceId"`
-	Enabled       bool                  `json:"enabled"`
+	Enabled       *bool                 `json:"enabled,omitempty"`
 	CreatedAt     string                `json:"createdAt"`
 	SourceDetails *domain.SourceDetails `json:"sourceDetails,omitempty"`
 }
 
-func attachmentOut(a domain.Attachment, withDetails bool) attachmentJSON {
+func attachmentOut(kind domain.FeedKind, a domain.Attachment, withDetails bool) attachmentJSON {
 	out := attachmentJSON{
-		ID: a.ID.String(), NewsFeedID: a.FeedID.String(), SourceType: string(a.SourceType),
-		SourceID: a.SourceID.String(), Enabled: a.Enabled, CreatedAt: timestamp(a.CreatedAt),
+		ID: a.ID.String(), SourceType: string(a.SourceType), SourceID: a.SourceID.String(), CreatedAt: timestamp(a.CreatedAt),
+	}
+	if kind == domain.FeedEvents {
+		out.EventFeedID = a.FeedID.String()
+	} else {
+		enabled := a.Enabled
+		out.NewsFeedID, out.Enabled = a.FeedID.String(), &enabled
 	}
 	if withDetails {
 		d := a.Details
@@ -83,11 +92,19 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return envelope.Stored(err, "source", id)
 	}
-	return envelope.OK(c, fiber.StatusCreated, attachmentOut(att, true))
+	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedNews, att, true))
 }
 
-func (h *handlers) listNewsSources(c *fiber.Ctx) error {
-	ref, err := newsFeed(c)
+// feedOfPath names the feed of a request's path for its caller.
+type feedOfPath func(c *fiber.Ctx) (commands.FeedRef, error)
+
+// listAttachments lists the attachments of the path's feed, of any kind.
+func (h *handlers) listAttachments(feedOf feedOfPath) fiber.Handler {
+	return func(c *fiber.Ctx) error { return h.listFeedSources(c, feedOf) }
+}
+
+func (h *handlers) listFeedSources(c *fiber.Ctx, feedOf feedOfPath) error {
+	ref, err := feedOf(c)
 	if err != nil {
 		return err
 	}
@@ -97,7 +114,7 @@ func (h *handlers) listNewsSources(c *fiber.Ctx) error {
 	}
 	out := make([]attachmentJSON, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, attachmentOut(r.Attachment(), false))
+		out = append(out, attachmentOut(ref.Kind, r.Attachment(), false))
 	}
 	return envelope.OK(c, fiber.StatusOK, out)
 }
@@ -129,11 +146,16 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return envelope.OK(c, fiber.StatusOK, attachmentOut(att, false))
+	return envelope.OK(c, fiber.StatusOK, attachmentOut(domain.FeedNews, att, false))
 }
 
-func (h *handlers) deleteNewsSource(c *fiber.Ctx) error {
-	ref, err := newsFeed(c)
+// detachSource detaches an attachment from the path's feed, of any kind.
+func (h *handlers) detachSource(feedOf feedOfPath) fiber.Handler {
+	return func(c *fiber.Ctx) error { return h.deleteFeedSource(c, feedOf) }
+}
+
+func (h *handlers) deleteFeedSource(c *fiber.Ctx, feedOf feedOfPath) error {
+	ref, err := feedOf(c)
 	if err != nil {
 		return err
 	}

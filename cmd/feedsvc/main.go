@@ -28,6 +28,8 @@ commands:
   migrate                    create the database if needed and apply migrations
   keys create|list|revoke    manage API keys (feedsvc keys -h)
   projections list|rebuild   inspect or rebuild read models (feedsvc projections -h)
+  feeds events enable|disable FEED_ID [--reason TEXT]
+                             switch an event feed as the operator (enabledSource admin)
 
 configuration is read from the environment: DATABASE_URL, FEEDSVC_ADDR,
 FEEDSVC_POLL_INTERVAL, FEEDSVC_ALLOW_PRIVATE_NETWORKS, FEEDSVC_WEBHOOK_BACKOFF_BASE,
@@ -61,6 +63,10 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "keys":
 		return withDatabase(ctx, cfg, func(db *database.DB) error {
 			return runKeys(ctx, db, args[1:], stdout, stderr)
+		})
+	case "feeds":
+		return withDatabase(ctx, cfg, func(db *database.DB) error {
+			return runFeeds(ctx, db, args[1:], stdout, stderr)
 		})
 	case "projections":
 		return withDatabase(ctx, cfg, func(db *database.DB) error {
