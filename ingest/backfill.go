@@ -95,6 +95,9 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) {
 // attachment accepts. It returns how many articles it considered and how
 // many items it added.
 func (w *Worker) backfill(ctx context.Context, a Attachment) (found, added int, err error) {
+	if a.FeedKind == domain.FeedEvents {
+		return w.backfillEvents(ctx, a)
+	}
 	since := a.acceptingSince()
 	var seen []uuid.UUID
 	err = w.db.NewRaw(`SELECT DISTINCT article_id FROM crawl_seen

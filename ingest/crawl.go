@@ -44,6 +44,8 @@ type crawlStats struct {
 	Covered time.Time
 	// Backlog: MaxFetchesPerCrawl left candidates for the next crawl.
 	Backlog bool
+	// Calendars are the calendar files the crawl's pages link to.
+	Calendars []string
 }
 
 func (s *crawlStats) add(f func(*crawlStats)) {
@@ -166,6 +168,14 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		return err
 	}
 	stats.Backlog = !complete
+	t := takesOf(accepting)
+	if t.events && !l.Backlog {
+		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, w.cfg.MaxFetchesPerCrawl-len(todo))
+		if err != nil {
+			return err
+		}
+		todo = append(todo, rechecks...)
+	}
 
 	known, err := w.failingURLs(ctx, l.SourceID, candidateURLs(todo))
 	if err != nil {
@@ -186,7 +196,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, stats)
+			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, t, stats)
 			if ctx.Err() != nil {
 				return // shutdown is neither the URL's fault nor the site's
 			}
@@ -202,6 +212,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	w.followCalendars(ctx, conn, l.SourceID, todo, stats)
 	verdict := health.verdict()
 	recorded := w.recordFailures(ctx, l.SourceID, failures, verdict == nil)
 	if verdict == nil && recorded && complete {
@@ -357,11 +368,11 @@ func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connect
 }
 
 // processCandidate fetches one candidate through the source's connector,
-// stores its article and adds it to the source's feeds. It returns how it
-// failed (zero on success) for the caller to judge; a failure never stops
-// the crawl.
-func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, stats *crawlStats) (failureKind, error) {
-	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, stats)
+// stores what it holds (an article, events) and adds it to the source's
+// feeds. It returns how it failed (zero on success) for the caller to
+// judge; a failure never stops the crawl.
+func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, t takes, stats *crawlStats) (failureKind, error) {
+	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, t, stats)
 	if err != nil {
 		stats.add(func(s *crawlStats) { s.Failed++ })
 		return kind, err
@@ -379,12 +390,26 @@ func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector,
 // keeps a concurrently attached feed from missing the article (see
 // distribute), and a crash between them from losing it: the URL is skipped
 // only once markDistributed ran, and every step is idempotent.
-func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, stats *crawlStats) (
+func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, t takes, stats *crawlStats) (
 	isNew bool, added int, kind failureKind, err error) {
 	doc, err := conn.Fetch(ctx, c)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
 	if err != nil {
 		return false, 0, classifyFetch(err), err
+	}
+	// Once the document is in hand, the few database steps finish even if
+	// the worker is stopping, rather than leave it half recorded.
+	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	if t.events {
+		n, calendars, err := w.ingestEvents(storeCtx, sourceID, doc)
+		stats.add(func(s *crawlStats) { s.Items += n; s.Calendars = append(s.Calendars, calendars...) })
+		if err != nil {
+			return false, 0, storeFailure, err
+		}
+	}
+	if !t.articles {
+		return false, 0, 0, w.markDealtWith(storeCtx, sourceID, c.URL)
 	}
 	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing
@@ -392,29 +417,25 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 	if err != nil && !(errors.Is(err, extract.ErrNoTitle) && c.Title != "") {
 		return false, 0, permanentFailure, fmt.Errorf("article: %w", err)
 	}
-	// Once the page is in hand, the few database steps finish even if the
-	// worker is stopping, rather than leave the article half recorded.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
 	content := articleContent(c, page)
 	var lastMod *time.Time
 	if !c.LastMod.IsZero() {
 		lm := c.LastMod
 		lastMod = &lm
 	}
-	article, isNew, err := w.articles.RecordArticle(ctx, sourceID, content, lastMod)
+	article, isNew, err := w.articles.RecordArticle(storeCtx, sourceID, content, lastMod)
 	if err != nil {
 		return false, 0, classifyStore(err), err
 	}
-	if err := w.markSeen(ctx, sourceID, c.URL, article); err != nil {
+	if err := w.markSeen(storeCtx, sourceID, c.URL, article); err != nil {
 		return false, 0, storeFailure, err
 	}
-	added, err = w.distribute(ctx, sourceID, article)
+	added, err = w.distribute(storeCtx, sourceID, article)
 	if err != nil {
 		// The row stays pending, so the next poll distributes it again.
 		return false, added, storeFailure, fmt.Errorf("distribute: %w", err)
 	}
-	if err := w.markDistributed(ctx, sourceID, c.URL); err != nil {
+	if err := w.markDistributed(storeCtx, sourceID, c.URL); err != nil {
 		return false, added, storeFailure, err
 	}
 	return isNew, added, 0, nil

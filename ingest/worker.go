@@ -114,8 +114,12 @@ type Parts struct {
 	Connectors *connector.Registry
 	// Articles records the articles crawls find.
 	Articles ArticleRecorder
-	// Items puts articles into feeds, one writer per feed kind.
+	// Items puts articles into feeds, one writer per feed kind that takes
+	// articles.
 	Items map[domain.FeedKind]ItemWriter
+	// Events records the events documents hold and puts them into event
+	// feeds; nil when no feed takes events.
+	Events EventSink
 }
 
 // Worker crawls due sources and runs backfills until its context ends.
@@ -124,6 +128,7 @@ type Worker struct {
 	connectors *connector.Registry
 	articles   ArticleRecorder
 	items      map[domain.FeedKind]ItemWriter
+	events     EventSink
 	cfg        Config
 	log        *slog.Logger
 	now        func() time.Time
@@ -140,7 +145,7 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 	cfg = cfg.withDefaults()
 	log := logger.With("component", "ingest", "owner", cfg.Owner)
 	return &Worker{
-		db: parts.DB, connectors: parts.Connectors, articles: parts.Articles, items: parts.Items,
+		db: parts.DB, connectors: parts.Connectors, articles: parts.Articles, items: parts.Items, events: parts.Events,
 		cfg: cfg, log: log, now: time.Now,
 		crawls: lease.New(parts.DB, lease.Table{Name: "crawl_state", Key: "source_id", Claimable: "t.next_at <= now()"},
 			cfg.Owner, cfg.LeaseDuration, log),

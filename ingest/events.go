@@ -1,0 +1,229 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedsvc/feedsvc/connector"
+	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// Event feeds take events rather than articles: the documents a source
+// offers are read for the events they hold (a page's JSON-LD or
+// Microdata, a calendar file), each event is recorded once for every feed,
+// and each event attachment of the source that accepts it gets it as an
+// item. Event documents are re-read on every regular poll, because events
+// change in place (a new date, a cancellation) where articles do not; the
+// recorder turns a change into an EventChanged that every feed's item
+// reflects.
+
+// EventSink records the events a document holds and puts events into
+// event feeds.
+type EventSink interface {
+	// RecordEvents extracts the events of a document and records each: new,
+	// changed, or as it was. It also returns the calendars (.ics, webcal:)
+	// the document links to.
+	RecordEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (RecordedEvents, error)
+	// AddEventItem puts an event into the feed of an attachment; it must be
+	// idempotent per attachment and event (added false the second time).
+	AddEventItem(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
+}
+
+// RecordedEvents is what one document held.
+type RecordedEvents struct {
+	Events    []FoundEvent
+	Calendars []string
+}
+
+// FoundEvent is a recorded event with what acceptance judges it by.
+type FoundEvent struct {
+	ID uuid.UUID `bun:"id"`
+	// ChangedAt is when it was published or last changed, as the source
+	// says or, when it says nothing, when the service found the change.
+	ChangedAt time.Time `bun:"changed_at"`
+	// LastEnd is when its last known occurrence ends.
+	LastEnd time.Time `bun:"last_end"`
+}
+
+// acceptsEvent is domain.AcceptsEvent for this attachment.
+func (a Attachment) acceptsEvent(e FoundEvent, now time.Time) bool {
+	return a.FeedKind == domain.FeedEvents && domain.AcceptsEvent(a.enabled(), a.acceptingSince(), e.ChangedAt, e.LastEnd, now)
+}
+
+// takes is which kinds of item a crawl of a source is for.
+type takes struct{ articles, events bool }
+
+func takesOf(atts []Attachment) takes {
+	var t takes
+	for _, a := range atts {
+		if a.FeedKind == domain.FeedEvents {
+			t.events = true
+		} else {
+			t.articles = true
+		}
+	}
+	return t
+}
+
+// maxCalendarsPerCrawl bounds the calendar files one crawl follows from
+// the pages it read.
+const maxCalendarsPerCrawl = 20
+
+// ingestEvents records the events of a fetched document and distributes
+// them; it returns how many items it added and the calendars the document
+// links to.
+func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (added int, calendars []string, err error) {
+	if w.events == nil {
+		return 0, nil, fmt.Errorf("source %s has event feeds but the worker has no event sink", sourceID)
+	}
+	rec, err := w.events.RecordEvents(ctx, sourceID, doc)
+	if err != nil {
+		return 0, nil, fmt.Errorf("record events of %s: %w", doc.URL, err)
+	}
+	if len(rec.Events) == 0 {
+		return 0, rec.Calendars, nil
+	}
+	if err := w.markEventsFound(ctx, sourceID, doc.URL, rec.Events); err != nil {
+		return 0, rec.Calendars, err
+	}
+	for _, e := range rec.Events {
+		n, err := w.distributeEvent(ctx, sourceID, e)
+		added += n
+		if err != nil {
+			return added, rec.Calendars, err
+		}
+	}
+	return added, rec.Calendars, nil
+}
+
+// markEventsFound records the source's events and the document that held
+// them, before they are distributed: a backfill that starts later finds
+// them here (see backfill.go for the ordering argument).
+func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url string, events []FoundEvent) error {
+	ids, changed, ends := make([]string, len(events)), make([]time.Time, len(events)), make([]time.Time, len(events))
+	for i, e := range events {
+		ids[i], changed[i], ends[i] = e.ID.String(), e.ChangedAt, e.LastEnd
+	}
+	_, err := w.db.NewRaw(`INSERT INTO ingest_source_events (source_id, event_id, changed_at, last_end)
+		SELECT ?, e.id, e.changed, e.last_end FROM unnest(?::uuid[], ?::timestamptz[], ?::timestamptz[]) AS e(id, changed, last_end)
+		ON CONFLICT (source_id, event_id) DO UPDATE SET changed_at = EXCLUDED.changed_at, last_end = EXCLUDED.last_end`,
+		sourceID, pgdialect.Array(ids), pgdialect.Array(changed), pgdialect.Array(ends)).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record events of source %s: %w", sourceID, err)
+	}
+	_, err = w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
+		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record event document %s: %w", url, err)
+	}
+	return nil
+}
+
+// distributeEvent adds an event to every event feed of its source that
+// accepts it, reading the attachments afresh (as distribute does).
+func (w *Worker) distributeEvent(ctx context.Context, sourceID uuid.UUID, e FoundEvent) (int, error) {
+	atts, err := w.attachmentsOf(ctx, sourceID)
+	if err != nil {
+		return 0, err
+	}
+	added := 0
+	for _, a := range atts {
+		if !a.acceptsEvent(e, w.now()) {
+			continue
+		}
+		ok, err := w.events.AddEventItem(ctx, a, e.ID)
+		if err != nil {
+			return added, fmt.Errorf("add event %s to feed %s: %w", e.ID, a.FeedID, err)
+		}
+		if ok {
+			added++
+		}
+	}
+	return added, nil
+}
+
+// eventRechecks are the source's known event documents not already in
+// todo, up to room of them, least recently checked first.
+func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo []connector.Candidate, room int) ([]connector.Candidate, error) {
+	if room <= 0 {
+		return nil, nil
+	}
+	var urls []string
+	err := w.db.NewRaw(`SELECT url FROM ingest_event_documents WHERE source_id = ? AND NOT (url = ANY(?))
+		ORDER BY checked_at LIMIT ?`, sourceID, pgdialect.Array(candidateURLs(todo)), room).Scan(ctx, &urls)
+	if err != nil {
+		return nil, fmt.Errorf("read event documents of source %s: %w", sourceID, err)
+	}
+	out := make([]connector.Candidate, len(urls))
+	for i, u := range urls {
+		out[i] = connector.Candidate{URL: u}
+	}
+	return out, nil
+}
+
+// backfillEvents adds to a new event attachment every event its source
+// has found that the attachment accepts.
+func (w *Worker) backfillEvents(ctx context.Context, a Attachment) (found, added int, err error) {
+	var events []FoundEvent
+	err = w.db.NewRaw(`SELECT event_id AS id, changed_at, last_end FROM ingest_source_events
+		WHERE source_id = ? ORDER BY changed_at, event_id`, a.SourceID).Scan(ctx, &events)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read events of source %s: %w", a.SourceID, err)
+	}
+	for _, e := range events {
+		if !a.acceptsEvent(e, w.now()) {
+			continue
+		}
+		ok, err := w.events.AddEventItem(ctx, a, e.ID)
+		if err != nil {
+			return len(events), added, fmt.Errorf("add event %s to feed %s: %w", e.ID, a.FeedID, err)
+		}
+		if ok {
+			added++
+		}
+	}
+	return len(events), added, nil
+}
+
+// followCalendars reads the calendar files the crawl's pages linked to and
+// that the crawl did not already read, up to maxCalendarsPerCrawl. A
+// calendar that fails is left for the next poll, whose pages link to it
+// again; one that held events is re-read on every poll from then on.
+func (w *Worker) followCalendars(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, done []connector.Candidate, stats *crawlStats) {
+	read := map[string]bool{}
+	for _, c := range done {
+		read[c.URL] = true
+	}
+	followed := 0
+	for _, u := range stats.Calendars {
+		if read[u] || followed == maxCalendarsPerCrawl || ctx.Err() != nil {
+			continue
+		}
+		read[u] = true
+		followed++
+		kind, err := w.processCandidate(ctx, conn, sourceID, connector.Candidate{URL: u}, takes{events: true}, stats)
+		if err != nil {
+			w.log.Info("calendar failed; will retry next poll", "source_id", sourceID, "url", u, "kind", kind.String(), "err", err)
+		}
+	}
+}
+
+// markDealtWith records a document of a source that feeds no articles as
+// seen, so it is not fetched as a new candidate again (event documents are
+// re-read through eventRechecks).
+func (w *Worker) markDealtWith(ctx context.Context, sourceID uuid.UUID, url string) error {
+	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) VALUES (?, ?, now(), now())
+		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`, sourceID, url).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record %s as seen: %w", url, err)
+	}
+	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
+		return fmt.Errorf("clear failures of %s: %w", url, err)
+	}
+	return nil
+}
