@@ -52,15 +52,17 @@ type CalendarEvent struct {
 	id      uuid.UUID
 	details EventDetails
 	exists  bool
+	// changedAt is when it was discovered or last changed.
+	changedAt time.Time
 }
 
 // Apply folds a stored or decided event.
 func (c *CalendarEvent) Apply(e Event) {
 	switch ev := e.(type) {
 	case EventDiscovered:
-		c.id, c.details, c.exists = ev.EventID, ev.Details, true
+		c.id, c.details, c.exists, c.changedAt = ev.EventID, ev.Details, true, ev.At
 	case EventChanged:
-		c.details = ev.Details
+		c.details, c.changedAt = ev.Details, ev.At
 	}
 }
 
