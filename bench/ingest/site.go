@@ -94,7 +94,9 @@ func (s *site) stats() siteStats {
 
 func (s *site) published(i int) time.Time { return s.newest.Add(-time.Duration(i) * s.spacing) }
 
-func (s *site) slug(i int) string { return fmt.Sprintf("story-%05d-generated-for-the-ingestion-benchmark", i) }
+func (s *site) slug(i int) string {
+	return fmt.Sprintf("story-%05d-generated-for-the-ingestion-benchmark", i)
+}
 
 func (s *site) articleURL(i int) string {
 	return fmt.Sprintf("http://%s/news/%s/%s", s.host, s.published(i).Format("2006/01/02"), s.slug(i))
