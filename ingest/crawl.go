@@ -22,7 +22,7 @@ import (
 const (
 	// articlesAtOnce is how many articles of one source are fetched
 	// concurrently; the crawl client's per-host limit applies on top.
-	articlesAtOnce = 2
+	articlesAtOnce = 8
 	// storeTimeout bounds the database steps of one article.
 	storeTimeout = 30 * time.Second
 )

@@ -165,9 +165,11 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // scheduleLoop leases due sources up to Concurrency and crawls each in its
-// own goroutine.
+// own goroutine. A crawl that ends looks for due sources at once rather
+// than at the next tick: a source with a backlog is due again right away.
 func (w *Worker) scheduleLoop(ctx context.Context) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
+	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ticker := time.NewTicker(w.cfg.Tick)
@@ -184,8 +186,12 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					defer func() { <-slots }()
 					w.crawlLeased(ctx, l)
+					<-slots
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
 				}()
 			}
 		}
@@ -193,6 +199,7 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		case <-freed:
 		}
 	}
 }
