@@ -130,6 +130,8 @@ type Worker struct {
 	// crawls are the crawl leases (crawl_state), backfills the backfill
 	// leases (ingest_backfills).
 	crawls, backfills *lease.Leases
+	// backlogs are what crawls cut short left for the next (backlog.go).
+	backlogs *backlogs
 }
 
 // New returns a Worker; nothing runs until Run.
@@ -146,6 +148,7 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 			cfg.Owner, cfg.LeaseDuration, log),
 		backfills: lease.New(parts.DB, lease.Table{Name: "ingest_backfills", Key: "attachment_id", Claimable: "t.done_at IS NULL"},
 			cfg.Owner, cfg.LeaseDuration, log),
+		backlogs: newBacklogs(cfg.LeaseDuration),
 	}
 }
 
