@@ -96,6 +96,19 @@ func (b *backendCPU) sample(ctx context.Context) error {
 	return nil
 }
 
+// transactions is how many transactions the database has committed or
+// rolled back. Backends report them about once a second, so a count taken
+// right after a run misses up to a second's worth.
+func (b *backendCPU) transactions(ctx context.Context) (int64, error) {
+	var n int64
+	err := b.conn.QueryRow(ctx, `SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = $1`,
+		b.database).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count transactions: %w", err)
+	}
+	return n, nil
+}
+
 // total is the CPU spent between the base sample and the latest ones.
 func (b *backendCPU) total() (time.Duration, int) {
 	b.mu.Lock()

@@ -98,13 +98,16 @@ func defaultDB() string {
 
 // result is one run's figures.
 type result struct {
-	Elapsed    time.Duration
-	Service    time.Duration // CPU of the service process
-	Postgres   time.Duration // CPU of the database's backends
-	Backends   int
-	Load       float64 // 1-minute load average at the start
-	Site       siteStats
-	FirstItems time.Duration // attach to the first item listed
+	Elapsed  time.Duration
+	Service  time.Duration // CPU of the service process
+	Postgres time.Duration // CPU of the database's backends
+	Backends int
+	// Transactions in the database, counted a little after the run (see
+	// backendCPU.transactions).
+	Transactions int64
+	Load         float64 // 1-minute load average at the start
+	Site         siteStats
+	FirstItems   time.Duration // attach to the first item listed
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -132,6 +135,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		fmt.Fprintf(out, "run %d: load %.2f  %d items in %.2fs = %.0f items/s (first item after %.2fs)  CPU/item: service %.2f ms, postgres %.2f ms (%d backends)\n",
 			i+1, r.Load, o.articles, r.Elapsed.Seconds(), n/r.Elapsed.Seconds(), r.FirstItems.Seconds(),
 			ms(r.Service)/n, ms(r.Postgres)/n, r.Backends)
+		fmt.Fprintf(out, "       database: %.1f transactions per item\n", float64(r.Transactions)/n)
 		fmt.Fprintf(out, "       site: at most %d requests at once; requests %v (304: %d); %d articles fetched, %d fetched again\n",
 			r.Site.MaxConcurrent, r.Site.Requests, r.Site.NotModified, r.Site.Articles, r.Site.Refetched)
 	}
@@ -209,6 +213,10 @@ func (o options) runOnce(ctx context.Context, s *site, keep bool) (result, error
 	if err := pg.sample(ctx); err != nil {
 		return result{}, err
 	}
+	txBase, err := pg.transactions(ctx)
+	if err != nil {
+		return result{}, err
+	}
 	sampling, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
 	go func() { defer close(sampled); pg.run(sampling, 200*time.Millisecond) }()
@@ -246,6 +254,12 @@ func (o options) runOnce(ctx context.Context, s *site, keep bool) (result, error
 	r.Service = svcEnd - svcBase
 	r.Postgres, r.Backends = pg.total()
 	r.Site = s.stats()
+	time.Sleep(1500 * time.Millisecond) // let the backends report their transactions
+	txEnd, err := pg.transactions(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	r.Transactions = txEnd - txBase
 	return r, nil
 }
 
