@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: run test test-race fuzz bench lint build
+.PHONY: run test test-race fuzz bench bench-ingest lint build
 
 ## run: start the service (creates and migrates the database on start)
 run:
@@ -28,6 +28,13 @@ test-race:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./eventstore/ ./extract/
 	bash bench/run.sh
+
+## bench-ingest: time from attaching a generated 2,000-article site to all its
+## items listed, through `feedsvc serve`, with CPU per item (bench/README.md);
+## needs Postgres on this machine. INGEST_FLAGS passes flags to bench/ingest.
+INGEST_FLAGS ?= -runs 3
+bench-ingest: build
+	$(GO) run ./bench/ingest -feedsvc bin/feedsvc $(INGEST_FLAGS)
 
 ## lint: formatting and vet
 lint:

@@ -174,7 +174,9 @@ type Store interface {
 	// order, then new events as they are appended, until ctx ends.
 	SubscribeToAll(ctx context.Context, from Position) (*Subscription, error)
 	// Appended returns a channel that receives a value (coalesced) after each
-	// append made through this Store value, so that readers in the same
-	// process can wake up without polling. Call the returned func to stop.
-	Appended() (<-chan struct{}, func())
+	// append made through this Store value of an event of one of types (of
+	// any event when none are given), so that readers in the same process
+	// can wake up without polling, and only for what they read. Call the
+	// returned func to stop.
+	Appended(types ...string) (<-chan struct{}, func())
 }

@@ -51,7 +51,7 @@ func (m *Memory) AppendToStream(ctx context.Context, stream string, expected Exp
 	wrote := len(m.log) > before
 	m.mu.Unlock()
 	if wrote {
-		m.notify()
+		m.notify(events)
 	}
 	return res, err
 }

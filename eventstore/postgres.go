@@ -225,7 +225,7 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 			err = scan(s.pool.QueryRow(ctx, appendSQL, stream, ids, types, data, meta, kind, exact))
 		}
 		if err == nil && lastRev != nil {
-			s.notify()
+			s.notify(events)
 			return AppendResult{
 				NextExpectedRevision: uint64(*lastRev),
 				Position:             Position{Commit: uint64(*txid), Prepare: uint64(*gpos)},

@@ -47,7 +47,7 @@ func (s *Subscription) Close() {
 // independent of Postgres so another Store can reuse it.
 type logReader interface {
 	ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error)
-	Appended() (<-chan struct{}, func())
+	Appended(types ...string) (<-chan struct{}, func())
 }
 
 // SubscribeToAll starts a catch-up subscription after from. It reads pages

@@ -49,3 +49,41 @@ func TestASiteListingMoreThanACrawlFetchesIsCrawledAgainAtOnceUntilItsBacklogIsD
 		}
 	})
 }
+
+func TestACrawlGoingOnWithABacklogTakesWhatTheFirstCrawlListedAndTheNextPollAsksWithThatReadsValidators(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	var stories []*fakeArticle
+	for i := range 12 {
+		stories = append(stories, &fakeArticle{Slug: fmt.Sprintf("listed-once-story-%02d", i), Title: fmt.Sprintf("Story %d", i),
+			Published: now.Add(-time.Duration(i+1) * time.Hour), Markup: jsonLD, In: inNewsSitemap})
+	}
+	site := newFakeSite(t, stories...)
+	h := servicetest.Start(t, withoutCrawler())
+	cfg := testWorker("w1")
+	// 12 candidates take three crawls of 5; polls follow every ~half second.
+	cfg.PollInterval, cfg.MaxFetchesPerCrawl = 500*time.Millisecond, 5
+	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, cfg)
+	c := client{h, h.Key}
+	feed, _ := sitemapSource(c, site, "listed-once")
+
+	eventually(t, 15*time.Second, func() bool { return c.hasItems(feed, site, stories...) }, "every story")
+	t.Run("the sitemap is read once for the three crawls of the backlog", func(t *testing.T) {
+		if full, _ := site.listingAnswers(newsSitemap); full != 1 {
+			t.Errorf("the sitemap was sent in full %d times, want once", full)
+		}
+	})
+	t.Run("the poll after the backlog gets 304 for the sitemap read before it", func(t *testing.T) {
+		eventually(t, 10*time.Second, func() bool { _, nm := site.listingAnswers(newsSitemap); return nm >= 1 }, "a 304")
+		if full, _ := site.listingAnswers(newsSitemap); full != 1 {
+			t.Errorf("the unchanged sitemap was sent in full %d times, want once", full)
+		}
+	})
+	t.Run("each story is fetched once", func(t *testing.T) {
+		for _, a := range stories {
+			if n := site.hitCount(a.path()); n != 1 {
+				t.Errorf("%s was fetched %d times, want once", a.Slug, n)
+			}
+		}
+	})
+}

@@ -22,7 +22,7 @@ import (
 const (
 	// articlesAtOnce is how many articles of one source are fetched
 	// concurrently; the crawl client's per-host limit applies on top.
-	articlesAtOnce = 2
+	articlesAtOnce = 8
 	// storeTimeout bounds the database steps of one article.
 	storeTimeout = 30 * time.Second
 )
@@ -135,38 +135,16 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		since = earliest
 	}
 
-	validators, err := w.loadListings(ctx, l.SourceID, since)
-	if err != nil {
-		return err
-	}
-	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
-	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
-	if found.State != nil {
-		if err := w.saveState(ctx, l.SourceID, found.State); err != nil {
-			// Only what the connector cached is lost; the crawl goes on.
-			w.log.Warn("keeping connector state failed", "source_id", l.SourceID, "err", err)
-		}
-	}
+	cands, validators, carried, err := w.candidatesOf(ctx, l, conn, details, since, stats)
 	if err != nil {
 		return err
 	}
 	stats.Covered = earliest
-	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
-		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
-	}
-	// What failed before is retried on every regular poll, whether or not
-	// its listing changed; a crawl going on with a backlog leaves it to the
-	// next poll, so that failures are retried once per poll.
-	var retry []connector.Candidate
-	if !l.Backlog {
-		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
-			return err
-		}
-	}
-	todo, complete, err := w.selectCandidates(ctx, l, mergeCandidates(append(found.Candidates, retry...)), since, stats)
+	todo, rest, err := w.selectCandidates(ctx, l, cands, since, stats)
 	if err != nil {
 		return err
 	}
+	complete := len(rest) == 0
 	stats.Backlog = !complete
 	t := takesOf(accepting)
 	if t.events && !l.Backlog {
@@ -214,7 +192,10 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	}
 	w.followCalendars(ctx, conn, l.SourceID, todo, stats)
 	verdict := health.verdict()
-	recorded := w.recordFailures(ctx, l.SourceID, failures, verdict == nil)
+	recorded := w.recordFailures(ctx, l.SourceID, failures, verdict == nil) && !carried.unrecorded
+	if verdict == nil && !complete {
+		w.backlogs.put(l.SourceID, backlog{rest: rest, listings: validators, unrecorded: !recorded})
+	}
 	if verdict == nil && recorded && complete {
 		// Every candidate is dealt with: fetched, given up, or recorded to
 		// be retried (see listings.go).
@@ -223,6 +204,45 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		}
 	}
 	return verdict
+}
+
+// candidatesOf returns what the source offers and the validators of the
+// listings that offered it: what the last crawl left, when this one goes
+// on with its backlog (see backlog.go), else what the connector discovers
+// and the failed candidates to retry.
+func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Connector, details domain.SourceDetails, since time.Time, stats *crawlStats) (
+	[]connector.Candidate, *listingValidators, backlog, error) {
+	if bl, ok := w.backlogs.take(l.SourceID); ok && l.Backlog && !since.Before(bl.listings.since) {
+		return bl.rest, bl.listings, bl, nil
+	}
+	validators, err := w.loadListings(ctx, l.SourceID, since)
+	if err != nil {
+		return nil, nil, backlog{}, err
+	}
+	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
+	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
+	if found.State != nil {
+		if err := w.saveState(ctx, l.SourceID, found.State); err != nil {
+			// Only what the connector cached is lost; the crawl goes on.
+			w.log.Warn("keeping connector state failed", "source_id", l.SourceID, "err", err)
+		}
+	}
+	if err != nil {
+		return nil, nil, backlog{}, err
+	}
+	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
+		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
+	}
+	// What failed before is retried on every regular poll, whether or not
+	// its listing changed; a crawl going on with a backlog leaves it to the
+	// next poll, so that failures are retried once per poll.
+	var retry []connector.Candidate
+	if !l.Backlog {
+		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
+			return nil, nil, backlog{}, err
+		}
+	}
+	return mergeCandidates(append(found.Candidates, retry...)), validators, backlog{}, nil
 }
 
 // candidateFailure is a candidate that failed in this crawl.
@@ -326,19 +346,19 @@ func inWindow(c connector.Candidate, since time.Time) bool {
 // selectCandidates drops what this source has seen and what is dated
 // before since (inWindow), and, in a crawl going on with a backlog, what
 // failed before (retried at the next poll); it orders the rest newest
-// first (undated last), bounded to MaxFetchesPerCrawl; complete is false
-// when that bound left some out.
-func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connector.Candidate, since time.Time, stats *crawlStats) (todo []connector.Candidate, complete bool, err error) {
+// first (undated last), bounded to MaxFetchesPerCrawl; rest is what that
+// bound left out.
+func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connector.Candidate, since time.Time, stats *crawlStats) (todo, rest []connector.Candidate, err error) {
 	stats.Candidates = len(cands)
 	urls := candidateURLs(cands)
 	seen, err := w.seenURLs(ctx, l.SourceID, urls)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	var failed map[string]bool
 	if l.Backlog {
 		if failed, err = w.failedURLs(ctx, l.SourceID, urls); err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 	}
 	for _, c := range cands {
@@ -362,9 +382,9 @@ func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connect
 	})
 	if n := w.cfg.MaxFetchesPerCrawl; len(todo) > n {
 		stats.Skipped += len(todo) - n
-		return todo[:n], false, nil
+		return todo[:n], todo[n:], nil
 	}
-	return todo, true, nil
+	return todo, nil, nil
 }
 
 // processCandidate fetches one candidate through the source's connector,

@@ -62,15 +62,14 @@ func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a
 	return nil
 }
 
-// markDistributed completes a seen URL: later polls skip it.
+// markDistributed completes a seen URL: later polls skip it. The URL
+// succeeded, so its earlier failures no longer matter: they go in the same
+// statement, one round trip per article.
 func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url string) error {
-	_, err := w.db.NewRaw(`UPDATE crawl_seen SET distributed_at = now() WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx)
+	_, err := w.db.NewRaw(`WITH cleared AS (DELETE FROM crawl_failures WHERE source_id = ? AND url = ?)
+		UPDATE crawl_seen SET distributed_at = now() WHERE source_id = ? AND url = ?`, sourceID, url, sourceID, url).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record %s as distributed: %w", url, err)
-	}
-	// The URL succeeded; its earlier failures no longer matter.
-	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
-		return fmt.Errorf("clear failures of %s: %w", url, err)
 	}
 	return nil
 }

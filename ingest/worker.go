@@ -135,6 +135,8 @@ type Worker struct {
 	// crawls are the crawl leases (crawl_state), backfills the backfill
 	// leases (ingest_backfills).
 	crawls, backfills *lease.Leases
+	// backlogs are what crawls cut short left for the next (backlog.go).
+	backlogs *backlogs
 }
 
 // New returns a Worker; nothing runs until Run.
@@ -151,6 +153,7 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 			cfg.Owner, cfg.LeaseDuration, log),
 		backfills: lease.New(parts.DB, lease.Table{Name: "ingest_backfills", Key: "attachment_id", Claimable: "t.done_at IS NULL"},
 			cfg.Owner, cfg.LeaseDuration, log),
+		backlogs: newBacklogs(cfg.LeaseDuration),
 	}
 }
 
@@ -170,9 +173,11 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // scheduleLoop leases due sources up to Concurrency and crawls each in its
-// own goroutine.
+// own goroutine. A crawl that ends looks for due sources at once rather
+// than at the next tick: a source with a backlog is due again right away.
 func (w *Worker) scheduleLoop(ctx context.Context) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
+	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ticker := time.NewTicker(w.cfg.Tick)
@@ -189,8 +194,12 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					defer func() { <-slots }()
 					w.crawlLeased(ctx, l)
+					<-slots
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
 				}()
 			}
 		}
@@ -198,6 +207,7 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		case <-freed:
 		}
 	}
 }

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) eventstore.Store, features Fe
 		{"ReadStreamOfAStreamWithoutEventsIsNotFound", readStreamOfAStreamWithoutEventsIsNotFound},
 		{"ReadAllReturnsTheLogInOrderAndPages", readAllReturnsTheLogInOrderAndPages},
 		{"AppendedSignalsListenersAfterEachAppend", appendedSignalsListenersAfterEachAppend},
+		{"AppendedSignalsOnlyListenersOfTheAppendedTypes", appendedSignalsOnlyListenersOfTheAppendedTypes},
 		{"SubscriptionDeliversEveryConcurrentAppendOnceAndInOrder", subscriptionDeliversEveryConcurrentAppendOnceAndInOrder},
 		{"SubscriptionResumesAfterAGivenPosition", subscriptionResumesAfterAGivenPosition},
 		{"SubscriptionEndsWithCloseOrItsContext", subscriptionEndsWithCloseOrItsContext},

@@ -60,6 +60,47 @@ func appendedSignalsListenersAfterEachAppend(t *testing.T, s eventstore.Store) {
 	}
 }
 
+func appendedSignalsOnlyListenersOfTheAppendedTypes(t *testing.T, s eventstore.Store) {
+	ofA, stopA := s.Appended("A")
+	defer stopA()
+	ofBC, stopBC := s.Appended("B", "C")
+	defer stopBC()
+	ofAll, stopAll := s.Appended()
+	defer stopAll()
+	signalled := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	tests := []struct {
+		name           string
+		events         []eventstore.EventData
+		a, bc, anyType bool
+	}{
+		{"an append of A signals A's listener and the listener of every type", []eventstore.EventData{Event("A")}, true, false, true},
+		{"an append of C signals the listener of B and C", []eventstore.EventData{Event("C")}, false, true, true},
+		{"an append of D signals only the listener of every type", []eventstore.EventData{Event("D")}, false, false, true},
+		{"an append of D and B signals the listener of B", []eventstore.EventData{Event("D"), Event("B")}, false, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			MustAppend(t, s, "s", eventstore.Any(), tt.events...)
+			if got := signalled(ofA); got != tt.a {
+				t.Errorf("listener of A signalled: %v, want %v", got, tt.a)
+			}
+			if got := signalled(ofBC); got != tt.bc {
+				t.Errorf("listener of B and C signalled: %v, want %v", got, tt.bc)
+			}
+			if got := signalled(ofAll); got != tt.anyType {
+				t.Errorf("listener of every type signalled: %v, want %v", got, tt.anyType)
+			}
+		})
+	}
+}
+
 func subscriptionDeliversEveryConcurrentAppendOnceAndInOrder(t *testing.T, s eventstore.Store) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
