@@ -32,8 +32,9 @@ type draft struct {
 	identity string
 }
 
-// details is the draft as the domain stores it.
-func (dr draft) details(docURL string, opts Options) domain.EventDetails {
+// details is the draft as the domain stores it, found in the document at
+// docURL; pageURL is the primary URL of an event that names none.
+func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetails {
 	w := newWindow(opts)
 	instances, horizon := dr.when.expand(w, dr.loc)
 	localityScore := completeFromCoordinates(dr.location)
@@ -49,7 +50,7 @@ func (dr draft) details(docURL string, opts Options) domain.EventDetails {
 		Location:     dr.location,
 		Capacity:     dr.capacity,
 		Organizer:    dr.organizer,
-		PrimaryURL:   firstOf(dr.url, docURL),
+		PrimaryURL:   firstOf(dr.url, pageURL),
 		GeoLocations: geoLocations(dr.location, localityScore),
 		Source:       domain.SiteBlock(docURL),
 	}

@@ -53,20 +53,25 @@ func Extract(d document.Document, opts Options) (Result, error) {
 	opts = opts.withDefaults()
 	var drafts []draft
 	var calendars []string
+	var dropped int
+	// A page is the event's page, and its URL the event's primary URL
+	// when the event names none; a calendar file is not.
+	pageURL := ""
 	switch {
 	case isCalendar(d):
-		drafts, err = fromICalendar(d, opts)
+		drafts, dropped, err = fromICalendar(d)
 	case d.IsHTML():
-		drafts, calendars, err = fromHTML(d, base)
+		drafts, dropped, calendars, err = fromHTML(d, base)
+		pageURL = d.URL
 	default:
 		return Result{}, fmt.Errorf("extract events %s: %w (%s)", d.URL, ErrUnsupported, d.ContentType)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("extract events %s: %w", d.URL, err)
 	}
-	res := Result{Calendars: calendars}
+	res := Result{Calendars: calendars, Dropped: dropped}
 	for _, dr := range identify(drafts, d.URL) {
-		details, err := domain.NewEventDetails(dr.details(d.URL, opts))
+		details, err := domain.NewEventDetails(dr.details(d.URL, pageURL, opts))
 		if err != nil {
 			res.Dropped++
 			continue

@@ -16,32 +16,36 @@ import (
 
 // fromHTML reads a page's schema.org events from its JSON-LD, or from its
 // Microdata when no JSON-LD block holds an event, and the calendars it
-// links to.
-func fromHTML(d document.Document, pageURL *url.URL) ([]draft, []string, error) {
+// links to. Events without a readable start are dropped.
+func fromHTML(d document.Document, pageURL *url.URL) (drafts []draft, dropped int, calendars []string, err error) {
 	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(extract.ToUTF8(d.Body, d.ContentType)))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", extract.ErrUnparsable, err)
+		return nil, 0, nil, fmt.Errorf("%w: %w", extract.ErrUnparsable, err)
 	}
 	base := extract.DocumentBase(doc, pageURL)
 	found, ids := extract.JSONLDNodes(extract.JSONLDScripts(doc), isEventType)
 	textOnly := false
 	if len(found) == 0 && len(doc.Nodes) > 0 {
 		found, ids = extract.LDNodes(microdata(doc.Nodes[0]), isEventType)
-		// Microdata values are the text of elements.
+		// Microdata values are the text of elements (descriptions are
+		// escaped as every plain-text description is, see ldDescription).
 		textOnly = true
 	}
 	g := graph{ids: ids, base: base}
 	g.inherit(found)
-	drafts := make([]draft, 0, len(found))
+	drafts = make([]draft, 0, len(found))
 	for _, n := range found {
-		if dr, ok := g.draft(n); ok {
-			if textOnly {
-				dr.title, dr.description = textToHTML(dr.title), textToHTML(dr.description)
-			}
-			drafts = append(drafts, dr)
+		dr, ok := g.draft(n)
+		if !ok {
+			dropped++
+			continue
 		}
+		if textOnly {
+			dr.title = textToHTML(dr.title)
+		}
+		drafts = append(drafts, dr)
 	}
-	return drafts, calendarLinks(doc, base), nil
+	return drafts, dropped, calendarLinks(doc, base), nil
 }
 
 // calendarLinks are the iCalendar files a page links to: .ics files,

@@ -32,15 +32,15 @@ type calendar struct {
 
 // fromICalendar reads the VEVENTs of an iCalendar file: a master event per
 // UID with its RRULE, RDATE and EXDATE, and the RECURRENCE-ID overrides of
-// single recurrences. An event that cannot be read is skipped.
-func fromICalendar(d document.Document, opts Options) ([]draft, error) {
+// single recurrences. An event without a readable start is dropped.
+func fromICalendar(d document.Document) (out []draft, dropped int, err error) {
 	body := bytes.TrimPrefix(extract.ToUTF8(d.Body, d.ContentType), []byte("\ufeff"))
 	cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %w", ErrBadCalendar, err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrBadCalendar, err)
 	}
 	if cal == nil {
-		return nil, fmt.Errorf("%w: no VCALENDAR", ErrBadCalendar)
+		return nil, 0, fmt.Errorf("%w: no VCALENDAR", ErrBadCalendar)
 	}
 	c := calendar{zones: map[string]*time.Location{}}
 	for _, comp := range cal.Children {
@@ -51,22 +51,25 @@ func fromICalendar(d document.Document, opts Options) ([]draft, error) {
 	}
 	c.zone = c.resolve(propValue(cal.Component, "X-WR-TIMEZONE"))
 	masters, overrides, order := groupByUID(cal.Children)
-	out := make([]draft, 0, len(order))
+	out = make([]draft, 0, len(order))
+	add := func(dr draft, ok bool) {
+		if !ok {
+			dropped++
+			return
+		}
+		out = append(out, dr)
+	}
 	for _, uid := range order {
 		if m := masters[uid]; m != nil {
-			if dr, ok := c.draft(m, overrides[uid]); ok {
-				out = append(out, dr)
-			}
+			add(c.draft(m, overrides[uid]))
 			continue
 		}
 		// Overrides whose series is not in the file stand alone.
 		for _, o := range overrides[uid] {
-			if dr, ok := c.draft(o, nil); ok {
-				out = append(out, dr)
-			}
+			add(c.draft(o, nil))
 		}
 	}
-	return out, nil
+	return out, dropped, nil
 }
 
 func groupByUID(children []*ical.Component) (masters map[string]*ical.Component, overrides map[string][]*ical.Component, order []string) {

@@ -32,7 +32,11 @@ func (a address) location(coords *domain.Coordinates, online *domain.Online) *do
 		Country:        country,
 	}
 	if a.venue != "" {
-		loc.Venue = &domain.Venue{Name: a.venue, Address: joinNonEmpty(", ", a.street, town)}
+		loc.Venue = &domain.Venue{Name: a.venue}
+		// A town alone is no address of the venue: it is in locality.
+		if a.street != "" {
+			loc.Venue.Address = joinNonEmpty(", ", a.street, town)
+		}
 	}
 	if loc.DisplayAddress == "" && coords == nil && online == nil {
 		return nil

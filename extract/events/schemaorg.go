@@ -1,6 +1,7 @@
 package events
 
 import (
+	"html"
 	"math"
 	"net/url"
 	"strconv"
@@ -133,7 +134,7 @@ func (g graph) draft(n map[string]any) (draft, bool) {
 	dr := draft{
 		url:         g.url(n["url"]),
 		title:       firstOf(extract.LDString(n["name"]), extract.LDString(n["headline"])),
-		description: extract.LDString(n["description"]),
+		description: ldDescription(extract.LDString(n["description"])),
 		loc:         loc,
 		when:        when,
 		location:    where,
@@ -152,6 +153,19 @@ func (g graph) draft(n map[string]any) (draft, bool) {
 		dr.urls = append(dr.urls, g.url(s))
 	}
 	return dr, true
+}
+
+// ldDescription is a description as HTML. WordPress plugins write HTML
+// entity-encoded ("&lt;p&gt;"), others write plain text with line breaks:
+// the entities are decoded once and text without markup is escaped.
+func ldDescription(s string) string {
+	if !strings.Contains(s, "<") && strings.Contains(s, "&") {
+		s = html.UnescapeString(s)
+	}
+	if looksLikeHTML(s) {
+		return s
+	}
+	return textToHTML(html.UnescapeString(s))
 }
 
 // ldStatus maps eventStatus; EventMovedOnline is a scheduled event that
