@@ -2,6 +2,7 @@ package events
 
 import (
 	"os"
+	"reflect"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,4 +62,14 @@ func at(s string) time.Time {
 		panic(err)
 	}
 	return t.UTC()
+}
+
+// equal compares what an extraction gave with what a test wants; times
+// are all UTC, so deep equality is instant equality.
+func equal(got, want any) bool { return reflect.DeepEqual(got, want) }
+
+func ptr[T any](v T) *T { return &v }
+
+func htmlDoc(url, body string) document.Document {
+	return document.Document{URL: url, ContentType: "text/html; charset=utf-8", Body: []byte(body)}
 }

@@ -23,10 +23,15 @@ func (a address) location(coords *domain.Coordinates, online *domain.Online) *do
 		country = gazetteer.CountryName(cc)
 	}
 	town := joinNonEmpty(" ", a.postalCode, a.locality)
+	region := a.region
+	if gazetteer.Fold(region) == gazetteer.Fold(a.locality) {
+		// City states (Berlin, Hamburg, Wien) are their own region.
+		region = ""
+	}
 	loc := &domain.EventLocation{
 		Coordinates:    coords,
 		Online:         online,
-		DisplayAddress: joinNonEmpty(", ", a.venue, a.street, town, a.region, country),
+		DisplayAddress: joinNonEmpty(", ", a.venue, a.street, town, region, country),
 		Locality:       a.locality,
 		Region:         a.region,
 		Country:        country,
