@@ -16,11 +16,8 @@ import (
 	"sync"
 	"unicode"
 
-	"golang.org/x/text/cases"
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -193,17 +190,44 @@ func isPostalCode(s string) bool {
 }
 
 // Fold is the form names are compared in: lower case, without accents and
-// punctuation, spaces collapsed.
+// punctuation, spaces collapsed. It runs for every name of every event,
+// so it allocates once and skips normalising plain ASCII.
 func Fold(s string) string {
-	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-	out, _, err := transform.String(t, s)
-	if err != nil {
-		out = s
+	if !isASCII(s) {
+		s = norm.NFD.String(s)
 	}
-	out = cases.Fold().String(out)
-	return strings.Join(strings.FieldsFunc(out, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127)
-	}), " ")
+	var b strings.Builder
+	b.Grow(len(s))
+	gap := false
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r):
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && unicode.IsLetter(r) || r > 127 && unicode.IsDigit(r):
+			if gap && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			gap = false
+		case r >= 'A' && r <= 'Z':
+			if gap && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteByte(byte(r) + 'a' - 'A')
+			gap = false
+		default:
+			gap = true
+		}
+	}
+	return norm.NFC.String(b.String())
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // DistanceKm is the great-circle distance between two points.

@@ -70,14 +70,23 @@ func zoneAt(lat, lng float64) *time.Location {
 	return nil
 }
 
+// zones caches loaded zones by name: time.LoadLocation reads the zone
+// file each time, and every event asks. Only real zones are kept, so the
+// cache is bounded by the zone database, whatever names pages make up.
+var zones sync.Map
+
 func loadZone(name string) *time.Location {
-	if name == "" || name == "Local" {
+	if name == "" || name == "Local" || len(name) > 64 {
 		return nil
+	}
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
 		return nil
 	}
+	zones.Store(name, loc)
 	return loc
 }
 
