@@ -73,3 +73,20 @@ func ptr[T any](v T) *T { return &v }
 func htmlDoc(url, body string) document.Document {
 	return document.Document{URL: url, ContentType: "text/html; charset=utf-8", Body: []byte(body)}
 }
+
+// check is one field of an extraction against what a test wants.
+type check struct {
+	name      string
+	got, want any
+}
+
+func checkAll(t *testing.T, checks []check) {
+	t.Helper()
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) {
+			if !equal(c.got, c.want) {
+				t.Errorf("got %#v, want %#v", c.got, c.want)
+			}
+		})
+	}
+}

@@ -16,10 +16,7 @@ func TestAWordPressEventsCalendarPageGivesItsEventFieldByField(t *testing.T) {
 	}
 	e := res.Events[0]
 	end := at("2024-11-12T22:00:00Z")
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"the identity is the event's own URL, normalised", e.Identity, "url:https://jazzkeller.example/event/jazz-night"},
 		{"the title has its entities decoded", e.Title, "Jazz Night – Live im Keller"},
 		{"the entity-encoded description is decoded and sanitised, its script dropped", e.Description, "<p>Swing &amp; Bebop mit dem Trio Blau. <strong>Eintritt frei</strong></p>"},
@@ -57,14 +54,7 @@ func TestAWordPressEventsCalendarPageGivesItsEventFieldByField(t *testing.T) {
 			"https://jazzkeller.example/event/jazz-night/?ical=1",
 			"https://jazzkeller.example/downloads/programm-2024.ics",
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestATicketingGraphResolvesReferencesCapacitiesAndStatuses(t *testing.T) {
@@ -97,10 +87,7 @@ func TestATicketingGraphResolvesReferencesCapacitiesAndStatuses(t *testing.T) {
 		t.Run(tt.title, func(t *testing.T) {
 			e := byTitle(t, res, tt.title)
 			in := e.Instances[0]
-			checks := []struct {
-				what      string
-				got, want any
-			}{
+			checkAll(t, []check{
 				{"identity", e.Identity, tt.identity},
 				{"status", in.Status, tt.status},
 				{"previous start", in.PreviousStart, tt.previous},
@@ -116,12 +103,7 @@ func TestATicketingGraphResolvesReferencesCapacitiesAndStatuses(t *testing.T) {
 					return g.Description == "Nordrhein-Westfalen" && g.RelationType == domain.GeoRelevanceRange && g.Score == 50
 				}), true},
 				{"a place with coordinates scores 100", e.GeoLocations[0].Score, 100},
-			}
-			for _, c := range checks {
-				if !equal(c.got, c.want) {
-					t.Errorf("%s: got %#v, want %#v", c.what, c.got, c.want)
-				}
-			}
+			})
 		})
 	}
 	if e := byTitle(t, res, "Beethoven: Symphonie Nr. 9"); e.Organizer == nil || e.Organizer.Contact != "kasse@konzerthaus.example" {
@@ -135,10 +117,7 @@ func TestATicketingGraphResolvesReferencesCapacitiesAndStatuses(t *testing.T) {
 func TestAnOnlineEventHasItsPlatformAndNoPlace(t *testing.T) {
 	res := extractFixture(t, "meetup-online.html", "https://meetup.example/online-gophers/events/302112233/")
 	e := byTitle(t, res, "Go Night: Generics in Practice")
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"the online place names the platform by its host", *e.Location.Online, domain.Online{Platform: "Zoom", URL: "https://us02web.zoom.us/j/81234567890"}},
 		{"no venue", e.Location.Venue, (*domain.Venue)(nil)},
 		{"no address", e.Location.DisplayAddress, ""},
@@ -147,23 +126,13 @@ func TestAnOnlineEventHasItsPlatformAndNoPlace(t *testing.T) {
 		{"18:30 at UTC-5 is 23:30 UTC", e.Instances[0].Occurrences[0].Start, at("2024-11-20T23:30:00Z")},
 		{"a plain-text description keeps its line breaks", e.Description, "Join us online for talks about Go generics.<br><br>Agenda:<br>- 18:30 welcome<br>- 18:40 talks"},
 		{"the organiser", e.Organizer.Name, "Online Gophers"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestAVenuePageWithMicrodataOnly(t *testing.T) {
 	res := extractFixture(t, "venue-microdata.html", "https://theater-gasse.example/spielplan")
 	e := byTitle(t, res, "Der Besuch der alten Dame")
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"the event's own URL, resolved against the page", e.PrimaryURL, "https://theater-gasse.example/spielplan/alte-dame"},
 		{"the identity is that URL", e.Identity, "url:https://theater-gasse.example/spielplan/alte-dame"},
 		{"the zone is found from the coordinates", e.Time.Timezone, "Europe/Vienna"},
@@ -178,14 +147,7 @@ func TestAVenuePageWithMicrodataOnly(t *testing.T) {
 			DisplayAddress: "Theater an der Gasse, Gassengasse 3, 1010 Wien, Austria",
 			Locality:       "Wien", Country: "Austria",
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestMalformedJSONLDNeverStopsTheRest(t *testing.T) {
@@ -218,10 +180,7 @@ func TestALongExhibitionIsOngoingWithOneOccurrencePerDay(t *testing.T) {
 	res := extractFixture(t, "malformed.html", "https://kultur.example/kalender")
 	e := byTitle(t, res, "Licht und Schatten – Fotografien 1920–1960")
 	occ := e.Instances[0].Occurrences
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"more than 14 days is ongoing", e.Time.TemporalPattern, domain.PatternOngoing},
 		{"14 Sep 2024 to 12 Jan 2025 inclusive is 121 days", len(occ), 121},
 		{"the first day starts at local midnight (summer time)", occ[0].Start, at("2024-09-13T22:00:00Z")},
@@ -231,14 +190,7 @@ func TestALongExhibitionIsOngoingWithOneOccurrencePerDay(t *testing.T) {
 		{"every day is all day", occ[60].AllDay, true},
 		{"an address given as text is read into its parts", [2]string{e.Location.Venue.Name, e.Location.Locality}, [2]string{"Stadtmuseum", "Leipzig"}},
 		{"the display text names the first and last day", e.Time.DisplayText, "Sat 14 Sep 2024 – Sun 12 Jan 2025"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestAFestivalAndItsSubEvents(t *testing.T) {
@@ -246,10 +198,7 @@ func TestAFestivalAndItsSubEvents(t *testing.T) {
 	festival := byTitle(t, res, "Sommerklang Festival 2024")
 	opening := byTitle(t, res, "Opening Night: Die Seebühne")
 	days := festival.Instances[0].Occurrences
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"a Festival is an event: one instance", len(festival.Instances), 1},
 		{"7 to 9 June inclusive is three all-day occurrences", len(days), 3},
 		{"each is a local day of Leipzig", [3]time.Time{days[0].Start, *days[0].End, days[2].Start}, [3]time.Time{at("2024-06-06T22:00:00Z"), at("2024-06-07T22:00:00Z"), at("2024-06-08T22:00:00Z")}},
@@ -260,14 +209,7 @@ func TestAFestivalAndItsSubEvents(t *testing.T) {
 		{"and its organiser", opening.Organizer.Name, "Sommerklang gGmbH"},
 		{"a night ending at 00:30 is one occurrence", len(opening.Instances[0].Occurrences), 1},
 		{"the sub-event is an event of its own", opening.Identity, "url:https://sommerklang.example/programm/opening"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestAnEventScheduleRecursInTheEventsZone(t *testing.T) {
@@ -286,23 +228,13 @@ func TestAnEventScheduleRecursInTheEventsZone(t *testing.T) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("instance keys\n got %q\nwant %q", keys, want)
 	}
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"recurring", e.Time.TemporalPattern, domain.PatternRecurring},
 		{"the zone the schedule names", e.Time.Timezone, "Europe/Berlin"},
 		{"the display text says the rule", e.Time.DisplayText, "Every week on Tuesday, 19:00–20:30 (Europe/Berlin), from Tue 1 Oct 2024, until Tue 17 Dec 2024"},
 		{"each lasts from startTime to endTime", *e.Instances[3].Occurrences[0].End, at("2024-10-29T19:30:00Z")},
 		{"the horizon is now + 180 days", *e.Horizon, crawlNow.Add(DefaultHorizon)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestEventsOfAListingAreToldApartOrMerged(t *testing.T) {

@@ -56,10 +56,7 @@ func TestAWeeklyMeetupKeeps19LocalAcrossTheClockChangeWithItsExceptionAndOverrid
 		}
 	}
 	created, modified := at("2024-09-01T08:00:00Z"), at("2024-10-08T20:00:00Z")
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"the identity is the UID (no URL)", e.Identity, "uid:5v1kq0h2p7b3n9c8m4x6z2a1s0@google.com"},
 		{"the zone is the TZID", e.Time.Timezone, "Europe/Berlin"},
 		{"recurring", e.Time.TemporalPattern, domain.PatternRecurring},
@@ -74,14 +71,7 @@ func TestAWeeklyMeetupKeeps19LocalAcrossTheClockChangeWithItsExceptionAndOverrid
 		{"LAST-MODIFIED is when it changed", e.ModifiedAt, &modified},
 		{"a calendar file is no event's page", e.PrimaryURL, ""},
 		{"the source is the calendar", e.Source, domain.SiteBlock("https://calendar.example/ical/stammtisch/public/basic.ics")},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestTheOtherEventsOfAGoogleExport(t *testing.T) {
@@ -92,10 +82,7 @@ func TestTheOtherEventsOfAGoogleExport(t *testing.T) {
 	talk := byTitle(t, res, "Vortrag: Context &amp; Cancellation")
 	festival := byTitle(t, res, "Sommerklang Festival 2024")
 	cancelled := byTitle(t, res, "Abgesagt: Weihnachtsfeier")
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"a UTC event is shown in the calendar's zone", talk.Time.DisplayText, "Wed 23 Oct 2024, 18:00–19:30 (Europe/Berlin)"},
 		{"HTML in a DESCRIPTION is sanitised, not escaped", talk.Description, `<b>Vortrag</b> über <a href="https://example.org/talk" rel="nofollow">Kontext</a>`},
 		{"an empty LOCATION is no location", talk.Location, (*domain.EventLocation)(nil)},
@@ -104,14 +91,7 @@ func TestTheOtherEventsOfAGoogleExport(t *testing.T) {
 		{"its identity is its URL (a root keeps its slash)", festival.Identity, "url:https://sommerklang.example/"},
 		{"STATUS:CANCELLED cancels a one-off event", cancelled.Instances[0].Status, domain.StatusCancelled},
 		{"an event without an end has no end", cancelled.Instances[0].Occurrences[0].End, (*time.Time)(nil)},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestAnOutlookCalendarWithAWindowsZoneName(t *testing.T) {
@@ -124,23 +104,13 @@ func TestAnOutlookCalendarWithAWindowsZoneName(t *testing.T) {
 	// COUNT=5 from Monday 4 November, two of them excluded by one
 	// comma-separated EXDATE; 09:00 CET is 08:00 UTC.
 	want := []time.Time{at("2024-11-04T08:00:00Z"), at("2024-11-07T08:00:00Z"), at("2024-11-08T08:00:00Z")}
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"the recurrences", starts, want},
 		{"the Windows zone is its IANA zone", e.Time.Timezone, "Europe/Berlin"},
 		{"a meeting link as location is an online place", *e.Location.Online, domain.Online{Platform: "Microsoft Teams", URL: "https://teams.microsoft.com/l/meetup-join/19%3ameeting"}},
 		{"the organiser from CN and mailto", *e.Organizer, domain.EventOrganizer{Name: "Team Lead", Contact: "lead@firma.example"}},
 		{"a counted rule in words", e.Time.DisplayText, "Every day, 09:00–09:30 (Europe/Berlin), from Mon 4 Nov 2024, 5 times"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 // The page and its .ics export are one event: same identity, same
@@ -152,10 +122,7 @@ func TestAPageAndItsCalendarAreOneEvent(t *testing.T) {
 		t.Fatalf("events: page %d, calendar %d", len(page.Events), len(cal.Events))
 	}
 	p, c := page.Events[0], cal.Events[0]
-	tests := []struct {
-		name      string
-		got, want any
-	}{
+	checkAll(t, []check{
 		{"one identity", c.Identity, p.Identity},
 		{"one event id", domain.EventID(c.Identity), domain.EventID(p.Identity)},
 		{"one title", c.Title, p.Title},
@@ -163,14 +130,7 @@ func TestAPageAndItsCalendarAreOneEvent(t *testing.T) {
 		{"one occurrence", c.Instances[0].Occurrences, p.Instances[0].Occurrences},
 		{"the calendar's image attachment", c.PrimaryImage, p.PrimaryImage},
 		{"the calendar's coordinates", *c.Location.Coordinates, domain.Coordinates{Lat: 52.5321, Lng: 13.3849}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if !equal(tt.got, tt.want) {
-				t.Errorf("got %#v, want %#v", tt.got, tt.want)
-			}
-		})
-	}
+	})
 }
 
 func TestARecrawlWithinTheMonthIsNoChangeAndAMovedDateIsOne(t *testing.T) {
