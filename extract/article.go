@@ -81,8 +81,8 @@ func ParseArticle(d document.Document) (Article, error) {
 	if err != nil {
 		return Article{}, fmt.Errorf("extract article %s: %w: %w", pageURL, ErrUnparsable, err)
 	}
-	p := &page{doc: doc, base: documentBase(doc, base), meta: metaTags(doc)}
-	p.ld, _ = jsonLDArticle(jsonLDScripts(doc))
+	p := &page{doc: doc, base: DocumentBase(doc, base), meta: metaTags(doc)}
+	p.ld, _ = jsonLDArticle(JSONLDScripts(doc))
 
 	a := Article{
 		URL:         p.canonical(base),
@@ -97,14 +97,14 @@ func ParseArticle(d document.Document) (Article, error) {
 	return a, nil
 }
 
-// documentBase honours <base href>, which changes how every relative URL on
+// DocumentBase honours <base href>, which changes how every relative URL on
 // the page resolves.
-func documentBase(doc *goquery.Document, page *url.URL) *url.URL {
+func DocumentBase(doc *goquery.Document, page *url.URL) *url.URL {
 	href, ok := doc.Find("base[href]").First().Attr("href")
 	if !ok {
 		return page
 	}
-	if b := resolve(page, href); b != "" {
+	if b := Resolve(page, href); b != "" {
 		if u, err := url.Parse(b); err == nil {
 			return u
 		}
@@ -135,7 +135,8 @@ func metaTags(doc *goquery.Document) map[string]string {
 	return m
 }
 
-func jsonLDScripts(doc *goquery.Document) []string {
+// JSONLDScripts are the contents of the page's JSON-LD script elements.
+func JSONLDScripts(doc *goquery.Document) []string {
 	var out []string
 	doc.Find("script[type]").Each(func(_ int, s *goquery.Selection) {
 		t := strings.ToLower(strings.TrimSpace(s.AttrOr("type", "")))
@@ -170,7 +171,7 @@ func (p *page) canonical(pageURL *url.URL) string {
 	})
 	pageIsRoot := isRootPath(pageURL.Path)
 	for _, c := range []string{canon, p.meta["og:url"]} {
-		u := resolve(p.base, c)
+		u := Resolve(p.base, c)
 		if u == "" {
 			continue
 		}
@@ -180,7 +181,7 @@ func (p *page) canonical(pageURL *url.URL) string {
 		}
 		return u
 	}
-	if u := resolve(nil, pageURL.String()); u != "" {
+	if u := Resolve(nil, pageURL.String()); u != "" {
 		return u
 	}
 	return pageURL.String()
@@ -262,8 +263,8 @@ func (p *page) title() string {
 // <title> usually carries a " | Site name" suffix and the h1 is the clean
 // headline; otherwise <title> wins, since a lone h1 is often the site logo.
 func (p *page) documentTitle() string {
-	title := clean(p.doc.Find("title").First().Text())
-	h1 := clean(p.doc.Find("h1").First().Text())
+	title := Clean(p.doc.Find("title").First().Text())
+	h1 := Clean(p.doc.Find("h1").First().Text())
 	if h1 != "" && (title == "" || strings.Contains(title, h1)) {
 		return h1
 	}
@@ -285,7 +286,7 @@ func (p *page) firstParagraph() string {
 	for _, sel := range []string{"article p", "main p", "p"} {
 		var found string
 		p.doc.Find(sel).EachWithBreak(func(_ int, s *goquery.Selection) bool {
-			text := clean(s.Text())
+			text := Clean(s.Text())
 			if len([]rune(text)) < minParagraphRunes || s.Closest("nav,header,footer,aside,figure").Length() > 0 {
 				return true
 			}
@@ -303,7 +304,7 @@ func (p *page) image() string {
 	link, _ := p.doc.Find("link[rel=image_src]").First().Attr("href")
 	for _, c := range []string{p.ld.Image, p.meta["og:image"], p.meta["og:image:url"], p.meta["og:image:secure_url"],
 		p.meta["twitter:image"], p.meta["twitter:image:src"], link} {
-		if u := resolve(p.base, c); u != "" {
+		if u := Resolve(p.base, c); u != "" {
 			return u
 		}
 	}
@@ -326,7 +327,7 @@ func (p *page) firstLargeImage() string {
 		if !large && !unsized {
 			return true
 		}
-		found = resolve(p.base, src)
+		found = Resolve(p.base, src)
 		return found == ""
 	})
 	return found

@@ -77,21 +77,70 @@ var zoneOffsets = map[string]int{
 // returns the zero time when s is not a recognisable date, so callers can
 // chain sources with a simple IsZero check.
 func ParseDate(s string) time.Time {
-	s = strings.TrimSpace(s)
-	if len(s) < 6 || len(s) > 64 {
+	t, kind := ParseDateIn(s, time.UTC)
+	if kind == NoDate {
 		return time.Time{}
 	}
+	return plausible(t)
+}
+
+// DateKind is what a date string said, which decides how it is read.
+type DateKind int
+
+const (
+	// NoDate: the string is not a recognisable date.
+	NoDate DateKind = iota
+	// DateOnly: a calendar day without a time, read as midnight in loc.
+	DateOnly
+	// LocalDateTime: a wall-clock time without a zone, read in loc.
+	LocalDateTime
+	// ZonedDateTime: a time with a zone or offset, an instant anywhere.
+	ZonedDateTime
+)
+
+// ParseDateIn parses what ParseDate parses, keeping what the string said:
+// a date-time with a zone or offset is that instant, one without it is a
+// wall-clock time in loc, and a date alone is midnight in loc. Events
+// need the difference: "19:00" on an event page means 19:00 where the
+// event is, and a date alone is an all-day event.
+func ParseDateIn(s string, loc *time.Location) (time.Time, DateKind) {
+	s = strings.TrimSpace(s)
+	if len(s) < 6 || len(s) > 64 {
+		return time.Time{}, NoDate
+	}
 	if t, ok := parseUnix(s); ok {
-		return t
+		if t.IsZero() {
+			return t, NoDate
+		}
+		return t, ZonedDateTime
 	}
 	for _, layout := range dateLayouts {
-		t, err := time.Parse(layout, s)
+		t, err := time.ParseInLocation(layout, s, loc)
 		if err != nil {
 			continue
 		}
-		return plausible(fixZone(t))
+		kind := layoutKind(layout)
+		if kind == ZonedDateTime {
+			t = fixZone(t)
+		}
+		if t.Year() < 1970 || t.Year() > 2200 {
+			return time.Time{}, NoDate
+		}
+		return t, kind
 	}
-	return time.Time{}
+	return time.Time{}, NoDate
+}
+
+func layoutKind(layout string) DateKind {
+	switch {
+	case strings.Contains(layout, "Z07") || strings.Contains(layout, "-07") ||
+		strings.Contains(layout, "MST") || strings.HasSuffix(layout, "Z"):
+		return ZonedDateTime
+	case strings.Contains(layout, "15") || strings.Contains(layout, "3:04"):
+		return LocalDateTime
+	default:
+		return DateOnly
+	}
 }
 
 // parseUnix accepts Unix timestamps in seconds or milliseconds, which some

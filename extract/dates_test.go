@@ -50,3 +50,32 @@ func TestParseDate(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDateInKeepsWhatTheStringSaid(t *testing.T) {
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		in       string
+		want     time.Time
+		wantKind DateKind
+	}{
+		{"an offset is an instant anywhere", "2024-10-29T19:00:00+01:00", time.Date(2024, 10, 29, 18, 0, 0, 0, time.UTC), ZonedDateTime},
+		{"UTC is an instant anywhere", "2024-10-29T18:00:00Z", time.Date(2024, 10, 29, 18, 0, 0, 0, time.UTC), ZonedDateTime},
+		{"a wall-clock time is read in the given zone, summer time", "2024-10-22T19:00:00", time.Date(2024, 10, 22, 17, 0, 0, 0, time.UTC), LocalDateTime},
+		{"a wall-clock time is read in the given zone, winter time", "2024-10-29T19:00", time.Date(2024, 10, 29, 18, 0, 0, 0, time.UTC), LocalDateTime},
+		{"a date alone is local midnight", "2024-06-07", time.Date(2024, 6, 6, 22, 0, 0, 0, time.UTC), DateOnly},
+		{"a written date alone is local midnight", "7 June 2024", time.Date(2024, 6, 6, 22, 0, 0, 0, time.UTC), DateOnly},
+		{"garbage is no date", "next Tuesday", time.Time{}, NoDate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, kind := ParseDateIn(tt.in, berlin)
+			if kind != tt.wantKind || !got.Equal(tt.want) {
+				t.Errorf("ParseDateIn(%q) = %v (%v), want %v (%v)", tt.in, got, kind, tt.want, tt.wantKind)
+			}
+		})
+	}
+}

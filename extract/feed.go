@@ -51,7 +51,7 @@ func Feed(body []byte) ([]FeedEntry, error) {
 		}
 		out = append(out, FeedEntry{
 			URL:         link,
-			Title:       clean(StripTags(it.Title)),
+			Title:       Clean(StripTags(it.Title)),
 			Description: clip(StripTags(firstNonEmpty(it.Description, it.Content)), maxFeedDescriptionRunes),
 			ImageURL:    itemImage(it, base),
 			PublishedAt: itemDate(it),
@@ -65,7 +65,7 @@ func Feed(body []byte) ([]FeedEntry, error) {
 // no absolute base, so that the caller can resolve it against the feed URL.
 func itemLink(it *gofeed.Item, base *url.URL) string {
 	for _, c := range append(append([]string{it.Link}, it.Links...), it.GUID) {
-		if abs := resolve(base, c); abs != "" {
+		if abs := Resolve(base, c); abs != "" {
 			return abs
 		}
 	}
@@ -78,7 +78,7 @@ func itemLink(it *gofeed.Item, base *url.URL) string {
 // feedURL resolves ref like resolve, but when the feed has no absolute base
 // it keeps a relative reference for the caller, who knows the feed's URL.
 func feedURL(base *url.URL, ref string) string {
-	if abs := resolve(base, ref); abs != "" {
+	if abs := Resolve(base, ref); abs != "" {
 		return abs
 	}
 	ref = strings.TrimSpace(ref)
@@ -201,7 +201,7 @@ var blockTags = map[string]bool{
 // are decoded and whitespace is collapsed.
 func StripTags(fragment string) string {
 	if !strings.ContainsAny(fragment, "<&") {
-		return clean(fragment)
+		return Clean(fragment)
 	}
 	var b strings.Builder
 	z := html.NewTokenizer(strings.NewReader(fragment))
@@ -210,7 +210,7 @@ func StripTags(fragment string) string {
 		tt := z.Next()
 		switch tt {
 		case html.ErrorToken:
-			return clean(b.String())
+			return Clean(b.String())
 		case html.TextToken:
 			if skip == 0 {
 				b.Write(z.Text())

@@ -33,34 +33,47 @@ const maxLDDepth = 12
 // references against the other nodes of the same documents (as Yoast and
 // similar plugins emit).
 func jsonLDArticle(scripts []string) (ldArticle, bool) {
-	found, ids := jsonLDNodes(scripts, isArticleType)
+	found, ids := JSONLDNodes(scripts, isArticleType)
 	if len(found) == 0 {
 		return ldArticle{}, false
 	}
 	obj := found[0]
 	a := ldArticle{
-		Headline:    firstNonEmpty(ldString(obj["headline"]), ldString(obj["name"])),
-		Description: ldString(obj["description"]),
-		Image:       ldImage(obj["image"], ids, 0),
-		Published:   firstNonEmpty(ldString(obj["datePublished"]), ldString(obj["dateCreated"])),
+		Headline:    firstNonEmpty(LDString(obj["headline"]), LDString(obj["name"])),
+		Description: LDString(obj["description"]),
+		Image:       LDImage(obj["image"], ids, 0),
+		Published:   firstNonEmpty(LDString(obj["datePublished"]), LDString(obj["dateCreated"])),
 	}
 	if a.Image == "" {
-		a.Image = ldImage(obj["thumbnailUrl"], ids, 0)
+		a.Image = LDImage(obj["thumbnailUrl"], ids, 0)
 	}
 	return a, true
 }
 
-// jsonLDNodes decodes the given JSON-LD script contents and returns, in
+// JSONLDNodes decodes the given JSON-LD script contents and returns, in
 // document order, every object whose @type is wanted, looking inside
 // arrays, @graph and nested values such as a WebPage's mainEntity; and
 // every object with an @id, by id, for resolving references. Each kind of
-// extractor (articles, events) brings its own wanted.
-func jsonLDNodes(scripts []string, wanted func(ldType any) bool) (found []map[string]any, ids map[string]map[string]any) {
-	ids = map[string]map[string]any{}
+// extractor (articles, events) brings its own wanted. A script that cannot
+// be decoded is skipped: one malformed block never hides the others.
+func JSONLDNodes(scripts []string, wanted func(ldType any) bool) (found []map[string]any, ids map[string]map[string]any) {
+	values := make([]any, 0, len(scripts))
 	for _, s := range scripts {
 		if v, ok := decodeJSONLD(s); ok {
-			walkLD(v, 0, wanted, ids, &found)
+			values = append(values, v)
 		}
+	}
+	return LDNodes(values, wanted)
+}
+
+// LDNodes is JSONLDNodes over values already decoded into the shape
+// encoding/json gives (maps, slices, strings, numbers), so that other
+// linked-data syntaxes, such as Microdata read into that shape, share the
+// walk.
+func LDNodes(values []any, wanted func(ldType any) bool) (found []map[string]any, ids map[string]map[string]any) {
+	ids = map[string]map[string]any{}
+	for _, v := range values {
+		walkLD(v, 0, wanted, ids, &found)
 	}
 	return found, ids
 }
@@ -117,7 +130,7 @@ func walkLD(v any, depth int, wanted func(any) bool, ids map[string]map[string]a
 // isArticleType reports whether a JSON-LD @type (a string or an array of
 // strings, possibly prefixed with the schema.org URL) names an article.
 func isArticleType(v any) bool {
-	for _, t := range ldTypes(v) {
+	for _, t := range LDTypes(v) {
 		t = strings.ToLower(t)
 		if articleTypes[t] || strings.HasSuffix(t, "article") {
 			return true
@@ -126,7 +139,9 @@ func isArticleType(v any) bool {
 	return false
 }
 
-func ldTypes(v any) []string {
+// LDTypes are the type names of a JSON-LD @type (a string or an array of
+// strings), without a schema.org URL prefix.
+func LDTypes(v any) []string {
 	var out []string
 	switch t := v.(type) {
 	case string:
@@ -149,27 +164,27 @@ func stripSchema(t string) string {
 	return t
 }
 
-// ldString reads a text value that may be a string, an array of strings or a
+// LDString reads a text value that may be a string, an array of strings or a
 // {"@value": ...} object.
-func ldString(v any) string {
+func LDString(v any) string {
 	switch t := v.(type) {
 	case string:
 		return t
 	case []any:
 		for _, e := range t {
-			if s := ldString(e); s != "" {
+			if s := LDString(e); s != "" {
 				return s
 			}
 		}
 	case map[string]any:
-		return ldString(t["@value"])
+		return LDString(t["@value"])
 	}
 	return ""
 }
 
-// ldImage reads an image given as a URL string, an ImageObject ({url} or
+// LDImage reads an image given as a URL string, an ImageObject ({url} or
 // {contentUrl}), an {"@id"} reference to another node, or an array of those.
-func ldImage(v any, ids map[string]map[string]any, depth int) string {
+func LDImage(v any, ids map[string]map[string]any, depth int) string {
 	if depth > 3 {
 		return ""
 	}
@@ -178,17 +193,17 @@ func ldImage(v any, ids map[string]map[string]any, depth int) string {
 		return t
 	case []any:
 		for _, e := range t {
-			if s := ldImage(e, ids, depth+1); s != "" {
+			if s := LDImage(e, ids, depth+1); s != "" {
 				return s
 			}
 		}
 	case map[string]any:
-		if s := firstNonEmpty(ldString(t["url"]), ldString(t["contentUrl"])); s != "" {
+		if s := firstNonEmpty(LDString(t["url"]), LDString(t["contentUrl"])); s != "" {
 			return s
 		}
 		if id, ok := t["@id"].(string); ok {
 			if ref, ok := ids[id]; ok {
-				return ldImage(ref, ids, depth+1)
+				return LDImage(ref, ids, depth+1)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ func TestTheJSONLDWalkerFindsTheTypesItIsAskedFor(t *testing.T) {
 			{"@type":["Thing","Event"],"name":"Fair"}]}`,
 	}
 	isEvent := func(v any) bool {
-		for _, t := range ldTypes(v) {
+		for _, t := range LDTypes(v) {
 			if t == "Event" || t == "MusicEvent" {
 				return true
 			}
@@ -35,10 +35,10 @@ func TestTheJSONLDWalkerFindsTheTypesItIsAskedFor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			found, ids := jsonLDNodes(scripts, tt.wanted)
+			found, ids := JSONLDNodes(scripts, tt.wanted)
 			var got []string
 			for _, n := range found {
-				got = append(got, firstNonEmpty(ldString(n["headline"]), ldString(n["name"])))
+				got = append(got, firstNonEmpty(LDString(n["headline"]), LDString(n["name"])))
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("found %v, want %v", got, tt.want)

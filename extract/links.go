@@ -26,7 +26,7 @@ func Links(pageURL string, body []byte) []string {
 		if strings.HasPrefix(href, "#") {
 			return // a jump within this page, not a link to another document
 		}
-		u := resolve(base, href)
+		u := Resolve(base, href)
 		if u != "" && !seen[u] {
 			seen[u] = true
 			out = append(out, u)
@@ -58,7 +58,7 @@ func FeedLinks(pageURL string, body []byte) []string {
 		if !feedTypes[typ] || !hasToken(s.AttrOr("rel", ""), "alternate") {
 			return
 		}
-		u := resolve(base, s.AttrOr("href", ""))
+		u := Resolve(base, s.AttrOr("href", ""))
 		if u == "" || seen[u] || isCommentFeed(u) {
 			return
 		}
@@ -82,7 +82,7 @@ func parsePage(pageURL string, body []byte) (*goquery.Document, *url.URL, bool) 
 	if err != nil {
 		return nil, nil, false
 	}
-	return doc, documentBase(doc, page), true
+	return doc, DocumentBase(doc, page), true
 }
 
 // nonArticleSegments are path segments that mark listing, account or

@@ -172,7 +172,7 @@ func decodeURLSet(d *xml.Decoder, start xml.StartElement) (Sitemap, error) {
 		su := SitemapURL{URL: loc, LastMod: ParseDate(u.LastMod)}
 		for _, n := range u.News {
 			su.PublishedAt = ParseDate(n.PublicationDate)
-			su.Title = clean(n.Title)
+			su.Title = Clean(n.Title)
 			break
 		}
 		for _, img := range u.Images {

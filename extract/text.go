@@ -9,10 +9,10 @@ import (
 	"golang.org/x/net/html/charset"
 )
 
-// clean trims and collapses whitespace and decodes entities. Values from
+// Clean trims and collapses whitespace and decodes entities. Values from
 // attributes are already decoded once by the HTML parser; many CMSes encode
 // titles twice ("&amp;amp;"), so a remaining entity is decoded again.
-func clean(s string) string {
+func Clean(s string) string {
 	if strings.IndexByte(s, '&') >= 0 && strings.IndexByte(s, ';') >= 0 {
 		s = html.UnescapeString(s)
 	}
@@ -22,7 +22,7 @@ func clean(s string) string {
 // firstNonEmpty returns the first value that is non-empty after cleaning.
 func firstNonEmpty(values ...string) string {
 	for _, v := range values {
-		if c := clean(v); c != "" {
+		if c := Clean(v); c != "" {
 			return c
 		}
 	}
@@ -43,10 +43,10 @@ func clip(s string, n int) string {
 	return strings.TrimRight(cut, " ,;:.-") + "…"
 }
 
-// resolve makes ref absolute against base and returns it only when it is an
+// Resolve makes ref absolute against base and returns it only when it is an
 // http(s) URL; the fragment is dropped because it never names a different
 // document.
-func resolve(base *url.URL, ref string) string {
+func Resolve(base *url.URL, ref string) string {
 	ref = strings.TrimSpace(ref)
 	if ref == "" || strings.HasPrefix(ref, "data:") {
 		return ""

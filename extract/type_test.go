@@ -17,7 +17,7 @@ func articleType(body []byte) string {
 	if err != nil {
 		return ""
 	}
-	found, _ := jsonLDNodes(jsonLDScripts(doc), isArticleType)
+	found, _ := JSONLDNodes(JSONLDScripts(doc), isArticleType)
 	if len(found) > 0 {
 		if t := ldTypeName(found[0]["@type"]); t != "" {
 			return t
@@ -30,7 +30,7 @@ func articleType(body []byte) string {
 // for ["Article", "NewsArticle"].
 func ldTypeName(v any) string {
 	best := ""
-	for _, t := range ldTypes(v) {
+	for _, t := range LDTypes(v) {
 		l := strings.ToLower(t)
 		if !articleTypes[l] && !strings.HasSuffix(l, "article") {
 			continue
