@@ -13,6 +13,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/eventshape"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
@@ -48,6 +49,10 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, records requests and is served at /metrics.
 	Metrics *metrics.Registry
+	// EventRelevance scores event items against their feed's config
+	// (relevanceScore); when nil, items are not scored and the member is
+	// omitted. The service sets it to extraction's scoring.
+	EventRelevance eventshape.RelevanceFunc
 }
 
 // New builds the Fiber app with every route.
@@ -156,6 +161,13 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
+
+	// Event items, in the events dialect.
+	events := app.Group("/feeds/events", envelope.Speak(envelope.Events))
+	events.Get("/:id/items", items, h.listEventItems)
+	events.Get("/:id/items/:itemId", items, h.getEventItem)
+	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
+	app.Get("/v0/feeds/events/:id/items", envelope.Speak(envelope.Events), items, h.listEventItemsV0)
 
 	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
