@@ -86,6 +86,12 @@ func New(cfg Config, deps Deps) *fiber.App {
 		app.Use(observe(deps.Metrics))
 		app.Get("/metrics", metricsHandler(deps.Metrics))
 	}
+	// Event paths speak their dialect from the start, so that what refuses
+	// a request before its route does (a repeated parameter, a missing
+	// scope) answers in it too.
+	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
+		app.Use(prefix, envelope.Speak(envelope.Events))
+	}
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)
@@ -162,12 +168,12 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
-	// Event items, in the events dialect.
-	events := app.Group("/feeds/events", envelope.Speak(envelope.Events))
+	// Event items (their dialect is set in New, for every event path).
+	events := app.Group("/feeds/events")
 	events.Get("/:id/items", items, h.listEventItems)
 	events.Get("/:id/items/:itemId", items, h.getEventItem)
 	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
-	app.Get("/v0/feeds/events/:id/items", envelope.Speak(envelope.Events), items, h.listEventItemsV0)
+	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
 	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
