@@ -63,7 +63,8 @@ func (r Result) Empty() bool { return len(r.EventTypes) == 0 }
 // only to resolve and validate references.
 type Lookups interface {
 	SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.SourceDetails, error)
-	NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error)
+	// ItemRef finds an item of a feed of a kind, as the organization sees it.
+	ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID) (domain.ItemRef, error)
 }
 
 // Handler runs commands against the event store.

@@ -53,3 +53,34 @@ func (h *Handler) DiscoverEvent(ctx context.Context, c DiscoverEvent) (EventFoun
 	}
 	return found, res, nil
 }
+
+// AddEventItem puts an event into an event feed through one of its
+// attachments.
+type AddEventItem struct {
+	domain.ItemTarget
+	EventID uuid.UUID
+}
+
+// AddEventItem appends the item when the feed does not have the event yet
+// (added is true: this is what event.item_added announces), or links it to
+// the attachment when another one brought it; nothing when the attachment
+// already did.
+func (h *Handler) AddEventItem(ctx context.Context, c AddEventItem) (added bool, res Result, err error) {
+	_, res, err = decide(ctx, h, change[*domain.EventItem]{
+		stream: domain.EventItemStream(c.FeedID, c.EventID), org: c.OrganizationID,
+		empty: func() *domain.EventItem { return &domain.EventItem{} },
+		decide: func(i *domain.EventItem) ([]domain.Event, error) {
+			events := i.Add(c.ItemTarget, c.EventID, h.now())
+			for _, e := range events {
+				if _, ok := e.(domain.EventItemAdded); ok {
+					added = true
+				}
+			}
+			return events, nil
+		},
+	})
+	if err != nil {
+		return false, Result{}, fmt.Errorf("add event %s to feed %s: %w", c.EventID, c.FeedID, err)
+	}
+	return added, res, nil
+}

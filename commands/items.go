@@ -76,12 +76,19 @@ func (h *Handler) AddNewsItem(ctx context.Context, c AddNewsItem) (added bool, r
 	return !res.Empty(), res, nil
 }
 
-// GiveFeedback rates an item.
+// GiveFeedback rates an item of a feed of any kind.
 type GiveFeedback struct {
 	FeedRef
 	ItemID  uuid.UUID
 	Rating  string
 	Comment string
+}
+
+// ratable is an item aggregate that takes feedback: a news item or an
+// event item.
+type ratable interface {
+	domain.Aggregate
+	GiveFeedback(id, itemID, org uuid.UUID, fb domain.Feedback, now time.Time) ([]domain.Event, error)
 }
 
 // GiveFeedback validates and appends feedback to the item's stream.
@@ -90,20 +97,31 @@ func (h *Handler) GiveFeedback(ctx context.Context, c GiveFeedback) (uuid.UUID, 
 	if err != nil {
 		return uuid.Nil, Result{}, err
 	}
-	ref, err := h.lookups.NewsItemRef(ctx, c.Org, c.FeedID, c.ItemID)
+	ref, err := h.lookups.ItemRef(ctx, c.Kind, c.Org, c.FeedID, c.ItemID)
 	if err != nil {
 		return uuid.Nil, Result{}, err
 	}
 	id := h.newID()
-	_, res, err := decide(ctx, h, change[*domain.NewsItem]{
-		stream: domain.NewsItemStream(c.FeedID, ref.NewsPageID), org: c.Org,
-		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
-		decide: func(i *domain.NewsItem) ([]domain.Event, error) {
-			return i.GiveFeedback(id, c.ItemID, c.Org, fb, h.now())
-		},
-	})
+	var res Result
+	switch c.Kind {
+	case domain.FeedEvents:
+		res, err = rate(ctx, h, c, id, fb, domain.EventItemStream(c.FeedID, ref.EventID), func() *domain.EventItem { return &domain.EventItem{} })
+	default:
+		res, err = rate(ctx, h, c, id, fb, domain.NewsItemStream(c.FeedID, ref.NewsPageID), func() *domain.NewsItem { return &domain.NewsItem{} })
+	}
 	if err != nil {
 		return uuid.Nil, Result{}, fmt.Errorf("give feedback on item %s: %w", c.ItemID, err)
 	}
 	return id, res, nil
+}
+
+// rate decides feedback on the item in stream.
+func rate[A ratable](ctx context.Context, h *Handler, c GiveFeedback, id uuid.UUID, fb domain.Feedback, stream string, empty func() A) (Result, error) {
+	_, res, err := decide(ctx, h, change[A]{
+		stream: stream, org: c.Org, empty: empty,
+		decide: func(i A) ([]domain.Event, error) {
+			return i.GiveFeedback(id, c.ItemID, c.Org, fb, h.now())
+		},
+	})
+	return res, err
 }

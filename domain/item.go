@@ -67,10 +67,12 @@ type ItemTarget struct {
 	SourceType     SourceType
 }
 
-// ItemRef is what feedback needs to know about an item: where its stream is.
+// ItemRef is what feedback needs to know about an item: where its stream is
+// (the feed and the article of a news item, or the event of an event item).
 type ItemRef struct {
 	FeedID     uuid.UUID
 	NewsPageID uuid.UUID
+	EventID    uuid.UUID
 	SourceID   uuid.UUID
 }
 

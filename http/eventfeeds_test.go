@@ -37,8 +37,8 @@ func wantEventFeed(t *testing.T, what string, m map[string]any, withReason bool)
 	wantTimestamp(t, what+".updatedAt", m["updatedAt"])
 }
 
-// wantBadRequest fails unless r is an event-dialect 400 naming field.
-func wantBadRequest(t *testing.T, r servicetest.Response, field string) {
+// wantEventBadRequest fails unless r is an event-dialect 400 naming field.
+func wantEventBadRequest(t *testing.T, r servicetest.Response, field string) {
 	t.Helper()
 	e := wantError(t, r, http.StatusBadRequest, "BAD_REQUEST")
 	wantKeys(t, "error", e, "code", "message", "details")
@@ -129,7 +129,7 @@ func TestInvalidEventFeedRequestsAnswerABadRequestNamingTheField(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			wantBadRequest(t, c.do(t, tc.method, tc.path, tc.body), tc.field)
+			wantEventBadRequest(t, c.do(t, tc.method, tc.path, tc.body), tc.field)
 		})
 	}
 	t.Run("and nothing changed", func(t *testing.T) {
@@ -215,7 +215,7 @@ func TestEventFeedSourcesAttachExistingRecords(t *testing.T) {
 		wantConflict(t, c.do(t, "POST", sourcesPath, map[string]any{"sourceType": "site", "sourceId": record["id"]}))
 	})
 	t.Run("a record of another type is a bad request naming sourceType", func(t *testing.T) {
-		wantBadRequest(t, c.do(t, "POST", sourcesPath, map[string]any{"sourceType": "sitemap", "sourceId": record["id"]}), "sourceType")
+		wantEventBadRequest(t, c.do(t, "POST", sourcesPath, map[string]any{"sourceType": "sitemap", "sourceId": record["id"]}), "sourceType")
 	})
 	t.Run("an unknown record is not found", func(t *testing.T) {
 		wantError(t, c.do(t, "POST", sourcesPath, map[string]any{"sourceType": "site", "sourceId": randomID()}), http.StatusNotFound, "NOT_FOUND")

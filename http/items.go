@@ -22,8 +22,9 @@ const (
 	maxItemLimit     = 100
 )
 
-// itemQueryParams are the query parameters item reads take.
-var itemQueryParams = []string{"limit", "offset", "since", "until", "include"}
+// itemQueryParams are the query parameters item reads take (news and
+// events).
+var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy"}
 
 // itemQuery is a validated item-list query.
 type itemQuery struct {
@@ -49,14 +50,19 @@ func parseItemQuery(c *fiber.Ctx, legacy bool) (itemQuery, error) {
 	if q.filter.Since != nil && q.filter.Until != nil && !q.filter.Since.Before(*q.filter.Until) {
 		return q, envelope.BadRequest("until", "must be after since")
 	}
-	if legacy {
-		if c.Query("include") != "" {
-			return q, envelope.BadRequest("include", "is not supported on the legacy endpoint")
-		}
-		return q, nil
-	}
-	q.includeSource, err = parseInclude(c)
+	q.includeSource, err = includeParam(c, legacy)
 	return q, err
+}
+
+// includeParam reads include, which the legacy endpoints do not take.
+func includeParam(c *fiber.Ctx, legacy bool) (bool, error) {
+	if !legacy {
+		return parseInclude(c)
+	}
+	if c.Query("include") != "" {
+		return false, envelope.BadRequest("include", "is not supported on the legacy endpoint")
+	}
+	return false, nil
 }
 
 // parseInclude accepts only the token "source" (api.md 4.2).
@@ -188,7 +194,13 @@ type feedbackJSON struct {
 }
 
 func (h *handlers) giveNewsFeedback(c *fiber.Ctx) error {
-	feedID, itemID, err := pathUUIDs(c, "feedId", "itemId")
+	return h.giveFeedback(c, domain.FeedNews, "feedId")
+}
+
+// giveFeedback rates an item of a feed of kind; feedParam names the feed's
+// path parameter.
+func (h *handlers) giveFeedback(c *fiber.Ctx, kind domain.FeedKind, feedParam string) error {
+	feedID, itemID, err := pathUUIDs(c, feedParam, "itemId")
 	if err != nil {
 		return err
 	}
@@ -204,7 +216,7 @@ func (h *handlers) giveNewsFeedback(c *fiber.Ctx) error {
 		comment = *body.Comment
 	}
 	cmd := commands.GiveFeedback{
-		FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: organization(c), FeedID: feedID},
+		FeedRef: commands.FeedRef{Kind: kind, Org: organization(c), FeedID: feedID},
 		ItemID:  itemID, Rating: *body.Rating, Comment: comment,
 	}
 	id, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (uuid.UUID, commands.Result, error) {

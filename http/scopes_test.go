@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/feedsvc/feedsvc/auth"
 )
@@ -17,6 +18,9 @@ func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
 	item := f.items[0]
 	items := "/feeds/news/" + f.feedID + "/items"
 	sourceID := wantDataList(t, full.do(t, "GET", "/sources", nil))[0]["id"].(string)
+	events := newEventFeed(t, h, "scoped events")
+	eventItems := events.items()
+	eventItem := events.add(t, events.attach(t, "events.example"), oneTime("scoped", time.Now().Add(day(1)).Truncate(time.Hour), time.Hour)).String()
 
 	// Each route builds its request afresh with the full key, so routes that
 	// change or delete something always have something to act on.
@@ -67,6 +71,12 @@ func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
 			return req{"POST", items + "/" + item + "/feedback", map[string]any{"rating": "positive"}}
 		}},
 		{"list items on v0", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req { return req{"GET", "/v0" + items, nil} }},
+		{"list event items", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req { return req{"GET", eventItems, nil} }},
+		{"list event items on v0", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req { return req{"GET", "/v0" + eventItems, nil} }},
+		{"get an event item", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req { return req{"GET", eventItems + "/" + eventItem, nil} }},
+		{"give feedback on an event item", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"POST", eventItems + "/" + eventItem + "/feedback", map[string]any{"rating": "positive"}}
+		}},
 		{"register a source record", []auth.Scope{auth.ScopeNews, auth.ScopeEvents}, 200, func(t *testing.T) req {
 			return req{"POST", "/sources", site("news.example")}
 		}},

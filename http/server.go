@@ -13,6 +13,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/eventshape"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
@@ -48,6 +49,10 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, records requests and is served at /metrics.
 	Metrics *metrics.Registry
+	// EventRelevance scores event items against their feed's config
+	// (relevanceScore); when nil, items are not scored and the member is
+	// omitted. The service sets it to extraction's scoring.
+	EventRelevance eventshape.RelevanceFunc
 }
 
 // New builds the Fiber app with every route.
@@ -80,6 +85,12 @@ func New(cfg Config, deps Deps) *fiber.App {
 	if deps.Metrics != nil {
 		app.Use(observe(deps.Metrics))
 		app.Get("/metrics", metricsHandler(deps.Metrics))
+	}
+	// Event paths speak their dialect from the start, so that what refuses
+	// a request before its route does (a repeated parameter, a missing
+	// scope) answers in it too.
+	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
+		app.Use(prefix, envelope.Speak(envelope.Events))
 	}
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
@@ -158,7 +169,7 @@ func (h *handlers) routes(app *fiber.App) {
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	eventsScope := auth.RequireScope(auth.ScopeEvents)
-	events := app.Group("/feeds/events", envelope.Speak(envelope.Events))
+	events := app.Group("/feeds/events") // the event dialect is set in New for every event path
 	events.Post("/", eventsScope, h.createEventFeed)
 	events.Get("/", eventsScope, h.listEventFeeds)
 	events.Get("/:id", eventsScope, h.getEventFeed)
@@ -167,6 +178,10 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Post("/:id/sources", eventsScope, h.addEventSource)
 	events.Get("/:id/sources", eventsScope, h.listAttachments(eventFeed))
 	events.Delete("/:id/sources/:sourceId", eventsScope, h.detachSource(eventFeed))
+	events.Get("/:id/items", items, h.listEventItems)
+	events.Get("/:id/items/:itemId", items, h.getEventItem)
+	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
+	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
 	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)

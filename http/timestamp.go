@@ -1,8 +1,10 @@
 package http
 
-import "time"
+import (
+	"time"
 
-// timestamp renders the API's time format: UTC, millisecond precision.
-func timestamp(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.000Z")
-}
+	"github.com/feedsvc/feedsvc/http/eventshape"
+)
+
+// timestamp renders the API's time format, the one every shape uses.
+func timestamp(t time.Time) string { return eventshape.Timestamp(t) }

@@ -4,25 +4,29 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
-// Feedback projects every feedback entry and running counts per item, per
-// feed and per source record, for later insights.
+// Feedback projects every feedback entry, on items of feeds of every kind,
+// and running counts per item, per feed and per source record, for later
+// insights. An entry names its article (news) or its event (events).
 type Feedback struct{}
 
 func (Feedback) Name() string     { return "feedback" }
-func (Feedback) Tables() []string { return []string{"news_item_feedback", "feedback_counts"} }
+func (Feedback) Tables() []string { return []string{"item_feedback", "feedback_counts"} }
 
 func (Feedback) Handlers() []Handler { return []Handler{On(projectFeedback)} }
 
 func projectFeedback(ctx context.Context, db bun.IDB, e domain.FeedbackGiven) error {
-	res, err := db.NewRaw(`INSERT INTO news_item_feedback (id, item_id, feed_id, organization_id, news_page_id, source_id, rating, comment, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		e.FeedbackID, e.ItemID, e.FeedID, e.OrganizationID, e.NewsPageID, e.SourceID, string(e.Rating), e.Comment, e.At).Exec(ctx)
+	res, err := db.NewRaw(`INSERT INTO item_feedback (id, feed_kind, item_id, feed_id, organization_id, news_page_id, event_id, source_id, rating, comment, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		e.FeedbackID, string(e.FeedKind()), e.ItemID, e.FeedID, e.OrganizationID, nullID(e.NewsPageID), nullID(e.EventID),
+		e.SourceID, string(e.Rating), e.Comment, e.At).Exec(ctx)
 	if err != nil {
 		return exec(nil, err)
 	}
@@ -45,4 +49,12 @@ func projectFeedback(ctx context.Context, db bun.IDB, e domain.FeedbackGiven) er
 		}
 	}
 	return nil
+}
+
+// nullID is NULL for an id the event does not carry.
+func nullID(id uuid.UUID) any {
+	if id == uuid.Nil {
+		return nil
+	}
+	return id
 }

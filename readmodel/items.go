@@ -171,15 +171,6 @@ func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (
 	return it, nil
 }
 
-// NewsItemRef implements commands.Lookups.
-func (q *Queries) NewsItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
-	it, err := q.NewsItem(ctx, org, feedID, itemID)
-	if err != nil {
-		return domain.ItemRef{}, err
-	}
-	return domain.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
-}
-
 // FeedbackCounts are the ratings given within a scope.
 type FeedbackCounts struct {
 	Positive int64 `bun:"positive"`

@@ -1,0 +1,51 @@
+package domain
+
+import "time"
+
+// Ends is when the occurrence is over: its end, or its start when it has
+// none (an instant).
+func (o EventOccurrence) Ends() time.Time {
+	if o.End != nil && o.End.After(o.Start) {
+		return *o.End
+	}
+	return o.Start
+}
+
+// Overlaps reports whether the occurrence falls in [from, to): it starts
+// before to and is still going on at from (an instant at from counts). A
+// nil bound is open. The read model's range query (readmodel, on
+// event_item_occurrences) states the same rule in SQL.
+func (o EventOccurrence) Overlaps(from, to *time.Time) bool {
+	if to != nil && !o.Start.Before(*to) {
+		return false
+	}
+	return from == nil || o.Ends().After(*from) || !o.Start.Before(*from)
+}
+
+// Ends is when the instance's last occurrence is over.
+func (in EventInstance) Ends() time.Time {
+	var end time.Time
+	for _, o := range in.Occurrences {
+		if e := o.Ends(); e.After(end) {
+			end = e
+		}
+	}
+	return end
+}
+
+// StatusAt is the instance's status at now: the stated one, except that an
+// instance going ahead (scheduled or rescheduled) whose occurrences have all
+// ended is completed. A cancelled or postponed instance stays so: it did not
+// take place.
+func (in EventInstance) StatusAt(now time.Time) string {
+	if Happens(in.Status) && !in.Ends().After(now) {
+		return StatusCompleted
+	}
+	return in.Status
+}
+
+// Happens reports whether an instance with this stated status is expected
+// to take place at its occurrences' times.
+func Happens(status string) bool {
+	return status == StatusScheduled || status == StatusRescheduled
+}

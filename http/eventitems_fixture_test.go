@@ -1,0 +1,199 @@
+package http_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+// eventFeed is an event feed of acme whose events are put in through the
+// real commands (as ingestion does) and projected by the real projectors.
+type eventFeed struct {
+	h   *servicetest.Harness
+	org uuid.UUID
+	id  uuid.UUID
+}
+
+func newEventFeed(t *testing.T, h *servicetest.Harness, name string) *eventFeed {
+	t.Helper()
+	org := orgOf(t, h)
+	state, res, err := h.Service.Commands.CreateFeed(context.Background(), commands.CreateFeed{
+		Kind: domain.FeedEvents, Org: org, Name: name, Description: "events",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, h, res)
+	return &eventFeed{h: h, org: org, id: state.ID}
+}
+
+func (f *eventFeed) ref() commands.FeedRef {
+	return commands.FeedRef{Kind: domain.FeedEvents, Org: f.org, FeedID: f.id}
+}
+
+func (f *eventFeed) items() string { return "/feeds/events/" + f.id.String() + "/items" }
+
+// attach attaches a site source to the feed.
+func (f *eventFeed) attach(t *testing.T, site string) domain.Attachment {
+	t.Helper()
+	att, res, err := f.h.Service.Commands.AttachSource(context.Background(), commands.AttachSource{
+		FeedRef: f.ref(), Request: domain.SourceRequest{SourceType: "site", Domain: &site},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, f.h, res)
+	return att
+}
+
+// add records the event as found through the attachment's source and puts
+// it into the feed through the attachment; it returns the item id.
+func (f *eventFeed) add(t *testing.T, att domain.Attachment, d domain.EventDetails) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	found, res, err := f.h.Service.Commands.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: att.SourceID, Details: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, addRes, err := f.h.Service.Commands.AddEventItem(ctx, commands.AddEventItem{
+		ItemTarget: domain.ItemTarget{FeedID: f.id, OrganizationID: f.org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+		EventID:    found.EventID,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, f.h, res.Merge(addRes))
+	time.Sleep(2 * time.Millisecond) // distinct addedToFeedAt milliseconds
+	return domain.EventItemID(f.id, found.EventID)
+}
+
+func wait(t *testing.T, h *servicetest.Harness, res commands.Result) {
+	t.Helper()
+	if err := h.Service.Waiter.Wait(context.Background(), res.Position, res.EventTypes); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// span is an occurrence from start for d (no end when d is 0).
+type span struct {
+	start time.Time
+	d     time.Duration
+}
+
+// instance is one instance of an event, stated with a status.
+func instance(key, status string, spans ...span) domain.EventInstance {
+	in := domain.EventInstance{Key: key, Status: status}
+	for _, s := range spans {
+		o := domain.EventOccurrence{Start: s.start}
+		if s.d > 0 {
+			end := s.start.Add(s.d)
+			o.End = &end
+		}
+		in.Occurrences = append(in.Occurrences, o)
+	}
+	return in
+}
+
+// event is an event found on a page of site.example, named by identity.
+func event(identity string, pattern string, instances ...domain.EventInstance) domain.EventDetails {
+	url := "https://site.example/events/" + identity
+	return domain.EventDetails{
+		Identity: url, Title: "Event " + identity, Description: "<p>About " + identity + "</p>",
+		Time:      domain.EventTime{TemporalPattern: pattern, Timezone: "Europe/Berlin", DisplayText: "See the page"},
+		Instances: instances, Source: domain.SiteBlock(url),
+	}
+}
+
+// oneTime is a singular event with one occurrence.
+func oneTime(identity string, start time.Time, d time.Duration) domain.EventDetails {
+	return event(identity, domain.PatternSingular, instance("0", domain.StatusScheduled, span{start, d}))
+}
+
+// weekly is a recurring event with an instance every week from first; the
+// statuses map changes some instances' stated status, moved reschedules
+// some by a day.
+func weekly(identity string, first time.Time, n int, statuses map[int]string, moved map[int]bool) domain.EventDetails {
+	var instances []domain.EventInstance
+	for k := range n {
+		start := first.Add(time.Duration(k) * 7 * 24 * time.Hour)
+		status := domain.StatusScheduled
+		if s, ok := statuses[k]; ok {
+			status = s
+		}
+		key := start.UTC().Format(time.RFC3339)
+		in := instance(key, status, span{start, 2 * time.Hour})
+		if moved[k] {
+			prev := start
+			in = instance(key, domain.StatusRescheduled, span{start.Add(24 * time.Hour), 2 * time.Hour})
+			in.PreviousStart = &prev
+		}
+		instances = append(instances, in)
+	}
+	return event(identity, domain.PatternRecurring, instances...)
+}
+
+func itemList(t *testing.T, r servicetest.Response) []map[string]any {
+	t.Helper()
+	raw, ok := r.Data()["items"].([]any)
+	if !ok {
+		t.Fatalf("no items array in %s", r.Raw)
+	}
+	out := make([]map[string]any, 0, len(raw))
+	for _, v := range raw {
+		out = append(out, v.(map[string]any))
+	}
+	return out
+}
+
+// eventIDs are the eventIds of a list, in order.
+func eventIDs(t *testing.T, r servicetest.Response) []string {
+	t.Helper()
+	var out []string
+	for _, it := range itemList(t, r) {
+		out = append(out, it["eventId"].(string))
+	}
+	return out
+}
+
+func eventIDOf(d domain.EventDetails) string { return domain.EventID(d.Identity).String() }
+
+// rfc is a query date.
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func byEvent(t *testing.T, r servicetest.Response, d domain.EventDetails) map[string]any {
+	t.Helper()
+	for _, it := range itemList(t, r) {
+		if it["eventId"] == eventIDOf(d) {
+			return it
+		}
+	}
+	t.Fatalf("event %s is not in %s", d.Identity, r.Raw)
+	return nil
+}
+
+func occurrenceBlock(it map[string]any) map[string]any { return it["occurrence"].(map[string]any) }
+
+func num(v any) int {
+	f, ok := v.(float64)
+	if !ok {
+		return -1
+	}
+	return int(f)
+}
+
+func fmtIDs(ids ...domain.EventDetails) []string {
+	out := make([]string, 0, len(ids))
+	for _, d := range ids {
+		out = append(out, eventIDOf(d))
+	}
+	return out
+}
+
+func sameList(a, b []string) bool { return fmt.Sprint(a) == fmt.Sprint(b) }

@@ -1,0 +1,172 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// EventItems projects the events every feed shares and the items of every
+// event feed, with the occurrences of each visible item indexed per feed for
+// range queries. An item is visible while at least one of the attachments
+// that brought it is attached: detaching the last one hides it at once
+// (api.md 3), and another attachment finding the event shows it again, as
+// newly added. Deleting a feed deletes its items.
+type EventItems struct{}
+
+func (EventItems) Name() string { return "eventitems" }
+func (EventItems) Tables() []string {
+	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
+		"event_feed_spans", "event_detached_attachments"}
+}
+
+func (EventItems) Handlers() []Handler {
+	return []Handler{
+		On(func(ctx context.Context, db bun.IDB, e domain.EventDiscovered) error {
+			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At)
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.EventChanged) error {
+			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At)
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded) error {
+			// Added hidden, then shown by its first attachment: one way in for
+			// the first attachment and every later one.
+			if err := exec(db.NewRaw(`INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible)
+				VALUES (?, ?, ?, ?, ?, ?, ?, false) ON CONFLICT DO NOTHING`,
+				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At).Exec(ctx)); err != nil {
+				return err
+			}
+			return linkEventItem(ctx, db, e.ItemID, e.FeedID, e.AttachmentID, e.SourceID, e.SourceType, e.At)
+		}),
+		On(func(ctx context.Context, db bun.IDB, e domain.EventItemLinked) error {
+			return linkEventItem(ctx, db, e.ItemID, e.FeedID, e.AttachmentID, e.SourceID, e.SourceType, e.At)
+		}),
+		On(ofKind(domain.FeedEvents, projectEventSourceDetached)),
+		On(ofKind(domain.FeedEvents, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans"} {
+				if err := exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})),
+	}
+}
+
+// projectEventDetails stores an event's current state and replaces the
+// occurrences of every visible item of it, in every feed.
+func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.EventDetails, at time.Time) error {
+	details, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encode details of event %s: %w", id, err)
+	}
+	if err := exec(db.NewRaw(`INSERT INTO calendar_events (id, source_id, details, discovered_at, updated_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details, updated_at = EXCLUDED.updated_at`,
+		id, sourceID, string(details), at, at).Exec(ctx)); err != nil {
+		return err
+	}
+	if err := exec(db.NewRaw(`DELETE FROM event_item_occurrences AS o USING event_items AS i
+		WHERE i.event_id = ? AND o.item_id = i.id`, id).Exec(ctx)); err != nil {
+		return err
+	}
+	return insertOccurrences(ctx, db, "i.event_id = ?", id)
+}
+
+// linkEventItem records that an attachment brought the item. The first
+// current attachment makes a hidden item visible, as added now. Links
+// through an attachment already detached (a crawl that raced the detach)
+// are ignored.
+func linkEventItem(ctx context.Context, db bun.IDB, itemID, feedID, attachmentID, sourceID uuid.UUID, sourceType domain.SourceType, at time.Time) error {
+	res, err := db.NewRaw(`INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+		SELECT ?, ?, ?, ?, ?, ?
+		WHERE EXISTS (SELECT 1 FROM event_items WHERE id = ?)
+		  AND NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?)
+		ON CONFLICT DO NOTHING`,
+		itemID, attachmentID, feedID, sourceID, string(sourceType), at, itemID, attachmentID).Exec(ctx)
+	if err != nil {
+		return exec(nil, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	res, err = db.NewRaw(`UPDATE event_items SET visible = true, added_at = ?, source_id = ?, source_type = ?
+		WHERE id = ? AND NOT visible`, at, sourceID, string(sourceType), itemID).Exec(ctx)
+	if err != nil {
+		return exec(nil, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	return insertOccurrences(ctx, db, "i.id = ?", itemID)
+}
+
+// projectEventSourceDetached hides the items no other attachment holds and
+// names a remaining attachment as the source of those others hold.
+func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetached) error {
+	if err := exec(db.NewRaw(`INSERT INTO event_detached_attachments (attachment_id) VALUES (?) ON CONFLICT DO NOTHING`,
+		e.AttachmentID).Exec(ctx)); err != nil {
+		return err
+	}
+	var items []string
+	if err := db.NewRaw(`DELETE FROM event_item_attachments WHERE attachment_id = ? RETURNING item_id::text`,
+		e.AttachmentID).Scan(ctx, &items); err != nil {
+		return exec(nil, err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	ids := pgdialect.Array(items)
+	stmts := []string{
+		`UPDATE event_items AS i SET source_id = a.source_id, source_type = a.source_type
+		FROM (SELECT DISTINCT ON (item_id) item_id, source_id, source_type FROM event_item_attachments
+			WHERE item_id = ANY(?::uuid[]) ORDER BY item_id, linked_at, attachment_id) AS a
+		WHERE i.id = a.item_id`,
+		`UPDATE event_items AS i SET visible = false
+		WHERE i.id = ANY(?::uuid[]) AND NOT EXISTS (SELECT 1 FROM event_item_attachments AS a WHERE a.item_id = i.id)`,
+		`DELETE FROM event_item_occurrences AS o USING event_items AS i
+		WHERE i.id = ANY(?::uuid[]) AND NOT i.visible AND o.item_id = i.id`,
+	}
+	for _, s := range stmts {
+		if err := exec(db.NewRaw(s, ids).Exec(ctx)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertOccurrences writes the occurrence rows of the visible items that
+// cond selects, from their events' stored details, and widens their feeds'
+// longest span. The rows restate domain.EventOccurrence.Ends and
+// EventInstance.Ends in SQL: an occurrence ends at its end, or at its start
+// when it has no later end; an instance when its last occurrence does.
+func insertOccurrences(ctx context.Context, db bun.IDB, cond string, arg any) error {
+	q := `WITH ins AS (
+		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, starts_at, ends_at, status, instance_ends_at, added_at)
+		SELECT i.feed_id, i.id, o.id, o.starts_at, o.ends_at, o.status,
+			max(o.ends_at) OVER (PARTITION BY i.id, o.instance), i.added_at
+		FROM event_items AS i
+		JOIN calendar_events AS e ON e.id = i.event_id
+		CROSS JOIN LATERAL (
+			SELECT (occ->>'id')::uuid AS id, (occ->>'start')::timestamptz AS starts_at,
+				greatest((occ->>'start')::timestamptz, coalesce((occ->>'end')::timestamptz, (occ->>'start')::timestamptz)) AS ends_at,
+				inst.value->>'status' AS status, inst.n AS instance
+			FROM jsonb_array_elements(e.details->'instances') WITH ORDINALITY AS inst(value, n),
+				jsonb_array_elements(inst.value->'occurrences') AS occ
+		) AS o
+		WHERE i.visible AND ` + cond + `
+		ON CONFLICT DO NOTHING
+		RETURNING feed_id, ends_at - starts_at AS span
+	)
+	INSERT INTO event_feed_spans (feed_id, longest)
+	SELECT feed_id, max(span) FROM ins GROUP BY feed_id
+	ON CONFLICT (feed_id) DO UPDATE SET longest = greatest(event_feed_spans.longest, EXCLUDED.longest)`
+	return exec(db.NewRaw(q, arg).Exec(ctx))
+}
