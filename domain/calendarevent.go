@@ -71,7 +71,25 @@ func (c *CalendarEvent) ID() uuid.UUID         { return c.id }
 func (c *CalendarEvent) Details() EventDetails { return c.details }
 func (c *CalendarEvent) Exists() bool          { return c.exists }
 func (c *CalendarEvent) Found() EventDiscovered {
-	return EventDiscovered{EventID: c.id, Details: c.details}
+	return EventDiscovered{EventID: c.id, Details: c.details, At: c.changedAt}
+}
+
+// LastEnd is when the event's last known occurrence ends (or starts, when
+// it has no end).
+func (d EventDetails) LastEnd() time.Time {
+	var last time.Time
+	for _, in := range d.Instances {
+		for _, o := range in.Occurrences {
+			end := o.Start
+			if o.End != nil {
+				end = *o.End
+			}
+			if end.After(last) {
+				last = end
+			}
+		}
+	}
+	return last
 }
 
 // reexpandBefore: a recurring event whose expansion ends sooner than this

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,7 +12,9 @@ import (
 	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/connector/web"
 	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/extract/events"
 	"github.com/feedsvc/feedsvc/ingest"
 )
 
@@ -32,6 +36,7 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 		Items: map[domain.FeedKind]ingest.ItemWriter{
 			domain.FeedNews: newsItems{s.Commands},
 		},
+		Events: eventSink{cmds: s.Commands, log: s.logger},
 	}, cfg, s.logger), nil
 }
 
@@ -53,4 +58,41 @@ func (n newsItems) AddItem(ctx context.Context, to ingest.Attachment, article do
 		SourceID: to.SourceID, SourceType: to.SourceType, Article: article,
 	})
 	return added, err
+}
+
+// eventSink reads documents for events (extract/events) and records them
+// and the items of event feeds through commands.
+type eventSink struct {
+	cmds *commands.Handler
+	log  *slog.Logger
+}
+
+func (s eventSink) RecordEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (ingest.RecordedEvents, error) {
+	found, err := events.Extract(doc, events.Options{Now: time.Now()})
+	if err != nil {
+		return ingest.RecordedEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
+	}
+	if found.Dropped > 0 {
+		s.log.Info("events without what an event needs were dropped", "source_id", sourceID, "url", doc.URL, "dropped", found.Dropped)
+	}
+	out := ingest.RecordedEvents{Calendars: found.Calendars}
+	for _, d := range found.Events {
+		ev, _, err := s.cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: sourceID, Details: d})
+		if err != nil {
+			return out, err
+		}
+		out.Events = append(out.Events, ingest.FoundEvent{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()})
+	}
+	return out, nil
+}
+
+func (s eventSink) AddEventItem(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
+	_, res, err := s.cmds.AddEventItem(ctx, commands.AddEventItem{
+		ItemTarget: domain.ItemTarget{
+			FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
+			SourceID: to.SourceID, SourceType: to.SourceType,
+		},
+		EventID: eventID,
+	})
+	return !res.Empty(), err
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
+	"github.com/feedsvc/feedsvc/relevance"
 )
 
 // Service is a running instance's parts.
@@ -77,6 +78,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		EventRelevance: relevance.Score,
 	})
 	return s, nil
 }

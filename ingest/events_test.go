@@ -1,0 +1,139 @@
+package ingest_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+// venueSite is a small venue website: a sitemap listing two event pages,
+// one with a schema.org MusicEvent in JSON-LD, the other linking to an
+// iCalendar file with two more events. Its quartet can be cancelled
+// between crawls.
+type venueSite struct {
+	*httptest.Server
+	mu        sync.Mutex
+	cancelled bool
+	start     time.Time
+}
+
+func newVenueSite(t *testing.T) *venueSite {
+	v := &venueSite{start: time.Now().UTC().Add(72 * time.Hour).Truncate(time.Hour)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		today := time.Now().UTC().Format("2006-01-02")
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<url><loc>%[1]s/events/quartet</loc><lastmod>%[2]s</lastmod></url>
+<url><loc>%[1]s/events/season</loc><lastmod>%[2]s</lastmod></url>
+</urlset>`, v.URL, today)
+	})
+	mux.HandleFunc("/events/quartet", func(w http.ResponseWriter, r *http.Request) {
+		v.mu.Lock()
+		status := "https://schema.org/EventScheduled"
+		if v.cancelled {
+			status = "https://schema.org/EventCancelled"
+		}
+		v.mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><head><title>String quartet | Hall</title>
+<script type="application/ld+json">{"@context":"https://schema.org","@type":"MusicEvent","name":"String quartet",
+"description":"Haydn and <b>Bartók</b>","startDate":"%s","endDate":"%s","eventStatus":"%s",
+"url":"%s/events/quartet","location":{"@type":"Place","name":"Town Hall","address":{"@type":"PostalAddress",
+"streetAddress":"Marktplatz 1","addressLocality":"Berlin","addressCountry":"DE"},"geo":{"@type":"GeoCoordinates","latitude":52.52,"longitude":13.405}}}</script>
+</head><body><h1>String quartet</h1></body></html>`,
+			v.start.Format(time.RFC3339), v.start.Add(2*time.Hour).Format(time.RFC3339), status, v.URL)
+	})
+	mux.HandleFunc("/events/season", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Season</title></head><body>
+<h1>Our season</h1><p><a href="/calendar.ics">Add the season to your calendar</a></p></body></html>`)
+	})
+	mux.HandleFunc("/calendar.ics", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
+		day := func(d int) string { return v.start.Add(time.Duration(d) * 24 * time.Hour).Format("20060102T150405Z") }
+		body := strings.Join([]string{
+			"BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Hall//Season//EN",
+			"BEGIN:VEVENT", "UID:organ-1@hall.example", "DTSTAMP:" + day(-5), "DTSTART:" + day(1), "DTEND:" + day(1)[:9] + "230000Z",
+			"SUMMARY:Organ night", "LOCATION:Town Hall", "END:VEVENT",
+			"BEGIN:VEVENT", "UID:choir-1@hall.example", "DTSTAMP:" + day(-5), "DTSTART:" + day(2), "DTEND:" + day(2)[:9] + "230000Z",
+			"SUMMARY:Choir evening", "END:VEVENT",
+			"END:VCALENDAR", "",
+		}, "\r\n")
+		fmt.Fprint(w, body)
+	})
+	v.Server = httptest.NewServer(mux)
+	t.Cleanup(v.Close)
+	return v
+}
+
+func (v *venueSite) cancelQuartet() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.cancelled = true
+}
+
+func TestAnEventFeedFillsWithTheEventsOfItsSitesPagesAndCalendarsAndFollowsTheirChanges(t *testing.T) {
+	t.Parallel()
+	site := newVenueSite(t)
+	h := servicetest.Start(t, withPollInterval(300*time.Millisecond), servicetest.WithCrawler())
+	c := client{h, h.Key}
+	feed := c.do("POST", "/feeds/events", map[string]any{"name": "Hall", "description": "What's on"}).MustStatus(t, http.StatusCreated).Data()["id"].(string)
+	record := c.siteRecord(strings.TrimPrefix(site.URL, "http://"))
+	c.do("POST", "/feeds/events/"+feed+"/sources", map[string]any{"sourceType": "site", "sourceId": record}).MustStatus(t, http.StatusCreated)
+
+	byTitle := func() map[string]map[string]any {
+		r := c.do("GET", "/feeds/events/"+feed+"/items?limit=100", nil).MustStatus(t, http.StatusOK)
+		out := map[string]map[string]any{}
+		list, _ := r.Data()["items"].([]any)
+		for _, v := range list {
+			it := v.(map[string]any)
+			out[it["title"].(string)] = it
+		}
+		return out
+	}
+	eventually(t, 30*time.Second, func() bool { return len(byTitle()) == 3 }, "the page's event and the calendar's two")
+	items := byTitle()
+	for _, title := range []string{"String quartet", "Organ night", "Choir evening"} {
+		if _, ok := items[title]; !ok {
+			t.Fatalf("the feed lacks %q: %v", title, jsonKeys(items))
+		}
+	}
+	quartet := items["String quartet"]
+	if next := quartet["occurrence"].(map[string]any)["nextOccurrence"].(map[string]any); next["status"] != "scheduled" ||
+		next["startDateTime"] != site.start.Format("2006-01-02T15:04:05.000Z") {
+		t.Fatalf("quartet's next occurrence is %v", next)
+	}
+
+	site.cancelQuartet()
+	eventually(t, 30*time.Second, func() bool {
+		it, ok := byTitle()["String quartet"]
+		if !ok {
+			return false
+		}
+		next, _ := it["occurrence"].(map[string]any)["nextOccurrence"].(map[string]any)
+		return next["status"] == "cancelled"
+	}, "the quartet's cancellation on the page to reach its item")
+	if got := byTitle()["String quartet"]["id"]; got != quartet["id"] {
+		t.Fatalf("the change made a new item %v; want the same item %v", got, quartet["id"])
+	}
+	if n := len(byTitle()); n != 3 {
+		t.Fatalf("after the change the feed has %d items, want 3", n)
+	}
+}
+
+func jsonKeys(m map[string]map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
