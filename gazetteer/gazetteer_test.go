@@ -88,3 +88,21 @@ func TestDistanceKm(t *testing.T) {
 		t.Errorf("Berlin-Paris = %.0f km", d)
 	}
 }
+
+// BenchmarkLoad measures reading the embedded data, which the first
+// lookup pays once. Run: go test ./gazetteer -run '^$' -bench . -cpu 1
+func BenchmarkLoad(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parse(citiesGz); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkNearest(b *testing.B) {
+	load()
+	for b.Loop() {
+		Nearest(52.52, 13.405, 50)
+	}
+}

@@ -64,7 +64,13 @@ func calendarLinks(doc *goquery.Document, base *url.URL) []string {
 }
 
 func calendarURL(base *url.URL, href string, typed bool) string {
-	if len(href) > 6 && strings.EqualFold(href[:7], "webcal:") {
+	lower := strings.ToLower(href)
+	// Most links of a page are not calendars: they are passed over before
+	// being parsed.
+	if !typed && !strings.Contains(lower, ".ics") && !strings.Contains(lower, "ical=") && !strings.HasPrefix(lower, "webcal:") {
+		return ""
+	}
+	if strings.HasPrefix(lower, "webcal:") {
 		href = "https:" + href[7:]
 		typed = true
 	}

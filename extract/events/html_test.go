@@ -349,3 +349,32 @@ func TestALongDescriptionGetsAPlainShortOne(t *testing.T) {
 		t.Errorf("short description %q", short)
 	}
 }
+
+func TestHybridAndMovedOnlineEventsAndSuperEvents(t *testing.T) {
+	page := `<script type="application/ld+json">{"@context":"https://schema.org","@graph":[
+		{"@type":"Festival","@id":"#fest","name":"Lichtwoche","startDate":"2024-11-04","endDate":"2024-11-10",
+		 "location":{"@type":"Place","name":"Altstadt","address":{"@type":"PostalAddress","addressLocality":"Leipzig","addressCountry":"DE"}}},
+		{"@type":"EducationEvent","name":"Workshop Lichtdesign","url":"/workshop","superEvent":{"@id":"#fest"},
+		 "startDate":"2024-11-05T10:00:00+01:00","endDate":"2024-11-05T16:00:00+01:00",
+		 "eventAttendanceMode":"https://schema.org/MixedEventAttendanceMode",
+		 "location":[{"@type":"Place","name":"Werkstatt 3","address":"Karl-Liebknecht-Straße 12, Leipzig"},{"@type":"VirtualLocation","url":"https://meet.google.com/abc-defg-hij"}]},
+		{"@type":"Event","name":"Podium","url":"https://podium.example/2024","startDate":"2024-11-06T18:00:00+01:00",
+		 "eventStatus":"https://schema.org/EventMovedOnline","superEvent":{"@id":"#fest"}}]}</script>`
+	res, err := Extract(htmlDoc("https://lichtwoche.example/programm/", page), Options{Now: crawlNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workshop := byTitle(t, res, "Workshop Lichtdesign")
+	podium := byTitle(t, res, "Podium")
+	fest := byTitle(t, res, "Lichtwoche")
+	checkAll(t, []check{
+		{"a hybrid event has its venue", workshop.Location.Venue.Name, "Werkstatt 3"},
+		{"and its online place", *workshop.Location.Online, domain.Online{Platform: "Google Meet", URL: "https://meet.google.com/abc-defg-hij"}},
+		{"an address given as text is the venue's street and town", workshop.Location.Venue.Address, "Karl-Liebknecht-Straße 12, Leipzig"},
+		{"its relative URL is resolved", workshop.PrimaryURL, "https://lichtwoche.example/workshop"},
+		{"an event moved online is still scheduled", podium.Instances[0].Status, domain.StatusScheduled},
+		{"and happens at its own URL", *podium.Location.Online, domain.Online{Platform: "podium.example", URL: "https://podium.example/2024"}},
+		{"it keeps the place of the festival it belongs to", podium.Location.Locality, "Leipzig"},
+		{"a week-long festival is singular, with a day each", [2]any{fest.Time.TemporalPattern, len(fest.Instances[0].Occurrences)}, [2]any{domain.PatternSingular, 7}},
+	})
+}

@@ -91,7 +91,7 @@ func (s schedule) expand(w window, loc *time.Location) (out []instance, horizon 
 	}
 	end := w.to
 	used := map[int64]bool{}
-	var before, after *instance
+	var before, after time.Time
 	occurrences := 0
 	next := s.set.Iterator()
 	for step := 0; step < maxRuleSteps; step++ {
@@ -99,16 +99,18 @@ func (s schedule) expand(w window, loc *time.Location) (out []instance, horizon 
 		if !ok {
 			break
 		}
-		used[t.Unix()] = true
-		in := s.recurrence(t, loc)
+		if _, ok := s.overrides[t.Unix()]; ok {
+			used[t.Unix()] = true
+		}
 		if t.Before(w.from) {
-			before = &in
+			before = t
 			continue
 		}
 		if t.After(w.to) {
-			after = &in
+			after = t
 			break
 		}
+		in := s.recurrence(t, loc)
 		n := len(days(in.span, loc, w))
 		if len(out) > 0 && (len(out) == maxInstances || occurrences+n > maxOccurrences) {
 			end = out[len(out)-1].span.start
@@ -120,10 +122,10 @@ func (s schedule) expand(w window, loc *time.Location) (out []instance, horizon 
 	out = s.movedIn(out, used, w)
 	switch {
 	case len(out) > 0:
-	case before != nil:
-		out = []instance{*before}
-	case after != nil:
-		out = []instance{*after}
+	case !before.IsZero():
+		out = []instance{s.recurrence(before, loc)}
+	case !after.IsZero():
+		out = []instance{s.recurrence(after, loc)}
 	}
 	return out, &end
 }

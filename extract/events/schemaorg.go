@@ -115,13 +115,9 @@ func fill(child, parent map[string]any) {
 // draft reads one schema.org event node.
 func (g graph) draft(n map[string]any) (draft, bool) {
 	where := g.location(n["location"])
-	if where == nil || where.Online == nil {
-		if mode := text(n["eventAttendanceMode"]); strings.HasSuffix(mode, "OnlineEventAttendanceMode") || strings.HasSuffix(mode, "MixedEventAttendanceMode") {
-			where = withOnline(where, g.url(n["url"]))
-		}
-	}
+	// An online event that names no virtual place is held at its own URL.
 	status, movedOnline := ldStatus(text(n["eventStatus"]))
-	if movedOnline {
+	if movedOnline || strings.HasSuffix(text(n["eventAttendanceMode"]), "OnlineEventAttendanceMode") {
 		where = withOnline(where, g.url(n["url"]))
 	}
 	sched := g.node(n["eventSchedule"])
