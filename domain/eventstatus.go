@@ -1,6 +1,10 @@
 package domain
 
-import "time"
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
 
 // Ends is when the occurrence is over: its end, or its start when it has
 // none (an instant).
@@ -48,4 +52,20 @@ func (in EventInstance) StatusAt(now time.Time) string {
 // to take place at its occurrences' times.
 func Happens(status string) bool {
 	return status == StatusScheduled || status == StatusRescheduled
+}
+
+// EachOccurrence calls f for every occurrence of the event with its
+// instance, instance by instance. Occurrence ids derive from their instance
+// and start (assignIDs), so a source that lists one start twice gives one
+// occurrence: the first met.
+func (d EventDetails) EachOccurrence(f func(in EventInstance, o EventOccurrence)) {
+	seen := make(map[uuid.UUID]bool)
+	for _, in := range d.Instances {
+		for _, o := range in.Occurrences {
+			if !seen[o.ID] {
+				seen[o.ID] = true
+				f(in, o)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,7 +78,11 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 		WHERE i.event_id = ? AND o.item_id = i.id`, id).Exec(ctx)); err != nil {
 		return err
 	}
-	return insertOccurrences(ctx, db, "i.event_id = ?", id)
+	var items []visibleItem
+	if err := db.NewRaw(`SELECT id, feed_id, added_at FROM event_items WHERE event_id = ? AND visible`, id).Scan(ctx, &items); err != nil {
+		return exec(nil, err)
+	}
+	return insertOccurrences(ctx, db, items, d)
 }
 
 // linkEventItem records that an attachment brought the item. The first
@@ -97,15 +102,23 @@ func linkEventItem(ctx context.Context, db bun.IDB, itemID, feedID, attachmentID
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil
 	}
-	res, err = db.NewRaw(`UPDATE event_items SET visible = true, added_at = ?, source_id = ?, source_type = ?
-		WHERE id = ? AND NOT visible`, at, sourceID, string(sourceType), itemID).Exec(ctx)
+	var shown []struct {
+		visibleItem
+		Details *domain.EventDetails `bun:"details,type:jsonb"`
+	}
+	err = db.NewRaw(`UPDATE event_items AS i SET visible = true, added_at = ?, source_id = ?, source_type = ?
+		WHERE i.id = ? AND NOT i.visible
+		RETURNING i.id, i.feed_id, i.added_at, (SELECT details FROM calendar_events WHERE id = i.event_id) AS details`,
+		at, sourceID, string(sourceType), itemID).Scan(ctx, &shown)
 	if err != nil {
 		return exec(nil, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if len(shown) == 0 || shown[0].Details == nil {
+		// Already visible, or its event is not known yet: the event's
+		// discovery will write the occurrences.
 		return nil
 	}
-	return insertOccurrences(ctx, db, "i.id = ?", itemID)
+	return insertOccurrences(ctx, db, []visibleItem{shown[0].visibleItem}, *shown[0].Details)
 }
 
 // projectEventSourceDetached hides the items no other attachment holds and
@@ -142,31 +155,82 @@ func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.Source
 	return nil
 }
 
-// insertOccurrences writes the occurrence rows of the visible items that
-// cond selects, from their events' stored details, and widens their feeds'
-// longest span. The rows restate domain.EventOccurrence.Ends and
-// EventInstance.Ends in SQL: an occurrence ends at its end, or at its start
-// when it has no later end; an instance when its last occurrence does.
-func insertOccurrences(ctx context.Context, db bun.IDB, cond string, arg any) error {
-	q := `WITH ins AS (
-		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, starts_at, ends_at, status, instance_ends_at, added_at)
-		SELECT i.feed_id, i.id, o.id, o.starts_at, o.ends_at, o.status,
-			max(o.ends_at) OVER (PARTITION BY i.id, o.instance), i.added_at
-		FROM event_items AS i
-		JOIN calendar_events AS e ON e.id = i.event_id
-		CROSS JOIN LATERAL (
-			SELECT (occ->>'id')::uuid AS id, (occ->>'start')::timestamptz AS starts_at,
-				greatest((occ->>'start')::timestamptz, coalesce((occ->>'end')::timestamptz, (occ->>'start')::timestamptz)) AS ends_at,
-				inst.value->>'status' AS status, inst.n AS instance
-			FROM jsonb_array_elements(e.details->'instances') WITH ORDINALITY AS inst(value, n),
-				jsonb_array_elements(inst.value->'occurrences') AS occ
-		) AS o
-		WHERE i.visible AND ` + cond + `
+// visibleItem is an item whose occurrences are to be written.
+type visibleItem struct {
+	ID      uuid.UUID `bun:"id"`
+	FeedID  uuid.UUID `bun:"feed_id"`
+	AddedAt time.Time `bun:"added_at"`
+}
+
+// insertOccurrences writes the occurrence rows of items, from their event's
+// details, and widens their feeds' longest span: one statement for every
+// item and occurrence. When an occurrence is over and an instance is over
+// come from the domain (EventOccurrence.Ends, EventInstance.Ends), so the
+// range query and the rendering agree.
+func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d domain.EventDetails) error {
+	rows := occurrenceRows(d)
+	if len(items) == 0 || len(rows) == 0 {
+		return nil
+	}
+	itemIDs, feeds, added := make([]string, len(items)), make([]string, len(items)), make([]time.Time, len(items))
+	for i, it := range items {
+		itemIDs[i], feeds[i], added[i] = it.ID.String(), it.FeedID.String(), it.AddedAt
+	}
+	n := len(rows)
+	ids, statuses := make([]string, n), make([]string, n)
+	starts, ends, prevEnds, prevStarts, instanceEnds := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+	for i, r := range rows {
+		ids[i], statuses[i] = r.id.String(), r.status
+		starts[i], ends[i], prevEnds[i], prevStarts[i], instanceEnds[i] = r.start, r.ends, r.prevEnds, r.prevStart, r.instanceEnds
+	}
+	return exec(db.NewRaw(`WITH ins AS (
+		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, starts_at, ends_at, prev_ends, prev_start,
+			status, instance_ends_at, added_at)
+		SELECT i.feed_id, i.item_id, o.id, o.starts_at, o.ends_at, o.prev_ends, o.prev_start, o.status, o.instance_ends_at, i.added_at
+		FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS i(item_id, feed_id, added_at)
+		CROSS JOIN unnest(?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+			AS o(id, starts_at, ends_at, prev_ends, prev_start, status, instance_ends_at)
 		ON CONFLICT DO NOTHING
 		RETURNING feed_id, ends_at - starts_at AS span
 	)
 	INSERT INTO event_feed_spans (feed_id, longest)
 	SELECT feed_id, max(span) FROM ins GROUP BY feed_id
-	ON CONFLICT (feed_id) DO UPDATE SET longest = greatest(event_feed_spans.longest, EXCLUDED.longest)`
-	return exec(db.NewRaw(q, arg).Exec(ctx))
+	ON CONFLICT (feed_id) DO UPDATE SET longest = greatest(event_feed_spans.longest, EXCLUDED.longest)`,
+		pgdialect.Array(itemIDs), pgdialect.Array(feeds), pgdialect.Array(added),
+		pgdialect.Array(ids), pgdialect.Array(starts), pgdialect.Array(ends), pgdialect.Array(prevEnds), pgdialect.Array(prevStarts),
+		pgdialect.Array(statuses), pgdialect.Array(instanceEnds),
+	).Exec(ctx))
+}
+
+// occurrenceRow is one occurrence of an event as the range index holds it.
+type occurrenceRow struct {
+	id                                             uuid.UUID
+	status                                         string
+	start, ends, prevEnds, prevStart, instanceEnds time.Time
+}
+
+// occurrenceRows are an event's occurrences in start order (then id),
+// with the latest end and the last start of those before it (year 1 for
+// the first): in any range, the occurrence whose earlier ones are all over
+// before the range and all began before it is the event's first there.
+func occurrenceRows(d domain.EventDetails) []occurrenceRow {
+	var rows []occurrenceRow
+	d.EachOccurrence(func(in domain.EventInstance, o domain.EventOccurrence) {
+		rows = append(rows, occurrenceRow{id: o.ID, status: in.Status, start: o.Start, ends: o.Ends(), instanceEnds: in.Ends()})
+	})
+	slices.SortFunc(rows, func(a, b occurrenceRow) int {
+		if c := a.start.Compare(b.start); c != 0 {
+			return c
+		}
+		return slices.Compare(a.id[:], b.id[:])
+	})
+	var latest, last time.Time
+	for i := range rows {
+		rows[i].prevEnds, rows[i].prevStart = latest, last
+		if rows[i].ends.After(latest) {
+			latest = rows[i].ends
+		}
+		last = rows[i].start
+	}
+	return rows
 }

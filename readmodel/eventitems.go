@@ -3,11 +3,14 @@ package readmodel
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
 )
@@ -51,89 +54,132 @@ type EventItemPage struct {
 }
 
 // EventItems pages through the items of an organization's event feed whose
-// occurrences the filter selects. Soonest first (by the earliest selected
+// occurrences the filter selects: soonest first (by the earliest selected
 // occurrence, then id) or newest first (by addedToFeedAt, then id, both
-// descending). Matching, ordering and counting read only the occurrence
-// index, in one statement with the page's rows.
+// descending), with how many match. The page, its rows and the total are
+// one statement that reads only the occurrence index (and the page's 20
+// events): without a status filter each matching item is the one row of
+// the range that is its first there (see event_item_occurrences), so
+// nothing is grouped and the soonest-first page stops after its rows.
 func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f EventItemFilter) (EventItemPage, error) {
 	feed, err := q.Feed(ctx, domain.FeedEvents, org, feedID)
 	if err != nil {
 		return EventItemPage{}, err
 	}
 	page := EventItemPage{Items: []EventItem{}, Config: feedConfig(feed)}
-	statusCond, statusArgs := statusCondition(f.Status, f.Now)
-	order := "m.first_start, m.item_id"
-	if f.OrderBy == OrderByCreated {
-		order = "m.added_at DESC, m.item_id DESC"
-	}
-	args := []any{feedID, f.Since, feedID, f.Until, f.Since, f.Since}
-	args = append(args, statusArgs...)
-	args = append(args, f.Limit, f.Offset)
-	var rows []struct {
-		EventItem
-		Total int `bun:"total"`
-	}
-	err = q.db.NewRaw(`WITH m AS (
-			SELECT item_id, min(starts_at) AS first_start, max(added_at) AS added_at
-			FROM event_item_occurrences
-			WHERE feed_id = ?
-			  AND starts_at >= ?::timestamptz - coalesce((SELECT longest FROM event_feed_spans WHERE feed_id = ?), interval '0')
-			  AND starts_at < ?
-			  AND (ends_at > ? OR starts_at >= ?)`+statusCond+`
-			GROUP BY item_id
-		), page AS (
-			SELECT m.*, count(*) OVER () AS total FROM m ORDER BY `+order+` LIMIT ? OFFSET ?
-		)
-		SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, e.details, m.total
-		FROM page AS m
-		JOIN event_items AS i ON i.id = m.item_id
-		JOIN calendar_events AS e ON e.id = i.event_id
-		ORDER BY `+order, args...).Scan(ctx, &rows)
+	statement, args := eventItemsSQL(feedID, f)
+	err = q.rows(ctx, statement, args, func(rows *sql.Rows) error {
+		var it EventItem
+		var details []byte
+		if err := rows.Scan(&it.ID, &it.FeedID, &it.EventID, &it.SourceID, &it.SourceType, &it.AddedAt, &details, &page.Total); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(details, &it.Details); err != nil {
+			return fmt.Errorf("decode event %s: %w", it.EventID, err)
+		}
+		page.Items = append(page.Items, it)
+		return nil
+	})
 	if err != nil {
 		return EventItemPage{}, fmt.Errorf("list items of event feed %s: %w", feedID, err)
 	}
-	for _, r := range rows {
-		page.Items = append(page.Items, r.EventItem)
-		page.Total = r.Total
-	}
-	if len(rows) == 0 && f.Offset > 0 {
-		// Past the end the page carries no total: count on its own.
-		if page.Total, err = q.countEventItems(ctx, feedID, f); err != nil {
-			return EventItemPage{}, err
+	if len(page.Items) == 0 && f.Offset > 0 {
+		// A page past the end has no row to carry the total.
+		statement, args := eventItemsCountSQL(feedID, f)
+		if err := q.rows(ctx, statement, args, func(rows *sql.Rows) error { return rows.Scan(&page.Total) }); err != nil {
+			return EventItemPage{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
 		}
 	}
 	return page, nil
 }
 
-func (q *Queries) countEventItems(ctx context.Context, feedID uuid.UUID, f EventItemFilter) (int, error) {
-	statusCond, statusArgs := statusCondition(f.Status, f.Now)
-	args := append([]any{feedID, f.Since, feedID, f.Until, f.Since, f.Since}, statusArgs...)
-	var n int
-	err := q.db.NewRaw(`SELECT count(DISTINCT item_id) FROM event_item_occurrences
-		WHERE feed_id = ?
-		  AND starts_at >= ?::timestamptz - coalesce((SELECT longest FROM event_feed_spans WHERE feed_id = ?), interval '0')
-		  AND starts_at < ?
-		  AND (ends_at > ? OR starts_at >= ?)`+statusCond, args...).Scan(ctx, &n)
-	if err != nil {
-		return 0, fmt.Errorf("count items of event feed %s: %w", feedID, err)
+// inWindow selects the occurrence rows of feed $1 going on in [$2, $3)
+// (domain.EventOccurrence.Overlaps): the index range reaches back by the
+// feed's longest occurrence, for those already under way at $2.
+const inWindow = `feed_id = $1
+	AND starts_at >= $2::timestamptz - coalesce((SELECT longest FROM event_feed_spans WHERE feed_id = $1), interval '0')
+	AND starts_at < $3 AND (ends_at > $2 OR starts_at >= $2)`
+
+// firstInWindow keeps, of those, each item's first one in the range: all
+// its earlier occurrences are over before $2 and began before it.
+const firstInWindow = ` AND prev_ends <= $2 AND prev_start < $2`
+
+// candidates are the matching items, one row each (item_id, first_start,
+// added_at), and the arguments after $1-$3.
+func candidates(f EventItemFilter) (string, []any) {
+	if f.Status == "" {
+		return `SELECT item_id, starts_at AS first_start, added_at FROM event_item_occurrences WHERE ` + inWindow + firstInWindow, nil
 	}
-	return n, nil
+	cond, args := statusCondition(f.Status, f.Now)
+	return `SELECT item_id, min(starts_at) AS first_start, max(added_at) AS added_at FROM event_item_occurrences
+		WHERE ` + inWindow + cond + ` GROUP BY item_id`, args
+}
+
+func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+	m, extra := candidates(f)
+	args := append([]any{feedID, f.Since, f.Until}, extra...)
+	n := len(args)
+	order := "first_start, item_id"
+	if f.OrderBy == OrderByCreated {
+		order = "added_at DESC, item_id DESC"
+	}
+	args = append(args, f.Limit, f.Offset)
+	return fmt.Sprintf(`WITH m AS NOT MATERIALIZED (%s),
+		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d)
+		SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, e.details, (SELECT count(*) FROM m)
+		FROM page
+		JOIN event_items AS i ON i.id = page.item_id
+		JOIN calendar_events AS e ON e.id = i.event_id
+		ORDER BY %s`, m, order, n+1, n+2, "page."+strings.ReplaceAll(order, ", ", ", page.")), args
+}
+
+func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+	m, extra := candidates(f)
+	return `SELECT count(*) FROM (` + m + `) AS m`, append([]any{feedID, f.Since, f.Until}, extra...)
 }
 
 // statusCondition restates domain.EventInstance.StatusAt on the occurrence
-// rows: completed is an instance going ahead whose last occurrence has
-// ended by now; scheduled and rescheduled ones have not.
+// rows, with its arguments from $4: completed is an instance going ahead
+// whose last occurrence has ended by now; scheduled and rescheduled ones
+// have not.
 func statusCondition(status string, now time.Time) (string, []any) {
 	switch status {
-	case "":
-		return "", nil
 	case domain.StatusCompleted:
-		return " AND status IN ('scheduled', 'rescheduled') AND instance_ends_at <= ?", []any{now}
+		return " AND status IN ('scheduled', 'rescheduled') AND instance_ends_at <= $4", []any{now}
 	case domain.StatusScheduled, domain.StatusRescheduled:
-		return " AND status = ? AND instance_ends_at > ?", []any{status, now}
+		return " AND status = $4 AND instance_ends_at > $5", []any{status, now}
 	default:
-		return " AND status = ?", []any{status}
+		return " AND status = $4", []any{status}
 	}
+}
+
+// rows runs a statement with $n parameters through database/sql, whose
+// pgx driver prepares each statement text once per connection (bun would
+// inline the arguments, making every request's SQL new text to parse and
+// plan), and hands each row to scan.
+func (q *Queries) rows(ctx context.Context, statement string, args []any, scan func(*sql.Rows) error) error {
+	var rows *sql.Rows
+	var err error
+	switch db := q.db.(type) {
+	case *bun.DB:
+		rows, err = db.DB.QueryContext(ctx, statement, args...)
+	case bun.Tx:
+		rows, err = db.Tx.QueryContext(ctx, statement, args...)
+	case bun.Conn:
+		rows, err = db.Conn.QueryContext(ctx, statement, args...)
+	default:
+		return fmt.Errorf("query: unsupported connection %T", q.db)
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // EventItem returns one visible item of an organization's event feed, and

@@ -6,6 +6,9 @@
 //	              and report the catch-up (projection) rate.
 //	seed rebuild  load N NewsItemAdded events into the event store and time
 //	              projections.Rebuild for one projector over them.
+//	seed events   create/migrate a database, issue an API key, create an event
+//	              feed and fill it with events through the commands, then
+//	              run the projections until they catch up.
 //	seed drop     drop the database.
 //
 // Run `go run ./bench/seed <command> -h` for the flags. Everything talks to
@@ -40,7 +43,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
-const usage = `usage: seed api|rebuild|drop [flags]   (seed <command> -h for flags)
+const usage = `usage: seed api|rebuild|events|drop [flags]   (seed <command> -h for flags)
 `
 
 // itemsBase is when the first generated item was added; item i is added
@@ -60,6 +63,8 @@ func main() {
 		err = seedAPI(ctx, os.Args[2:], os.Stdout)
 	case "rebuild":
 		err = benchRebuild(ctx, os.Args[2:], os.Stdout)
+	case "events":
+		err = seedEvents(ctx, os.Args[2:], os.Stdout)
 	case "drop":
 		err = drop(ctx, os.Args[2:])
 	default:

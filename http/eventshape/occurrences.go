@@ -70,20 +70,18 @@ func Everything(d domain.EventDetails, now time.Time) Occurrences {
 
 func collect(d domain.EventDetails, w Window, status string, now time.Time) Occurrences {
 	block := Occurrences{Selected: []Entry{}}
-	for _, in := range d.Instances {
-		current := in.StatusAt(now)
-		for _, o := range in.Occurrences {
-			if o.Start.After(now) && domain.Happens(in.Status) {
-				block.Upcoming++
-			}
-			if (status != "" && current != status) || !o.Overlaps(w.From, w.To) {
-				continue
-			}
-			block.Selected = append(block.Selected, Entry{
-				ID: o.ID, InstanceID: in.ID, Start: o.Start, End: o.End, Status: current, ends: o.Ends(),
-			})
+	d.EachOccurrence(func(in domain.EventInstance, o domain.EventOccurrence) {
+		if o.Start.After(now) && domain.Happens(in.Status) {
+			block.Upcoming++
 		}
-	}
+		current := in.StatusAt(now)
+		if (status != "" && current != status) || !o.Overlaps(w.From, w.To) {
+			return
+		}
+		block.Selected = append(block.Selected, Entry{
+			ID: o.ID, InstanceID: in.ID, Start: o.Start, End: o.End, Status: current, ends: o.Ends(),
+		})
+	})
 	slices.SortFunc(block.Selected, func(a, b Entry) int {
 		if c := a.Start.Compare(b.Start); c != 0 {
 			return c

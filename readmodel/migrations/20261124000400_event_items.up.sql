@@ -4,6 +4,10 @@
 -- feed, item and occurrence. Range queries walk event_item_occurrences in
 -- (feed, start) order: the index holds everything the list needs to filter,
 -- order and count, so a feed's items are found without reading events.
+-- prev_ends and prev_start describe the item's earlier occurrences (in
+-- start order; year 1 for the first): the one occurrence of an item in a
+-- range with no earlier one in it is the item's first there, so a range's
+-- items are counted and ordered without grouping its occurrences.
 CREATE TABLE IF NOT EXISTS calendar_events (
     id            uuid PRIMARY KEY,
     source_id     uuid        NOT NULL,
@@ -47,14 +51,16 @@ CREATE TABLE IF NOT EXISTS event_item_occurrences (
     occurrence_id    uuid        NOT NULL,
     starts_at        timestamptz NOT NULL,
     ends_at          timestamptz NOT NULL,
+    prev_ends        timestamptz NOT NULL,
+    prev_start       timestamptz NOT NULL,
     status           text        NOT NULL,
     instance_ends_at timestamptz NOT NULL,
     added_at         timestamptz NOT NULL,
     PRIMARY KEY (item_id, occurrence_id)
 );
 --bun:split
-CREATE INDEX IF NOT EXISTS event_item_occurrences_range_idx ON event_item_occurrences (feed_id, starts_at)
-    INCLUDE (item_id, ends_at, status, instance_ends_at, added_at);
+CREATE INDEX IF NOT EXISTS event_item_occurrences_range_idx ON event_item_occurrences (feed_id, starts_at, item_id)
+    INCLUDE (ends_at, prev_ends, prev_start, status, instance_ends_at, added_at);
 --bun:split
 CREATE TABLE IF NOT EXISTS event_feed_spans (
     feed_id uuid PRIMARY KEY,
