@@ -34,6 +34,7 @@ type stack struct {
 	cmds    *commands.Handler
 	queries *readmodel.Queries
 	svc     *webhook.Service
+	waiter  *projections.Waiter
 	org     uuid.UUID
 	stop    func()
 }
@@ -90,7 +91,8 @@ func attach(t testing.TB, db *database.DB, cfg webhook.Config) *stack {
 		})
 	}
 	t.Cleanup(stop)
-	return &stack{t: t, db: db, store: store, cmds: cmds, queries: queries, svc: svc, org: uuid.New(), stop: stop}
+	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, projections.Webhooks{})
+	return &stack{t: t, db: db, store: store, cmds: cmds, queries: queries, svc: svc, waiter: waiter, org: uuid.New(), stop: stop}
 }
 
 // subscribe creates a webhook of the stack's organization and returns it
@@ -105,9 +107,11 @@ func (s *stack) subscribe(url string, feeds ...uuid.UUID) (uuid.UUID, string) {
 	if feeds == nil {
 		feeds = []uuid.UUID{}
 	}
-	w, _, err := s.cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: s.org, SecretID: secretID, Config: domain.WebhookConfig{
-		URL: url, Events: []string{domain.WebhookItemAdded}, EventFeedIDs: feeds,
-	}})
+	w, err := commands.Visible(ctx, s.waiter, func(ctx context.Context) (domain.WebhookState, commands.Result, error) {
+		return s.cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: s.org, SecretID: secretID, Config: domain.WebhookConfig{
+			URL: url, Events: []string{domain.WebhookItemAdded}, EventFeedIDs: feeds,
+		}})
+	})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -225,4 +229,28 @@ func ref(org, id uuid.UUID) commands.WebhookRef { return commands.WebhookRef{Org
 
 func updateEnabled(org, id uuid.UUID, enabled bool) commands.UpdateWebhook {
 	return commands.UpdateWebhook{WebhookRef: ref(org, id), Update: domain.WebhookUpdate{Enabled: &enabled}}
+}
+
+func rotate(org, id, secretID uuid.UUID) commands.RotateWebhookSecret {
+	return commands.RotateWebhookSecret{WebhookRef: ref(org, id), SecretID: secretID}
+}
+
+// clock is the sender's clock, moved by the test.
+type clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func newClock() *clock { return &clock{} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return domain.Now().Add(c.offset)
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
 }

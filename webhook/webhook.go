@@ -100,7 +100,7 @@ func (c Config) withDefaults() Config {
 }
 
 // jobTimeout bounds a whole job: the attempt and the bookkeeping around it.
-func (c Config) jobTimeout() time.Duration { return c.AttemptTimeout + 20*time.Second }
+func (c Config) jobTimeout() time.Duration { return c.AttemptTimeout + 5*time.Second }
 
 // Parts are what the service shares with the webhook machinery.
 type Parts struct {
