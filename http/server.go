@@ -16,6 +16,7 @@ import (
 	"github.com/feedsvc/feedsvc/http/eventshape"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/webhook"
 )
 
 // Config is what the API needs from the operator.
@@ -53,6 +54,9 @@ type Deps struct {
 	// (relevanceScore); when nil, items are not scored and the member is
 	// omitted. The service sets it to extraction's scoring.
 	EventRelevance eventshape.RelevanceFunc
+	// Webhooks keeps signing secrets and the delivery log, and sends test
+	// deliveries.
+	Webhooks *webhook.Service
 }
 
 // New builds the Fiber app with every route.
@@ -187,6 +191,18 @@ func (h *handlers) routes(app *fiber.App) {
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)
 	sources.Get("/:id", h.getSource)
+
+	hooks := app.Group("/webhooks", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeWebhooks))
+	hooks.Post("/", h.createWebhook)
+	hooks.Get("/", h.listWebhooks)
+	hooks.Post("/test", h.testWebhook)
+	hooks.Get("/:webhookId", h.getWebhook)
+	hooks.Patch("/:webhookId", h.updateWebhook)
+	hooks.Delete("/:webhookId", h.deleteWebhook)
+	hooks.Post("/:webhookId/rotate-secret", h.rotateWebhookSecret)
+	hooks.Get("/:webhookId/deliveries", h.listDeliveries)
+	hooks.Get("/:webhookId/deliveries/:deliveryId", h.getDelivery)
+	hooks.Post("/:webhookId/deliveries/:deliveryId/redeliver", h.redeliver)
 }
 
 // statusOf is the status a request will be answered with: an error

@@ -42,13 +42,19 @@ type Handler struct {
 // On handles the events of Go type E: every stored name E is read from
 // (one per feed kind for feed events).
 func On[E domain.Event](f func(ctx context.Context, db bun.IDB, e E) error) Handler {
+	return OnEnvelope(func(ctx context.Context, db bun.IDB, e E, _ Envelope) error { return f(ctx, db, e) })
+}
+
+// OnEnvelope is On for handlers that also need where the event sits in the
+// log: its id, position or recording time.
+func OnEnvelope[E domain.Event](f func(ctx context.Context, db bun.IDB, e E, env Envelope) error) Handler {
 	types := domain.EventTypesOf(reflect.TypeFor[E]())
 	if len(types) == 0 {
 		// A programming error caught when the projector is built.
 		panic(fmt.Sprintf("projections.On: %s is not a registered event type", reflect.TypeFor[E]()))
 	}
 	return Handler{eventTypes: types, project: func(ctx context.Context, db bun.IDB, env Envelope) error {
-		return f(ctx, db, env.Event.(E))
+		return f(ctx, db, env.Event.(E), env)
 	}}
 }
 

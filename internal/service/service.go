@@ -26,6 +26,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
 	"github.com/feedsvc/feedsvc/relevance"
+	"github.com/feedsvc/feedsvc/webhook"
 )
 
 // Service is a running instance's parts.
@@ -39,6 +40,7 @@ type Service struct {
 	Ingest   *ingest.Worker
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
+	Webhooks *webhook.Service
 	Metrics  *metrics.Registry
 	App      *fiber.App
 	logger   *slog.Logger
@@ -56,22 +58,40 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Queries = readmodel.NewQueries(db.Bun)
 	s.Commands = commands.New(s.Store, s.Queries)
 	s.Keys = auth.NewStore(db.Bun)
+	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
+		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	var run []projections.Projector
 	if cfg.Roles[config.RoleProjections] {
-		s.Runner, err = projections.NewRunner(s.Store, db.Bun, logger, projections.RunnerConfig{}, projections.All()...)
+		run = append(run, projections.All()...)
+	}
+	// The webhook dispatcher is a projector run by the webhooks role: where
+	// no process sends, nothing is queued, and its checkpoint keeps what is
+	// still to be queued.
+	if cfg.Roles[config.RoleWebhooks] {
+		run = append(run, s.Webhooks.Dispatcher())
+	}
+	if len(run) > 0 {
+		s.Runner, err = projections.NewRunner(s.Store, db.Bun, logger, projections.RunnerConfig{}, run...)
 		if err != nil {
-			db.Close()
+			s.Close()
 			return nil, err
 		}
 	}
 	if cfg.Roles[config.RoleCrawler] {
 		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
-			db.Close()
+			s.Close()
 			return nil, err
 		}
 	}
 	s.Metrics = metrics.New()
 	s.Metrics.WatchProjections(s.Runner)
+	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
@@ -79,6 +99,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}, apihttp.Deps{
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
+		Webhooks:       s.Webhooks,
 	})
 	return s, nil
 }
@@ -91,6 +112,11 @@ func (s *Service) Run(ctx context.Context) error {
 		go func() { errs <- s.Runner.Run(ctx) }()
 		<-s.Runner.Running()
 		s.logger.Info("projections running", "projectors", len(s.Runner.Projectors()))
+	}
+	// River stops when told to (shutdown), not when ctx ends: attempts in
+	// flight get to finish and record themselves.
+	if err := s.Webhooks.Start(context.WithoutCancel(ctx)); err != nil {
+		errs <- err
 	}
 	if s.Config.Roles[config.RoleAPI] {
 		go func() {
@@ -142,6 +168,11 @@ func (s *Service) shutdown() error {
 			errs = append(errs, fmt.Errorf("stop api: %w", err))
 		}
 	}
+	stop, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.Webhooks.Stop(stop); err != nil {
+		errs = append(errs, err)
+	}
 	if s.Runner != nil {
 		if err := s.Runner.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stop projections: %w", err))
@@ -151,7 +182,12 @@ func (s *Service) shutdown() error {
 }
 
 // Close releases the database.
-func (s *Service) Close() { s.DB.Close() }
+func (s *Service) Close() {
+	if s.Webhooks != nil {
+		s.Webhooks.Close()
+	}
+	s.DB.Close()
+}
 
 // Ready is the readiness check: the database answers and no projector run
 // here is failing.

@@ -14,6 +14,9 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/rivermigrate"
+
 	"github.com/feedsvc/feedsvc/internal/database"
 )
 
@@ -37,6 +40,21 @@ func Migrate(ctx context.Context, db *bun.DB) error {
 	defer m.Unlock(ctx) //nolint:errcheck // unlock failure leaves a stale lock row we report below
 	if _, err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return migrateRiver(ctx, db)
+}
+
+// migrateRiver brings River's tables (the webhook job queue) to the
+// version this build's River needs. River's own migrator does it, under
+// the lock above, and records its versions in river_migration: its schema
+// is its own, so upgrading River needs no file here.
+func migrateRiver(ctx context.Context, db *bun.DB) error {
+	migrator, err := rivermigrate.New(riverdatabasesql.New(db.DB), nil)
+	if err != nil {
+		return fmt.Errorf("river migrator: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("apply river migrations: %w", err)
 	}
 	return nil
 }

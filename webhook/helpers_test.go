@@ -1,0 +1,256 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/webhook"
+)
+
+// stack is the webhook machinery on a fresh database: the event store,
+// commands, the webhooks read model and the dispatcher projecting, and a
+// sender working, as the webhooks role runs them.
+type stack struct {
+	t       testing.TB
+	dsn     string
+	db      *database.DB
+	store   *eventstore.Postgres
+	cmds    *commands.Handler
+	queries *readmodel.Queries
+	svc     *webhook.Service
+	waiter  *projections.Waiter
+	org     uuid.UUID
+	stop    func()
+}
+
+// testConfig is quick: small backoff, short timeouts, private addresses
+// allowed (the receivers are local).
+func testConfig() webhook.Config {
+	return webhook.Config{BackoffBase: 20 * time.Millisecond, AllowPrivateNetworks: true, AttemptTimeout: 2 * time.Second}
+}
+
+func newStack(t testing.TB, cfg webhook.Config) *stack {
+	t.Helper()
+	db, dsn := testdb.New(t)
+	s := attach(t, db, cfg)
+	s.dsn = dsn
+	return s
+}
+
+// attach runs the machinery over an existing database until stop or the
+// end of the test.
+func attach(t testing.TB, db *database.DB, cfg webhook.Config) *stack {
+	t.Helper()
+	store := eventstore.NewPostgres(db.Pool)
+	queries := readmodel.NewQueries(db.Bun)
+	cmds := commands.New(store, queries)
+	cfg.Work = true
+	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: servicetest.Logger()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{PollInterval: 20 * time.Millisecond},
+		projections.Webhooks{}, svc.Dispatcher())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	<-runner.Running()
+	if err := svc.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer stopCancel()
+			if err := svc.Stop(stopCtx); err != nil {
+				t.Errorf("stop sender: %v", err)
+			}
+			cancel()
+			<-done
+			svc.Close()
+		})
+	}
+	t.Cleanup(stop)
+	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, projections.Webhooks{})
+	return &stack{t: t, db: db, store: store, cmds: cmds, queries: queries, svc: svc, waiter: waiter, org: uuid.New(), stop: stop}
+}
+
+// subscribe creates a webhook of the stack's organization and returns it
+// with its secret.
+func (s *stack) subscribe(url string, feeds ...uuid.UUID) (uuid.UUID, string) {
+	s.t.Helper()
+	ctx := context.Background()
+	secretID, secret, err := s.svc.Secrets().Create(ctx, s.org)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if feeds == nil {
+		feeds = []uuid.UUID{}
+	}
+	w, err := commands.Visible(ctx, s.waiter, func(ctx context.Context) (domain.WebhookState, commands.Result, error) {
+		return s.cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: s.org, SecretID: secretID, Config: domain.WebhookConfig{
+			URL: url, Events: []string{domain.WebhookItemAdded}, EventFeedIDs: feeds,
+		}})
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return w.ID, secret
+}
+
+// addItem records an event and its addition to a feed of the stack's
+// organization, as ingestion does, and returns the id the deliveries carry
+// as x-service-event-id.
+func (s *stack) addItem(feed uuid.UUID, title string) (eventID uuid.UUID, item domain.EventItemAdded) {
+	s.t.Helper()
+	start := time.Date(2030, 5, 1, 18, 0, 0, 0, time.UTC)
+	details, err := domain.NewEventDetails(domain.EventDetails{
+		Identity: "https://example.com/events/" + uuid.NewString(), Title: title, Description: "<p>" + title + "</p>",
+		Instances: []domain.EventInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}}}},
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	now := domain.Now()
+	var found domain.CalendarEvent
+	discovered := found.Discover(uuid.New(), details, now)[0].(domain.EventDiscovered)
+	s.append(domain.CalendarEventStream(discovered.EventID), discovered)
+	var it domain.EventItem
+	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: s.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
+		discovered.EventID, now)[0].(domain.EventItemAdded)
+	return s.append(domain.EventItemStream(feed, discovered.EventID), added), added
+}
+
+func (s *stack) append(stream string, e domain.Event) uuid.UUID {
+	s.t.Helper()
+	data, err := domain.EncodeEvent(e)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	id := uuid.New()
+	if _, err := s.store.AppendToStream(context.Background(), stream, eventstore.Any(),
+		eventstore.EventData{ID: id, Type: e.EventType(), Data: data, Metadata: []byte(`{}`)}); err != nil {
+		s.t.Fatal(err)
+	}
+	return id
+}
+
+// delivery is one request a receiver got.
+type delivery struct {
+	Header http.Header
+	Body   []byte
+	At     time.Time
+	Status int
+}
+
+// receiver is a local webhook endpoint that records every request and
+// answers what answer says (200 when nil).
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	got    []delivery
+	answer func(n int, r *http.Request) int
+	notify chan struct{}
+}
+
+func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *receiver {
+	rc := &receiver{answer: answer, notify: make(chan struct{}, 1)}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		n := len(rc.got)
+		rc.got = append(rc.got, delivery{Header: r.Header.Clone(), Body: b, At: time.Now()})
+		rc.mu.Unlock()
+		status := http.StatusOK
+		if rc.answer != nil {
+			status = rc.answer(n, r)
+		}
+		rc.mu.Lock()
+		rc.got[n].Status = status
+		rc.mu.Unlock()
+		select {
+		case rc.notify <- struct{}{}:
+		default:
+		}
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) requests() []delivery {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]delivery(nil), rc.got...)
+}
+
+// waitFor polls until cond holds or fails the test after limit.
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", limit, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func decode(t testing.TB, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("body %q is not JSON: %v", b, err)
+	}
+	return m
+}
+
+func ref(org, id uuid.UUID) commands.WebhookRef { return commands.WebhookRef{Org: org, ID: id} }
+
+func updateEnabled(org, id uuid.UUID, enabled bool) commands.UpdateWebhook {
+	return commands.UpdateWebhook{WebhookRef: ref(org, id), Update: domain.WebhookUpdate{Enabled: &enabled}}
+}
+
+func rotate(org, id, secretID uuid.UUID) commands.RotateWebhookSecret {
+	return commands.RotateWebhookSecret{WebhookRef: ref(org, id), SecretID: secretID}
+}
+
+// clock is the sender's clock, moved by the test.
+type clock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func newClock() *clock { return &clock{} }
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return domain.Now().Add(c.offset)
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}

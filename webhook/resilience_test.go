@@ -1,0 +1,221 @@
+package webhook_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/webhook"
+)
+
+// freeAddr is a loopback address nothing listens on (yet).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// serveAt moves a receiver onto addr, as a receiver coming back up.
+func serveAt(t *testing.T, rc *receiver, addr string) {
+	t.Helper()
+	rc.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(rc.Config.Handler)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+}
+
+func TestAReceiverDownWhileTheServiceRestartsStillGetsTheEventsAfterwards(t *testing.T) {
+	cfg := testConfig()
+	cfg.BackoffBase = 300 * time.Millisecond
+	s := newStack(t, cfg)
+	addr := freeAddr(t)
+	hook, _ := s.subscribe("http://" + addr + "/hook")
+	ctx := context.Background()
+	beforeID, _ := s.addItem(uuid.New(), "before the restart")
+	waitFor(t, 10*time.Second, "a failed first attempt", func() bool {
+		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 10, 0)
+		return len(list) == 1 && len(list[0].Attempts) >= 1
+	})
+	s.stop()
+	// Added while nothing dispatches or sends.
+	duringID, _ := s.addItem(uuid.New(), "during the restart")
+
+	rc := newReceiver(t, nil)
+	serveAt(t, rc, addr)
+	restarted := attach(t, s.db, cfg)
+	restarted.org = s.org
+
+	waitFor(t, 20*time.Second, "both events at the receiver", func() bool { return len(rc.requests()) == 2 })
+	got := map[string]bool{}
+	for _, r := range rc.requests() {
+		got[r.Header.Get(webhook.HeaderEventID)] = true
+	}
+	if !got[beforeID.String()] || !got[duringID.String()] {
+		t.Fatalf("the receiver got events %v, want %s and %s", got, beforeID, duringID)
+	}
+}
+
+func TestAnEndpointResolvingToAPrivateAddressIsRefusedAtDialUnlessAllowed(t *testing.T) {
+	rc := newReceiver(t, nil)
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(rc.URL, "http://"))
+	// A name, so creating it passes; what it resolves to is loopback.
+	url := "http://localhost:" + port + "/hook"
+
+	t.Run("refused by default", func(t *testing.T) {
+		cfg := testConfig()
+		cfg.AllowPrivateNetworks = false
+		s := newStack(t, cfg)
+		hook, _ := s.subscribe(url)
+		s.addItem(uuid.New(), "to loopback")
+		var d webhook.Delivery
+		waitFor(t, 20*time.Second, "the delivery to fail", func() bool {
+			list, _, _ := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
+			if len(list) == 1 {
+				d = list[0]
+			}
+			return d.Status == webhook.StatusFailed
+		})
+		for _, a := range d.Attempts {
+			if !strings.Contains(a.Error, "non-public address") || a.StatusCode != nil {
+				t.Errorf("attempt recorded as %+v, want a refused address", a)
+			}
+		}
+		if n := len(rc.requests()); n != 0 {
+			t.Fatalf("the loopback receiver got %d requests", n)
+		}
+	})
+	t.Run("delivered when allowed", func(t *testing.T) {
+		s := newStack(t, testConfig())
+		s.subscribe(url)
+		s.addItem(uuid.New(), "to loopback")
+		waitFor(t, 10*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	})
+	t.Run("a literal private address is refused when subscribing", func(t *testing.T) {
+		for _, u := range []string{"http://127.0.0.1:8080/", "http://10.1.2.3/", "http://[::1]/", "http://2130706433/", "http://169.254.169.254/"} {
+			if _, err := domain.NewWebhookURL(u, domain.TargetPolicy{}); err == nil {
+				t.Errorf("%s was accepted", u)
+			}
+			if _, err := domain.NewWebhookURL(u, domain.TargetPolicy{AllowPrivateNetworks: true}); err != nil {
+				t.Errorf("%s was refused although private networks are allowed: %v", u, err)
+			}
+		}
+	})
+}
+
+func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEnabled(t *testing.T) {
+	clock := newClock()
+	cfg := testConfig()
+	cfg.Now = clock.now
+	s := newStack(t, cfg)
+	var failing atomic.Bool
+	failing.Store(true)
+	rc := newReceiver(t, func(int, *http.Request) int {
+		if failing.Load() {
+			return http.StatusBadGateway
+		}
+		return http.StatusOK
+	})
+	hook, _ := s.subscribe(rc.URL)
+	ctx := context.Background()
+	deliveries := func() []webhook.Delivery {
+		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 100, 0)
+		return list
+	}
+	s.addItem(uuid.New(), "first failure")
+	waitFor(t, 10*time.Second, "the first delivery to fail", func() bool {
+		l := deliveries()
+		return len(l) == 1 && l[0].Status == webhook.StatusFailed
+	})
+	clock.advance(71 * time.Hour)
+	s.addItem(uuid.New(), "71 hours of failures")
+	waitFor(t, 10*time.Second, "the second delivery to fail", func() bool {
+		l := deliveries()
+		return len(l) == 2 && l[0].Status == webhook.StatusFailed
+	})
+	if w, _ := s.queries.Webhook(ctx, s.org, hook); !w.Enabled {
+		t.Fatal("disabled before three days of failures")
+	}
+
+	clock.advance(time.Hour + time.Minute)
+	s.addItem(uuid.New(), "three days of failures")
+	waitFor(t, 10*time.Second, "the webhook to be disabled", func() bool {
+		w, err := s.queries.Webhook(ctx, s.org, hook)
+		return err == nil && !w.Enabled
+	})
+	w, _ := s.queries.Webhook(ctx, s.org, hook)
+	if w.EnabledBy != domain.EnabledBySystem || !strings.Contains(w.EnabledReason, "3 days") {
+		t.Errorf("disabled by %q for %q; want the system, saying why", w.EnabledBy, w.EnabledReason)
+	}
+	waitFor(t, 10*time.Second, "the pending delivery to be cancelled", func() bool {
+		l := deliveries()
+		return len(l) == 3 && l[0].Status == webhook.StatusCancelled
+	})
+	before := len(rc.requests())
+	s.addItem(uuid.New(), "while disabled")
+	marker := newReceiver(t, nil)
+	other := *s
+	other.org = s.org
+	other.subscribe(marker.URL)
+	s.addItem(uuid.New(), "marker")
+	waitFor(t, 10*time.Second, "the marker", func() bool { return len(marker.requests()) == 1 })
+	if n := len(rc.requests()); n != before {
+		t.Fatalf("a disabled webhook got %d more requests", n-before)
+	}
+	if n := len(deliveries()); n != 3 {
+		t.Fatalf("%d deliveries; an item added while the webhook was disabled was queued", n)
+	}
+
+	// Re-enabled, with the clock as the commands' again: a fresh start.
+	clock.advance(-72*time.Hour - time.Minute)
+	failing.Store(false)
+	if _, _, err := s.cmds.UpdateWebhook(ctx, updateEnabled(s.org, hook, true)); err != nil {
+		t.Fatal(err)
+	}
+	s.addItem(uuid.New(), "after re-enabling")
+	waitFor(t, 10*time.Second, "a delivery after re-enabling", func() bool {
+		l := deliveries()
+		return len(l) == 4 && l[0].Status == webhook.StatusDelivered
+	})
+}
+
+func TestASlowReceiverDoesNotDelayTheOthers(t *testing.T) {
+	cfg := testConfig()
+	cfg.PerHost, cfg.Concurrency = 2, 4
+	s := newStack(t, cfg)
+	slow := newReceiver(t, func(int, *http.Request) int { time.Sleep(500 * time.Millisecond); return http.StatusOK })
+	fast := newReceiver(t, nil)
+	s.subscribe(slow.URL)
+	s.subscribe(fast.URL)
+	const items = 12
+	for i := range items {
+		s.addItem(uuid.New(), "item "+string(rune('a'+i)))
+	}
+	waitFor(t, 20*time.Second, "every item at the fast receiver", func() bool { return len(fast.requests()) == items })
+	// At two at a time, the slow one needs three seconds for all of them.
+	if n := len(slow.requests()); n > items/2 {
+		t.Fatalf("the slow receiver had %d of %d requests when the fast one had them all; want it far behind", n, items)
+	}
+	waitFor(t, 20*time.Second, "every item at the slow receiver", func() bool {
+		r := slow.requests()
+		return len(r) == items && r[items-1].Status == http.StatusOK
+	})
+}

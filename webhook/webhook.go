@@ -1,0 +1,224 @@
+// Package webhook delivers the event.item_added webhook (api.md 6, D10):
+// signed POSTs to each subscribed endpoint, retried, never lost.
+//
+// The path of one delivery: an EventItemAdded in the log reaches the
+// dispatcher, a projector that keeps its own copy of the subscriptions
+// (webhook_routes) at its own position in the log. For every subscription
+// that matches, it renders the body once, records the delivery and queues a
+// River job, all in the transaction that moves its checkpoint: a delivery
+// is queued exactly once per event and webhook, whatever crashes. River
+// (Postgres-backed jobs) runs the sender: one signed POST per attempt, at
+// most five attempts with exponential backoff, pending ones surviving
+// restarts. Every attempt is recorded in the delivery log the API shows.
+//
+// The dispatcher is never rebuilt from position 0 (it is not among
+// projections.All): replaying it would send every past event again.
+package webhook
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel"
+)
+
+// Defaults for zero Config members.
+const (
+	// DefaultAttemptTimeout bounds one attempt (D10: 10 s).
+	DefaultAttemptTimeout = 10 * time.Second
+	// DefaultConcurrency bounds attempts in flight in one process.
+	DefaultConcurrency = 64
+	// DefaultPerHost bounds attempts in flight to one receiver (host:port),
+	// so a slow receiver holds at most this many of the process's slots.
+	DefaultPerHost = 8
+	// MaxAttempts is every attempt a delivery gets, the first included (D10).
+	MaxAttempts = 5
+	// maxRetryDelay caps the backoff between attempts.
+	maxRetryDelay = time.Hour
+)
+
+// Config is how the webhook machinery behaves.
+type Config struct {
+	// BackoffBase is the first retry's delay; each further one doubles,
+	// with jitter (FEEDSVC_WEBHOOK_BACKOFF_BASE).
+	BackoffBase time.Duration
+	// AllowPrivateNetworks lets endpoints be private addresses (tests, dev).
+	AllowPrivateNetworks bool
+	// Work makes this process dispatch and send (the webhooks role); without
+	// it, the service only answers the API (which queues redeliveries).
+	Work           bool
+	AttemptTimeout time.Duration
+	Concurrency    int
+	PerHost        int
+	// Render makes a delivery's data; MinimalItem when nil.
+	Render Render
+	// Now is the sender's clock (attempt times, the 3-day rule); tests move
+	// it forward.
+	Now func() time.Time
+	// RescueAfter is how long an attempt may look running before River
+	// hands it to another process: the time a crashed process's attempts
+	// wait. Default: the job timeout plus 30 s.
+	RescueAfter time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.BackoffBase <= 0 {
+		c.BackoffBase = 30 * time.Second
+	}
+	if c.AttemptTimeout <= 0 {
+		c.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.PerHost <= 0 {
+		c.PerHost = DefaultPerHost
+	}
+	if c.Render == nil {
+		c.Render = MinimalItem
+	}
+	if c.Now == nil {
+		c.Now = domain.Now
+	}
+	if c.RescueAfter < c.jobTimeout() {
+		c.RescueAfter = c.jobTimeout() + 30*time.Second
+	}
+	return c
+}
+
+// jobTimeout bounds a whole job: the attempt and the bookkeeping around it.
+func (c Config) jobTimeout() time.Duration { return c.AttemptTimeout + 5*time.Second }
+
+// Parts are what the service shares with the webhook machinery.
+type Parts struct {
+	DB       *database.DB
+	Store    eventstore.Store
+	Commands *commands.Handler
+	Queries  *readmodel.Queries
+	Logger   *slog.Logger
+}
+
+// Service is the webhook machinery of one process: the dispatcher, the
+// sender and the delivery log.
+type Service struct {
+	cfg      Config
+	parts    Parts
+	logger   *slog.Logger
+	river    *river.Client[*sql.Tx]
+	listener *pgxpool.Pool
+	sender   *Sender
+	secrets  *Secrets
+	metrics  *Metrics
+	started  bool
+}
+
+// New wires the webhook machinery; nothing runs until Start.
+func New(p Parts, cfg Config) (*Service, error) {
+	cfg = cfg.withDefaults()
+	s := &Service{
+		cfg: cfg, parts: p, logger: p.Logger.With("component", "webhooks"),
+		secrets: NewSecrets(p.DB.Bun), metrics: newMetrics(p.DB.Bun),
+	}
+	s.sender = NewSender(SenderOptions{
+		AllowPrivateNetworks: cfg.AllowPrivateNetworks, Timeout: cfg.AttemptTimeout, PerHost: cfg.PerHost,
+	})
+	// River's LISTEN connection is held for good: it gets a pool of its
+	// own rather than one of the service's.
+	lcfg := p.DB.Pool.Config().Copy()
+	lcfg.MinConns, lcfg.MaxConns = 0, 1
+	listener, err := pgxpool.NewWithConfig(context.Background(), lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("open webhook listener pool: %w", err)
+	}
+	s.listener = listener
+	rc, err := river.NewClient(riverdatabasesql.NewWithPgxListener(p.DB.SQL, listener), s.riverConfig())
+	if err != nil {
+		listener.Close()
+		return nil, fmt.Errorf("create webhook job client: %w", err)
+	}
+	s.river = rc
+	return s, nil
+}
+
+// riverConfig is an insert-only client for the API, or a working one for
+// the webhooks role.
+func (s *Service) riverConfig() *river.Config {
+	cfg := &river.Config{Logger: s.logger.With("component", "river"), MaxAttempts: MaxAttempts}
+	if !s.cfg.Work {
+		return cfg
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &deliveryWorker{svc: s})
+	river.AddWorker(workers, &housekeepWorker{svc: s})
+	// Retries shorter than the poll interval wait for the next poll, so
+	// small test bases poll often; production polls every second.
+	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), time.Second)
+	cfg.Queues = map[string]river.QueueConfig{queueName: {MaxWorkers: s.cfg.Concurrency}}
+	cfg.Workers = workers
+	cfg.FetchPollInterval = poll
+	cfg.FetchCooldown = min(poll, 100*time.Millisecond)
+	cfg.JobTimeout = s.cfg.jobTimeout()
+	cfg.RescueStuckJobsAfter = s.cfg.RescueAfter
+	cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+		func() (river.JobArgs, *river.InsertOpts) { return housekeepArgs{}, &river.InsertOpts{Queue: queueName} },
+		&river.PeriodicJobOpts{RunOnStart: true})}
+	return cfg
+}
+
+// Dispatcher is the projector that queues deliveries. The service runs it
+// (beside the read-model projectors) in the process of the webhooks role.
+func (s *Service) Dispatcher() projections.Projector {
+	return &dispatcher{svc: s}
+}
+
+// Start runs the sender until Stop; only in a process with Work.
+func (s *Service) Start(ctx context.Context) error {
+	if !s.cfg.Work {
+		return nil
+	}
+	if err := s.river.Start(ctx); err != nil {
+		return fmt.Errorf("start webhook sender: %w", err)
+	}
+	s.started = true
+	return nil
+}
+
+// Stop lets attempts in flight finish for a while, then cancels them
+// (a cancelled attempt is retried later, like a failed one).
+func (s *Service) Stop(ctx context.Context) error {
+	if !s.started {
+		return nil
+	}
+	soft, cancel := context.WithTimeout(ctx, s.cfg.AttemptTimeout+2*time.Second)
+	defer cancel()
+	err := s.river.Stop(soft)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.river.StopAndCancel(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("stop webhook sender: %w", err)
+	}
+	return nil
+}
+
+// Close releases the listener pool, after Stop.
+func (s *Service) Close() { s.listener.Close() }
+
+// Secrets is the signing-secret store.
+func (s *Service) Secrets() *Secrets { return s.secrets }
+
+// Metrics are the webhook metrics, for the service's registry.
+func (s *Service) Metrics() *Metrics { return s.metrics }
