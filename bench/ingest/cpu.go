@@ -38,6 +38,11 @@ type backendCPU struct {
 	mu    sync.Mutex
 	first map[int]time.Duration
 	last  map[int]time.Duration
+	// outside is the oldest write transaction of another database seen:
+	// the event store's readers wait behind any transaction on the server
+	// (see the README's "Keep transactions short"), so another session's
+	// long transaction stalls the run.
+	outside time.Duration
 }
 
 func newBackendCPU(ctx context.Context, adminDSN, database string) (*backendCPU, error) {
@@ -60,7 +65,15 @@ func (b *backendCPU) close() { _ = b.conn.Close(context.Background()) }
 func (b *backendCPU) reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.first, b.last = nil, map[int]time.Duration{}
+	b.first, b.last, b.outside = nil, map[int]time.Duration{}, 0
+}
+
+// outsideTransaction is the oldest write transaction of another database
+// seen since reset.
+func (b *backendCPU) outsideTransaction() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.outside
 }
 
 // sample reads every backend of the database once.
@@ -73,8 +86,15 @@ func (b *backendCPU) sample(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list backends: %w", err)
 	}
+	var oldest float64
+	err = b.conn.QueryRow(ctx, `SELECT coalesce(max(extract(epoch FROM now() - xact_start)), 0)::float8 FROM pg_stat_activity
+		WHERE datname IS DISTINCT FROM $1 AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`, b.database).Scan(&oldest)
+	if err != nil {
+		return fmt.Errorf("find other transactions: %w", err)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.outside = max(b.outside, time.Duration(oldest*float64(time.Second)))
 	base := b.first == nil
 	if base {
 		b.first = map[int]time.Duration{}

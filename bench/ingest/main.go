@@ -108,6 +108,11 @@ type result struct {
 	Load         float64 // 1-minute load average at the start
 	Site         siteStats
 	FirstItems   time.Duration // attach to the first item listed
+	// Outside is the oldest write transaction of another database seen
+	// during the run.
+	Outside time.Duration
+	// Crawled is from the attach to the last article served.
+	Crawled time.Duration
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -132,10 +137,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		results = append(results, r)
 		n := float64(o.articles)
-		fmt.Fprintf(out, "run %d: load %.2f  %d items in %.2fs = %.0f items/s (first item after %.2fs)  CPU/item: service %.2f ms, postgres %.2f ms (%d backends)\n",
-			i+1, r.Load, o.articles, r.Elapsed.Seconds(), n/r.Elapsed.Seconds(), r.FirstItems.Seconds(),
-			ms(r.Service)/n, ms(r.Postgres)/n, r.Backends)
-		fmt.Fprintf(out, "       database: %.1f transactions per item\n", float64(r.Transactions)/n)
+		fmt.Fprintf(out, "run %d: load %.2f  %d items in %.2fs = %.0f items/s  CPU/item: service %.2f ms, postgres %.2f ms (%d backends)\n",
+			i+1, r.Load, o.articles, r.Elapsed.Seconds(), n/r.Elapsed.Seconds(), ms(r.Service)/n, ms(r.Postgres)/n, r.Backends)
+		fmt.Fprintf(out, "       first item after %.2fs, then %.0f items/s; last article served after %.2fs; database: %.1f transactions per item; longest write transaction of another database: %.1fs\n",
+			r.FirstItems.Seconds(), (n-1)/(r.Elapsed-r.FirstItems).Seconds(), r.Crawled.Seconds(), float64(r.Transactions)/n, r.Outside.Seconds())
 		fmt.Fprintf(out, "       site: at most %d requests at once; requests %v (304: %d); %d articles fetched, %d fetched again\n",
 			r.Site.MaxConcurrent, r.Site.Requests, r.Site.NotModified, r.Site.Articles, r.Site.Refetched)
 	}
@@ -253,7 +258,9 @@ func (o options) runOnce(ctx context.Context, s *site, keep bool) (result, error
 	}
 	r.Service = svcEnd - svcBase
 	r.Postgres, r.Backends = pg.total()
+	r.Outside = pg.outsideTransaction()
 	r.Site = s.stats()
+	r.Crawled = r.Site.LastArticle.Sub(start)
 	time.Sleep(1500 * time.Millisecond) // let the backends report their transactions
 	txEnd, err := pg.transactions(ctx)
 	if err != nil {

@@ -34,6 +34,7 @@ type site struct {
 	maxIn    int
 	requests map[string]int // by kind
 	fetched  []int32        // per article
+	lastPage time.Time      // when an article was last served
 
 	notModified atomic.Int64
 }
@@ -64,7 +65,7 @@ func (s *site) listen(host string) {
 func (s *site) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.maxIn, s.requests, s.fetched = 0, map[string]int{}, make([]int32, s.articles)
+	s.maxIn, s.requests, s.fetched, s.lastPage = 0, map[string]int{}, make([]int32, s.articles), time.Time{}
 	s.notModified.Store(0)
 }
 
@@ -74,12 +75,13 @@ type siteStats struct {
 	Articles      int // distinct articles fetched
 	Refetched     int // article fetches beyond the first
 	NotModified   int64
+	LastArticle   time.Time // when the last article was served
 }
 
 func (s *site) stats() siteStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := siteStats{MaxConcurrent: s.maxIn, Requests: map[string]int{}, NotModified: s.notModified.Load()}
+	st := siteStats{MaxConcurrent: s.maxIn, Requests: map[string]int{}, NotModified: s.notModified.Load(), LastArticle: s.lastPage}
 	for k, v := range s.requests {
 		st.Requests[k] = v
 	}
@@ -149,6 +151,9 @@ func (s *site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		_, _ = w.Write(s.pages[i])
+		s.mu.Lock()
+		s.lastPage = time.Now()
+		s.mu.Unlock()
 	default:
 		s.count("other")
 		http.NotFound(w, r)
