@@ -2,13 +2,15 @@ package http
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/http/eventshape"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
@@ -24,8 +26,7 @@ const (
 
 // eventItemQuery is a validated event-item list query.
 type eventItemQuery struct {
-	filter        readmodel.EventItemFilter
-	includeSource bool
+	filter readmodel.EventItemFilter
 }
 
 // parseEventItemQuery applies the date rules of api.md 4.6 with D8: the
@@ -75,7 +76,8 @@ func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (eventItemQue
 	default:
 		return q, envelope.BadRequest("orderBy", "must be occurrence or created")
 	}
-	q.includeSource, err = includeParam(c, legacy)
+	f.Shape.Legacy = legacy
+	f.Shape.IncludeSource, err = includeParam(c, legacy)
 	return q, err
 }
 
@@ -111,25 +113,34 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	window := eventshape.Window{From: &q.filter.Since, To: &q.filter.Until}
-	var items any
-	if legacy {
-		out := make([]eventshape.LegacyItem, 0, len(page.Items))
-		for _, it := range page.Items {
-			out = append(out, eventshape.Legacy(h.eventItem(it, eventshape.InWindow(it.Details, window, q.filter.Status, now), nil)))
-		}
-		items = out
-	} else {
-		out := make([]eventshape.Data, 0, len(page.Items))
-		for _, it := range page.Items {
-			item := h.eventItem(it, eventshape.InWindow(it.Details, window, q.filter.Status, now), &page.Config)
-			out = append(out, eventshape.Current(item, q.includeSource))
-		}
-		items = out
+	scores, err := h.scores(c, page.Items, page.Config, legacy)
+	if err != nil {
+		return err
 	}
-	return envelope.OK(c, fiber.StatusOK, itemList{Items: items, Total: page.Total, Pagination: pagination{
-		Limit: q.filter.Limit, Offset: q.filter.Offset, HasMore: q.filter.Offset+len(page.Items) < page.Total,
-	}})
+	window := eventshape.Window{From: &q.filter.Since, To: &q.filter.Until}
+	b := make([]byte, 0, 4096*len(page.Items)+128)
+	b = append(b, `{"items":[`...)
+	for i, it := range page.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		item := eventItem(it, eventshape.InWindow(it.Occurrences, window, q.filter.Status, now), scores[it.EventID])
+		if legacy {
+			b = eventshape.AppendLegacy(b, item, true)
+		} else {
+			b = eventshape.AppendCurrent(b, item)
+		}
+	}
+	b = append(b, `],"total":`...)
+	b = strconv.AppendInt(b, int64(page.Total), 10)
+	b = append(b, `,"pagination":{"limit":`...)
+	b = strconv.AppendInt(b, int64(q.filter.Limit), 10)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(q.filter.Offset), 10)
+	b = append(b, `,"hasMore":`...)
+	b = strconv.AppendBool(b, q.filter.Offset+len(page.Items) < page.Total)
+	b = append(b, "}}"...)
+	return envelope.OKJSON(c, fiber.StatusOK, b)
 }
 
 // getEventItem answers one item with every instance and occurrence of its
@@ -143,27 +154,48 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, config, err := h.Queries.EventItem(c.UserContext(), organization(c), feedID, itemID)
+	it, config, err := h.Queries.EventItem(c.UserContext(), organization(c), feedID, itemID, readmodel.EventItemShape{IncludeSource: include})
 	if err != nil {
 		return err
 	}
-	item := h.eventItem(it, eventshape.Everything(it.Details, domain.Now()), &config)
-	return envelope.OK(c, fiber.StatusOK, eventshape.Current(item, include))
+	scores, err := h.scores(c, []readmodel.EventItem{it}, config, false)
+	if err != nil {
+		return err
+	}
+	item := eventItem(it, eventshape.Everything(it.Occurrences, domain.Now()), scores[it.EventID])
+	return envelope.OKJSON(c, fiber.StatusOK, eventshape.AppendCurrent(nil, item))
 }
 
 func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
 	return h.giveFeedback(c, domain.FeedEvents, "id")
 }
 
-// eventItem is what the shapes render an item from; it is scored when the
-// feed's config is given (the current shape).
-func (h *handlers) eventItem(it readmodel.EventItem, block eventshape.Occurrences, config *domain.FeedConfig) eventshape.Item {
-	out := eventshape.Item{
-		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType, Details: it.Details,
-		Occurrences: block,
+// scores are the relevance scores of items in the current shape, by event;
+// none when the feed's config gives nothing to score by, so that such
+// feeds' lists never read events' details.
+func (h *handlers) scores(c *fiber.Ctx, items []readmodel.EventItem, config domain.FeedConfig, legacy bool) (map[uuid.UUID]*float64, error) {
+	if legacy || len(items) == 0 || !h.EventRelevance.Scores(config) {
+		return nil, nil
 	}
-	if config != nil {
-		out.Relevance = h.EventRelevance.Score(it.Details, *config)
+	ids := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		ids[i] = it.EventID
 	}
-	return out
+	details, err := h.Queries.EventDetails(c.UserContext(), ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]*float64, len(details))
+	for id, d := range details {
+		out[id] = h.EventRelevance.Score(d, config)
+	}
+	return out, nil
+}
+
+// eventItem is what the shapes render an item from.
+func eventItem(it readmodel.EventItem, block eventshape.Occurrences, score *float64) eventshape.Item {
+	return eventshape.Item{
+		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
+		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: score,
+	}
 }

@@ -13,17 +13,40 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventshape"
 )
 
-// EventItem is one event in one feed, with the event's current details.
+// EventItem is one event in one feed, with its event's members as the
+// shape asked for renders them and every occurrence of the event.
 type EventItem struct {
-	ID         uuid.UUID           `bun:"id"`
-	FeedID     uuid.UUID           `bun:"feed_id"`
-	EventID    uuid.UUID           `bun:"event_id"`
-	SourceID   uuid.UUID           `bun:"source_id"`
-	SourceType string              `bun:"source_type"`
-	AddedAt    time.Time           `bun:"added_at"`
-	Details    domain.EventDetails `bun:"details,type:jsonb"`
+	ID         uuid.UUID
+	FeedID     uuid.UUID
+	EventID    uuid.UUID
+	SourceID   uuid.UUID
+	SourceType string
+	AddedAt    time.Time
+	Static     eventshape.Static
+	// Source is the source block, when asked for.
+	Source      []byte
+	Occurrences []eventshape.Occurrence
+}
+
+// EventItemShape is which of an event's stored renderings a read returns.
+type EventItemShape struct {
+	Legacy        bool
+	IncludeSource bool
+}
+
+// columns are the stored renderings of the shape (calendar_events AS e).
+func (s EventItemShape) columns() string {
+	prefix, source := "e.current_", "''"
+	if s.Legacy {
+		prefix = "e.legacy_"
+	}
+	if s.IncludeSource && !s.Legacy {
+		source = "e.source_block"
+	}
+	return prefix + "head, " + prefix + "published, " + prefix + "tail, " + source
 }
 
 // Event item orders (api.md 4.6).
@@ -42,7 +65,8 @@ type EventItemFilter struct {
 	Limit        int
 	Offset       int
 	// Now is the clock the statuses are judged by (completed is derived).
-	Now time.Time
+	Now   time.Time
+	Shape EventItemShape
 }
 
 // EventItemPage is a page of event items, how many events match in all, and
@@ -69,13 +93,9 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 	page := EventItemPage{Items: []EventItem{}, Config: feedConfig(feed)}
 	statement, args := eventItemsSQL(feedID, f)
 	err = q.rows(ctx, statement, args, func(rows *sql.Rows) error {
-		var it EventItem
-		var details []byte
-		if err := rows.Scan(&it.ID, &it.FeedID, &it.EventID, &it.SourceID, &it.SourceType, &it.AddedAt, &details, &page.Total); err != nil {
+		it, err := scanEventItem(rows, &page.Total)
+		if err != nil {
 			return err
-		}
-		if err := json.Unmarshal(details, &it.Details); err != nil {
-			return fmt.Errorf("decode event %s: %w", it.EventID, err)
 		}
 		page.Items = append(page.Items, it)
 		return nil
@@ -90,7 +110,59 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 			return EventItemPage{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
 		}
 	}
+	if err := q.occurrencesOf(ctx, page.Items); err != nil {
+		return EventItemPage{}, err
+	}
 	return page, nil
+}
+
+// eventItemColumns are what scanEventItem reads, before the shape's.
+const eventItemColumns = `i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, `
+
+func scanEventItem(rows *sql.Rows, extra ...any) (EventItem, error) {
+	var it EventItem
+	var head, published, tail, source string
+	dest := append([]any{&it.ID, &it.FeedID, &it.EventID, &it.SourceID, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source}, extra...)
+	if err := rows.Scan(dest...); err != nil {
+		return EventItem{}, err
+	}
+	it.Static = eventshape.Static{Head: []byte(head), Published: []byte(published), Tail: []byte(tail)}
+	if source != "" {
+		it.Source = []byte(source)
+	}
+	return it, nil
+}
+
+// occurrencesOf reads every occurrence of the items' events (their rows in
+// the range index), one statement for the page.
+func (q *Queries) occurrencesOf(ctx context.Context, items []EventItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	ids := make([][16]byte, len(items))
+	index := make(map[uuid.UUID]int, len(items))
+	for i, it := range items {
+		ids[i], index[it.ID] = it.ID, i
+	}
+	err := q.rows(ctx, `SELECT item_id, occurrence_id, instance_id, starts_at, end_at, status, instance_ends_at
+		FROM event_item_occurrences WHERE item_id = ANY($1)`, []any{ids}, func(rows *sql.Rows) error {
+		var item uuid.UUID
+		var o eventshape.Occurrence
+		var end sql.NullTime
+		if err := rows.Scan(&item, &o.ID, &o.InstanceID, &o.Start, &end, &o.Stated, &o.InstanceEnds); err != nil {
+			return err
+		}
+		if end.Valid {
+			o.End = &end.Time
+		}
+		it := &items[index[item]]
+		it.Occurrences = append(it.Occurrences, o)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read occurrences of event items: %w", err)
+	}
+	return nil
 }
 
 // inWindow selects the occurrence rows of feed $1 going on in [$2, $3)
@@ -126,11 +198,11 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	args = append(args, f.Limit, f.Offset)
 	return fmt.Sprintf(`WITH m AS NOT MATERIALIZED (%s),
 		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d)
-		SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, e.details, (SELECT count(*) FROM m)
+		SELECT `+eventItemColumns+`%s, (SELECT count(*) FROM m)
 		FROM page
 		JOIN event_items AS i ON i.id = page.item_id
 		JOIN calendar_events AS e ON e.id = i.event_id
-		ORDER BY %s`, m, order, n+1, n+2, "page."+strings.ReplaceAll(order, ", ", ", page.")), args
+		ORDER BY %s`, m, order, n+1, n+2, f.Shape.columns(), "page."+strings.ReplaceAll(order, ", ", ", page.")), args
 }
 
 func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
@@ -182,29 +254,73 @@ func (q *Queries) rows(ctx context.Context, statement string, args []any, scan f
 	return rows.Err()
 }
 
-// EventItem returns one visible item of an organization's event feed, and
-// the feed's config.
-func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID) (EventItem, domain.FeedConfig, error) {
+// EventItem returns one visible item of an organization's event feed, in
+// the shape asked for, and the feed's config.
+func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, shape EventItemShape) (EventItem, domain.FeedConfig, error) {
 	feed, err := q.Feed(ctx, domain.FeedEvents, org, feedID)
 	if err != nil {
 		return EventItem{}, domain.FeedConfig{}, err
 	}
-	it, err := q.eventItem(ctx, feedID, itemID)
-	return it, feedConfig(feed), err
+	var items []EventItem
+	err = q.rows(ctx, `SELECT `+eventItemColumns+shape.columns()+`
+		FROM event_items AS i JOIN calendar_events AS e ON e.id = i.event_id
+		WHERE i.id = $1 AND i.feed_id = $2 AND i.visible`, []any{itemID, feedID}, func(rows *sql.Rows) error {
+		it, err := scanEventItem(rows)
+		if err != nil {
+			return err
+		}
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return EventItem{}, domain.FeedConfig{}, fmt.Errorf("get event item %s: %w", itemID, err)
+	}
+	if len(items) == 0 {
+		return EventItem{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
+	if err := q.occurrencesOf(ctx, items); err != nil {
+		return EventItem{}, domain.FeedConfig{}, err
+	}
+	return items[0], feedConfig(feed), nil
 }
 
-func (q *Queries) eventItem(ctx context.Context, feedID, itemID uuid.UUID) (EventItem, error) {
-	var it EventItem
-	err := q.db.NewRaw(`SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, e.details
-		FROM event_items AS i JOIN calendar_events AS e ON e.id = i.event_id
-		WHERE i.id = ? AND i.feed_id = ? AND i.visible`, itemID, feedID).Scan(ctx, &it)
+// EventDetails returns the current details of events, by id.
+func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.EventDetails, error) {
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = id
+	}
+	out := make(map[uuid.UUID]domain.EventDetails, len(ids))
+	err := q.rows(ctx, `SELECT id, details FROM calendar_events WHERE id = ANY($1)`, []any{keys}, func(rows *sql.Rows) error {
+		var id uuid.UUID
+		var raw []byte
+		if err := rows.Scan(&id, &raw); err != nil {
+			return err
+		}
+		var d domain.EventDetails
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("decode event %s: %w", id, err)
+		}
+		out[id] = d
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read event details: %w", err)
+	}
+	return out, nil
+}
+
+func (q *Queries) eventItemRef(ctx context.Context, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	var ref domain.ItemRef
+	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND visible`, itemID, feedID).
+		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return EventItem{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}
 	if err != nil {
-		return EventItem{}, fmt.Errorf("get event item %s: %w", itemID, err)
+		return domain.ItemRef{}, fmt.Errorf("get event item %s: %w", itemID, err)
 	}
-	return it, nil
+	return ref, nil
 }
 
 // ItemRef implements commands.Lookups: the item of a feed of a kind that
@@ -220,11 +336,7 @@ func (q *Queries) ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID
 	if _, err := q.Feed(ctx, domain.FeedEvents, org, feedID); err != nil {
 		return domain.ItemRef{}, err
 	}
-	it, err := q.eventItem(ctx, feedID, itemID)
-	if err != nil {
-		return domain.ItemRef{}, err
-	}
-	return domain.ItemRef{FeedID: it.FeedID, EventID: it.EventID, SourceID: it.SourceID}, nil
+	return q.eventItemRef(ctx, feedID, itemID)
 }
 
 func feedConfig(f Feed) domain.FeedConfig {

@@ -258,6 +258,17 @@ func OK(c *fiber.Ctx, status int, data any) error {
 	return c.Status(status).JSON(okBody{Success: true, Data: data})
 }
 
+// OKJSON answers a result already rendered as JSON (data must be valid
+// JSON): for answers assembled from stored renderings, which encoding them
+// again would only re-validate.
+func OKJSON(c *fiber.Ctx, status int, data []byte) error {
+	c.Status(status).Type("json")
+	body := make([]byte, 0, len(data)+len(`{"success":true,"data":}`))
+	body = append(body, `{"success":true,"data":`...)
+	body = append(append(body, data...), '}')
+	return c.Send(body)
+}
+
 // Deleted answers a delete: `{success: true}` (api.md 4).
 func Deleted(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusOK).JSON(okBody{Success: true})
