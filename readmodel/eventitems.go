@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
@@ -80,89 +83,145 @@ type EventItemPage struct {
 // EventItems pages through the items of an organization's event feed whose
 // occurrences the filter selects: soonest first (by the earliest selected
 // occurrence, then id) or newest first (by addedToFeedAt, then id, both
-// descending), with how many match. The page, its rows and the total are
-// one statement that reads only the occurrence index (and the page's 20
-// events): without a status filter each matching item is the one row of
-// the range that is its first there (see event_item_occurrences), so
-// nothing is grouped and the soonest-first page stops after its rows.
+// descending), with how many match.
+//
+// It is one round trip: the feed check and one statement that finds,
+// orders and counts the items on the occurrence index alone (without a
+// status filter each matching item is the one row of the range that is
+// its first there, see event_item_occurrences, so nothing is grouped and a
+// soonest-first page stops after its rows), and returns the page's items
+// with their stored renderings and occurrences.
 func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f EventItemFilter) (EventItemPage, error) {
-	feed, err := q.Feed(ctx, domain.FeedEvents, org, feedID)
-	if err != nil {
-		return EventItemPage{}, err
-	}
-	page := EventItemPage{Items: []EventItem{}, Config: feedConfig(feed)}
+	page := EventItemPage{Items: []EventItem{}}
 	statement, args := eventItemsSQL(feedID, f)
-	err = q.rows(ctx, statement, args, func(rows *sql.Rows) error {
-		it, err := scanEventItem(rows, &page.Total)
-		if err != nil {
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		batch := &pgx.Batch{}
+		feed := batch.Queue(feedConfigSQL, feedID, org)
+		feed.QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &page.Config, feedID) })
+		batch.Queue(statement, args...).Query(func(rows pgx.Rows) error {
+			var err error
+			page.Items, err = scanEventItems(rows, &page.Total)
 			return err
-		}
-		page.Items = append(page.Items, it)
-		return nil
+		})
+		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return EventItemPage{}, fmt.Errorf("list items of event feed %s: %w", feedID, err)
+		return EventItemPage{}, notFoundAsIs(err, "list items of event feed %s", feedID)
 	}
 	if len(page.Items) == 0 && f.Offset > 0 {
 		// A page past the end has no row to carry the total.
 		statement, args := eventItemsCountSQL(feedID, f)
-		if err := q.rows(ctx, statement, args, func(rows *sql.Rows) error { return rows.Scan(&page.Total) }); err != nil {
+		err := q.withPgx(ctx, func(conn *pgx.Conn) error { return conn.QueryRow(ctx, statement, args...).Scan(&page.Total) })
+		if err != nil {
 			return EventItemPage{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
 		}
-	}
-	if err := q.occurrencesOf(ctx, page.Items); err != nil {
-		return EventItemPage{}, err
 	}
 	return page, nil
 }
 
-// eventItemColumns are what scanEventItem reads, before the shape's.
-const eventItemColumns = `i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, `
-
-func scanEventItem(rows *sql.Rows, extra ...any) (EventItem, error) {
-	var it EventItem
-	var head, published, tail, source string
-	dest := append([]any{&it.ID, &it.FeedID, &it.EventID, &it.SourceID, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source}, extra...)
-	if err := rows.Scan(dest...); err != nil {
-		return EventItem{}, err
-	}
-	it.Static = eventshape.Static{Head: []byte(head), Published: []byte(published), Tail: []byte(tail)}
-	if source != "" {
-		it.Source = []byte(source)
-	}
-	return it, nil
-}
-
-// occurrencesOf reads every occurrence of the items' events (their rows in
-// the range index), one statement for the page.
-func (q *Queries) occurrencesOf(ctx context.Context, items []EventItem) error {
-	if len(items) == 0 {
-		return nil
-	}
-	ids := make([][16]byte, len(items))
-	index := make(map[uuid.UUID]int, len(items))
-	for i, it := range items {
-		ids[i], index[it.ID] = it.ID, i
-	}
-	err := q.rows(ctx, `SELECT item_id, occurrence_id, instance_id, starts_at, end_at, status, instance_ends_at
-		FROM event_item_occurrences WHERE item_id = ANY($1)`, []any{ids}, func(rows *sql.Rows) error {
-		var item uuid.UUID
-		var o eventshape.Occurrence
-		var end sql.NullTime
-		if err := rows.Scan(&item, &o.ID, &o.InstanceID, &o.Start, &end, &o.Stated, &o.InstanceEnds); err != nil {
+// EventItem returns one visible item of an organization's event feed, in
+// the shape asked for, and the feed's config.
+func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, shape EventItemShape) (EventItem, domain.FeedConfig, error) {
+	var config domain.FeedConfig
+	var items []EventItem
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		batch := &pgx.Batch{}
+		batch.Queue(feedConfigSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &config, feedID) })
+		batch.Queue(`WITH page AS (SELECT id AS item_id FROM event_items WHERE id = $1 AND feed_id = $2 AND visible) `+
+			itemsOfPage(shape, "0", "page.item_id"), itemID, feedID).Query(func(rows pgx.Rows) error {
+			var err error
+			items, err = scanEventItems(rows, new(int))
 			return err
-		}
-		if end.Valid {
-			o.End = &end.Time
-		}
-		it := &items[index[item]]
-		it.Occurrences = append(it.Occurrences, o)
-		return nil
+		})
+		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return fmt.Errorf("read occurrences of event items: %w", err)
+		return EventItem{}, domain.FeedConfig{}, notFoundAsIs(err, "get event item %s", itemID)
 	}
-	return nil
+	if len(items) == 0 {
+		return EventItem{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
+	return items[0], config, nil
+}
+
+// feedConfigSQL finds an organization's event feed ($1, $2) and its config.
+const feedConfigSQL = `SELECT config FROM feeds WHERE id = $1 AND organization_id = $2 AND kind = 'events'`
+
+func scanFeedConfig(row pgx.Row, config *domain.FeedConfig, feedID uuid.UUID) error {
+	var raw []byte
+	if err := row.Scan(&raw); errors.Is(err, pgx.ErrNoRows) {
+		return &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
+	} else if err != nil {
+		return err
+	}
+	if raw == nil {
+		*config = domain.DefaultFeedConfig()
+		return nil
+	}
+	return json.Unmarshal(raw, config)
+}
+
+// notFoundAsIs wraps err with context unless it is a not-found answer.
+func notFoundAsIs(err error, format string, id uuid.UUID) error {
+	var missing *domain.NotFoundError
+	if errors.As(err, &missing) {
+		return missing
+	}
+	return fmt.Errorf(format+": %w", id, err)
+}
+
+// itemsOfPage selects the items of the CTE page (with item_id and the
+// order's columns) with their renderings, every occurrence of their events
+// as arrays, and total.
+func itemsOfPage(shape EventItemShape, total, order string) string {
+	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + shape.columns() + `, ` + total + `,
+			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends
+		FROM page
+		JOIN event_items AS i ON i.id = page.item_id
+		JOIN calendar_events AS e ON e.id = i.event_id
+		CROSS JOIN LATERAL (
+			SELECT array_agg(occurrence_id) AS ids, array_agg(instance_id) AS instances, array_agg(starts_at) AS starts,
+				array_agg(end_at) AS ends, array_agg(status) AS statuses, array_agg(instance_ends_at) AS instance_ends
+			FROM event_item_occurrences WHERE item_id = page.item_id
+		) AS o
+		ORDER BY ` + order
+}
+
+func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
+	items := []EventItem{}
+	for rows.Next() {
+		var (
+			it                    EventItem
+			id, feed, event, src  [16]byte
+			head, published, tail string
+			source                string
+			ids, instances        [][16]byte
+			starts, instanceEnds  []time.Time
+			ends                  []pgtype.Timestamptz
+			statuses              []string
+		)
+		err := rows.Scan(&id, &feed, &event, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
+			&ids, &instances, &starts, &ends, &statuses, &instanceEnds)
+		if err != nil {
+			return nil, err
+		}
+		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
+		it.Static = eventshape.Static{Head: []byte(head), Published: []byte(published), Tail: []byte(tail)}
+		if source != "" {
+			it.Source = []byte(source)
+		}
+		it.Occurrences = make([]eventshape.Occurrence, len(ids))
+		for k := range ids {
+			o := eventshape.Occurrence{ID: ids[k], InstanceID: instances[k], Start: starts[k], Stated: statuses[k], InstanceEnds: instanceEnds[k]}
+			if ends[k].Valid {
+				end := ends[k].Time
+				o.End = &end
+			}
+			it.Occurrences[k] = o
+		}
+		items = append(items, it)
+	}
+	return items, rows.Err()
 }
 
 // inWindow selects the occurrence rows of feed $1 going on in [$2, $3)
@@ -197,12 +256,8 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	}
 	args = append(args, f.Limit, f.Offset)
 	return fmt.Sprintf(`WITH m AS NOT MATERIALIZED (%s),
-		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d)
-		SELECT `+eventItemColumns+`%s, (SELECT count(*) FROM m)
-		FROM page
-		JOIN event_items AS i ON i.id = page.item_id
-		JOIN calendar_events AS e ON e.id = i.event_id
-		ORDER BY %s`, m, order, n+1, n+2, f.Shape.columns(), "page."+strings.ReplaceAll(order, ", ", ", page.")), args
+		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, m, order, n+1, n+2) +
+		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page.")), args
 }
 
 func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
@@ -225,63 +280,31 @@ func statusCondition(status string, now time.Time) (string, []any) {
 	}
 }
 
-// rows runs a statement with $n parameters through database/sql, whose
-// pgx driver prepares each statement text once per connection (bun would
-// inline the arguments, making every request's SQL new text to parse and
-// plan), and hands each row to scan.
-func (q *Queries) rows(ctx context.Context, statement string, args []any, scan func(*sql.Rows) error) error {
-	var rows *sql.Rows
+// withPgx runs f on a connection of the pgx pool behind q's database/sql
+// handle: pgx decodes rows in binary without database/sql's conversions,
+// sends several statements in one round trip, and prepares each statement
+// text once per connection (bun would inline the arguments, making every
+// request's SQL new text to parse and plan).
+func (q *Queries) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
+	var conn *sql.Conn
 	var err error
 	switch db := q.db.(type) {
 	case *bun.DB:
-		rows, err = db.DB.QueryContext(ctx, statement, args...)
-	case bun.Tx:
-		rows, err = db.Tx.QueryContext(ctx, statement, args...)
-	case bun.Conn:
-		rows, err = db.Conn.QueryContext(ctx, statement, args...)
+		conn, err = db.DB.Conn(ctx)
 	default:
-		return fmt.Errorf("query: unsupported connection %T", q.db)
+		return fmt.Errorf("read event items: unsupported connection %T", q.db)
 	}
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
-			return err
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("read event items: the driver connection is a %T, not pgx's", driverConn)
 		}
-	}
-	return rows.Err()
-}
-
-// EventItem returns one visible item of an organization's event feed, in
-// the shape asked for, and the feed's config.
-func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, shape EventItemShape) (EventItem, domain.FeedConfig, error) {
-	feed, err := q.Feed(ctx, domain.FeedEvents, org, feedID)
-	if err != nil {
-		return EventItem{}, domain.FeedConfig{}, err
-	}
-	var items []EventItem
-	err = q.rows(ctx, `SELECT `+eventItemColumns+shape.columns()+`
-		FROM event_items AS i JOIN calendar_events AS e ON e.id = i.event_id
-		WHERE i.id = $1 AND i.feed_id = $2 AND i.visible`, []any{itemID, feedID}, func(rows *sql.Rows) error {
-		it, err := scanEventItem(rows)
-		if err != nil {
-			return err
-		}
-		items = append(items, it)
-		return nil
+		return f(c.Conn())
 	})
-	if err != nil {
-		return EventItem{}, domain.FeedConfig{}, fmt.Errorf("get event item %s: %w", itemID, err)
-	}
-	if len(items) == 0 {
-		return EventItem{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
-	}
-	if err := q.occurrencesOf(ctx, items); err != nil {
-		return EventItem{}, domain.FeedConfig{}, err
-	}
-	return items[0], feedConfig(feed), nil
 }
 
 // EventDetails returns the current details of events, by id.
@@ -291,36 +314,30 @@ func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 		keys[i] = id
 	}
 	out := make(map[uuid.UUID]domain.EventDetails, len(ids))
-	err := q.rows(ctx, `SELECT id, details FROM calendar_events WHERE id = ANY($1)`, []any{keys}, func(rows *sql.Rows) error {
-		var id uuid.UUID
-		var raw []byte
-		if err := rows.Scan(&id, &raw); err != nil {
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT id, details FROM calendar_events WHERE id = ANY($1)`, keys)
+		if err != nil {
 			return err
 		}
-		var d domain.EventDetails
-		if err := json.Unmarshal(raw, &d); err != nil {
-			return fmt.Errorf("decode event %s: %w", id, err)
+		defer rows.Close()
+		for rows.Next() {
+			var id [16]byte
+			var raw []byte
+			if err := rows.Scan(&id, &raw); err != nil {
+				return err
+			}
+			var d domain.EventDetails
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return fmt.Errorf("decode event %s: %w", uuid.UUID(id), err)
+			}
+			out[id] = d
 		}
-		out[id] = d
-		return nil
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read event details: %w", err)
 	}
 	return out, nil
-}
-
-func (q *Queries) eventItemRef(ctx context.Context, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
-	var ref domain.ItemRef
-	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND visible`, itemID, feedID).
-		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
-	}
-	if err != nil {
-		return domain.ItemRef{}, fmt.Errorf("get event item %s: %w", itemID, err)
-	}
-	return ref, nil
 }
 
 // ItemRef implements commands.Lookups: the item of a feed of a kind that
@@ -336,12 +353,14 @@ func (q *Queries) ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID
 	if _, err := q.Feed(ctx, domain.FeedEvents, org, feedID); err != nil {
 		return domain.ItemRef{}, err
 	}
-	return q.eventItemRef(ctx, feedID, itemID)
-}
-
-func feedConfig(f Feed) domain.FeedConfig {
-	if f.Config == nil {
-		return domain.DefaultFeedConfig()
+	var ref domain.ItemRef
+	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND visible`, itemID, feedID).
+		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}
-	return *f.Config
+	if err != nil {
+		return domain.ItemRef{}, fmt.Errorf("get event item %s: %w", itemID, err)
+	}
+	return ref, nil
 }
