@@ -68,21 +68,25 @@ func RenderStatic(d domain.EventDetails, legacy bool) (Static, error) {
 }
 
 // SourceBlock is the event's source block (api.md 2.4), for include=source.
-func SourceBlock(d domain.EventDetails) ([]byte, error) {
-	b, err := json.Marshal(d.Source)
-	if err != nil {
-		return nil, fmt.Errorf("render source block: %w", err)
-	}
-	return b, nil
-}
+func SourceBlock(d domain.EventDetails) ([]byte, error) { return encode(d.Source) }
 
 // members is v's JSON object without its braces.
 func members(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	b, err := encode(v)
+	return bytes.TrimSuffix(bytes.TrimPrefix(b, []byte("{")), []byte("}")), err
+}
+
+// encode is v's JSON. Titles and descriptions may hold (sanitised) HTML:
+// it is written as is rather than as \u003c escapes, which only pages that
+// embed JSON in HTML need.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("render event item: %w", err)
 	}
-	return bytes.TrimSuffix(bytes.TrimPrefix(b, []byte("{")), []byte("}")), nil
+	return bytes.TrimSpace(buf.Bytes()), nil
 }
 
 type headJSON struct {

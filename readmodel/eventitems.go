@@ -193,8 +193,8 @@ func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
 		var (
 			it                    EventItem
 			id, feed, event, src  [16]byte
-			head, published, tail string
-			source                string
+			head, published, tail []byte
+			source                []byte
 			ids, instances        [][16]byte
 			starts, instanceEnds  []time.Time
 			ends                  []pgtype.Timestamptz
@@ -206,9 +206,9 @@ func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
 			return nil, err
 		}
 		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
-		it.Static = eventshape.Static{Head: []byte(head), Published: []byte(published), Tail: []byte(tail)}
-		if source != "" {
-			it.Source = []byte(source)
+		it.Static = eventshape.Static{Head: head, Published: published, Tail: tail}
+		if len(source) > 0 {
+			it.Source = source
 		}
 		it.Occurrences = make([]eventshape.Occurrence, len(ids))
 		for k := range ids {
@@ -250,13 +250,16 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	m, extra := candidates(f)
 	args := append([]any{feedID, f.Since, f.Until}, extra...)
 	n := len(args)
-	order := "first_start, item_id"
+	// Soonest first, the page walks the index in its order and stops, and
+	// the total is a second walk; newest first, every matching item is
+	// sorted anyway, so one walk feeds both.
+	order, materialized := "first_start, item_id", "NOT MATERIALIZED"
 	if f.OrderBy == OrderByCreated {
-		order = "added_at DESC, item_id DESC"
+		order, materialized = "added_at DESC, item_id DESC", "MATERIALIZED"
 	}
 	args = append(args, f.Limit, f.Offset)
-	return fmt.Sprintf(`WITH m AS NOT MATERIALIZED (%s),
-		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, m, order, n+1, n+2) +
+	return fmt.Sprintf(`WITH m AS %s (%s),
+		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, order, n+1, n+2) +
 		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page.")), args
 }
 
