@@ -8,8 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/feedsvc/feedsvc/auth"
@@ -98,37 +96,14 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 func addEvents(ctx context.Context, cmds *commands.Handler, gen eventGen, to domain.ItemTarget, n, writers int) error {
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for range writers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: to.SourceID, Details: gen.event(i)})
-				if err == nil {
-					_, _, err = cmds.AddEventItem(ctx, commands.AddEventItem{ItemTarget: to, EventID: found.EventID})
-				}
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	return inParallel(ctx, n, writers, func(i int) error {
+		found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: to.SourceID, Details: gen.event(i)})
+		if err != nil {
+			return err
+		}
+		_, _, err = cmds.AddEventItem(ctx, commands.AddEventItem{ItemTarget: to, EventID: found.EventID})
 		return err
-	}
-	return ctx.Err()
+	})
 }
 
 const occurrencesPerEvent = 10

@@ -251,6 +251,19 @@ func (g *itemGen) event(i int) (string, eventstore.EventData, error) {
 // appendItems is the command path: one AppendToStream per item with
 // NoStream, from several writers at once.
 func appendItems(ctx context.Context, store *eventstore.Postgres, gen *itemGen, n, writers int) error {
+	return inParallel(ctx, n, writers, func(i int) error {
+		stream, ev, err := gen.event(i)
+		if err != nil {
+			return err
+		}
+		_, err = store.AppendToStream(ctx, stream, eventstore.NoStream(), ev)
+		return err
+	})
+}
+
+// inParallel runs do(0) … do(n-1) from several writers; a writer stops at
+// its first error, and all errors are returned.
+func inParallel(ctx context.Context, n, writers int, do func(i int) error) error {
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
@@ -264,11 +277,7 @@ func appendItems(ctx context.Context, store *eventstore.Postgres, gen *itemGen, 
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				stream, ev, err := gen.event(i)
-				if err == nil {
-					_, err = store.AppendToStream(ctx, stream, eventstore.NoStream(), ev)
-				}
-				if err != nil {
+				if err := do(i); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
