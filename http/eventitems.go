@@ -1,8 +1,9 @@
 package http
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -24,33 +25,27 @@ const (
 	defaultEventSpan = 30 * 24 * time.Hour
 )
 
-// eventItemQuery is a validated event-item list query.
-type eventItemQuery struct {
-	filter readmodel.EventItemFilter
-}
-
 // parseEventItemQuery applies the date rules of api.md 4.6 with D8: the
 // range defaults to [now, now + 30 days); a given since or until must lie in
 // [now - 7 days, now + 30 days]; a derived until (since + 30 days) is
 // clamped to the window's end; since must be before until.
-func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (eventItemQuery, error) {
-	q := eventItemQuery{filter: readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}}
-	f := &q.filter
+func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (readmodel.EventItemFilter, error) {
+	f := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}
 	var err error
 	if f.Limit, err = intParam(c, "limit", defaultEventItemLimit, 1, maxItemLimit); err != nil {
-		return q, err
+		return f, err
 	}
 	if f.Offset, err = intParam(c, "offset", 0, 0, 1<<31-1); err != nil {
-		return q, err
+		return f, err
 	}
 	earliest, latest := now.Add(-eventWindowPast), now.Add(eventWindowAhead)
 	since, err := windowParam(c, "since", earliest, latest)
 	if err != nil {
-		return q, err
+		return f, err
 	}
 	until, err := windowParam(c, "until", earliest, latest)
 	if err != nil {
-		return q, err
+		return f, err
 	}
 	f.Since = now
 	if since != nil {
@@ -64,21 +59,21 @@ func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (eventItemQue
 		f.Until = *until
 	}
 	if !f.Since.Before(f.Until) {
-		return q, envelope.BadRequest("until", "must be after since")
+		return f, envelope.BadRequest("until", "must be after since")
 	}
 	if f.Status = c.Query("status"); f.Status != "" && !slices.Contains(domain.EventStatuses, f.Status) {
-		return q, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
+		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
 	}
 	switch order := c.Query("orderBy"); order {
 	case "", readmodel.OrderByOccurrence:
 	case readmodel.OrderByCreated:
 		f.OrderBy = order
 	default:
-		return q, envelope.BadRequest("orderBy", "must be occurrence or created")
+		return f, envelope.BadRequest("orderBy", "must be occurrence or created")
 	}
 	f.Shape.Legacy = legacy
 	f.Shape.IncludeSource, err = includeParam(c, legacy)
-	return q, err
+	return f, err
 }
 
 // windowParam reads a date that must lie in [earliest, latest], at the
@@ -104,12 +99,11 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	now := domain.Now()
-	q, err := parseEventItemQuery(c, legacy, now)
+	f, err := parseEventItemQuery(c, legacy, domain.Now())
 	if err != nil {
 		return err
 	}
-	page, err := h.Queries.EventItems(c.UserContext(), organization(c), feedID, q.filter)
+	page, err := h.Queries.EventItems(c.UserContext(), organization(c), feedID, f)
 	if err != nil {
 		return err
 	}
@@ -117,30 +111,41 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	window := eventshape.Window{From: &q.filter.Since, To: &q.filter.Until}
+	data, err := eventList(page, f, scores)
+	if err != nil {
+		return err
+	}
+	return envelope.OKJSON(c, fiber.StatusOK, data)
+}
+
+// eventList renders a page as data of the list (api.md 4.6): the items,
+// each with its block for the query's range, total and pagination.
+func eventList(page readmodel.EventItemPage, f readmodel.EventItemFilter, scores map[uuid.UUID]*float64) ([]byte, error) {
+	window := eventshape.Window{From: &f.Since, To: &f.Until}
 	b := make([]byte, 0, 4096*len(page.Items)+128)
 	b = append(b, `{"items":[`...)
 	for i, it := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		item := eventItem(it, eventshape.InWindow(it.Occurrences, window, q.filter.Status, now), scores[it.EventID])
-		if legacy {
+		item := eventItem(it, eventshape.InWindow(it.Occurrences, window, f.Status, f.Now), scores[it.EventID])
+		if f.Shape.Legacy {
 			b = eventshape.AppendLegacy(b, item, true)
 		} else {
 			b = eventshape.AppendCurrent(b, item)
 		}
 	}
-	b = append(b, `],"total":`...)
-	b = strconv.AppendInt(b, int64(page.Total), 10)
-	b = append(b, `,"pagination":{"limit":`...)
-	b = strconv.AppendInt(b, int64(q.filter.Limit), 10)
-	b = append(b, `,"offset":`...)
-	b = strconv.AppendInt(b, int64(q.filter.Offset), 10)
-	b = append(b, `,"hasMore":`...)
-	b = strconv.AppendBool(b, q.filter.Offset+len(page.Items) < page.Total)
-	b = append(b, "}}"...)
-	return envelope.OKJSON(c, fiber.StatusOK, b)
+	// The rest as every item list has it; the items stay as written,
+	// rather than be re-validated by an encoder.
+	rest, err := json.Marshal(struct {
+		Total      int        `json:"total"`
+		Pagination pagination `json:"pagination"`
+	}{page.Total, pagination{Limit: f.Limit, Offset: f.Offset, HasMore: f.Offset+len(page.Items) < page.Total}})
+	if err != nil {
+		return nil, fmt.Errorf("render item list: %w", err)
+	}
+	b = append(b, "],"...)
+	return append(b, rest[1:]...), nil
 }
 
 // getEventItem answers one item with every instance and occurrence of its
