@@ -261,12 +261,15 @@ func OK(c *fiber.Ctx, status int, data any) error {
 // OKJSON answers a result already rendered as JSON (data must be valid
 // JSON): for answers assembled from stored renderings, which encoding them
 // again would only re-validate.
+// The body is copied into the response, so data may be reused at once.
 func OKJSON(c *fiber.Ctx, status int, data []byte) error {
 	c.Status(status).Type("json")
-	body := make([]byte, 0, len(data)+len(`{"success":true,"data":}`))
-	body = append(body, `{"success":true,"data":`...)
-	body = append(append(body, data...), '}')
-	return c.Send(body)
+	resp := c.Response()
+	resp.ResetBody()
+	resp.AppendBodyString(`{"success":true,"data":`)
+	resp.AppendBody(data)
+	resp.AppendBodyString("}")
+	return nil
 }
 
 // Deleted answers a delete: `{success: true}` (api.md 4).
