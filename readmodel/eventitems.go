@@ -250,12 +250,15 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	m, extra := candidates(f)
 	args := append([]any{feedID, f.Since, f.Until}, extra...)
 	n := len(args)
-	// Soonest first, the page walks the index in its order and stops, and
-	// the total is a second walk; newest first, every matching item is
-	// sorted anyway, so one walk feeds both.
+	// Soonest first with no status filter, the page walks the index in
+	// its order and stops, and the total is a second walk. Otherwise every
+	// matching item is grouped or sorted anyway, so one walk feeds both.
 	order, materialized := "first_start, item_id", "NOT MATERIALIZED"
 	if f.OrderBy == OrderByCreated {
-		order, materialized = "added_at DESC, item_id DESC", "MATERIALIZED"
+		order = "added_at DESC, item_id DESC"
+	}
+	if f.OrderBy == OrderByCreated || f.Status != "" {
+		materialized = "MATERIALIZED"
 	}
 	args = append(args, f.Limit, f.Offset)
 	return fmt.Sprintf(`WITH m AS %s (%s),
