@@ -38,17 +38,39 @@ func (EventItems) Handlers() []Handler {
 			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At)
 		}),
 		On(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded) error {
-			// Added hidden, then shown by its first attachment: one way in for
-			// the first attachment and every later one.
-			if err := exec(db.NewRaw(`INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible)
-				VALUES (?, ?, ?, ?, ?, ?, ?, false) ON CONFLICT DO NOTHING`,
-				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At).Exec(ctx)); err != nil {
-				return err
-			}
-			return linkEventItem(ctx, db, e.ItemID, e.FeedID, e.AttachmentID, e.SourceID, e.SourceType, e.At)
+			// Visible at once unless its attachment was detached before the
+			// crawl that found it could add it.
+			return showItem(ctx, db, `WITH item AS (
+					INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?7)
+					ON CONFLICT DO NOTHING
+					RETURNING id, feed_id, added_at, event_id, visible
+				), link AS (
+					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+					SELECT id, ?7, ?1, ?4, ?5, ?6 FROM item WHERE visible
+				)
+				SELECT item.id, item.feed_id, item.added_at, e.details
+				FROM item JOIN calendar_events AS e ON e.id = item.event_id WHERE item.visible`,
+				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID)
 		}),
 		On(func(ctx context.Context, db bun.IDB, e domain.EventItemLinked) error {
-			return linkEventItem(ctx, db, e.ItemID, e.FeedID, e.AttachmentID, e.SourceID, e.SourceType, e.At)
+			// Each further attachment holds the item too; the first current
+			// one shows a hidden item again, as added now.
+			return showItem(ctx, db, `WITH link AS (
+					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5
+					WHERE EXISTS (SELECT 1 FROM event_items WHERE id = ?0)
+					  AND NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?1)
+					ON CONFLICT DO NOTHING
+					RETURNING item_id
+				), shown AS (
+					UPDATE event_items AS i SET visible = true, added_at = ?5, source_id = ?3, source_type = ?4
+					FROM link WHERE i.id = link.item_id AND NOT i.visible
+					RETURNING i.id, i.feed_id, i.added_at, i.event_id
+				)
+				SELECT shown.id, shown.feed_id, shown.added_at, e.details
+				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id`,
+				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At)
 		}),
 		On(ofKind(domain.FeedEvents, projectEventSourceDetached)),
 		On(ofKind(domain.FeedEvents, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
@@ -82,62 +104,47 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 	if err != nil {
 		return err
 	}
-	if err := exec(db.NewRaw(`INSERT INTO calendar_events (id, source_id, details, current_head, current_published, current_tail,
-			legacy_head, legacy_published, legacy_tail, source_block, discovered_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details,
-			current_head = EXCLUDED.current_head, current_published = EXCLUDED.current_published, current_tail = EXCLUDED.current_tail,
-			legacy_head = EXCLUDED.legacy_head, legacy_published = EXCLUDED.legacy_published, legacy_tail = EXCLUDED.legacy_tail,
-			source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at`,
-		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
-		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at, at).Exec(ctx)); err != nil {
-		return err
-	}
-	if err := exec(db.NewRaw(`DELETE FROM event_item_occurrences AS o USING event_items AS i
-		WHERE i.event_id = ? AND o.item_id = i.id`, id).Exec(ctx)); err != nil {
-		return err
-	}
+	// One statement stores the event, drops its items' occurrence rows and
+	// names the items whose rows are to be written anew.
 	var items []visibleItem
-	if err := db.NewRaw(`SELECT id, feed_id, added_at FROM event_items WHERE event_id = ? AND visible`, id).Scan(ctx, &items); err != nil {
+	err = db.NewRaw(`WITH event AS (
+			INSERT INTO calendar_events (id, source_id, details, current_head, current_published, current_tail,
+				legacy_head, legacy_published, legacy_tail, source_block, discovered_at, updated_at)
+			VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+			ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details,
+				current_head = EXCLUDED.current_head, current_published = EXCLUDED.current_published, current_tail = EXCLUDED.current_tail,
+				legacy_head = EXCLUDED.legacy_head, legacy_published = EXCLUDED.legacy_published, legacy_tail = EXCLUDED.legacy_tail,
+				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at
+		), old AS (
+			DELETE FROM event_item_occurrences AS o USING event_items AS i WHERE i.event_id = ?0 AND o.item_id = i.id
+		)
+		SELECT id, feed_id, added_at FROM event_items WHERE event_id = ?0 AND visible`,
+		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
+		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at).Scan(ctx, &items)
+	if err != nil {
 		return exec(nil, err)
 	}
 	return insertOccurrences(ctx, db, items, d)
 }
 
-// linkEventItem records that an attachment brought the item. The first
-// current attachment makes a hidden item visible, as added now. Links
-// through an attachment already detached (a crawl that raced the detach)
-// are ignored.
-func linkEventItem(ctx context.Context, db bun.IDB, itemID, feedID, attachmentID, sourceID uuid.UUID, sourceType domain.SourceType, at time.Time) error {
-	res, err := db.NewRaw(`INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
-		SELECT ?, ?, ?, ?, ?, ?
-		WHERE EXISTS (SELECT 1 FROM event_items WHERE id = ?)
-		  AND NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?)
-		ON CONFLICT DO NOTHING`,
-		itemID, attachmentID, feedID, sourceID, string(sourceType), at, itemID, attachmentID).Exec(ctx)
-	if err != nil {
-		return exec(nil, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil
-	}
+// showItem runs a statement that makes an item visible and returns it with
+// its event's details (no row when it stays hidden or its event is not
+// known yet: the event's discovery writes the occurrences then), and writes
+// its occurrences.
+func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) error {
 	var shown []struct {
 		visibleItem
-		Details *domain.EventDetails `bun:"details,type:jsonb"`
+		Details domain.EventDetails `bun:"details,type:jsonb"`
 	}
-	err = db.NewRaw(`UPDATE event_items AS i SET visible = true, added_at = ?, source_id = ?, source_type = ?
-		WHERE i.id = ? AND NOT i.visible
-		RETURNING i.id, i.feed_id, i.added_at, (SELECT details FROM calendar_events WHERE id = i.event_id) AS details`,
-		at, sourceID, string(sourceType), itemID).Scan(ctx, &shown)
-	if err != nil {
+	if err := db.NewRaw(statement, args...).Scan(ctx, &shown); err != nil {
 		return exec(nil, err)
 	}
-	if len(shown) == 0 || shown[0].Details == nil {
-		// Already visible, or its event is not known yet: the event's
-		// discovery will write the occurrences.
-		return nil
+	for _, it := range shown {
+		if err := insertOccurrences(ctx, db, []visibleItem{it.visibleItem}, it.Details); err != nil {
+			return err
+		}
 	}
-	return insertOccurrences(ctx, db, []visibleItem{shown[0].visibleItem}, *shown[0].Details)
+	return nil
 }
 
 // projectEventSourceDetached hides the items no other attachment holds and
