@@ -41,11 +41,21 @@ func (in EventInstance) Ends() time.Time {
 // instance going ahead (scheduled or rescheduled) whose occurrences have all
 // ended is completed. A cancelled or postponed instance stays so: it did not
 // take place.
-func (in EventInstance) StatusAt(now time.Time) string {
-	if Happens(in.Status) && !in.Ends().After(now) {
+func (in EventInstance) StatusAt(now time.Time) string { return StatusAt(in.Status, in.Ends(), now) }
+
+// StatusAt is the status at now of an instance stated as status that is
+// over at ends (see EventInstance.StatusAt).
+func StatusAt(status string, ends, now time.Time) string {
+	if Happens(status) && !ends.After(now) {
 		return StatusCompleted
 	}
-	return in.Status
+	return status
+}
+
+// Upcoming reports whether an occurrence starting at start, of an instance
+// stated as status, is still to come at now and expected to take place.
+func Upcoming(status string, start, now time.Time) bool {
+	return start.After(now) && Happens(status)
 }
 
 // Happens reports whether an instance with this stated status is expected

@@ -1,14 +1,18 @@
 package http
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/http/eventshape"
 	"github.com/feedsvc/feedsvc/readmodel"
 )
 
@@ -22,34 +26,27 @@ const (
 	defaultEventSpan = 30 * 24 * time.Hour
 )
 
-// eventItemQuery is a validated event-item list query.
-type eventItemQuery struct {
-	filter        readmodel.EventItemFilter
-	includeSource bool
-}
-
 // parseEventItemQuery applies the date rules of api.md 4.6 with D8: the
 // range defaults to [now, now + 30 days); a given since or until must lie in
 // [now - 7 days, now + 30 days]; a derived until (since + 30 days) is
 // clamped to the window's end; since must be before until.
-func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (eventItemQuery, error) {
-	q := eventItemQuery{filter: readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}}
-	f := &q.filter
+func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (readmodel.EventItemFilter, error) {
+	f := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}
 	var err error
 	if f.Limit, err = intParam(c, "limit", defaultEventItemLimit, 1, maxItemLimit); err != nil {
-		return q, err
+		return f, err
 	}
 	if f.Offset, err = intParam(c, "offset", 0, 0, 1<<31-1); err != nil {
-		return q, err
+		return f, err
 	}
 	earliest, latest := now.Add(-eventWindowPast), now.Add(eventWindowAhead)
 	since, err := windowParam(c, "since", earliest, latest)
 	if err != nil {
-		return q, err
+		return f, err
 	}
 	until, err := windowParam(c, "until", earliest, latest)
 	if err != nil {
-		return q, err
+		return f, err
 	}
 	f.Since = now
 	if since != nil {
@@ -63,20 +60,21 @@ func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (eventItemQue
 		f.Until = *until
 	}
 	if !f.Since.Before(f.Until) {
-		return q, envelope.BadRequest("until", "must be after since")
+		return f, envelope.BadRequest("until", "must be after since")
 	}
 	if f.Status = c.Query("status"); f.Status != "" && !slices.Contains(domain.EventStatuses, f.Status) {
-		return q, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
+		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
 	}
 	switch order := c.Query("orderBy"); order {
 	case "", readmodel.OrderByOccurrence:
 	case readmodel.OrderByCreated:
 		f.OrderBy = order
 	default:
-		return q, envelope.BadRequest("orderBy", "must be occurrence or created")
+		return f, envelope.BadRequest("orderBy", "must be occurrence or created")
 	}
-	q.includeSource, err = includeParam(c, legacy)
-	return q, err
+	f.Shape.Legacy = legacy
+	f.Shape.IncludeSource, err = includeParam(c, legacy)
+	return f, err
 }
 
 // windowParam reads a date that must lie in [earliest, latest], at the
@@ -102,34 +100,59 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	now := domain.Now()
-	q, err := parseEventItemQuery(c, legacy, now)
+	f, err := parseEventItemQuery(c, legacy, domain.Now())
 	if err != nil {
 		return err
 	}
-	page, err := h.Queries.EventItems(c.UserContext(), organization(c), feedID, q.filter)
+	page, err := h.Queries.EventItems(c.UserContext(), organization(c), feedID, f)
 	if err != nil {
 		return err
 	}
-	window := eventshape.Window{From: &q.filter.Since, To: &q.filter.Until}
-	var items any
-	if legacy {
-		out := make([]eventshape.LegacyItem, 0, len(page.Items))
-		for _, it := range page.Items {
-			out = append(out, eventshape.Legacy(h.eventItem(it, eventshape.InWindow(it.Details, window, q.filter.Status, now), nil)))
-		}
-		items = out
-	} else {
-		out := make([]eventshape.Data, 0, len(page.Items))
-		for _, it := range page.Items {
-			item := h.eventItem(it, eventshape.InWindow(it.Details, window, q.filter.Status, now), &page.Config)
-			out = append(out, eventshape.Current(item, q.includeSource))
-		}
-		items = out
+	scores, err := h.scores(c, page.Items, page.Config, legacy)
+	if err != nil {
+		return err
 	}
-	return envelope.OK(c, fiber.StatusOK, itemList{Items: items, Total: page.Total, Pagination: pagination{
-		Limit: q.filter.Limit, Offset: q.filter.Offset, HasMore: q.filter.Offset+len(page.Items) < page.Total,
-	}})
+	buf := renderBuffers.Get().(*[]byte)
+	defer renderBuffers.Put(buf)
+	*buf, err = eventList((*buf)[:0], page, f, scores)
+	if err != nil {
+		return err
+	}
+	return envelope.OKJSON(c, fiber.StatusOK, *buf)
+}
+
+// renderBuffers hold rendered pages until they are copied into responses:
+// a page of 20 items is some 40 KB, which would otherwise be allocated (and
+// collected) for every request.
+var renderBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// eventList appends a page as data of the list (api.md 4.6): the items,
+// each with its block for the query's range, total and pagination.
+func eventList(b []byte, page readmodel.EventItemPage, f readmodel.EventItemFilter, scores map[uuid.UUID]*float64) ([]byte, error) {
+	window := eventshape.Window{From: &f.Since, To: &f.Until}
+	b = append(b, `{"items":[`...)
+	for i, it := range page.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		item := eventItem(it, eventshape.InWindow(it.Occurrences, window, f.Status, f.Now), scores[it.EventID])
+		if f.Shape.Legacy {
+			b = eventshape.AppendLegacy(b, item, true)
+		} else {
+			b = eventshape.AppendCurrent(b, item)
+		}
+	}
+	// The rest as every item list has it; the items stay as written,
+	// rather than be re-validated by an encoder.
+	rest, err := json.Marshal(struct {
+		Total      int        `json:"total"`
+		Pagination pagination `json:"pagination"`
+	}{page.Total, pagination{Limit: f.Limit, Offset: f.Offset, HasMore: f.Offset+len(page.Items) < page.Total}})
+	if err != nil {
+		return nil, fmt.Errorf("render item list: %w", err)
+	}
+	b = append(b, "],"...)
+	return append(b, rest[1:]...), nil
 }
 
 // getEventItem answers one item with every instance and occurrence of its
@@ -143,27 +166,48 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, config, err := h.Queries.EventItem(c.UserContext(), organization(c), feedID, itemID)
+	it, config, err := h.Queries.EventItem(c.UserContext(), organization(c), feedID, itemID, readmodel.EventItemShape{IncludeSource: include})
 	if err != nil {
 		return err
 	}
-	item := h.eventItem(it, eventshape.Everything(it.Details, domain.Now()), &config)
-	return envelope.OK(c, fiber.StatusOK, eventshape.Current(item, include))
+	scores, err := h.scores(c, []readmodel.EventItem{it}, config, false)
+	if err != nil {
+		return err
+	}
+	item := eventItem(it, eventshape.Everything(it.Occurrences, domain.Now()), scores[it.EventID])
+	return envelope.OKJSON(c, fiber.StatusOK, eventshape.AppendCurrent(nil, item))
 }
 
 func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
 	return h.giveFeedback(c, domain.FeedEvents, "id")
 }
 
-// eventItem is what the shapes render an item from; it is scored when the
-// feed's config is given (the current shape).
-func (h *handlers) eventItem(it readmodel.EventItem, block eventshape.Occurrences, config *domain.FeedConfig) eventshape.Item {
-	out := eventshape.Item{
-		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType, Details: it.Details,
-		Occurrences: block,
+// scores are the relevance scores of items in the current shape, by event;
+// none when the feed's config gives nothing to score by, so that such
+// feeds' lists never read events' details.
+func (h *handlers) scores(c *fiber.Ctx, items []readmodel.EventItem, config domain.FeedConfig, legacy bool) (map[uuid.UUID]*float64, error) {
+	if legacy || len(items) == 0 || !h.EventRelevance.Scores(config) {
+		return nil, nil
 	}
-	if config != nil {
-		out.Relevance = h.EventRelevance.Score(it.Details, *config)
+	ids := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		ids[i] = it.EventID
 	}
-	return out
+	details, err := h.Queries.EventDetails(c.UserContext(), ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[uuid.UUID]*float64, len(details))
+	for id, d := range details {
+		out[id] = h.EventRelevance.Score(d, config)
+	}
+	return out, nil
+}
+
+// eventItem is what the shapes render an item from.
+func eventItem(it readmodel.EventItem, block eventshape.Occurrences, score *float64) eventshape.Item {
+	return eventshape.Item{
+		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
+		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: score,
+	}
 }

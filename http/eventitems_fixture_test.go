@@ -21,9 +21,13 @@ type eventFeed struct {
 	id  uuid.UUID
 }
 
-func newEventFeed(t *testing.T, h *servicetest.Harness, name string) *eventFeed {
+func newEventFeed(t testing.TB, h *servicetest.Harness, name string) *eventFeed {
 	t.Helper()
-	org := orgOf(t, h)
+	p, err := h.Service.Keys.Authenticate(context.Background(), h.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	org := p.OrganizationID
 	state, res, err := h.Service.Commands.CreateFeed(context.Background(), commands.CreateFeed{
 		Kind: domain.FeedEvents, Org: org, Name: name, Description: "events",
 	})
@@ -41,7 +45,7 @@ func (f *eventFeed) ref() commands.FeedRef {
 func (f *eventFeed) items() string { return "/feeds/events/" + f.id.String() + "/items" }
 
 // attach attaches a site source to the feed.
-func (f *eventFeed) attach(t *testing.T, site string) domain.Attachment {
+func (f *eventFeed) attach(t testing.TB, site string) domain.Attachment {
 	t.Helper()
 	att, res, err := f.h.Service.Commands.AttachSource(context.Background(), commands.AttachSource{
 		FeedRef: f.ref(), Request: domain.SourceRequest{SourceType: "site", Domain: &site},
@@ -55,7 +59,7 @@ func (f *eventFeed) attach(t *testing.T, site string) domain.Attachment {
 
 // add records the event as found through the attachment's source and puts
 // it into the feed through the attachment; it returns the item id.
-func (f *eventFeed) add(t *testing.T, att domain.Attachment, d domain.EventDetails) uuid.UUID {
+func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.EventDetails) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	found, res, err := f.h.Service.Commands.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: att.SourceID, Details: d})
@@ -74,7 +78,7 @@ func (f *eventFeed) add(t *testing.T, att domain.Attachment, d domain.EventDetai
 	return domain.EventItemID(f.id, found.EventID)
 }
 
-func wait(t *testing.T, h *servicetest.Harness, res commands.Result) {
+func wait(t testing.TB, h *servicetest.Harness, res commands.Result) {
 	t.Helper()
 	if err := h.Service.Waiter.Wait(context.Background(), res.Position, res.EventTypes); err != nil {
 		t.Fatal(err)

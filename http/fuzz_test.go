@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -99,12 +100,19 @@ func FuzzRequestDecoding(f *testing.F) {
 func FuzzItemQuery(f *testing.F) {
 	fx := newItemFixture(f, full(1))
 	h := fx.h
+	events := newEventFeed(f, h, "fuzzed")
+	eventItem := events.add(f, events.attach(f, "events.example"), oneTime("fuzzed", time.Now().Add(24*time.Hour).Truncate(time.Hour), time.Hour))
 	lists := []string{
 		"/feeds/news/" + fx.feedID + "/items",
 		"/v0/feeds/news/" + fx.feedID + "/items",
 		"/feeds/news/" + fx.feedID + "/items/" + fx.items[0],
+		events.items(),
+		"/v0" + events.items(),
+		events.items() + "/" + eventItem.String(),
 	}
 	f.Add(uint8(0), "limit=10&offset=0&since=2026-01-01&include=source")
+	f.Add(uint8(3), "status=completed&orderBy=created&since=2026-11-20&until=2026-12-01T10:00:00%2B01:00&limit=5&offset=1&include=source")
+	f.Add(uint8(4), "status=cancelled&orderBy=occurrence&until=2026-12-20")
 	f.Fuzz(func(t *testing.T, list uint8, query string) {
 		// A request line cannot carry these bytes; the transport refuses
 		// them before any query parsing (see the transport tests).

@@ -3,7 +3,7 @@ package http
 import (
 	"time"
 
-	"github.com/feedsvc/feedsvc/http/eventshape"
+	"github.com/feedsvc/feedsvc/eventshape"
 )
 
 // timestamp renders the API's time format, the one every shape uses.

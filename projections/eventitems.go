@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventshape"
 )
 
 // EventItems projects the events every feed shares and the items of every
@@ -37,17 +38,39 @@ func (EventItems) Handlers() []Handler {
 			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At)
 		}),
 		On(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded) error {
-			// Added hidden, then shown by its first attachment: one way in for
-			// the first attachment and every later one.
-			if err := exec(db.NewRaw(`INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible)
-				VALUES (?, ?, ?, ?, ?, ?, ?, false) ON CONFLICT DO NOTHING`,
-				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At).Exec(ctx)); err != nil {
-				return err
-			}
-			return linkEventItem(ctx, db, e.ItemID, e.FeedID, e.AttachmentID, e.SourceID, e.SourceType, e.At)
+			// Visible at once unless its attachment was detached before the
+			// crawl that found it could add it.
+			return showItem(ctx, db, `WITH item AS (
+					INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?7)
+					ON CONFLICT DO NOTHING
+					RETURNING id, feed_id, added_at, event_id, visible
+				), link AS (
+					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+					SELECT id, ?7, ?1, ?4, ?5, ?6 FROM item WHERE visible
+				)
+				SELECT item.id, item.feed_id, item.added_at, e.details
+				FROM item JOIN calendar_events AS e ON e.id = item.event_id WHERE item.visible`,
+				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID)
 		}),
 		On(func(ctx context.Context, db bun.IDB, e domain.EventItemLinked) error {
-			return linkEventItem(ctx, db, e.ItemID, e.FeedID, e.AttachmentID, e.SourceID, e.SourceType, e.At)
+			// Each further attachment holds the item too; the first current
+			// one shows a hidden item again, as added now.
+			return showItem(ctx, db, `WITH link AS (
+					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5
+					WHERE EXISTS (SELECT 1 FROM event_items WHERE id = ?0)
+					  AND NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?1)
+					ON CONFLICT DO NOTHING
+					RETURNING item_id
+				), shown AS (
+					UPDATE event_items AS i SET visible = true, added_at = ?5, source_id = ?3, source_type = ?4
+					FROM link WHERE i.id = link.item_id AND NOT i.visible
+					RETURNING i.id, i.feed_id, i.added_at, i.event_id
+				)
+				SELECT shown.id, shown.feed_id, shown.added_at, e.details
+				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id`,
+				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At)
 		}),
 		On(ofKind(domain.FeedEvents, projectEventSourceDetached)),
 		On(ofKind(domain.FeedEvents, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
@@ -61,64 +84,67 @@ func (EventItems) Handlers() []Handler {
 	}
 }
 
-// projectEventDetails stores an event's current state and replaces the
-// occurrences of every visible item of it, in every feed.
+// projectEventDetails stores an event's current state, rendered in both
+// item shapes, and replaces the occurrences of every visible item of it, in
+// every feed.
 func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.EventDetails, at time.Time) error {
 	details, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encode details of event %s: %w", id, err)
 	}
-	if err := exec(db.NewRaw(`INSERT INTO calendar_events (id, source_id, details, discovered_at, updated_at)
-		VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details, updated_at = EXCLUDED.updated_at`,
-		id, sourceID, string(details), at, at).Exec(ctx)); err != nil {
+	current, err := eventshape.RenderStatic(d, false)
+	if err != nil {
 		return err
 	}
-	if err := exec(db.NewRaw(`DELETE FROM event_item_occurrences AS o USING event_items AS i
-		WHERE i.event_id = ? AND o.item_id = i.id`, id).Exec(ctx)); err != nil {
+	legacy, err := eventshape.RenderStatic(d, true)
+	if err != nil {
 		return err
 	}
+	source, err := eventshape.SourceBlock(d)
+	if err != nil {
+		return err
+	}
+	// One statement stores the event, drops its items' occurrence rows and
+	// names the items whose rows are to be written anew.
 	var items []visibleItem
-	if err := db.NewRaw(`SELECT id, feed_id, added_at FROM event_items WHERE event_id = ? AND visible`, id).Scan(ctx, &items); err != nil {
+	err = db.NewRaw(`WITH event AS (
+			INSERT INTO calendar_events (id, source_id, details, current_head, current_published, current_tail,
+				legacy_head, legacy_published, legacy_tail, source_block, discovered_at, updated_at)
+			VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+			ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details,
+				current_head = EXCLUDED.current_head, current_published = EXCLUDED.current_published, current_tail = EXCLUDED.current_tail,
+				legacy_head = EXCLUDED.legacy_head, legacy_published = EXCLUDED.legacy_published, legacy_tail = EXCLUDED.legacy_tail,
+				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at
+		), old AS (
+			DELETE FROM event_item_occurrences AS o USING event_items AS i WHERE i.event_id = ?0 AND o.item_id = i.id
+		)
+		SELECT id, feed_id, added_at FROM event_items WHERE event_id = ?0 AND visible`,
+		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
+		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at).Scan(ctx, &items)
+	if err != nil {
 		return exec(nil, err)
 	}
 	return insertOccurrences(ctx, db, items, d)
 }
 
-// linkEventItem records that an attachment brought the item. The first
-// current attachment makes a hidden item visible, as added now. Links
-// through an attachment already detached (a crawl that raced the detach)
-// are ignored.
-func linkEventItem(ctx context.Context, db bun.IDB, itemID, feedID, attachmentID, sourceID uuid.UUID, sourceType domain.SourceType, at time.Time) error {
-	res, err := db.NewRaw(`INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
-		SELECT ?, ?, ?, ?, ?, ?
-		WHERE EXISTS (SELECT 1 FROM event_items WHERE id = ?)
-		  AND NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?)
-		ON CONFLICT DO NOTHING`,
-		itemID, attachmentID, feedID, sourceID, string(sourceType), at, itemID, attachmentID).Exec(ctx)
-	if err != nil {
-		return exec(nil, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil
-	}
+// showItem runs a statement that makes an item visible and returns it with
+// its event's details (no row when it stays hidden or its event is not
+// known yet: the event's discovery writes the occurrences then), and writes
+// its occurrences.
+func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) error {
 	var shown []struct {
 		visibleItem
-		Details *domain.EventDetails `bun:"details,type:jsonb"`
+		Details domain.EventDetails `bun:"details,type:jsonb"`
 	}
-	err = db.NewRaw(`UPDATE event_items AS i SET visible = true, added_at = ?, source_id = ?, source_type = ?
-		WHERE i.id = ? AND NOT i.visible
-		RETURNING i.id, i.feed_id, i.added_at, (SELECT details FROM calendar_events WHERE id = i.event_id) AS details`,
-		at, sourceID, string(sourceType), itemID).Scan(ctx, &shown)
-	if err != nil {
+	if err := db.NewRaw(statement, args...).Scan(ctx, &shown); err != nil {
 		return exec(nil, err)
 	}
-	if len(shown) == 0 || shown[0].Details == nil {
-		// Already visible, or its event is not known yet: the event's
-		// discovery will write the occurrences.
-		return nil
+	for _, it := range shown {
+		if err := insertOccurrences(ctx, db, []visibleItem{it.visibleItem}, it.Details); err != nil {
+			return err
+		}
 	}
-	return insertOccurrences(ctx, db, []visibleItem{shown[0].visibleItem}, *shown[0].Details)
+	return nil
 }
 
 // projectEventSourceDetached hides the items no other attachment holds and
@@ -164,9 +190,9 @@ type visibleItem struct {
 
 // insertOccurrences writes the occurrence rows of items, from their event's
 // details, and widens their feeds' longest span: one statement for every
-// item and occurrence. When an occurrence is over and an instance is over
-// come from the domain (EventOccurrence.Ends, EventInstance.Ends), so the
-// range query and the rendering agree.
+// item and occurrence. When an occurrence and an instance are over comes
+// from the domain (eventshape.Flatten), so the range query and the
+// occurrence blocks agree.
 func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d domain.EventDetails) error {
 	rows := occurrenceRows(d)
 	if len(items) == 0 || len(rows) == 0 {
@@ -177,19 +203,22 @@ func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d d
 		itemIDs[i], feeds[i], added[i] = it.ID.String(), it.FeedID.String(), it.AddedAt
 	}
 	n := len(rows)
-	ids, statuses := make([]string, n), make([]string, n)
+	ids, instances, statuses := make([]string, n), make([]string, n), make([]string, n)
+	stated := make([]*time.Time, n)
 	starts, ends, prevEnds, prevStarts, instanceEnds := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
 	for i, r := range rows {
-		ids[i], statuses[i] = r.id.String(), r.status
-		starts[i], ends[i], prevEnds[i], prevStarts[i], instanceEnds[i] = r.start, r.ends, r.prevEnds, r.prevStart, r.instanceEnds
+		ids[i], instances[i], statuses[i], stated[i] = r.ID.String(), r.InstanceID.String(), r.Stated, r.End
+		starts[i], ends[i], prevEnds[i], prevStarts[i], instanceEnds[i] = r.Start, r.ends, r.prevEnds, r.prevStart, r.InstanceEnds
 	}
 	return exec(db.NewRaw(`WITH ins AS (
-		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, starts_at, ends_at, prev_ends, prev_start,
-			status, instance_ends_at, added_at)
-		SELECT i.feed_id, i.item_id, o.id, o.starts_at, o.ends_at, o.prev_ends, o.prev_start, o.status, o.instance_ends_at, i.added_at
+		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, instance_id, starts_at, end_at, ends_at,
+			prev_ends, prev_start, status, instance_ends_at, added_at)
+		SELECT i.feed_id, i.item_id, o.id, o.instance_id, o.starts_at, o.end_at, o.ends_at,
+			o.prev_ends, o.prev_start, o.status, o.instance_ends_at, i.added_at
 		FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS i(item_id, feed_id, added_at)
-		CROSS JOIN unnest(?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[], ?::text[], ?::timestamptz[])
-			AS o(id, starts_at, ends_at, prev_ends, prev_start, status, instance_ends_at)
+		CROSS JOIN unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[],
+			?::timestamptz[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+			AS o(id, instance_id, starts_at, end_at, ends_at, prev_ends, prev_start, status, instance_ends_at)
 		ON CONFLICT DO NOTHING
 		RETURNING feed_id, ends_at - starts_at AS span
 	)
@@ -197,32 +226,32 @@ func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d d
 	SELECT feed_id, max(span) FROM ins GROUP BY feed_id
 	ON CONFLICT (feed_id) DO UPDATE SET longest = greatest(event_feed_spans.longest, EXCLUDED.longest)`,
 		pgdialect.Array(itemIDs), pgdialect.Array(feeds), pgdialect.Array(added),
-		pgdialect.Array(ids), pgdialect.Array(starts), pgdialect.Array(ends), pgdialect.Array(prevEnds), pgdialect.Array(prevStarts),
-		pgdialect.Array(statuses), pgdialect.Array(instanceEnds),
+		pgdialect.Array(ids), pgdialect.Array(instances), pgdialect.Array(starts), pgdialect.Array(stated), pgdialect.Array(ends),
+		pgdialect.Array(prevEnds), pgdialect.Array(prevStarts), pgdialect.Array(statuses), pgdialect.Array(instanceEnds),
 	).Exec(ctx))
 }
 
 // occurrenceRow is one occurrence of an event as the range index holds it.
 type occurrenceRow struct {
-	id                                             uuid.UUID
-	status                                         string
-	start, ends, prevEnds, prevStart, instanceEnds time.Time
+	eventshape.Occurrence
+	ends, prevEnds, prevStart time.Time
 }
 
-// occurrenceRows are an event's occurrences in start order (then id),
-// with the latest end and the last start of those before it (year 1 for
-// the first): in any range, the occurrence whose earlier ones are all over
-// before the range and all began before it is the event's first there.
+// occurrenceRows are an event's occurrences in start order (then id), each
+// with when it is over and the latest end and the last start of those
+// before it (year 1 for the first): in any range, the occurrence whose
+// earlier ones are all over before the range and all began before it is
+// the event's first there.
 func occurrenceRows(d domain.EventDetails) []occurrenceRow {
 	var rows []occurrenceRow
-	d.EachOccurrence(func(in domain.EventInstance, o domain.EventOccurrence) {
-		rows = append(rows, occurrenceRow{id: o.ID, status: in.Status, start: o.Start, ends: o.Ends(), instanceEnds: in.Ends()})
-	})
+	for _, o := range eventshape.Flatten(d) {
+		rows = append(rows, occurrenceRow{Occurrence: o, ends: domain.EventOccurrence{Start: o.Start, End: o.End}.Ends()})
+	}
 	slices.SortFunc(rows, func(a, b occurrenceRow) int {
-		if c := a.start.Compare(b.start); c != 0 {
+		if c := a.Start.Compare(b.Start); c != 0 {
 			return c
 		}
-		return slices.Compare(a.id[:], b.id[:])
+		return slices.Compare(a.ID[:], b.ID[:])
 	})
 	var latest, last time.Time
 	for i := range rows {
@@ -230,7 +259,7 @@ func occurrenceRows(d domain.EventDetails) []occurrenceRow {
 		if rows[i].ends.After(latest) {
 			latest = rows[i].ends
 		}
-		last = rows[i].start
+		last = rows[i].Start
 	}
 	return rows
 }

@@ -3,6 +3,8 @@ package projections_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel"
 )
 
 // eventWorkload stores event feeds with sources, events found, changed and
@@ -93,5 +96,62 @@ func TestTheEventItemsReadModelRebuiltFromTheLogEqualsTheLiveOne(t *testing.T) {
 	}
 	if rebuilt := dump(t, db.Bun, p); rebuilt != live {
 		t.Fatalf("rebuilt model differs from the live one:\nlive:\n%s\nrebuilt:\n%s", live, rebuilt)
+	}
+}
+
+// A list reads four of the projector's tables in one statement; the swap
+// replaces them all. Readers must neither fail nor see an empty model.
+func TestARebuildOfEventItemsSwapsInWhileListsAreRead(t *testing.T) {
+	db, dsn := testdb.New(t)
+	store, cmds := sqlCommands(db)
+	org := uuid.New()
+	eventWorkload(t, cmds, org)
+	runUntilCaughtUp(t, store, db, 50, projections.All()...)
+	var feeds []uuid.UUID
+	if err := db.Bun.NewRaw("SELECT DISTINCT feed_id FROM event_items WHERE visible ORDER BY 1").Scan(context.Background(), &feeds); err != nil || len(feeds) == 0 {
+		t.Fatalf("feeds with items: %v %v", feeds, err)
+	}
+	q := readmodel.NewQueries(db.Bun)
+	filter := readmodel.EventItemFilter{
+		Since: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Until: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
+		Limit: 20, Now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC),
+	}
+	stop := make(chan struct{})
+	failures := make(chan error, 8)
+	var wg sync.WaitGroup
+	var reads atomic.Int64
+	for r := range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				page, err := q.EventItems(context.Background(), org, feeds[r%len(feeds)], filter)
+				if err == nil && page.Total == 0 {
+					err = fmt.Errorf("feed %s read empty", feeds[r%len(feeds)])
+				}
+				if err != nil {
+					failures <- err
+					return
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	for range 3 {
+		if err := projections.Rebuild(context.Background(), dsn, db, store, projections.EventItems{}, servicetest.Logger()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(failures)
+	for err := range failures {
+		t.Error(err)
+	}
+	if reads.Load() == 0 {
+		t.Fatal("no list was read during the rebuilds")
 	}
 }

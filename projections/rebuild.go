@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
@@ -179,6 +180,9 @@ func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress 
 	if err != nil {
 		return err
 	}
+	if err := lockLive(ctx, tx, p.Tables()); err != nil {
+		return err
+	}
 	for _, t := range p.Tables() {
 		for _, s := range []string{
 			fmt.Sprintf("DROP TABLE IF EXISTS public.%s", t),
@@ -206,6 +210,57 @@ func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress 
 	}
 	logger.Info("rebuild swapped in", "position", pos.String())
 	return nil
+}
+
+// lockLive takes every live table's exclusive lock in one go before the
+// swap drops any. A reader that joins several of them (an event list reads
+// four) holds some while it waits for the next; dropping them one by one
+// would deadlock with it, and Postgres would fail the reader. So the swap
+// waits a moment for all of them at once (new readers queue behind it), and
+// on a timeout lets go of what it got, so that a reader holding one
+// finishes, and tries again: readers are short.
+func lockLive(ctx context.Context, tx bun.Tx, tables []string) error {
+	var live []string
+	if err := tx.NewRaw(`SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r' AND relname = ANY(?::text[])`,
+		pgdialect.Array(tables)).Scan(ctx, &live); err != nil {
+		return fmt.Errorf("find live tables: %w", err)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	for i, t := range live {
+		live[i] = "public." + pgIdent(t)
+	}
+	lock := "LOCK TABLE " + strings.Join(live, ", ") + " IN ACCESS EXCLUSIVE MODE"
+	for {
+		err := inSavepoint(ctx, tx, "SET LOCAL lock_timeout = '100ms'", lock, "SET LOCAL lock_timeout = 0")
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "55P03" { // lock_not_available
+			return err
+		}
+		sleep(ctx, 10*time.Millisecond)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// inSavepoint runs statements in a savepoint of tx, rolled back (with
+// whatever they took) when one fails.
+func inSavepoint(ctx context.Context, tx bun.Tx, statements ...string) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT swap_lock"); err != nil {
+		return fmt.Errorf("lock live tables: %w", err)
+	}
+	for _, s := range statements {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT swap_lock"); rbErr != nil {
+				return fmt.Errorf("lock live tables: %w", errors.Join(err, rbErr))
+			}
+			return fmt.Errorf("lock live tables: %w", err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT swap_lock")
+	return err
 }
 
 func withSearchPath(dsn, schema string) (string, error) {

@@ -10,20 +10,46 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventshape"
 )
 
-// EventItem is one event in one feed, with the event's current details.
+// EventItem is one event in one feed, with its event's members as the
+// shape asked for renders them and every occurrence of the event.
 type EventItem struct {
-	ID         uuid.UUID           `bun:"id"`
-	FeedID     uuid.UUID           `bun:"feed_id"`
-	EventID    uuid.UUID           `bun:"event_id"`
-	SourceID   uuid.UUID           `bun:"source_id"`
-	SourceType string              `bun:"source_type"`
-	AddedAt    time.Time           `bun:"added_at"`
-	Details    domain.EventDetails `bun:"details,type:jsonb"`
+	ID         uuid.UUID
+	FeedID     uuid.UUID
+	EventID    uuid.UUID
+	SourceID   uuid.UUID
+	SourceType string
+	AddedAt    time.Time
+	Static     eventshape.Static
+	// Source is the source block, when asked for.
+	Source      []byte
+	Occurrences []eventshape.Occurrence
+}
+
+// EventItemShape is which of an event's stored renderings a read returns.
+type EventItemShape struct {
+	Legacy        bool
+	IncludeSource bool
+}
+
+// columns are the stored renderings of the shape (calendar_events AS e).
+func (s EventItemShape) columns() string {
+	prefix, source := "e.current_", "''"
+	if s.Legacy {
+		prefix = "e.legacy_"
+	}
+	if s.IncludeSource && !s.Legacy {
+		source = "e.source_block"
+	}
+	return prefix + "head, " + prefix + "published, " + prefix + "tail, " + source
 }
 
 // Event item orders (api.md 4.6).
@@ -42,7 +68,8 @@ type EventItemFilter struct {
 	Limit        int
 	Offset       int
 	// Now is the clock the statuses are judged by (completed is derived).
-	Now time.Time
+	Now   time.Time
+	Shape EventItemShape
 }
 
 // EventItemPage is a page of event items, how many events match in all, and
@@ -56,41 +83,145 @@ type EventItemPage struct {
 // EventItems pages through the items of an organization's event feed whose
 // occurrences the filter selects: soonest first (by the earliest selected
 // occurrence, then id) or newest first (by addedToFeedAt, then id, both
-// descending), with how many match. The page, its rows and the total are
-// one statement that reads only the occurrence index (and the page's 20
-// events): without a status filter each matching item is the one row of
-// the range that is its first there (see event_item_occurrences), so
-// nothing is grouped and the soonest-first page stops after its rows.
+// descending), with how many match.
+//
+// It is one round trip: the feed check and one statement that finds,
+// orders and counts the items on the occurrence index alone (without a
+// status filter each matching item is the one row of the range that is
+// its first there, see event_item_occurrences, so nothing is grouped and a
+// soonest-first page stops after its rows), and returns the page's items
+// with their stored renderings and occurrences.
 func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f EventItemFilter) (EventItemPage, error) {
-	feed, err := q.Feed(ctx, domain.FeedEvents, org, feedID)
-	if err != nil {
-		return EventItemPage{}, err
-	}
-	page := EventItemPage{Items: []EventItem{}, Config: feedConfig(feed)}
+	page := EventItemPage{Items: []EventItem{}}
 	statement, args := eventItemsSQL(feedID, f)
-	err = q.rows(ctx, statement, args, func(rows *sql.Rows) error {
-		var it EventItem
-		var details []byte
-		if err := rows.Scan(&it.ID, &it.FeedID, &it.EventID, &it.SourceID, &it.SourceType, &it.AddedAt, &details, &page.Total); err != nil {
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		batch := &pgx.Batch{}
+		feed := batch.Queue(feedConfigSQL, feedID, org)
+		feed.QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &page.Config, feedID) })
+		batch.Queue(statement, args...).Query(func(rows pgx.Rows) error {
+			var err error
+			page.Items, err = scanEventItems(rows, &page.Total)
 			return err
-		}
-		if err := json.Unmarshal(details, &it.Details); err != nil {
-			return fmt.Errorf("decode event %s: %w", it.EventID, err)
-		}
-		page.Items = append(page.Items, it)
-		return nil
+		})
+		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return EventItemPage{}, fmt.Errorf("list items of event feed %s: %w", feedID, err)
+		return EventItemPage{}, notFoundAsIs(err, "list items of event feed %s", feedID)
 	}
 	if len(page.Items) == 0 && f.Offset > 0 {
 		// A page past the end has no row to carry the total.
 		statement, args := eventItemsCountSQL(feedID, f)
-		if err := q.rows(ctx, statement, args, func(rows *sql.Rows) error { return rows.Scan(&page.Total) }); err != nil {
+		err := q.withPgx(ctx, func(conn *pgx.Conn) error { return conn.QueryRow(ctx, statement, args...).Scan(&page.Total) })
+		if err != nil {
 			return EventItemPage{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
 		}
 	}
 	return page, nil
+}
+
+// EventItem returns one visible item of an organization's event feed, in
+// the shape asked for, and the feed's config.
+func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, shape EventItemShape) (EventItem, domain.FeedConfig, error) {
+	var config domain.FeedConfig
+	var items []EventItem
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		batch := &pgx.Batch{}
+		batch.Queue(feedConfigSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &config, feedID) })
+		batch.Queue(`WITH page AS (SELECT id AS item_id FROM event_items WHERE id = $1 AND feed_id = $2 AND visible) `+
+			itemsOfPage(shape, "0", "page.item_id"), itemID, feedID).Query(func(rows pgx.Rows) error {
+			var err error
+			items, err = scanEventItems(rows, new(int))
+			return err
+		})
+		return conn.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return EventItem{}, domain.FeedConfig{}, notFoundAsIs(err, "get event item %s", itemID)
+	}
+	if len(items) == 0 {
+		return EventItem{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
+	return items[0], config, nil
+}
+
+// feedConfigSQL finds an organization's event feed ($1, $2) and its config.
+const feedConfigSQL = `SELECT config FROM feeds WHERE id = $1 AND organization_id = $2 AND kind = 'events'`
+
+func scanFeedConfig(row pgx.Row, config *domain.FeedConfig, feedID uuid.UUID) error {
+	var raw []byte
+	if err := row.Scan(&raw); errors.Is(err, pgx.ErrNoRows) {
+		return &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
+	} else if err != nil {
+		return err
+	}
+	if raw == nil {
+		*config = domain.DefaultFeedConfig()
+		return nil
+	}
+	return json.Unmarshal(raw, config)
+}
+
+// notFoundAsIs wraps err with context unless it is a not-found answer.
+func notFoundAsIs(err error, format string, id uuid.UUID) error {
+	var missing *domain.NotFoundError
+	if errors.As(err, &missing) {
+		return missing
+	}
+	return fmt.Errorf(format+": %w", id, err)
+}
+
+// itemsOfPage selects the items of the CTE page (with item_id and the
+// order's columns) with their renderings, every occurrence of their events
+// as arrays, and total.
+func itemsOfPage(shape EventItemShape, total, order string) string {
+	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + shape.columns() + `, ` + total + `,
+			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends
+		FROM page
+		JOIN event_items AS i ON i.id = page.item_id
+		JOIN calendar_events AS e ON e.id = i.event_id
+		CROSS JOIN LATERAL (
+			SELECT array_agg(occurrence_id) AS ids, array_agg(instance_id) AS instances, array_agg(starts_at) AS starts,
+				array_agg(end_at) AS ends, array_agg(status) AS statuses, array_agg(instance_ends_at) AS instance_ends
+			FROM event_item_occurrences WHERE item_id = page.item_id
+		) AS o
+		ORDER BY ` + order
+}
+
+func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
+	items := []EventItem{}
+	for rows.Next() {
+		var (
+			it                    EventItem
+			id, feed, event, src  [16]byte
+			head, published, tail []byte
+			source                []byte
+			ids, instances        [][16]byte
+			starts, instanceEnds  []time.Time
+			ends                  []pgtype.Timestamptz
+			statuses              []string
+		)
+		err := rows.Scan(&id, &feed, &event, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
+			&ids, &instances, &starts, &ends, &statuses, &instanceEnds)
+		if err != nil {
+			return nil, err
+		}
+		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
+		it.Static = eventshape.Static{Head: head, Published: published, Tail: tail}
+		if len(source) > 0 {
+			it.Source = source
+		}
+		it.Occurrences = make([]eventshape.Occurrence, len(ids))
+		for k := range ids {
+			o := eventshape.Occurrence{ID: ids[k], InstanceID: instances[k], Start: starts[k], Stated: statuses[k], InstanceEnds: instanceEnds[k]}
+			if ends[k].Valid {
+				end := ends[k].Time
+				o.End = &end
+			}
+			it.Occurrences[k] = o
+		}
+		items = append(items, it)
+	}
+	return items, rows.Err()
 }
 
 // inWindow selects the occurrence rows of feed $1 going on in [$2, $3)
@@ -119,18 +250,20 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	m, extra := candidates(f)
 	args := append([]any{feedID, f.Since, f.Until}, extra...)
 	n := len(args)
-	order := "first_start, item_id"
+	// Soonest first with no status filter, the page walks the index in
+	// its order and stops, and the total is a second walk. Otherwise every
+	// matching item is grouped or sorted anyway, so one walk feeds both.
+	order, materialized := "first_start, item_id", "NOT MATERIALIZED"
 	if f.OrderBy == OrderByCreated {
 		order = "added_at DESC, item_id DESC"
 	}
+	if f.OrderBy == OrderByCreated || f.Status != "" {
+		materialized = "MATERIALIZED"
+	}
 	args = append(args, f.Limit, f.Offset)
-	return fmt.Sprintf(`WITH m AS NOT MATERIALIZED (%s),
-		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d)
-		SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, e.details, (SELECT count(*) FROM m)
-		FROM page
-		JOIN event_items AS i ON i.id = page.item_id
-		JOIN calendar_events AS e ON e.id = i.event_id
-		ORDER BY %s`, m, order, n+1, n+2, "page."+strings.ReplaceAll(order, ", ", ", page.")), args
+	return fmt.Sprintf(`WITH m AS %s (%s),
+		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, order, n+1, n+2) +
+		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page.")), args
 }
 
 func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
@@ -153,58 +286,64 @@ func statusCondition(status string, now time.Time) (string, []any) {
 	}
 }
 
-// rows runs a statement with $n parameters through database/sql, whose
-// pgx driver prepares each statement text once per connection (bun would
-// inline the arguments, making every request's SQL new text to parse and
-// plan), and hands each row to scan.
-func (q *Queries) rows(ctx context.Context, statement string, args []any, scan func(*sql.Rows) error) error {
-	var rows *sql.Rows
+// withPgx runs f on a connection of the pgx pool behind q's database/sql
+// handle: pgx decodes rows in binary without database/sql's conversions,
+// sends several statements in one round trip, and prepares each statement
+// text once per connection (bun would inline the arguments, making every
+// request's SQL new text to parse and plan).
+func (q *Queries) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
+	var conn *sql.Conn
 	var err error
 	switch db := q.db.(type) {
 	case *bun.DB:
-		rows, err = db.DB.QueryContext(ctx, statement, args...)
-	case bun.Tx:
-		rows, err = db.Tx.QueryContext(ctx, statement, args...)
-	case bun.Conn:
-		rows, err = db.Conn.QueryContext(ctx, statement, args...)
+		conn, err = db.DB.Conn(ctx)
 	default:
-		return fmt.Errorf("query: unsupported connection %T", q.db)
+		return fmt.Errorf("read event items: unsupported connection %T", q.db)
 	}
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := scan(rows); err != nil {
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("read event items: the driver connection is a %T, not pgx's", driverConn)
+		}
+		return f(c.Conn())
+	})
+}
+
+// EventDetails returns the current details of events, by id.
+func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.EventDetails, error) {
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = id
+	}
+	out := make(map[uuid.UUID]domain.EventDetails, len(ids))
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT id, details FROM calendar_events WHERE id = ANY($1)`, keys)
+		if err != nil {
 			return err
 		}
-	}
-	return rows.Err()
-}
-
-// EventItem returns one visible item of an organization's event feed, and
-// the feed's config.
-func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID) (EventItem, domain.FeedConfig, error) {
-	feed, err := q.Feed(ctx, domain.FeedEvents, org, feedID)
+		defer rows.Close()
+		for rows.Next() {
+			var id [16]byte
+			var raw []byte
+			if err := rows.Scan(&id, &raw); err != nil {
+				return err
+			}
+			var d domain.EventDetails
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return fmt.Errorf("decode event %s: %w", uuid.UUID(id), err)
+			}
+			out[id] = d
+		}
+		return rows.Err()
+	})
 	if err != nil {
-		return EventItem{}, domain.FeedConfig{}, err
+		return nil, fmt.Errorf("read event details: %w", err)
 	}
-	it, err := q.eventItem(ctx, feedID, itemID)
-	return it, feedConfig(feed), err
-}
-
-func (q *Queries) eventItem(ctx context.Context, feedID, itemID uuid.UUID) (EventItem, error) {
-	var it EventItem
-	err := q.db.NewRaw(`SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, e.details
-		FROM event_items AS i JOIN calendar_events AS e ON e.id = i.event_id
-		WHERE i.id = ? AND i.feed_id = ? AND i.visible`, itemID, feedID).Scan(ctx, &it)
-	if errors.Is(err, sql.ErrNoRows) {
-		return EventItem{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
-	}
-	if err != nil {
-		return EventItem{}, fmt.Errorf("get event item %s: %w", itemID, err)
-	}
-	return it, nil
+	return out, nil
 }
 
 // ItemRef implements commands.Lookups: the item of a feed of a kind that
@@ -220,16 +359,14 @@ func (q *Queries) ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID
 	if _, err := q.Feed(ctx, domain.FeedEvents, org, feedID); err != nil {
 		return domain.ItemRef{}, err
 	}
-	it, err := q.eventItem(ctx, feedID, itemID)
+	var ref domain.ItemRef
+	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND visible`, itemID, feedID).
+		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
 	if err != nil {
-		return domain.ItemRef{}, err
+		return domain.ItemRef{}, fmt.Errorf("get event item %s: %w", itemID, err)
 	}
-	return domain.ItemRef{FeedID: it.FeedID, EventID: it.EventID, SourceID: it.SourceID}, nil
-}
-
-func feedConfig(f Feed) domain.FeedConfig {
-	if f.Config == nil {
-		return domain.DefaultFeedConfig()
-	}
-	return *f.Config
+	return ref, nil
 }

@@ -8,16 +8,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/readmodel"
 )
 
 // eventsDB is the event benchmark's own database on the same server.
@@ -51,35 +46,27 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	db, err := open(ctx, *dsn, *fresh)
+	db, store, cmds, key, orgID, err := openWithKey(ctx, *dsn, *fresh, *org)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store := eventstore.NewPostgres(db.Pool)
-	queries := readmodel.NewQueries(db.Bun)
-	cmds := commands.New(store, queries)
-
-	key, k, err := auth.NewStore(db.Bun).CreateKey(ctx, *org, auth.AllScopes(), nil)
-	if err != nil {
-		return err
-	}
 	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
-		Kind: domain.FeedEvents, Org: k.OrganizationID, Name: "Bench events", Description: fmt.Sprintf("%d events", *events),
+		Kind: domain.FeedEvents, Org: orgID, Name: "Bench events", Description: fmt.Sprintf("%d events", *events),
 	})
 	if err != nil {
 		return err
 	}
 	site := "events.example.com"
 	att, _, err := cmds.AttachSource(ctx, commands.AttachSource{
-		FeedRef: commands.FeedRef{Kind: domain.FeedEvents, Org: k.OrganizationID, FeedID: feed.ID},
+		FeedRef: commands.FeedRef{Kind: domain.FeedEvents, Org: orgID, FeedID: feed.ID},
 		Request: domain.SourceRequest{SourceType: "site", Domain: &site},
 	})
 	if err != nil {
 		return err
 	}
 	gen := eventGen{now: time.Now().UTC().Truncate(time.Hour), seed: *seed}
-	target := domain.ItemTarget{FeedID: feed.ID, OrganizationID: k.OrganizationID, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType}
+	target := domain.ItemTarget{FeedID: feed.ID, OrganizationID: orgID, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType}
 	t0 := time.Now()
 	if err := addEvents(ctx, cmds, gen, target, *events, *writers); err != nil {
 		return err
@@ -93,42 +80,19 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	if _, err := db.Pool.Exec(ctx, `VACUUM (ANALYZE)`); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "KEY=%s\nORG=%s\nEVENT_FEED=%s\n", key, k.OrganizationID, feed.ID)
+	fmt.Fprintf(stdout, "KEY=%s\nORG=%s\nEVENT_FEED=%s\n", key, orgID, feed.ID)
 	return nil
 }
 
 func addEvents(ctx context.Context, cmds *commands.Handler, gen eventGen, to domain.ItemTarget, n, writers int) error {
-	var (
-		next atomic.Int64
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	for range writers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n || ctx.Err() != nil {
-					return
-				}
-				found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: to.SourceID, Details: gen.event(i)})
-				if err == nil {
-					_, _, err = cmds.AddEventItem(ctx, commands.AddEventItem{ItemTarget: to, EventID: found.EventID})
-				}
-				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	return inParallel(ctx, n, writers, func(i int) error {
+		found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: to.SourceID, Details: gen.event(i)})
+		if err != nil {
+			return err
+		}
+		_, _, err = cmds.AddEventItem(ctx, commands.AddEventItem{ItemTarget: to, EventID: found.EventID})
 		return err
-	}
-	return ctx.Err()
+	})
 }
 
 const occurrencesPerEvent = 10

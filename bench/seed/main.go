@@ -112,6 +112,23 @@ func open(ctx context.Context, dsn string, fresh bool) (*database.DB, error) {
 	return migrations.Open(ctx, dsn)
 }
 
+// openWithKey opens (optionally after dropping) and migrates the database,
+// builds the command side over it, and issues a key with every scope for
+// the organization named org.
+func openWithKey(ctx context.Context, dsn string, fresh bool, org string) (*database.DB, *eventstore.Postgres, *commands.Handler, string, uuid.UUID, error) {
+	db, err := open(ctx, dsn, fresh)
+	if err != nil {
+		return nil, nil, nil, "", uuid.Nil, err
+	}
+	store := eventstore.NewPostgres(db.Pool)
+	key, k, err := auth.NewStore(db.Bun).CreateKey(ctx, org, auth.AllScopes(), nil)
+	if err != nil {
+		db.Close()
+		return nil, nil, nil, "", uuid.Nil, err
+	}
+	return db, store, commands.New(store, readmodel.NewQueries(db.Bun)), key, k.OrganizationID, nil
+}
+
 func drop(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("seed drop", flag.ContinueOnError)
 	dsn := fs.String("db", defaultDB(), "database URL")
@@ -143,19 +160,11 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	db, err := open(ctx, *dsn, *fresh)
+	db, store, cmds, key, orgID, err := openWithKey(ctx, *dsn, *fresh, *org)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store := eventstore.NewPostgres(db.Pool)
-	cmds := commands.New(store, readmodel.NewQueries(db.Bun))
-
-	key, k, err := auth.NewStore(db.Bun).CreateKey(ctx, *org, auth.AllScopes(), nil)
-	if err != nil {
-		return err
-	}
-	orgID := k.OrganizationID
 
 	t0 := time.Now()
 	for i := range *feeds {
@@ -251,6 +260,19 @@ func (g *itemGen) event(i int) (string, eventstore.EventData, error) {
 // appendItems is the command path: one AppendToStream per item with
 // NoStream, from several writers at once.
 func appendItems(ctx context.Context, store *eventstore.Postgres, gen *itemGen, n, writers int) error {
+	return inParallel(ctx, n, writers, func(i int) error {
+		stream, ev, err := gen.event(i)
+		if err != nil {
+			return err
+		}
+		_, err = store.AppendToStream(ctx, stream, eventstore.NoStream(), ev)
+		return err
+	})
+}
+
+// inParallel runs do(0) … do(n-1) from several writers; a writer stops at
+// its first error, and all errors are returned.
+func inParallel(ctx context.Context, n, writers int, do func(i int) error) error {
 	var (
 		next atomic.Int64
 		wg   sync.WaitGroup
@@ -264,11 +286,7 @@ func appendItems(ctx context.Context, store *eventstore.Postgres, gen *itemGen, 
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				stream, ev, err := gen.event(i)
-				if err == nil {
-					_, err = store.AppendToStream(ctx, stream, eventstore.NoStream(), ev)
-				}
-				if err != nil {
+				if err := do(i); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()

@@ -258,6 +258,20 @@ func OK(c *fiber.Ctx, status int, data any) error {
 	return c.Status(status).JSON(okBody{Success: true, Data: data})
 }
 
+// OKJSON answers a result already rendered as JSON (data must be valid
+// JSON): for answers assembled from stored renderings, which encoding them
+// again would only re-validate.
+// The body is copied into the response, so data may be reused at once.
+func OKJSON(c *fiber.Ctx, status int, data []byte) error {
+	c.Status(status).Type("json")
+	resp := c.Response()
+	resp.ResetBody()
+	resp.AppendBodyString(`{"success":true,"data":`)
+	resp.AppendBody(data)
+	resp.AppendBodyString("}")
+	return nil
+}
+
 // Deleted answers a delete: `{success: true}` (api.md 4).
 func Deleted(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusOK).JSON(okBody{Success: true})

@@ -4,16 +4,28 @@
 -- feed, item and occurrence. Range queries walk event_item_occurrences in
 -- (feed, start) order: the index holds everything the list needs to filter,
 -- order and count, so a feed's items are found without reading events.
--- prev_ends and prev_start describe the item's earlier occurrences (in
--- start order; year 1 for the first): the one occurrence of an item in a
--- range with no earlier one in it is the item's first there, so a range's
--- items are counted and ordered without grouping its occurrences.
+-- end_at is the end as stated (none for an instant), ends_at when it is
+-- over. prev_ends and prev_start are the latest end and the last start of
+-- the item's earlier occurrences (in start order; year 1 for the first):
+-- the one occurrence of an item in a range with no earlier one in it is the
+-- item's first there, so a range's items are counted and ordered without
+-- grouping its occurrences.
+-- calendar_events also holds each event's members as both item shapes
+-- render them (eventshape.Static, and the source block), so that a list
+-- renders no event per request.
 CREATE TABLE IF NOT EXISTS calendar_events (
-    id            uuid PRIMARY KEY,
-    source_id     uuid        NOT NULL,
-    details       jsonb       NOT NULL,
-    discovered_at timestamptz NOT NULL,
-    updated_at    timestamptz NOT NULL
+    id                uuid PRIMARY KEY,
+    source_id         uuid        NOT NULL,
+    details           jsonb       NOT NULL,
+    current_head      text        NOT NULL,
+    current_published text        NOT NULL,
+    current_tail      text        NOT NULL,
+    legacy_head       text        NOT NULL,
+    legacy_published  text        NOT NULL,
+    legacy_tail       text        NOT NULL,
+    source_block      text        NOT NULL,
+    discovered_at     timestamptz NOT NULL,
+    updated_at        timestamptz NOT NULL
 );
 --bun:split
 CREATE TABLE IF NOT EXISTS event_items (
@@ -49,7 +61,9 @@ CREATE TABLE IF NOT EXISTS event_item_occurrences (
     feed_id          uuid        NOT NULL,
     item_id          uuid        NOT NULL,
     occurrence_id    uuid        NOT NULL,
+    instance_id      uuid        NOT NULL,
     starts_at        timestamptz NOT NULL,
+    end_at           timestamptz,
     ends_at          timestamptz NOT NULL,
     prev_ends        timestamptz NOT NULL,
     prev_start       timestamptz NOT NULL,

@@ -2,6 +2,7 @@ package eventshape_test
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/http/eventshape"
+	"github.com/feedsvc/feedsvc/eventshape"
 )
 
 var t0 = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
@@ -44,7 +45,7 @@ func TestAWindowSelectsTheOccurrencesGoingOnInIt(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := details(domain.EventInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{tc.o}})
-			block := eventshape.InWindow(d, eventshape.Window{From: &from, To: &to}, "", from)
+			block := eventshape.InWindow(eventshape.Flatten(d), eventshape.Window{From: &from, To: &to}, "", from)
 			if got := len(block.Selected) == 1; got != tc.in {
 				t.Fatalf("selected %v, want %v", got, tc.in)
 			}
@@ -71,7 +72,7 @@ func TestStatusesAreJudgedAtTheTimeOfTheQuery(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			block := eventshape.Everything(d, tc.now)
+			block := eventshape.Everything(eventshape.Flatten(d), tc.now)
 			var got []string
 			for _, e := range block.Selected {
 				got = append(got, e.Status)
@@ -108,16 +109,22 @@ func TestRelevanceIsShownOnlyInTheCurrentShapeAndOnlyWhenScored(t *testing.T) {
 		{"a feed the scorer declines is not", scorer, domain.DefaultFeedConfig(), ""},
 		{"no scorer wired scores nothing", nil, geo, ""},
 	}
+	current, _ := eventshape.RenderStatic(d, false)
+	legacy, _ := eventshape.RenderStatic(d, true)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			it := eventshape.Item{Details: d, Occurrences: eventshape.Everything(d, t0), Relevance: tc.scorer.Score(d, tc.config)}
-			current, _ := json.Marshal(eventshape.Current(it, false))
-			legacy, _ := json.Marshal(eventshape.Legacy(it))
-			if tc.want != "" && !strings.Contains(string(current), tc.want) || tc.want == "" && strings.Contains(string(current), "relevanceScore") {
-				t.Fatalf("current shape %s, want %q", current, tc.want)
+			it := eventshape.Item{Static: current, Occurrences: eventshape.Everything(eventshape.Flatten(d), t0), Relevance: tc.scorer.Score(d, tc.config)}
+			cur := eventshape.AppendCurrent(nil, it)
+			it.Static = legacy
+			leg := eventshape.AppendLegacy(nil, it, true)
+			if !json.Valid(cur) || !json.Valid(leg) {
+				t.Fatalf("invalid JSON: %s / %s", cur, leg)
 			}
-			if strings.Contains(string(legacy), "relevanceScore") {
-				t.Fatalf("legacy shape %s has a relevanceScore", legacy)
+			if tc.want != "" && !strings.Contains(string(cur), tc.want) || tc.want == "" && strings.Contains(string(cur), "relevanceScore") {
+				t.Fatalf("current shape %s, want %q", cur, tc.want)
+			}
+			if strings.Contains(string(leg), "relevanceScore") {
+				t.Fatalf("legacy shape %s has a relevanceScore", leg)
 			}
 		})
 	}
@@ -125,14 +132,17 @@ func TestRelevanceIsShownOnlyInTheCurrentShapeAndOnlyWhenScored(t *testing.T) {
 
 func TestTheWebhookDataIsTheLegacyLayoutWithoutSourceType(t *testing.T) {
 	d := details(domain.EventInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{occ(t0, 0)}})
-	it := eventshape.Item{ID: uuid.New(), EventID: uuid.New(), SourceType: "site", Details: d, Occurrences: eventshape.Everything(d, t0)}
-	data, _ := json.Marshal(eventshape.Legacy(it).Data)
+	legacy, err := eventshape.RenderStatic(d, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := eventshape.Item{ID: uuid.New(), EventID: uuid.New(), SourceType: "site", Static: legacy, Occurrences: eventshape.Everything(eventshape.Flatten(d), t0)}
 	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := json.Unmarshal(eventshape.AppendLegacy(nil, it, false), &m); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := m["sourceType"]; ok {
-		t.Fatalf("webhook data has sourceType: %s", data)
+		t.Fatalf("webhook data has sourceType: %v", m)
 	}
 	for _, k := range []string{"publishedAt", "shortDescription", "primaryImage", "primaryUrl", "time", "location", "capacity", "organizer"} {
 		if v, ok := m[k]; !ok || v != nil {
@@ -143,5 +153,18 @@ func TestTheWebhookDataIsTheLegacyLayoutWithoutSourceType(t *testing.T) {
 		if v, ok := m[k].([]any); !ok || len(v) != 0 {
 			t.Errorf("%s is %v, want an empty array", k, m[k])
 		}
+	}
+	var withType map[string]any
+	if err := json.Unmarshal(eventshape.AppendLegacy(nil, it, true), &withType); err != nil || withType["sourceType"] != "site" || len(withType) != len(m)+1 {
+		t.Fatalf("the v0 item is the webhook data plus sourceType: %v, %v", withType, err)
+	}
+}
+
+func TestCoordinatesThatAreNoNumbersAreLeftOutRatherThanStoppingTheProjector(t *testing.T) {
+	d := details()
+	d.Location = &domain.EventLocation{Coordinates: &domain.Coordinates{Lat: math.NaN(), Lng: 13.4}, DisplayAddress: "Somewhere"}
+	s, err := eventshape.RenderStatic(d, false)
+	if err != nil || strings.Contains(string(s.Tail), "coordinates") || !strings.Contains(string(s.Tail), "Somewhere") {
+		t.Fatalf("tail %s, %v", s.Tail, err)
 	}
 }
