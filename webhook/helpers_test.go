@@ -57,42 +57,65 @@ func newStack(t testing.TB, cfg webhook.Config) *stack {
 // end of the test.
 func attach(t testing.TB, db *database.DB, cfg webhook.Config) *stack {
 	t.Helper()
+	m, err := run(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if err := m.stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &stack{t: t, db: db, store: m.store, cmds: m.cmds, queries: m.queries, svc: m.svc, waiter: m.waiter, org: uuid.New(), stop: stop}
+}
+
+// machinery is what the webhooks role runs, started.
+type machinery struct {
+	store   *eventstore.Postgres
+	queries *readmodel.Queries
+	cmds    *commands.Handler
+	svc     *webhook.Service
+	waiter  *projections.Waiter
+	stop    func() error
+}
+
+func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 	store := eventstore.NewPostgres(db.Pool)
 	queries := readmodel.NewQueries(db.Bun)
 	cmds := commands.New(store, queries)
 	cfg.Work = true
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: servicetest.Logger()}, cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{PollInterval: 20 * time.Millisecond},
 		projections.Webhooks{}, svc.Dispatcher())
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
 	<-runner.Running()
 	if err := svc.Start(context.Background()); err != nil {
-		t.Fatal(err)
+		cancel()
+		return nil, err
 	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer stopCancel()
-			if err := svc.Stop(stopCtx); err != nil {
-				t.Errorf("stop sender: %v", err)
-			}
-			cancel()
-			<-done
-			svc.Close()
-		})
+	stop := func() error {
+		stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stopCancel()
+		err := svc.Stop(stopCtx)
+		cancel()
+		<-done
+		svc.Close()
+		return err
 	}
-	t.Cleanup(stop)
 	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, projections.Webhooks{})
-	return &stack{t: t, db: db, store: store, cmds: cmds, queries: queries, svc: svc, waiter: waiter, org: uuid.New(), stop: stop}
+	return &machinery{store: store, queries: queries, cmds: cmds, svc: svc, waiter: waiter, stop: stop}, nil
 }
 
 // subscribe creates a webhook of the stack's organization and returns it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/backoff"
@@ -75,7 +76,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	})
 	release()
 	last := job.Attempt >= job.MaxAttempts
-	failingSince, err := s.record(ctx, d, job.Args.Run, now, res, last)
+	failingSince, err := s.record(ctx, d, job, now, res, last)
 	if err != nil {
 		return err
 	}
@@ -121,9 +122,12 @@ func (s *Service) cancel(ctx context.Context, d deliveryRow, why string) error {
 }
 
 // record writes an attempt, the delivery's status and the webhook's failure
-// streak in one transaction. It returns since when the webhook has failed
+// streak in one transaction, which also completes an acknowledged job:
+// were the job completed later, by River, a crash in between would send an
+// acknowledged delivery again. It returns since when the webhook has failed
 // every attempt (nil after a success).
-func (s *Service) record(ctx context.Context, d deliveryRow, run int, at time.Time, res Result, last bool) (*time.Time, error) {
+func (s *Service) record(ctx context.Context, d deliveryRow, job *river.Job[deliveryArgs], at time.Time, res Result, last bool) (*time.Time, error) {
+	run := job.Args.Run
 	status := StatusPending
 	switch {
 	case res.OK():
@@ -145,9 +149,12 @@ func (s *Service) record(ctx context.Context, d deliveryRow, run int, at time.Ti
 			return err
 		}
 		if res.OK() {
-			_, err := tx.NewRaw(`INSERT INTO webhook_health (webhook_id, failing_since, last_success_at) VALUES (?, NULL, ?)
+			if _, err := tx.NewRaw(`INSERT INTO webhook_health (webhook_id, failing_since, last_success_at) VALUES (?, NULL, ?)
 				ON CONFLICT (webhook_id) DO UPDATE SET failing_since = NULL, last_success_at = EXCLUDED.last_success_at`,
-				d.WebhookID, at).Exec(ctx)
+				d.WebhookID, at).Exec(ctx); err != nil {
+				return err
+			}
+			_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx.Tx, job)
 			return err
 		}
 		var since time.Time
