@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/config"
@@ -323,7 +324,7 @@ func TestRotatingASecretAnswersTheNewOneAndTheOldOnesGrace(t *testing.T) {
 	req, body := rc.last()
 	sigs := strings.Fields(req.Header.Get(webhook.HeaderSignature))
 	ts := req.Header.Get(webhook.HeaderTimestamp)
-	if len(sigs) != 2 || !webhook.Verify(secret, sigs[0], ts, body, time.Now(), time.Minute) || !webhook.Verify(old, sigs[1], ts, body, time.Now(), time.Minute) {
+	if len(sigs) != 2 || receiver.Verify(secret, sigs[0], ts, body, time.Now()) != nil || receiver.Verify(old, sigs[1], ts, body, time.Now()) != nil {
 		t.Fatalf("signature header %q is not the new secret's then the old one's", req.Header.Get(webhook.HeaderSignature))
 	}
 }
@@ -340,7 +341,7 @@ func TestTheTestEndpointSendsOneSignedSampleAndSaysWhatHappened(t *testing.T) {
 			t.Fatalf("result %s", jsonOf(res))
 		}
 		req, body := rc.last()
-		if !webhook.Verify(res["secret"].(string), req.Header.Get(webhook.HeaderSignature), req.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) {
+		if receiver.Verify(res["secret"].(string), req.Header.Get(webhook.HeaderSignature), req.Header.Get(webhook.HeaderTimestamp), body, time.Now()) != nil {
 			t.Fatal("the returned secret does not verify the sample")
 		}
 		sample := wantObject(t, "sample", decodeJSON(t, body))
@@ -359,7 +360,7 @@ func TestTheTestEndpointSendsOneSignedSampleAndSaysWhatHappened(t *testing.T) {
 		}
 		req, body := rc.last()
 		if req.Header.Get(webhook.HeaderWebhookID) != hook["id"] ||
-			!webhook.Verify(hook["secret"].(string), req.Header.Get(webhook.HeaderSignature), req.Header.Get(webhook.HeaderTimestamp), body, time.Now(), time.Minute) {
+			receiver.Verify(hook["secret"].(string), req.Header.Get(webhook.HeaderSignature), req.Header.Get(webhook.HeaderTimestamp), body, time.Now()) != nil {
 			t.Fatal("the sample is not signed with the webhook's secret")
 		}
 	})

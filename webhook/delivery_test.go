@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/webhook"
 )
@@ -38,10 +39,10 @@ func TestAnAddedItemReachesItsSubscriberSignedWithTheDocumentedHeaders(t *testin
 	if len(sig) != 64 || strings.ToLower(sig) != sig {
 		t.Errorf("signature %q is not one lowercase hex SHA-256", sig)
 	}
-	if !webhook.Verify(secret, sig, h.Get(webhook.HeaderTimestamp), got.Body, time.Now(), 5*time.Minute) {
+	if receiver.Verify(secret, sig, h.Get(webhook.HeaderTimestamp), got.Body, time.Now()) != nil {
 		t.Fatal("the receiver cannot verify the signature with its secret")
 	}
-	if webhook.Verify("whsec_other", sig, h.Get(webhook.HeaderTimestamp), got.Body, time.Now(), 5*time.Minute) {
+	if receiver.Verify("whsec_other", sig, h.Get(webhook.HeaderTimestamp), got.Body, time.Now()) == nil {
 		t.Fatal("another secret verifies the signature")
 	}
 
@@ -99,7 +100,7 @@ func TestOnlyMatchingWebhooksGetAnItemAndALinkedEventIsNoNewItem(t *testing.T) {
 
 	waitFor(t, 10*time.Second, "both items at the catch-all receiver", func() bool { return len(all.requests()) == 2 })
 	waitFor(t, 10*time.Second, "both items at the feed A receiver", func() bool { return len(onlyA.requests()) == 2 })
-	for name, rc := range map[string]*receiver{"catch-all": all, "feed A": onlyA} {
+	for name, rc := range map[string]*endpoint{"catch-all": all, "feed A": onlyA} {
 		got := rc.requests()
 		if got[0].Header.Get(webhook.HeaderEventID) == got[1].Header.Get(webhook.HeaderEventID) {
 			t.Errorf("%s got one event twice", name)
@@ -201,4 +202,3 @@ func TestFailedAttemptsAreRetriedUntilTheFifthThenTheDeliveryFails(t *testing.T)
 		})
 	}
 }
-

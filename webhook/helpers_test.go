@@ -186,9 +186,9 @@ type delivery struct {
 	Status int
 }
 
-// receiver is a local webhook endpoint that records every request and
+// endpoint is a local webhook endpoint that records every request and
 // answers what answer says (200 when nil).
-type receiver struct {
+type endpoint struct {
 	*httptest.Server
 	mu     sync.Mutex
 	got    []delivery
@@ -196,8 +196,8 @@ type receiver struct {
 	notify chan struct{}
 }
 
-func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *receiver {
-	rc := &receiver{answer: answer, notify: make(chan struct{}, 1)}
+func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *endpoint {
+	rc := &endpoint{answer: answer, notify: make(chan struct{}, 1)}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
@@ -221,7 +221,7 @@ func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *receive
 	return rc
 }
 
-func (rc *receiver) requests() []delivery {
+func (rc *endpoint) requests() []delivery {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]delivery(nil), rc.got...)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/webhook"
 )
@@ -88,7 +89,7 @@ func TestRedeliverySendsTheSameEventAgainAndIsLogged(t *testing.T) {
 	if got[1].Header.Get(webhook.HeaderEventID) != got[0].Header.Get(webhook.HeaderEventID) || string(got[1].Body) != string(got[0].Body) {
 		t.Errorf("the redelivery's event id or body differ from the delivery's")
 	}
-	if !webhook.Verify(secret, got[1].Header.Get(webhook.HeaderSignature), got[1].Header.Get(webhook.HeaderTimestamp), got[1].Body, time.Now(), time.Minute) {
+	if receiver.Verify(secret, got[1].Header.Get(webhook.HeaderSignature), got[1].Header.Get(webhook.HeaderTimestamp), got[1].Body, time.Now()) != nil {
 		t.Errorf("the redelivery is not signed")
 	}
 	var d webhook.Delivery
@@ -165,7 +166,7 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 		t.Fatalf("signature header %q, want two signatures", r.Header.Get(webhook.HeaderSignature))
 	}
 	at := clock.now()
-	if !webhook.Verify(newSecret, sigs[0], ts, r.Body, at, time.Minute) || !webhook.Verify(oldSecret, sigs[1], ts, r.Body, at, time.Minute) {
+	if receiver.Verify(newSecret, sigs[0], ts, r.Body, at) != nil || receiver.Verify(oldSecret, sigs[1], ts, r.Body, at) != nil {
 		t.Fatalf("the signatures are not the new secret's then the old one's")
 	}
 
@@ -175,7 +176,7 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 	r = rc.requests()[1]
 	ts = r.Header.Get(webhook.HeaderTimestamp)
 	if sig := r.Header.Get(webhook.HeaderSignature); strings.Contains(sig, " ") ||
-		!webhook.Verify(newSecret, sig, ts, r.Body, clock.now(), time.Minute) || webhook.Verify(oldSecret, sig, ts, r.Body, clock.now(), time.Minute) {
+		receiver.Verify(newSecret, sig, ts, r.Body, clock.now()) != nil || receiver.Verify(oldSecret, sig, ts, r.Body, clock.now()) == nil {
 		t.Fatalf("after 24 hours the header is %q; want the new secret's signature alone", sig)
 	}
 }

@@ -29,7 +29,7 @@ func freeAddr(t *testing.T) string {
 }
 
 // serveAt moves a receiver onto addr, as a receiver coming back up.
-func serveAt(t *testing.T, rc *receiver, addr string) {
+func serveAt(t *testing.T, rc *endpoint, addr string) {
 	t.Helper()
 	rc.Close()
 	ln, err := net.Listen("tcp", addr)
