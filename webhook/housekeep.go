@@ -30,7 +30,7 @@ func (w *housekeepWorker) Work(ctx context.Context, _ *river.Job[housekeepArgs])
 	if _, err := s.secrets.Housekeep(ctx, now); err != nil {
 		return err
 	}
-	db := s.parts.DB.Bun
+	db := s.db
 	if _, err := db.NewRaw("DELETE FROM webhook_deliveries WHERE status <> ? AND updated_at < ?",
 		StatusPending, now.Add(-DeliveryRetention)).Exec(ctx); err != nil {
 		return fmt.Errorf("remove old deliveries: %w", err)

@@ -80,7 +80,6 @@ CREATE TABLE IF NOT EXISTS webhook_attempts (
 CREATE INDEX IF NOT EXISTS webhook_attempts_delivery_idx ON webhook_attempts (delivery_id, id);
 --bun:split
 CREATE TABLE IF NOT EXISTS webhook_health (
-    webhook_id      uuid PRIMARY KEY,
-    failing_since   timestamptz,
-    last_success_at timestamptz
+    webhook_id    uuid PRIMARY KEY,
+    failing_since timestamptz
 );
