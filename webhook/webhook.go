@@ -194,9 +194,10 @@ func (s *Service) riverConfig() *river.Config {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliveryWorker{svc: s})
 	river.AddWorker(workers, &housekeepWorker{svc: s})
-	// Retries shorter than the poll interval wait for the next poll, so
-	// small test bases poll often; production polls every second.
-	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), time.Second)
+	// The job client is told of new jobs (LISTEN/NOTIFY), but a
+	// notification can be coalesced with one it already acted on; polling
+	// bounds that wait, and the wait of retries shorter than the interval.
+	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), 250*time.Millisecond)
 	cfg.Queues = map[string]river.QueueConfig{queueName: {MaxWorkers: s.cfg.Concurrency}}
 	cfg.Workers = workers
 	cfg.FetchPollInterval = poll
