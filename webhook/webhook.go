@@ -176,6 +176,12 @@ func (s *Service) open(db *database.DB) error {
 	}
 	pcfg := db.Pool.Config().Copy()
 	pcfg.MinConns, pcfg.MaxConns = 0, senderConns
+	// The sender's commits need not wait for the disk: what a database
+	// crash could take back is the record of recent attempts and the jobs'
+	// completion, together, so those deliveries are sent again (receivers
+	// deduplicate by event id). Deliveries are queued by the dispatcher,
+	// on the service's connections, with durable commits: none is lost.
+	pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
 		listener.Close()
 		return fmt.Errorf("open webhook sender pool: %w", err)
