@@ -172,15 +172,7 @@ func TestFailedAttemptsAreRetriedUntilTheFifthThenTheDeliveryFails(t *testing.T)
 			url, received := c.receive(t)
 			hook, _ := s.subscribe(url)
 			s.addItem(uuid.New(), "retried")
-			var d webhook.Delivery
-			waitFor(t, 20*time.Second, "the delivery to fail", func() bool {
-				list, _, err := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
-				if err != nil || len(list) != 1 {
-					return false
-				}
-				d = list[0]
-				return d.Status == webhook.StatusFailed
-			})
+			d := s.awaitDelivery(hook, "the delivery to fail", failed)
 			if len(d.Attempts) != webhook.MaxAttempts {
 				t.Fatalf("%d attempts recorded, want %d", len(d.Attempts), webhook.MaxAttempts)
 			}

@@ -178,6 +178,22 @@ func (s *stack) append(stream string, e domain.Event) uuid.UUID {
 	return id
 }
 
+// awaitDelivery waits until the webhook's one delivery satisfies cond, and
+// returns it.
+func (s *stack) awaitDelivery(hook uuid.UUID, what string, cond func(webhook.Delivery) bool) webhook.Delivery {
+	s.t.Helper()
+	var d webhook.Delivery
+	waitFor(s.t, 20*time.Second, what, func() bool {
+		list, _, err := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
+		if err != nil || len(list) != 1 {
+			return false
+		}
+		d = list[0]
+		return cond(d)
+	})
+	return d
+}
+
 // delivery is one request a receiver got.
 type delivery struct {
 	Header http.Header
@@ -277,3 +293,7 @@ func (c *clock) advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.offset += d
 }
+
+func delivered(d webhook.Delivery) bool { return d.Status == webhook.StatusDelivered }
+func failed(d webhook.Delivery) bool    { return d.Status == webhook.StatusFailed }
+func attempted(d webhook.Delivery) bool { return len(d.Attempts) >= 1 }

@@ -27,15 +27,7 @@ func TestTheDeliveryLogShowsEveryAttemptWithItsTimeStatusErrorAndDuration(t *tes
 	hook, _ := s.subscribe(rc.URL)
 	feed := uuid.New()
 	eventID, added := s.addItem(feed, "logged")
-	var d webhook.Delivery
-	waitFor(t, 10*time.Second, "the delivery to succeed", func() bool {
-		list, total, err := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
-		if err != nil || len(list) != 1 || total != 1 {
-			return false
-		}
-		d = list[0]
-		return d.Status == webhook.StatusDelivered
-	})
+	d := s.awaitDelivery(hook, "the delivery to succeed", delivered)
 	if d.EventID != eventID || d.EventFeedID != feed || d.ItemID != added.ItemID || d.Event != "event.item_added" || d.WebhookID != hook {
 		t.Errorf("delivery %+v does not name its event, feed and item", d)
 	}
@@ -68,14 +60,7 @@ func TestRedeliverySendsTheSameEventAgainAndIsLogged(t *testing.T) {
 	hook, secret := s.subscribe(rc.URL)
 	s.addItem(uuid.New(), "again")
 	ctx := context.Background()
-	var first webhook.Delivery
-	waitFor(t, 10*time.Second, "the first delivery", func() bool {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 10, 0)
-		if len(list) == 1 {
-			first = list[0]
-		}
-		return first.Status == webhook.StatusDelivered
-	})
+	first := s.awaitDelivery(hook, "the first delivery", delivered)
 
 	again, err := s.svc.Redeliver(ctx, s.org, hook, first.ID)
 	if err != nil {
@@ -125,14 +110,7 @@ func TestARedeliveryWhileTheDeliveryIsUnderWayIsAConflict(t *testing.T) {
 	hook, _ := s.subscribe(rc.URL)
 	s.addItem(uuid.New(), "pending")
 	ctx := context.Background()
-	var d webhook.Delivery
-	waitFor(t, 10*time.Second, "the first attempt", func() bool {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 10, 0)
-		if len(list) == 1 {
-			d = list[0]
-		}
-		return len(d.Attempts) == 1
-	})
+	d := s.awaitDelivery(hook, "the first attempt", attempted)
 	_, err := s.svc.Redeliver(ctx, s.org, hook, d.ID)
 	if !errors.Is(err, domain.ErrConflict) {
 		t.Fatalf("redelivering a pending delivery answered %v, want a conflict", err)

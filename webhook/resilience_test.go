@@ -49,12 +49,8 @@ func TestAReceiverDownWhileTheServiceRestartsStillGetsTheEventsAfterwards(t *tes
 	s := newStack(t, cfg)
 	addr := freeAddr(t)
 	hook, _ := s.subscribe("http://" + addr + "/hook")
-	ctx := context.Background()
 	beforeID, _ := s.addItem(uuid.New(), "before the restart")
-	waitFor(t, 10*time.Second, "a failed first attempt", func() bool {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 10, 0)
-		return len(list) == 1 && len(list[0].Attempts) >= 1
-	})
+	s.awaitDelivery(hook, "a failed first attempt", attempted)
 	s.stop()
 	// Added while nothing dispatches or sends.
 	duringID, _ := s.addItem(uuid.New(), "during the restart")
@@ -86,14 +82,7 @@ func TestAnEndpointResolvingToAPrivateAddressIsRefusedAtDialUnlessAllowed(t *tes
 		s := newStack(t, cfg)
 		hook, _ := s.subscribe(url)
 		s.addItem(uuid.New(), "to loopback")
-		var d webhook.Delivery
-		waitFor(t, 20*time.Second, "the delivery to fail", func() bool {
-			list, _, _ := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
-			if len(list) == 1 {
-				d = list[0]
-			}
-			return d.Status == webhook.StatusFailed
-		})
+		d := s.awaitDelivery(hook, "the delivery to fail", failed)
 		for _, a := range d.Attempts {
 			if !strings.Contains(a.Error, "non-public address") || a.StatusCode != nil {
 				t.Errorf("attempt recorded as %+v, want a refused address", a)

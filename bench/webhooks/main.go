@@ -24,7 +24,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -57,7 +56,6 @@ type options struct {
 	rate     float64
 	writers  int
 	keep     bool
-	profile  string
 }
 
 func run(ctx context.Context) error {
@@ -68,7 +66,6 @@ func run(ctx context.Context) error {
 	flag.Float64Var(&o.rate, "rate", 0, "events appended per second (0: as fast as the store takes them)")
 	flag.IntVar(&o.writers, "writers", 16, "concurrent appenders")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
-	flag.StringVar(&o.profile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
@@ -123,17 +120,6 @@ func run(ctx context.Context) error {
 	}()
 	time.Sleep(time.Second) // River's listener and producer settle
 
-	if o.profile != "" {
-		f, err := os.Create(o.profile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	start := time.Now()
 	appended, err := appendEvents(ctx, store, o, org, feed)
 	if err != nil {

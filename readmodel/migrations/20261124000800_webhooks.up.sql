@@ -24,23 +24,8 @@ CREATE TABLE IF NOT EXISTS webhooks (
 --bun:split
 CREATE INDEX IF NOT EXISTS webhooks_org_created_idx ON webhooks (organization_id, created_at DESC, id DESC);
 --bun:split
-CREATE TABLE IF NOT EXISTS webhook_routes (
-    id                   uuid PRIMARY KEY,
-    organization_id      uuid NOT NULL,
-    url                  text NOT NULL,
-    events               text[] NOT NULL,
-    event_feed_ids       text[] NOT NULL,
-    enabled              boolean NOT NULL,
-    enabled_by           text NOT NULL,
-    enabled_reason       text NOT NULL DEFAULT '',
-    secret_id            uuid NOT NULL,
-    previous_secret_id   uuid,
-    previous_valid_until timestamptz,
-    created_at           timestamptz NOT NULL,
-    updated_at           timestamptz NOT NULL
-);
---bun:split
-CREATE INDEX IF NOT EXISTS webhook_routes_org_idx ON webhook_routes (organization_id);
+-- The dispatcher's copy: the same columns, written by the same handlers.
+CREATE TABLE IF NOT EXISTS webhook_routes (LIKE webhooks INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
 --bun:split
 CREATE TABLE IF NOT EXISTS webhook_secrets (
     id              uuid PRIMARY KEY,
