@@ -10,8 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/backoff"
 	"github.com/feedsvc/feedsvc/commands"
@@ -49,6 +47,10 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	switch {
 	case err != nil:
 		return err
+	case a.Runs > job.Args.Run || a.Runs == job.Args.Run && a.Status == StatusDelivered:
+		// Already acknowledged (the process that recorded it died before
+		// River completed the job) or redelivered since: nothing to send.
+		return nil
 	case a.URL == nil:
 		return s.cancel(ctx, a.ID, "webhook deleted")
 	case !*a.Enabled:
@@ -65,23 +67,20 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	})
 	release()
 	last := job.Attempt >= job.MaxAttempts
-	if res.OK() {
-		if err := s.recordSuccess(ctx, a, job, now, res); err != nil {
-			return err
-		}
-		s.metrics.attempt(res, last)
-		return nil
-	}
-	failingSince, err := s.recordFailure(ctx, a, job.Args.Run, now, res, last)
+	failingSince, err := s.record(ctx, a, job.Args.Run, now, res, last)
 	if err != nil {
 		return err
 	}
 	s.metrics.attempt(res, last)
-	s.disableIfFailing(ctx, a.WebhookID, failingSince, now)
+	if res.OK() {
+		return nil
+	}
+	s.disableIfFailing(ctx, a.WebhookID, *failingSince, now)
 	return fmt.Errorf("attempt %d of delivery %s: %s", job.Attempt, a.ID, res.Error)
 }
 
-// attempt is what one attempt needs, read in one query: the delivery, its
+// attempt is what one attempt needs, read in one query: the delivery (its
+// status and how many runs were asked for), its
 // webhook as the dispatcher knows it (never behind the jobs it queued; URL
 // is nil once the webhook is deleted) and the secrets that sign now, the
 // current one first.
@@ -90,6 +89,8 @@ type attempt struct {
 	WebhookID uuid.UUID `bun:"webhook_id"`
 	EventID   uuid.UUID `bun:"event_id"`
 	Body      string    `bun:"body"`
+	Status    string    `bun:"status"`
+	Runs      int       `bun:"runs"`
 	URL       *string   `bun:"url"`
 	Enabled   *bool     `bun:"enabled"`
 	Secrets   []string  `bun:"secrets,array"`
@@ -97,7 +98,7 @@ type attempt struct {
 
 func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID, now time.Time) (attempt, error) {
 	var a attempt
-	err := s.db.NewRaw(`SELECT d.id, d.webhook_id, d.event_id, d.body, r.url, r.enabled,
+	err := s.db.NewRaw(`SELECT d.id, d.webhook_id, d.event_id, d.body, d.status, d.runs, r.url, r.enabled,
 		array_remove(ARRAY[
 			(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
 			(SELECT secret FROM webhook_secrets WHERE id = r.previous_secret_id AND r.previous_valid_until > ?)
@@ -120,59 +121,57 @@ func (s *Service) cancel(ctx context.Context, id uuid.UUID, why string) error {
 	return river.JobCancel(fmt.Errorf("delivery %s: %s", id, why))
 }
 
-// recordAttempt writes the attempt and the delivery's new status; the
-// statement it prefixes does the rest in the same round trip.
-const recordAttempt = `WITH attempt AS (
-	INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
-), delivery AS (
-	UPDATE webhook_deliveries SET status = ?, updated_at = ? WHERE id = ?
-) `
-
-func attemptArgs(a attempt, run int, at time.Time, res Result, status string) []any {
+// record writes an attempt, the delivery's new status and the webhook's
+// failure streak in one statement. It returns since when the webhook has
+// failed every attempt; nil after a success.
+//
+// The job is completed by River afterwards: a crash in between leaves an
+// acknowledged delivery whose job looks unfinished, and the next run of
+// the job finds it delivered and sends nothing.
+func (s *Service) record(ctx context.Context, a attempt, run int, at time.Time, res Result, last bool) (*time.Time, error) {
+	status := StatusPending
+	switch {
+	case res.OK():
+		status = StatusDelivered
+	case last:
+		status = StatusFailed
+	}
 	var code *int
 	if res.StatusCode != 0 {
 		code = &res.StatusCode
 	}
-	return []any{a.ID, run, at, code, res.Error, res.Duration.Milliseconds(), status, at, a.ID}
-}
-
-// recordSuccess records an acknowledged attempt, ends the webhook's
-// failure streak if it had one (a healthy webhook's deliveries write and
-// lock nothing shared), and completes the job, in one transaction: were
-// the job completed later, by River, a crash in between would send an
-// acknowledged delivery again.
-func (s *Service) recordSuccess(ctx context.Context, a attempt, job *river.Job[deliveryArgs], at time.Time, res Result) error {
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		args := append(attemptArgs(a, job.Args.Run, at, res, StatusDelivered), a.WebhookID)
-		if _, err := tx.NewRaw(recordAttempt+
-			"UPDATE webhook_health SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL", args...).Exec(ctx); err != nil {
-			return err
+	args := []any{a.ID, run, at, code, res.Error, res.Duration.Milliseconds(), status, at, a.ID, a.WebhookID}
+	if !res.OK() {
+		args = append(args, at)
+	}
+	q := s.db.NewRaw(`WITH attempt AS (
+			INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
+		), delivery AS (
+			UPDATE webhook_deliveries SET status = ?, updated_at = ? WHERE id = ?
+		) `+streak(res), args...)
+	if res.OK() {
+		if _, err := q.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
 		}
-		_, err := river.JobCompleteTx[*riverdatabasesql.Driver](ctx, tx.Tx, job)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
+		return nil, nil
 	}
-	return nil
+	var since time.Time
+	if err := q.Scan(ctx, &since); err != nil {
+		return nil, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
+	}
+	return &since, nil
 }
 
-// recordFailure records a failed attempt and returns since when the
-// webhook has failed every attempt.
-func (s *Service) recordFailure(ctx context.Context, a attempt, run int, at time.Time, res Result, last bool) (time.Time, error) {
-	status := StatusPending
-	if last {
-		status = StatusFailed
+// streak ends a failing webhook's failure streak on a success (a healthy
+// webhook's deliveries write and lock nothing shared), or starts or keeps
+// it on a failure, returning since when it fails.
+func streak(res Result) string {
+	if res.OK() {
+		return `UPDATE webhook_health SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL`
 	}
-	args := append(attemptArgs(a, run, at, res, status), a.WebhookID, at)
-	var since time.Time
-	err := s.db.NewRaw(recordAttempt+`INSERT INTO webhook_health (webhook_id, failing_since) VALUES (?, ?)
+	return `INSERT INTO webhook_health (webhook_id, failing_since) VALUES (?, ?)
 		ON CONFLICT (webhook_id) DO UPDATE SET failing_since = COALESCE(webhook_health.failing_since, EXCLUDED.failing_since)
-		RETURNING failing_since`, args...).Scan(ctx, &since)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
-	}
-	return since, nil
+		RETURNING failing_since`
 }
 
 // disableIfFailing asks the domain to disable a webhook whose receiver has
