@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -192,5 +193,52 @@ func TestFailedAttemptsAreRetriedUntilTheFifthThenTheDeliveryFails(t *testing.T)
 				t.Errorf("after failing, the receiver got %d requests, want %d", n, webhook.MaxAttempts)
 			}
 		})
+	}
+}
+
+func TestAnItemIsMatchedAgainstTheSubscriptionsAsTheyStoodWhenItWasAdded(t *testing.T) {
+	s := newStack(t, testConfig())
+	s.stop() // everything below reaches the dispatcher in one batch
+	ctx := context.Background()
+	rc := newReceiver(t, nil)
+	feed := uuid.New()
+	before, _ := s.addItem(feed, "before the webhook")
+	secretID, _, err := s.svc.Secrets().Create(ctx, s.org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := s.cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: s.org, SecretID: secretID, Config: domain.WebhookConfig{
+		URL: rc.URL, Events: []string{domain.WebhookItemAdded}, EventFeedIDs: []uuid.UUID{},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	during, _ := s.addItem(feed, "while subscribed")
+	if _, err := s.cmds.DeleteWebhook(ctx, ref(s.org, w.ID)); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := s.addItem(feed, "after the delete")
+	// A marker to another webhook: once it arrives, the dispatcher is past
+	// everything above.
+	marker := newReceiver(t, nil)
+	markerSecret, _, err := s.svc.Secrets().Create(ctx, s.org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: s.org, SecretID: markerSecret, Config: domain.WebhookConfig{
+		URL: marker.URL, Events: []string{domain.WebhookItemAdded}, EventFeedIDs: []uuid.UUID{},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	s.addItem(feed, "marker")
+
+	attach(t, s.db, testConfig())
+	waitFor(t, 10*time.Second, "the marker", func() bool { return len(marker.requests()) == 1 })
+	var queued []uuid.UUID
+	if err := s.db.Bun.NewRaw("SELECT event_id FROM webhook_deliveries WHERE webhook_id = ?", w.ID).Scan(ctx, &queued); err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != 1 || queued[0] != during {
+		t.Fatalf("queued %v; want only %s (not %s, added before, nor %s, after)", queued, during, before, after)
 	}
 }

@@ -98,12 +98,13 @@ type attempt struct {
 
 func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID, now time.Time) (attempt, error) {
 	var a attempt
-	err := s.db.NewRaw(`SELECT d.id, d.webhook_id, d.event_id, d.body, d.status, d.runs, r.url, r.enabled,
+	err := s.db.NewRaw(`SELECT d.id, d.webhook_id, d.event_id, p.body, d.status, d.runs, r.url, r.enabled,
 		array_remove(ARRAY[
 			(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
 			(SELECT secret FROM webhook_secrets WHERE id = r.previous_secret_id AND r.previous_valid_until > ?)
 		], NULL) AS secrets
-		FROM webhook_deliveries d LEFT JOIN webhook_routes r ON r.id = d.webhook_id WHERE d.id = ?`, now, id).Scan(ctx, &a)
+		FROM webhook_deliveries d JOIN webhook_payloads p ON p.event_id = d.event_id
+		LEFT JOIN webhook_routes r ON r.id = d.webhook_id WHERE d.id = ?`, now, id).Scan(ctx, &a)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return a, fmt.Errorf("load delivery %s: %w", id, err)
 	}
