@@ -56,6 +56,7 @@ type options struct {
 	rate     float64
 	writers  int
 	keep     bool
+	timeout  time.Duration
 }
 
 func run(ctx context.Context) error {
@@ -66,6 +67,7 @@ func run(ctx context.Context) error {
 	flag.Float64Var(&o.rate, "rate", 0, "events appended per second (0: as fast as the store takes them)")
 	flag.IntVar(&o.writers, "writers", 16, "concurrent appenders")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
+	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for every delivery")
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
@@ -129,8 +131,11 @@ func run(ctx context.Context) error {
 	fmt.Printf("appended %d events in %s (%.0f events/s)\n", o.events, appendTime.Round(time.Millisecond), float64(o.events)/appendTime.Seconds())
 	select {
 	case <-arrivals.all:
-	case <-time.After(10 * time.Minute):
-		return fmt.Errorf("only %d of %d deliveries arrived in 10 minutes", arrivals.count(), o.events*o.webhooks)
+	case <-time.After(o.timeout):
+		var queued, pending int
+		_ = db.Bun.NewRaw("SELECT count(*), count(*) FILTER (WHERE status = 'pending') FROM webhook_deliveries").Scan(ctx, &queued, &pending)
+		return fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued, %d pending; a transaction held open elsewhere on the server holds the log back)",
+			arrivals.count(), o.events*o.webhooks, o.timeout, queued, pending)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
