@@ -134,7 +134,7 @@ func run(ctx context.Context) error {
 	case <-time.After(o.timeout):
 		var queued, pending int
 		_ = db.Bun.NewRaw("SELECT count(*), count(*) FILTER (WHERE status = 'pending') FROM webhook_deliveries").Scan(ctx, &queued, &pending)
-		return fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued, %d pending; a transaction held open elsewhere on the server holds the log back)",
+		return fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued by the dispatcher, %d of them pending)",
 			arrivals.count(), o.events*o.webhooks, o.timeout, queued, pending)
 	case <-ctx.Done():
 		return ctx.Err()
