@@ -62,10 +62,12 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	if !ok {
 		return river.JobSnooze(time.Duration(100+rand.IntN(400)) * time.Millisecond)
 	}
-	res := s.sender.Send(ctx, Request{
-		URL: *a.URL, WebhookID: a.WebhookID.String(), EventID: a.EventID.String(), Body: []byte(a.Body), Secrets: a.Secrets, At: now,
-	})
-	release()
+	res := func() Result {
+		defer release()
+		return s.sender.Send(ctx, Request{
+			URL: *a.URL, WebhookID: a.WebhookID.String(), EventID: a.EventID.String(), Body: []byte(a.Body), Secrets: a.Secrets, At: now,
+		})
+	}()
 	last := job.Attempt >= job.MaxAttempts
 	failingSince, err := s.record(ctx, a, job.Args.Run, now, res, last)
 	if err != nil {
