@@ -28,10 +28,6 @@ func (w *deliveryWorker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
 	return time.Now().Add(backoff.Delay(job.Attempt, w.svc.cfg.BackoffBase, maxRetryDelay))
 }
 
-func (w *deliveryWorker) Timeout(*river.Job[deliveryArgs]) time.Duration {
-	return w.svc.cfg.jobTimeout()
-}
-
 // hostWait is how long an attempt waits for a slot of its receiver's host
 // before it steps aside (snoozes, which costs no attempt) so that the
 // process's slots serve other receivers.
