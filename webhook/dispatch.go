@@ -103,6 +103,9 @@ func (d *dispatcher) Handlers() []projections.Handler {
 type added struct {
 	item domain.EventItemAdded
 	env  projections.Envelope
+	// eventID is the EventItemAdded's id in the log: the deliveries'
+	// x-service-event-id.
+	eventID uuid.UUID
 }
 
 // itemAdded defers an added item to the end of the batch (or to the next
@@ -110,7 +113,11 @@ type added struct {
 // items are matched, rendered and queued together. Only the first add of
 // an event to a feed is an item_added; EventItemLinked is not handled.
 func (d *dispatcher) itemAdded(ctx context.Context, db bun.IDB, e domain.EventItemAdded, env projections.Envelope) error {
-	a := added{item: e, env: env}
+	id, err := uuid.Parse(env.EventID)
+	if err != nil {
+		return fmt.Errorf("event id %q: %w", env.EventID, err)
+	}
+	a := added{item: e, env: env, eventID: id}
 	if b, ok := projections.Deferred(ctx, d, d.newBatch); ok {
 		b.items = append(b.items, a)
 		return nil
@@ -162,7 +169,7 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 		}
 		g.Go(func() error {
 			body, err := b.svc.render(gctx, a.item, a.env.Position)
-			payloads[i] = payloadRow{EventID: a.eventID(), Body: string(body), CreatedAt: a.env.RecordedAt}
+			payloads[i] = payloadRow{EventID: a.eventID, Body: string(body), CreatedAt: a.env.RecordedAt}
 			return err
 		})
 	}
@@ -178,7 +185,7 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 		rows = append(rows, payloads[i])
 		for _, h := range hooks[i] {
 			deliveries = append(deliveries, deliveryRow{
-				ID: DeliveryID(h, a.eventID()), WebhookID: h, OrganizationID: a.item.OrganizationID, EventID: a.eventID(),
+				ID: DeliveryID(h, a.eventID), WebhookID: h, OrganizationID: a.item.OrganizationID, EventID: a.eventID,
 				Event: domain.WebhookItemAdded, EventFeedID: a.item.FeedID, ItemID: a.item.ItemID,
 				Status: StatusPending, Runs: 1, CreatedAt: a.env.RecordedAt, UpdatedAt: a.env.RecordedAt,
 			})
@@ -186,10 +193,6 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 	}
 	return b.svc.queue(ctx, db, rows, deliveries)
 }
-
-// eventID is the id of the EventItemAdded in the log: the deliveries'
-// x-service-event-id. The log's ids are UUIDs (eventstore.EventData.ID).
-func (a added) eventID() uuid.UUID { return uuid.MustParse(a.env.EventID) }
 
 // match returns, per item, the webhooks it goes to: the organization's
 // enabled webhooks of event.item_added whose feeds include the item's (or
