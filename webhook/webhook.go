@@ -193,7 +193,7 @@ func (s *Service) open(db *database.DB) error {
 // riverConfig is an insert-only client for the API, or a working one for
 // the webhooks role.
 func (s *Service) riverConfig() *river.Config {
-	cfg := &river.Config{Logger: s.logger.With("component", "river"), MaxAttempts: MaxAttempts}
+	cfg := &river.Config{Logger: s.parts.Logger.With("component", "river"), MaxAttempts: MaxAttempts}
 	if !s.cfg.Work {
 		return cfg
 	}
