@@ -23,7 +23,7 @@ func TestAnAddedItemReachesItsSubscriberSignedWithTheDocumentedHeaders(t *testin
 	hookID, secret := s.subscribe(rc.URL + "/hooks")
 	eventID, added := s.addItem(feed, "Jazz night")
 
-	waitFor(t, 10*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 	got := rc.requests()[0]
 	h := got.Header
 	if h.Get("Content-Type") != "application/json" {
@@ -99,8 +99,8 @@ func TestOnlyMatchingWebhooksGetAnItemAndALinkedEventIsNoNewItem(t *testing.T) {
 	// would have arrived too.
 	markerID, _ := s.addItem(feedA, "marker")
 
-	waitFor(t, 10*time.Second, "both items at the catch-all receiver", func() bool { return len(all.requests()) == 2 })
-	waitFor(t, 10*time.Second, "both items at the feed A receiver", func() bool { return len(onlyA.requests()) == 2 })
+	waitFor(t, 20*time.Second, "both items at the catch-all receiver", func() bool { return len(all.requests()) == 2 })
+	waitFor(t, 20*time.Second, "both items at the feed A receiver", func() bool { return len(onlyA.requests()) == 2 })
 	for name, rc := range map[string]*endpoint{"catch-all": all, "feed A": onlyA} {
 		got := rc.requests()
 		if got[0].Header.Get(webhook.HeaderEventID) == got[1].Header.Get(webhook.HeaderEventID) {
@@ -134,7 +134,7 @@ func TestADisabledOrDeletedWebhookGetsNothingNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.addItem(feed, "after")
-	waitFor(t, 10*time.Second, "the live webhook's delivery", func() bool { return len(live.requests()) == 1 })
+	waitFor(t, 20*time.Second, "the live webhook's delivery", func() bool { return len(live.requests()) == 1 })
 	if n := len(disabled.requests()) + len(deleted.requests()); n != 0 {
 		t.Fatalf("disabled and deleted webhooks got %d deliveries", n)
 	}
@@ -233,7 +233,7 @@ func TestAnItemIsMatchedAgainstTheSubscriptionsAsTheyStoodWhenItWasAdded(t *test
 	s.addItem(feed, "marker")
 
 	attach(t, s.db, testConfig())
-	waitFor(t, 10*time.Second, "the marker", func() bool { return len(marker.requests()) == 1 })
+	waitFor(t, 20*time.Second, "the marker", func() bool { return len(marker.requests()) == 1 })
 	var queued []uuid.UUID
 	if err := s.db.Bun.NewRaw("SELECT event_id FROM webhook_deliveries WHERE webhook_id = ?", w.ID).Scan(ctx, &queued); err != nil {
 		t.Fatal(err)
