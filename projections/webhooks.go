@@ -16,17 +16,19 @@ type Webhooks struct{}
 func (Webhooks) Name() string     { return "webhooks" }
 func (Webhooks) Tables() []string { return []string{"webhooks"} }
 
-func (Webhooks) Handlers() []Handler { return WebhookHandlers("webhooks") }
+func (Webhooks) Handlers() []Handler { return WebhookHandlers("webhooks", nil) }
 
 // WebhookHandlers project webhook subscriptions into table, which has the
 // columns of webhooks. The webhook dispatcher keeps its own copy with
-// them, at its own position in the log.
-func WebhookHandlers(table string) []Handler {
+// them, at its own position in the log; before, when set, runs before each
+// change (the dispatcher queues what it deferred, under the subscriptions
+// as they stood).
+func WebhookHandlers(table string, before func(ctx context.Context, db bun.IDB) error) []Handler {
 	update := func(ctx context.Context, db bun.IDB, id string, set string, args ...any) error {
 		return exec(db.NewUpdate().Model((*readmodel.Webhook)(nil)).ModelTableExpr(table+" AS webhook").
 			Set(set, args...).Where("id = ?", id).Exec(ctx))
 	}
-	return []Handler{
+	handlers := []Handler{
 		On(func(ctx context.Context, db bun.IDB, e domain.WebhookCreated) error {
 			row := readmodel.Webhook{
 				ID: e.WebhookID, OrganizationID: e.OrganizationID, URL: e.URL, Events: e.Events,
@@ -54,4 +56,17 @@ func WebhookHandlers(table string) []Handler {
 				Where("id = ?", e.WebhookID).Exec(ctx))
 		}),
 	}
+	if before == nil {
+		return handlers
+	}
+	for i, h := range handlers {
+		project := h.project
+		handlers[i].project = func(ctx context.Context, db bun.IDB, env Envelope) error {
+			if err := before(ctx, db); err != nil {
+				return err
+			}
+			return project(ctx, db, env)
+		}
+	}
+	return handlers
 }

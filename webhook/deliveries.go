@@ -56,7 +56,7 @@ func (s *Service) Deliveries(ctx context.Context, org, webhookID uuid.UUID, limi
 		return nil, 0, err
 	}
 	var rows []deliveryRow
-	total, err := s.parts.DB.Bun.NewSelect().Model(&rows).ExcludeColumn("body").
+	total, err := s.parts.DB.Bun.NewSelect().Model(&rows).
 		Where("webhook_id = ? AND organization_id = ?", webhookID, org).
 		OrderExpr("created_at DESC, id DESC").Limit(int64(limit)).Offset(int64(offset)).ScanAndCount(ctx)
 	if err != nil {
@@ -72,7 +72,7 @@ func (s *Service) Delivery(ctx context.Context, org, webhookID, id uuid.UUID) (D
 		return Delivery{}, err
 	}
 	var row deliveryRow
-	err := s.parts.DB.Bun.NewSelect().Model(&row).ExcludeColumn("body").
+	err := s.parts.DB.Bun.NewSelect().Model(&row).
 		Where("id = ? AND webhook_id = ? AND organization_id = ?", id, webhookID, org).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Delivery{}, &domain.NotFoundError{Resource: "delivery", ID: id.String()}
@@ -128,7 +128,7 @@ func (s *Service) Redeliver(ctx context.Context, org, webhookID, id uuid.UUID) (
 	}
 	err = s.parts.DB.Bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var row deliveryRow
-		err := tx.NewSelect().Model(&row).ExcludeColumn("body").
+		err := tx.NewSelect().Model(&row).
 			Where("id = ? AND webhook_id = ? AND organization_id = ?", id, webhookID, org).For("UPDATE").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return &domain.NotFoundError{Resource: "delivery", ID: id.String()}

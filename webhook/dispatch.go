@@ -2,15 +2,17 @@ package webhook
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -43,8 +45,7 @@ const (
 	StatusCancelled = "cancelled"
 )
 
-// deliveryRow is a row of webhook_deliveries: one event for one webhook,
-// with the exact body every attempt sends.
+// deliveryRow is a row of webhook_deliveries: one event for one webhook.
 type deliveryRow struct {
 	bun.BaseModel `bun:"table:webhook_deliveries,alias:d"`
 
@@ -55,11 +56,20 @@ type deliveryRow struct {
 	Event          string    `bun:"event"`
 	EventFeedID    uuid.UUID `bun:"event_feed_id,type:uuid"`
 	ItemID         uuid.UUID `bun:"item_id,type:uuid"`
-	Body           string    `bun:"body"`
 	Status         string    `bun:"status"`
 	Runs           int       `bun:"runs"`
 	CreatedAt      time.Time `bun:"created_at"`
 	UpdatedAt      time.Time `bun:"updated_at"`
+}
+
+// payloadRow is a row of webhook_payloads: the exact body every attempt
+// of every delivery of one event sends.
+type payloadRow struct {
+	bun.BaseModel `bun:"table:webhook_payloads"`
+
+	EventID   uuid.UUID `bun:"event_id,pk,type:uuid"`
+	Body      string    `bun:"body"`
+	CreatedAt time.Time `bun:"created_at"`
 }
 
 // DeliveryID is the id of one event's delivery to one webhook: derived, so
@@ -86,53 +96,138 @@ func (*dispatcher) Name() string     { return DispatcherName }
 func (*dispatcher) Tables() []string { return []string{"webhook_routes"} }
 
 func (d *dispatcher) Handlers() []projections.Handler {
-	return append(projections.WebhookHandlers("webhook_routes"), projections.OnEnvelope(d.itemAdded))
+	return append(projections.WebhookHandlers("webhook_routes", d.queuePending), projections.OnEnvelope(d.itemAdded))
 }
 
-// itemAdded queues the deliveries of one added item. Only the first add of
+// added is an item waiting to be queued with the rest of its batch.
+type added struct {
+	item domain.EventItemAdded
+	env  projections.Envelope
+	// eventID is the EventItemAdded's id in the log: the deliveries'
+	// x-service-event-id.
+	eventID uuid.UUID
+}
+
+// itemAdded defers an added item to the end of the batch (or to the next
+// change of a subscription, whichever comes first), where the batch's
+// items are matched, rendered and queued together. Only the first add of
 // an event to a feed is an item_added; EventItemLinked is not handled.
 func (d *dispatcher) itemAdded(ctx context.Context, db bun.IDB, e domain.EventItemAdded, env projections.Envelope) error {
-	var hooks []uuid.UUID
-	err := db.NewRaw(`SELECT id FROM webhook_routes WHERE organization_id = ? AND enabled AND ? = ANY(events)
-		AND (cardinality(event_feed_ids) = 0 OR ? = ANY(event_feed_ids)) ORDER BY id`,
-		e.OrganizationID, domain.WebhookItemAdded, e.FeedID.String()).Scan(ctx, &hooks)
-	if err != nil {
-		return fmt.Errorf("match webhooks: %w", err)
-	}
-	if len(hooks) == 0 {
-		return nil
-	}
-	eventID, err := uuid.Parse(env.EventID)
+	id, err := uuid.Parse(env.EventID)
 	if err != nil {
 		return fmt.Errorf("event id %q: %w", env.EventID, err)
 	}
-	payload, err := d.render(ctx, e, env.Position)
+	a := added{item: e, env: env, eventID: id}
+	if b, ok := projections.Deferred(ctx, d, d.newBatch); ok {
+		b.items = append(b.items, a)
+		return nil
+	}
+	return (&batch{svc: d.svc, items: []added{a}}).Flush(ctx, db)
+}
+
+func (d *dispatcher) newBatch() *batch { return &batch{svc: d.svc} }
+
+// queuePending queues the items deferred so far before a subscription
+// changes, so that each is matched against the subscriptions as they
+// stood at its position in the log.
+func (d *dispatcher) queuePending(ctx context.Context, db bun.IDB) error {
+	if b, ok := projections.Deferred(ctx, d, d.newBatch); ok {
+		return b.Flush(ctx, db)
+	}
+	return nil
+}
+
+// batch is the items a batch added, queued in its transaction: a few
+// multi-row statements rather than several round trips per item.
+type batch struct {
+	svc   *Service
+	items []added
+}
+
+// renderers bounds the event streams read at once while rendering.
+const renderers = 8
+
+// insertChunk bounds the rows of one insert statement.
+const insertChunk = 1000
+
+func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
+	items := b.items
+	b.items = nil
+	if len(items) == 0 {
+		return nil
+	}
+	hooks, err := match(ctx, db, items)
 	if err != nil {
 		return err
 	}
-	rows := make([]deliveryRow, len(hooks))
-	for i, h := range hooks {
-		rows[i] = deliveryRow{
-			ID: DeliveryID(h, eventID), WebhookID: h, OrganizationID: e.OrganizationID, EventID: eventID,
-			Event: domain.WebhookItemAdded, EventFeedID: e.FeedID, ItemID: e.ItemID, Body: string(payload),
-			Status: StatusPending, Runs: 1, CreatedAt: env.RecordedAt, UpdatedAt: env.RecordedAt,
+	payloads := make([]payloadRow, len(items))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(renderers)
+	for i, a := range items {
+		if len(hooks[i]) == 0 {
+			continue
+		}
+		g.Go(func() error {
+			body, err := b.svc.render(gctx, a.item, a.env.Position)
+			payloads[i] = payloadRow{EventID: a.eventID, Body: string(body), CreatedAt: a.env.RecordedAt}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var rows []payloadRow
+	var deliveries []deliveryRow
+	for i, a := range items {
+		if len(hooks[i]) == 0 {
+			continue
+		}
+		rows = append(rows, payloads[i])
+		for _, h := range hooks[i] {
+			deliveries = append(deliveries, deliveryRow{
+				ID: DeliveryID(h, a.eventID), WebhookID: h, OrganizationID: a.item.OrganizationID, EventID: a.eventID,
+				Event: domain.WebhookItemAdded, EventFeedID: a.item.FeedID, ItemID: a.item.ItemID,
+				Status: StatusPending, Runs: 1, CreatedAt: a.env.RecordedAt, UpdatedAt: a.env.RecordedAt,
+			})
 		}
 	}
-	if w, ok := projections.Deferred(ctx, d, func() *enqueue { return &enqueue{svc: d.svc} }); ok {
-		w.rows = append(w.rows, rows...)
-		return nil
+	return b.svc.queue(ctx, db, rows, deliveries)
+}
+
+// match returns, per item, the webhooks it goes to: the organization's
+// enabled webhooks of event.item_added whose feeds include the item's (or
+// that name no feed).
+func match(ctx context.Context, db bun.IDB, items []added) ([][]uuid.UUID, error) {
+	orgs, feeds := make([]string, len(items)), make([]string, len(items))
+	for i, a := range items {
+		orgs[i], feeds[i] = a.item.OrganizationID.String(), a.item.FeedID.String()
 	}
-	return (&enqueue{svc: d.svc, rows: rows}).Flush(ctx, db)
+	var pairs []struct {
+		N  int       `bun:"n"`
+		ID uuid.UUID `bun:"id"`
+	}
+	err := db.NewRaw(`SELECT i.n, r.id FROM unnest(?::uuid[], ?::text[]) WITH ORDINALITY AS i(org, feed, n)
+		JOIN webhook_routes r ON r.organization_id = i.org AND r.enabled AND ? = ANY(r.events)
+		AND (cardinality(r.event_feed_ids) = 0 OR i.feed = ANY(r.event_feed_ids))
+		ORDER BY i.n, r.id`, pgdialect.Array(orgs), pgdialect.Array(feeds), domain.WebhookItemAdded).Scan(ctx, &pairs)
+	if err != nil {
+		return nil, fmt.Errorf("match webhooks: %w", err)
+	}
+	hooks := make([][]uuid.UUID, len(items))
+	for _, p := range pairs {
+		hooks[p.N-1] = append(hooks[p.N-1], p.ID)
+	}
+	return hooks, nil
 }
 
 // render makes the body of an item's deliveries from the log alone: the
 // event's details as of the add, whatever changed later.
-func (d *dispatcher) render(ctx context.Context, e domain.EventItemAdded, at eventstore.Position) ([]byte, error) {
-	details, err := d.detailsAt(ctx, e.EventID, at)
+func (s *Service) render(ctx context.Context, e domain.EventItemAdded, at eventstore.Position) ([]byte, error) {
+	details, err := s.detailsAt(ctx, e.EventID, at)
 	if err != nil {
 		return nil, err
 	}
-	data, err := d.svc.cfg.Render(e, details)
+	data, err := s.cfg.Render(e, details)
 	if err != nil {
 		return nil, err
 	}
@@ -144,12 +239,12 @@ func (d *dispatcher) render(ctx context.Context, e domain.EventItemAdded, at eve
 }
 
 // detailsAt folds the event's stream up to position at.
-func (d *dispatcher) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.EventDetails, error) {
+func (s *Service) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.EventDetails, error) {
 	const page = 100
 	var event domain.CalendarEvent
 	stream := domain.CalendarEventStream(eventID)
 	for from := uint64(0); ; {
-		recs, err := d.svc.parts.Store.ReadStream(ctx, stream, from, page)
+		recs, err := s.parts.Store.ReadStream(ctx, stream, from, page)
 		if errors.Is(err, eventstore.ErrStreamNotFound) {
 			break
 		}
@@ -174,38 +269,37 @@ func (d *dispatcher) detailsAt(ctx context.Context, eventID uuid.UUID, at events
 	if !event.Exists() {
 		// An item is added after its event is discovered; a log without the
 		// discovery still gets its deliveries, with what the add says.
-		d.svc.logger.Warn("event item added before its event was discovered", "event", eventID)
+		s.logger.Warn("event item added before its event was discovered", "event", eventID)
 	}
 	return event.Details(), nil
 }
 
-// enqueue is a batch's deliveries, written and queued when the batch ends,
-// in its transaction: a few multi-row statements rather than two per
-// delivery.
-type enqueue struct {
-	svc  *Service
-	rows []deliveryRow
-}
-
-func (q *enqueue) Flush(ctx context.Context, db bun.IDB) error {
-	if len(q.rows) == 0 {
+// queue records payloads and deliveries and queues a job per delivery, in
+// the projector's transaction.
+func (s *Service) queue(ctx context.Context, db bun.IDB, payloads []payloadRow, deliveries []deliveryRow) error {
+	if len(deliveries) == 0 {
 		return nil
 	}
 	tx, ok := db.(bun.Tx)
 	if !ok {
 		return errors.New("webhook deliveries must be queued in the projector's transaction")
 	}
-	if _, err := tx.NewInsert().Model(&q.rows).On("CONFLICT (webhook_id, event_id) DO NOTHING").Exec(ctx); err != nil {
-		return fmt.Errorf("record deliveries: %w", err)
+	for chunk := range slices.Chunk(payloads, insertChunk) {
+		if _, err := tx.NewInsert().Model(&chunk).On("CONFLICT (event_id) DO NOTHING").Exec(ctx); err != nil {
+			return fmt.Errorf("record delivery bodies: %w", err)
+		}
 	}
-	jobs := make([]river.InsertManyParams, len(q.rows))
-	for i, r := range q.rows {
-		jobs[i] = deliveryJob(r.ID, 1)
+	for chunk := range slices.Chunk(deliveries, insertChunk) {
+		if _, err := tx.NewInsert().Model(&chunk).On("CONFLICT (webhook_id, event_id) DO NOTHING").Exec(ctx); err != nil {
+			return fmt.Errorf("record deliveries: %w", err)
+		}
 	}
-	if _, err := q.svc.river.InsertManyTx(ctx, sqlTx(tx), jobs); err != nil {
+	jobs := make([]river.InsertManyParams, len(deliveries))
+	for i, d := range deliveries {
+		jobs[i] = deliveryJob(d.ID, 1)
+	}
+	if _, err := s.river.InsertManyTx(ctx, tx.Tx, jobs); err != nil {
 		return fmt.Errorf("queue deliveries: %w", err)
 	}
 	return nil
 }
-
-func sqlTx(tx bun.Tx) *sql.Tx { return tx.Tx }

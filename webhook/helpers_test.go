@@ -57,42 +57,65 @@ func newStack(t testing.TB, cfg webhook.Config) *stack {
 // end of the test.
 func attach(t testing.TB, db *database.DB, cfg webhook.Config) *stack {
 	t.Helper()
+	m, err := run(db, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if err := m.stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &stack{t: t, db: db, store: m.store, cmds: m.cmds, queries: m.queries, svc: m.svc, waiter: m.waiter, org: uuid.New(), stop: stop}
+}
+
+// machinery is what the webhooks role runs, started.
+type machinery struct {
+	store   *eventstore.Postgres
+	queries *readmodel.Queries
+	cmds    *commands.Handler
+	svc     *webhook.Service
+	waiter  *projections.Waiter
+	stop    func() error
+}
+
+func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 	store := eventstore.NewPostgres(db.Pool)
 	queries := readmodel.NewQueries(db.Bun)
 	cmds := commands.New(store, queries)
 	cfg.Work = true
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: servicetest.Logger()}, cfg)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{PollInterval: 20 * time.Millisecond},
 		projections.Webhooks{}, svc.Dispatcher())
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(ctx) }()
 	<-runner.Running()
 	if err := svc.Start(context.Background()); err != nil {
-		t.Fatal(err)
+		cancel()
+		return nil, err
 	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer stopCancel()
-			if err := svc.Stop(stopCtx); err != nil {
-				t.Errorf("stop sender: %v", err)
-			}
-			cancel()
-			<-done
-			svc.Close()
-		})
+	stop := func() error {
+		stopCtx, stopCancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer stopCancel()
+		err := svc.Stop(stopCtx)
+		cancel()
+		<-done
+		svc.Close()
+		return err
 	}
-	t.Cleanup(stop)
 	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, projections.Webhooks{})
-	return &stack{t: t, db: db, store: store, cmds: cmds, queries: queries, svc: svc, waiter: waiter, org: uuid.New(), stop: stop}
+	return &machinery{store: store, queries: queries, cmds: cmds, svc: svc, waiter: waiter, stop: stop}, nil
 }
 
 // subscribe creates a webhook of the stack's organization and returns it
@@ -155,6 +178,22 @@ func (s *stack) append(stream string, e domain.Event) uuid.UUID {
 	return id
 }
 
+// awaitDelivery waits until the webhook's one delivery satisfies cond, and
+// returns it.
+func (s *stack) awaitDelivery(hook uuid.UUID, what string, cond func(webhook.Delivery) bool) webhook.Delivery {
+	s.t.Helper()
+	var d webhook.Delivery
+	waitFor(s.t, 20*time.Second, what, func() bool {
+		list, _, err := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
+		if err != nil || len(list) != 1 {
+			return false
+		}
+		d = list[0]
+		return cond(d)
+	})
+	return d
+}
+
 // delivery is one request a receiver got.
 type delivery struct {
 	Header http.Header
@@ -163,9 +202,9 @@ type delivery struct {
 	Status int
 }
 
-// receiver is a local webhook endpoint that records every request and
+// endpoint is a local webhook endpoint that records every request and
 // answers what answer says (200 when nil).
-type receiver struct {
+type endpoint struct {
 	*httptest.Server
 	mu     sync.Mutex
 	got    []delivery
@@ -173,8 +212,8 @@ type receiver struct {
 	notify chan struct{}
 }
 
-func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *receiver {
-	rc := &receiver{answer: answer, notify: make(chan struct{}, 1)}
+func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *endpoint {
+	rc := &endpoint{answer: answer, notify: make(chan struct{}, 1)}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
@@ -198,7 +237,7 @@ func newReceiver(t testing.TB, answer func(n int, r *http.Request) int) *receive
 	return rc
 }
 
-func (rc *receiver) requests() []delivery {
+func (rc *endpoint) requests() []delivery {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]delivery(nil), rc.got...)
@@ -254,3 +293,7 @@ func (c *clock) advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.offset += d
 }
+
+func delivered(d webhook.Delivery) bool { return d.Status == webhook.StatusDelivered }
+func failed(d webhook.Delivery) bool    { return d.Status == webhook.StatusFailed }
+func attempted(d webhook.Delivery) bool { return len(d.Attempts) >= 1 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/webhook"
 )
@@ -26,15 +27,7 @@ func TestTheDeliveryLogShowsEveryAttemptWithItsTimeStatusErrorAndDuration(t *tes
 	hook, _ := s.subscribe(rc.URL)
 	feed := uuid.New()
 	eventID, added := s.addItem(feed, "logged")
-	var d webhook.Delivery
-	waitFor(t, 10*time.Second, "the delivery to succeed", func() bool {
-		list, total, err := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
-		if err != nil || len(list) != 1 || total != 1 {
-			return false
-		}
-		d = list[0]
-		return d.Status == webhook.StatusDelivered
-	})
+	d := s.awaitDelivery(hook, "the delivery to succeed", delivered)
 	if d.EventID != eventID || d.EventFeedID != feed || d.ItemID != added.ItemID || d.Event != "event.item_added" || d.WebhookID != hook {
 		t.Errorf("delivery %+v does not name its event, feed and item", d)
 	}
@@ -67,14 +60,7 @@ func TestRedeliverySendsTheSameEventAgainAndIsLogged(t *testing.T) {
 	hook, secret := s.subscribe(rc.URL)
 	s.addItem(uuid.New(), "again")
 	ctx := context.Background()
-	var first webhook.Delivery
-	waitFor(t, 10*time.Second, "the first delivery", func() bool {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 10, 0)
-		if len(list) == 1 {
-			first = list[0]
-		}
-		return first.Status == webhook.StatusDelivered
-	})
+	first := s.awaitDelivery(hook, "the first delivery", delivered)
 
 	again, err := s.svc.Redeliver(ctx, s.org, hook, first.ID)
 	if err != nil {
@@ -83,16 +69,16 @@ func TestRedeliverySendsTheSameEventAgainAndIsLogged(t *testing.T) {
 	if again.Status != webhook.StatusPending {
 		t.Errorf("a redelivered delivery is %s, want pending", again.Status)
 	}
-	waitFor(t, 10*time.Second, "the redelivery", func() bool { return len(rc.requests()) == 2 })
+	waitFor(t, 20*time.Second, "the redelivery", func() bool { return len(rc.requests()) == 2 })
 	got := rc.requests()
 	if got[1].Header.Get(webhook.HeaderEventID) != got[0].Header.Get(webhook.HeaderEventID) || string(got[1].Body) != string(got[0].Body) {
 		t.Errorf("the redelivery's event id or body differ from the delivery's")
 	}
-	if !webhook.Verify(secret, got[1].Header.Get(webhook.HeaderSignature), got[1].Header.Get(webhook.HeaderTimestamp), got[1].Body, time.Now(), time.Minute) {
+	if receiver.Verify(secret, got[1].Header.Get(webhook.HeaderSignature), got[1].Header.Get(webhook.HeaderTimestamp), got[1].Body, time.Now()) != nil {
 		t.Errorf("the redelivery is not signed")
 	}
 	var d webhook.Delivery
-	waitFor(t, 10*time.Second, "the redelivery's log", func() bool {
+	waitFor(t, 20*time.Second, "the redelivery's log", func() bool {
 		d, err = s.svc.Delivery(ctx, s.org, hook, first.ID)
 		return err == nil && d.Status == webhook.StatusDelivered && len(d.Attempts) == 2
 	})
@@ -124,14 +110,7 @@ func TestARedeliveryWhileTheDeliveryIsUnderWayIsAConflict(t *testing.T) {
 	hook, _ := s.subscribe(rc.URL)
 	s.addItem(uuid.New(), "pending")
 	ctx := context.Background()
-	var d webhook.Delivery
-	waitFor(t, 10*time.Second, "the first attempt", func() bool {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 10, 0)
-		if len(list) == 1 {
-			d = list[0]
-		}
-		return len(d.Attempts) == 1
-	})
+	d := s.awaitDelivery(hook, "the first attempt", attempted)
 	_, err := s.svc.Redeliver(ctx, s.org, hook, d.ID)
 	if !errors.Is(err, domain.ErrConflict) {
 		t.Fatalf("redelivering a pending delivery answered %v, want a conflict", err)
@@ -157,7 +136,7 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 		t.Fatalf("rotation made secret %q from %q", newSecret, oldSecret)
 	}
 	s.addItem(uuid.New(), "during the grace")
-	waitFor(t, 10*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 	r := rc.requests()[0]
 	sigs := strings.Fields(r.Header.Get(webhook.HeaderSignature))
 	ts := r.Header.Get(webhook.HeaderTimestamp)
@@ -165,17 +144,17 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 		t.Fatalf("signature header %q, want two signatures", r.Header.Get(webhook.HeaderSignature))
 	}
 	at := clock.now()
-	if !webhook.Verify(newSecret, sigs[0], ts, r.Body, at, time.Minute) || !webhook.Verify(oldSecret, sigs[1], ts, r.Body, at, time.Minute) {
+	if receiver.Verify(newSecret, sigs[0], ts, r.Body, at) != nil || receiver.Verify(oldSecret, sigs[1], ts, r.Body, at) != nil {
 		t.Fatalf("the signatures are not the new secret's then the old one's")
 	}
 
 	clock.advance(24*time.Hour + time.Second)
 	s.addItem(uuid.New(), "after the grace")
-	waitFor(t, 10*time.Second, "the second delivery", func() bool { return len(rc.requests()) == 2 })
+	waitFor(t, 20*time.Second, "the second delivery", func() bool { return len(rc.requests()) == 2 })
 	r = rc.requests()[1]
 	ts = r.Header.Get(webhook.HeaderTimestamp)
 	if sig := r.Header.Get(webhook.HeaderSignature); strings.Contains(sig, " ") ||
-		!webhook.Verify(newSecret, sig, ts, r.Body, clock.now(), time.Minute) || webhook.Verify(oldSecret, sig, ts, r.Body, clock.now(), time.Minute) {
+		receiver.Verify(newSecret, sig, ts, r.Body, clock.now()) != nil || receiver.Verify(oldSecret, sig, ts, r.Body, clock.now()) == nil {
 		t.Fatalf("after 24 hours the header is %q; want the new secret's signature alone", sig)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Delivery headers (D10). The signature header carries one signature per
@@ -51,24 +50,4 @@ func SignatureHeader(secrets []string, timestamp int64, body []byte) string {
 		sigs[i] = Sign(s, timestamp, body)
 	}
 	return strings.Join(sigs, " ")
-}
-
-// Verify is what a receiver does (docs/webhooks.md): the timestamp must be
-// within tolerance of now, and one of the header's signatures must be the
-// body's under secret.
-func Verify(secret, signatureHeader, timestampHeader string, body []byte, now time.Time, tolerance time.Duration) bool {
-	ts, err := strconv.ParseInt(timestampHeader, 10, 64)
-	if err != nil {
-		return false
-	}
-	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
-		return false
-	}
-	want := Sign(secret, ts, body)
-	for _, sig := range strings.Fields(signatureHeader) {
-		if hmac.Equal([]byte(sig), []byte(want)) {
-			return true
-		}
-	}
-	return false
 }

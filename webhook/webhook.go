@@ -24,8 +24,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -63,7 +66,7 @@ type Config struct {
 	AttemptTimeout time.Duration
 	Concurrency    int
 	PerHost        int
-	// Render makes a delivery's data; MinimalItem when nil.
+	// Render makes a delivery's data; LegacyItem when nil.
 	Render Render
 	// Now is the sender's clock (attempt times, the 3-day rule); tests move
 	// it forward.
@@ -88,7 +91,7 @@ func (c Config) withDefaults() Config {
 		c.PerHost = DefaultPerHost
 	}
 	if c.Render == nil {
-		c.Render = MinimalItem
+		c.Render = LegacyItem
 	}
 	if c.Now == nil {
 		c.Now = domain.Now
@@ -119,10 +122,15 @@ type Service struct {
 	logger   *slog.Logger
 	river    *river.Client[*sql.Tx]
 	listener *pgxpool.Pool
-	sender   *Sender
-	secrets  *Secrets
-	metrics  *Metrics
-	started  bool
+	// pool and db are the sender's own connections (the webhooks role), so
+	// that attempts never wait for connections the API and the projectors
+	// need, nor the reverse. Elsewhere db is the service's.
+	pool    *pgxpool.Pool
+	db      *bun.DB
+	sender  *Sender
+	secrets *Secrets
+	metrics *Metrics
+	started bool
 }
 
 // New wires the webhook machinery; nothing runs until Start.
@@ -135,41 +143,71 @@ func New(p Parts, cfg Config) (*Service, error) {
 	s.sender = NewSender(SenderOptions{
 		AllowPrivateNetworks: cfg.AllowPrivateNetworks, Timeout: cfg.AttemptTimeout, PerHost: cfg.PerHost,
 	})
-	// River's LISTEN connection is held for good: it gets a pool of its
-	// own rather than one of the service's.
-	lcfg := p.DB.Pool.Config().Copy()
-	lcfg.MinConns, lcfg.MaxConns = 0, 1
-	listener, err := pgxpool.NewWithConfig(context.Background(), lcfg)
-	if err != nil {
-		return nil, fmt.Errorf("open webhook listener pool: %w", err)
+	if err := s.open(p.DB); err != nil {
+		return nil, err
 	}
-	s.listener = listener
-	rc, err := river.NewClient(riverdatabasesql.NewWithPgxListener(p.DB.SQL, listener), s.riverConfig())
+	rc, err := river.NewClient(riverdatabasesql.NewWithPgxListener(s.db.DB, s.listener), s.riverConfig())
 	if err != nil {
-		listener.Close()
+		s.Close()
 		return nil, fmt.Errorf("create webhook job client: %w", err)
 	}
 	s.river = rc
 	return s, nil
 }
 
+// senderConns is the size of the sender's own pool: an attempt holds a
+// connection only for its two or three short statements, so a few serve
+// many attempts in flight.
+const senderConns = 16
+
+func (s *Service) open(db *database.DB) error {
+	// River's LISTEN connection is held for good: it gets a pool of its
+	// own rather than one of the service's.
+	lcfg := db.Pool.Config().Copy()
+	lcfg.MinConns, lcfg.MaxConns = 0, 1
+	listener, err := pgxpool.NewWithConfig(context.Background(), lcfg)
+	if err != nil {
+		return fmt.Errorf("open webhook listener pool: %w", err)
+	}
+	s.listener = listener
+	s.db = db.Bun
+	if !s.cfg.Work {
+		return nil
+	}
+	pcfg := db.Pool.Config().Copy()
+	pcfg.MinConns, pcfg.MaxConns = 0, senderConns
+	// The sender's commits need not wait for the disk: what a database
+	// crash could take back is the record of recent attempts and the jobs'
+	// completion, together, so those deliveries are sent again (receivers
+	// deduplicate by event id). Deliveries are queued by the dispatcher,
+	// on the service's connections, with durable commits: none is lost.
+	pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
+		listener.Close()
+		return fmt.Errorf("open webhook sender pool: %w", err)
+	}
+	s.db = bun.NewDB(stdlib.OpenDBFromPool(s.pool), pgdialect.New())
+	return nil
+}
+
 // riverConfig is an insert-only client for the API, or a working one for
 // the webhooks role.
 func (s *Service) riverConfig() *river.Config {
-	cfg := &river.Config{Logger: s.logger.With("component", "river"), MaxAttempts: MaxAttempts}
+	cfg := &river.Config{Logger: s.parts.Logger.With("component", "river"), MaxAttempts: MaxAttempts}
 	if !s.cfg.Work {
 		return cfg
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliveryWorker{svc: s})
 	river.AddWorker(workers, &housekeepWorker{svc: s})
-	// Retries shorter than the poll interval wait for the next poll, so
-	// small test bases poll often; production polls every second.
-	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), time.Second)
+	// The job client is told of new jobs (LISTEN/NOTIFY), but a
+	// notification can be coalesced with one it already acted on; polling
+	// bounds that wait, and the wait of retries shorter than the interval.
+	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), 250*time.Millisecond)
 	cfg.Queues = map[string]river.QueueConfig{queueName: {MaxWorkers: s.cfg.Concurrency}}
 	cfg.Workers = workers
 	cfg.FetchPollInterval = poll
-	cfg.FetchCooldown = min(poll, 100*time.Millisecond)
+	cfg.FetchCooldown = min(poll, 10*time.Millisecond)
 	cfg.JobTimeout = s.cfg.jobTimeout()
 	cfg.RescueStuckJobsAfter = s.cfg.RescueAfter
 	cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
@@ -214,8 +252,14 @@ func (s *Service) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the listener pool, after Stop.
-func (s *Service) Close() { s.listener.Close() }
+// Close releases the sender's connections, after Stop.
+func (s *Service) Close() {
+	if s.pool != nil {
+		_ = s.db.Close()
+		s.pool.Close()
+	}
+	s.listener.Close()
+}
 
 // Secrets is the signing-secret store.
 func (s *Service) Secrets() *Secrets { return s.secrets }

@@ -10,12 +10,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
-	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/backoff"
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
 )
 
 // deliveryWorker makes one attempt of a delivery per River job attempt.
@@ -30,10 +28,6 @@ func (w *deliveryWorker) NextRetry(job *river.Job[deliveryArgs]) time.Time {
 	return time.Now().Add(backoff.Delay(job.Attempt, w.svc.cfg.BackoffBase, maxRetryDelay))
 }
 
-func (w *deliveryWorker) Timeout(*river.Job[deliveryArgs]) time.Duration {
-	return w.svc.cfg.jobTimeout()
-}
-
 // hostWait is how long an attempt waits for a slot of its receiver's host
 // before it steps aside (snoozes, which costs no attempt) so that the
 // process's slots serve other receivers.
@@ -41,41 +35,37 @@ const hostWait = 50 * time.Millisecond
 
 func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	s := w.svc
-	d, err := s.loadDelivery(ctx, job.Args.DeliveryID)
+	now := s.cfg.Now()
+	a, err := s.loadAttempt(ctx, job.Args.DeliveryID, now)
 	if errors.Is(err, sql.ErrNoRows) {
 		return river.JobCancel(fmt.Errorf("delivery %s is gone", job.Args.DeliveryID))
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case a.Runs > job.Args.Run || a.Runs == job.Args.Run && a.Status == StatusDelivered:
+		// Already acknowledged (the process that recorded it died before
+		// River completed the job) or redelivered since: nothing to send.
+		return nil
+	case a.URL == nil:
+		return s.cancel(ctx, a.ID, "webhook deleted")
+	case !*a.Enabled:
+		return s.cancel(ctx, a.ID, "webhook disabled")
+	case len(a.Secrets) == 0:
+		return fmt.Errorf("webhook %s has no signing secret", a.WebhookID)
 	}
-	hook, err := s.route(ctx, d.WebhookID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s.cancel(ctx, d, "webhook deleted")
-	}
-	if err != nil {
-		return err
-	}
-	if !hook.Enabled {
-		return s.cancel(ctx, d, "webhook disabled")
-	}
-	now := s.cfg.Now()
-	secrets, err := s.secrets.Values(ctx, hook.SigningSecrets(now))
-	if err != nil {
-		return err
-	}
-	if len(secrets) == 0 {
-		return fmt.Errorf("webhook %s has no signing secret", hook.ID)
-	}
-	release, ok := s.sender.hosts.acquire(ctx, hook.URL, hostWait)
+	release, ok := s.sender.hosts.acquire(ctx, *a.URL, hostWait)
 	if !ok {
 		return river.JobSnooze(time.Duration(100+rand.IntN(400)) * time.Millisecond)
 	}
-	res := s.sender.Send(ctx, Request{
-		URL: hook.URL, WebhookID: hook.ID.String(), EventID: d.EventID.String(), Body: []byte(d.Body), Secrets: secrets, At: now,
-	})
-	release()
+	res := func() Result {
+		defer release()
+		return s.sender.Send(ctx, Request{
+			URL: *a.URL, WebhookID: a.WebhookID.String(), EventID: a.EventID.String(), Body: []byte(a.Body), Secrets: a.Secrets, At: now,
+		})
+	}()
 	last := job.Attempt >= job.MaxAttempts
-	failingSince, err := s.record(ctx, d, job.Args.Run, now, res, last)
+	failingSince, err := s.record(ctx, a, job.Args.Run, now, res, last)
 	if err != nil {
 		return err
 	}
@@ -83,47 +73,61 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	if res.OK() {
 		return nil
 	}
-	if failingSince != nil {
-		s.disableIfFailing(ctx, hook.ID, *failingSince, now)
-	}
-	return fmt.Errorf("attempt %d of delivery %s: %s", job.Attempt, d.ID, res.Error)
+	s.disableIfFailing(ctx, a.WebhookID, *failingSince, now)
+	return fmt.Errorf("attempt %d of delivery %s: %s", job.Attempt, a.ID, res.Error)
 }
 
-func (s *Service) loadDelivery(ctx context.Context, id uuid.UUID) (deliveryRow, error) {
-	var d deliveryRow
-	err := s.parts.DB.Bun.NewSelect().Model(&d).Where("id = ?", id).Scan(ctx)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return d, fmt.Errorf("load delivery %s: %w", id, err)
-	}
-	return d, err
+// attempt is what one attempt needs, read in one query: the delivery (its
+// status and how many runs were asked for), its
+// webhook as the dispatcher knows it (never behind the jobs it queued; URL
+// is nil once the webhook is deleted) and the secrets that sign now, the
+// current one first.
+type attempt struct {
+	ID        uuid.UUID `bun:"id"`
+	WebhookID uuid.UUID `bun:"webhook_id"`
+	EventID   uuid.UUID `bun:"event_id"`
+	Body      string    `bun:"body"`
+	Status    string    `bun:"status"`
+	Runs      int       `bun:"runs"`
+	URL       *string   `bun:"url"`
+	Enabled   *bool     `bun:"enabled"`
+	Secrets   []string  `bun:"secrets,array"`
 }
 
-// route is the webhook as the dispatcher knows it: never behind the jobs
-// it queued.
-func (s *Service) route(ctx context.Context, id uuid.UUID) (readmodel.Webhook, error) {
-	var w readmodel.Webhook
-	err := s.parts.DB.Bun.NewSelect().Model(&w).ModelTableExpr("webhook_routes AS webhook").Where("id = ?", id).Scan(ctx)
+func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID, now time.Time) (attempt, error) {
+	var a attempt
+	err := s.db.NewRaw(`SELECT d.id, d.webhook_id, d.event_id, p.body, d.status, d.runs, r.url, r.enabled,
+		array_remove(ARRAY[
+			(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
+			(SELECT secret FROM webhook_secrets WHERE id = r.previous_secret_id AND r.previous_valid_until > ?)
+		], NULL) AS secrets
+		FROM webhook_deliveries d JOIN webhook_payloads p ON p.event_id = d.event_id
+		LEFT JOIN webhook_routes r ON r.id = d.webhook_id WHERE d.id = ?`, now, id).Scan(ctx, &a)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return w, fmt.Errorf("load webhook %s: %w", id, err)
+		return a, fmt.Errorf("load delivery %s: %w", id, err)
 	}
-	return w, err
+	return a, err
 }
 
 // cancel ends a delivery whose webhook is gone or disabled.
-func (s *Service) cancel(ctx context.Context, d deliveryRow, why string) error {
-	_, err := s.parts.DB.Bun.NewUpdate().Model((*deliveryRow)(nil)).
-		Set("status = ?, updated_at = ?", StatusCancelled, s.cfg.Now()).Where("id = ?", d.ID).Exec(ctx)
+func (s *Service) cancel(ctx context.Context, id uuid.UUID, why string) error {
+	_, err := s.db.NewUpdate().Model((*deliveryRow)(nil)).
+		Set("status = ?, updated_at = ?", StatusCancelled, s.cfg.Now()).Where("id = ?", id).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("cancel delivery %s: %w", d.ID, err)
+		return fmt.Errorf("cancel delivery %s: %w", id, err)
 	}
 	s.metrics.cancelled()
-	return river.JobCancel(fmt.Errorf("delivery %s: %s", d.ID, why))
+	return river.JobCancel(fmt.Errorf("delivery %s: %s", id, why))
 }
 
-// record writes an attempt, the delivery's status and the webhook's failure
-// streak in one transaction. It returns since when the webhook has failed
-// every attempt (nil after a success).
-func (s *Service) record(ctx context.Context, d deliveryRow, run int, at time.Time, res Result, last bool) (*time.Time, error) {
+// record writes an attempt, the delivery's new status and the webhook's
+// failure streak in one statement. It returns since when the webhook has
+// failed every attempt; nil after a success.
+//
+// The job is completed by River afterwards: a crash in between leaves an
+// acknowledged delivery whose job looks unfinished, and the next run of
+// the job finds it delivered and sends nothing.
+func (s *Service) record(ctx context.Context, a attempt, run int, at time.Time, res Result, last bool) (*time.Time, error) {
 	status := StatusPending
 	switch {
 	case res.OK():
@@ -135,32 +139,38 @@ func (s *Service) record(ctx context.Context, d deliveryRow, run int, at time.Ti
 	if res.StatusCode != 0 {
 		code = &res.StatusCode
 	}
-	var failingSince *time.Time
-	err := s.parts.DB.Bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewRaw(`INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms)
-			VALUES (?, ?, ?, ?, ?, ?)`, d.ID, run, at, code, res.Error, res.Duration.Milliseconds()).Exec(ctx); err != nil {
-			return err
-		}
-		if _, err := tx.NewRaw("UPDATE webhook_deliveries SET status = ?, updated_at = ? WHERE id = ?", status, at, d.ID).Exec(ctx); err != nil {
-			return err
-		}
-		if res.OK() {
-			_, err := tx.NewRaw(`INSERT INTO webhook_health (webhook_id, failing_since, last_success_at) VALUES (?, NULL, ?)
-				ON CONFLICT (webhook_id) DO UPDATE SET failing_since = NULL, last_success_at = EXCLUDED.last_success_at`,
-				d.WebhookID, at).Exec(ctx)
-			return err
-		}
-		var since time.Time
-		err := tx.NewRaw(`INSERT INTO webhook_health (webhook_id, failing_since) VALUES (?, ?)
-			ON CONFLICT (webhook_id) DO UPDATE SET failing_since = COALESCE(webhook_health.failing_since, EXCLUDED.failing_since)
-			RETURNING failing_since`, d.WebhookID, at).Scan(ctx, &since)
-		failingSince = &since
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("record attempt of delivery %s: %w", d.ID, err)
+	args := []any{a.ID, run, at, code, res.Error, res.Duration.Milliseconds(), status, at, a.ID, a.WebhookID}
+	if !res.OK() {
+		args = append(args, at)
 	}
-	return failingSince, nil
+	q := s.db.NewRaw(`WITH attempt AS (
+			INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
+		), delivery AS (
+			UPDATE webhook_deliveries SET status = ?, updated_at = ? WHERE id = ?
+		) `+streak(res), args...)
+	if res.OK() {
+		if _, err := q.Exec(ctx); err != nil {
+			return nil, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
+		}
+		return nil, nil
+	}
+	var since time.Time
+	if err := q.Scan(ctx, &since); err != nil {
+		return nil, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
+	}
+	return &since, nil
+}
+
+// streak ends a failing webhook's failure streak on a success (a healthy
+// webhook's deliveries write and lock nothing shared), or starts or keeps
+// it on a failure, returning since when it fails.
+func streak(res Result) string {
+	if res.OK() {
+		return `UPDATE webhook_health SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL`
+	}
+	return `INSERT INTO webhook_health (webhook_id, failing_since) VALUES (?, ?)
+		ON CONFLICT (webhook_id) DO UPDATE SET failing_since = COALESCE(webhook_health.failing_since, EXCLUDED.failing_since)
+		RETURNING failing_since`
 }
 
 // disableIfFailing asks the domain to disable a webhook whose receiver has

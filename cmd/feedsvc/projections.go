@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -64,7 +65,15 @@ func listProjections(ctx context.Context, db *database.DB, stdout io.Writer) err
 		if !ok {
 			state = "0/0\tnever run"
 		}
+		delete(byName, p.Name())
 		fmt.Fprintf(w, "%s\t%v\t%s\n", p.Name(), p.Tables(), state)
+	}
+	// Checkpoints of projectors that must never be rebuilt (the webhook
+	// dispatcher: a replay would send every past event again).
+	for _, r := range rows {
+		if state, ok := byName[r.Name]; ok && !strings.HasSuffix(r.Name, "@rebuild") {
+			fmt.Fprintf(w, "%s\t(not rebuildable)\t%s\n", r.Name, state)
+		}
 	}
 	return w.Flush()
 }

@@ -5,7 +5,7 @@
 -- added and the sender never meets a webhook its dispatcher has not. The
 -- other tables are the sender's operational state, not read models: the
 -- signing secrets (kept out of the event log), the delivery log with every
--- attempt, and each webhook's failure streak.
+-- attempt and each event's body, and each webhook's failure streak.
 CREATE TABLE IF NOT EXISTS webhooks (
     id                   uuid PRIMARY KEY,
     organization_id      uuid NOT NULL,
@@ -24,23 +24,8 @@ CREATE TABLE IF NOT EXISTS webhooks (
 --bun:split
 CREATE INDEX IF NOT EXISTS webhooks_org_created_idx ON webhooks (organization_id, created_at DESC, id DESC);
 --bun:split
-CREATE TABLE IF NOT EXISTS webhook_routes (
-    id                   uuid PRIMARY KEY,
-    organization_id      uuid NOT NULL,
-    url                  text NOT NULL,
-    events               text[] NOT NULL,
-    event_feed_ids       text[] NOT NULL,
-    enabled              boolean NOT NULL,
-    enabled_by           text NOT NULL,
-    enabled_reason       text NOT NULL DEFAULT '',
-    secret_id            uuid NOT NULL,
-    previous_secret_id   uuid,
-    previous_valid_until timestamptz,
-    created_at           timestamptz NOT NULL,
-    updated_at           timestamptz NOT NULL
-);
---bun:split
-CREATE INDEX IF NOT EXISTS webhook_routes_org_idx ON webhook_routes (organization_id);
+-- The dispatcher's copy: the same columns, written by the same handlers.
+CREATE TABLE IF NOT EXISTS webhook_routes (LIKE webhooks INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES);
 --bun:split
 CREATE TABLE IF NOT EXISTS webhook_secrets (
     id              uuid PRIMARY KEY,
@@ -57,7 +42,6 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     event           text NOT NULL,
     event_feed_id   uuid NOT NULL,
     item_id         uuid NOT NULL,
-    body            text NOT NULL,
     status          text NOT NULL,
     runs            integer NOT NULL DEFAULT 1,
     created_at      timestamptz NOT NULL,
@@ -66,6 +50,15 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 );
 --bun:split
 CREATE INDEX IF NOT EXISTS webhook_deliveries_webhook_created_idx ON webhook_deliveries (webhook_id, created_at DESC, id DESC);
+--bun:split
+CREATE INDEX IF NOT EXISTS webhook_deliveries_event_idx ON webhook_deliveries (event_id);
+--bun:split
+-- The body of an event's deliveries, once for all its webhooks.
+CREATE TABLE IF NOT EXISTS webhook_payloads (
+    event_id   uuid PRIMARY KEY,
+    body       text NOT NULL,
+    created_at timestamptz NOT NULL
+);
 --bun:split
 CREATE TABLE IF NOT EXISTS webhook_attempts (
     id          bigserial PRIMARY KEY,
@@ -80,7 +73,6 @@ CREATE TABLE IF NOT EXISTS webhook_attempts (
 CREATE INDEX IF NOT EXISTS webhook_attempts_delivery_idx ON webhook_attempts (delivery_id, id);
 --bun:split
 CREATE TABLE IF NOT EXISTS webhook_health (
-    webhook_id      uuid PRIMARY KEY,
-    failing_since   timestamptz,
-    last_success_at timestamptz
+    webhook_id    uuid PRIMARY KEY,
+    failing_since timestamptz
 );
