@@ -429,7 +429,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		}
 	}
 	if !t.articles {
-		return false, 0, 0, w.markDealtWith(storeCtx, sourceID, c.URL)
+		return false, 0, 0, w.markDistributed(storeCtx, sourceID, c.URL)
 	}
 	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing

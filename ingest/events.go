@@ -91,8 +91,15 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	if err := w.markEventsFound(ctx, sourceID, doc.URL, rec.Events); err != nil {
 		return 0, rec.Calendars, err
 	}
+	// The attachments are read once per document, after its events were
+	// marked found (the ordering distribute relies on), not once per event:
+	// a calendar may hold hundreds.
+	atts, err := w.attachmentsOf(ctx, sourceID)
+	if err != nil {
+		return 0, rec.Calendars, err
+	}
 	for _, e := range rec.Events {
-		n, err := w.distributeEvent(ctx, sourceID, e)
+		n, err := w.offerEvent(ctx, atts, e)
 		added += n
 		if err != nil {
 			return added, rec.Calendars, err
@@ -124,13 +131,9 @@ func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url st
 	return nil
 }
 
-// distributeEvent adds an event to every event feed of its source that
-// accepts it, reading the attachments afresh (as distribute does).
-func (w *Worker) distributeEvent(ctx context.Context, sourceID uuid.UUID, e FoundEvent) (int, error) {
-	atts, err := w.attachmentsOf(ctx, sourceID)
-	if err != nil {
-		return 0, err
-	}
+// offerEvent adds an event to every event feed among atts that accepts
+// it; the backfill offers a source's known events the same way.
+func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e FoundEvent) (int, error) {
 	added := 0
 	for _, a := range atts {
 		if !a.acceptsEvent(e, w.now()) {
@@ -176,15 +179,10 @@ func (w *Worker) backfillEvents(ctx context.Context, a Attachment) (found, added
 		return 0, 0, fmt.Errorf("read events of source %s: %w", a.SourceID, err)
 	}
 	for _, e := range events {
-		if !a.acceptsEvent(e, w.now()) {
-			continue
-		}
-		ok, err := w.events.AddEventItem(ctx, a, e.ID)
+		n, err := w.offerEvent(ctx, []Attachment{a}, e)
+		added += n
 		if err != nil {
-			return len(events), added, fmt.Errorf("add event %s to feed %s: %w", e.ID, a.FeedID, err)
-		}
-		if ok {
-			added++
+			return len(events), added, err
 		}
 	}
 	return len(events), added, nil
@@ -211,19 +209,4 @@ func (w *Worker) followCalendars(ctx context.Context, conn connector.Connector, 
 			w.log.Info("calendar failed; will retry next poll", "source_id", sourceID, "url", u, "kind", kind.String(), "err", err)
 		}
 	}
-}
-
-// markDealtWith records a document of a source that feeds no articles as
-// seen, so it is not fetched as a new candidate again (event documents are
-// re-read through eventRechecks).
-func (w *Worker) markDealtWith(ctx context.Context, sourceID uuid.UUID, url string) error {
-	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) VALUES (?, ?, now(), now())
-		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`, sourceID, url).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record %s as seen: %w", url, err)
-	}
-	if _, err := w.db.NewRaw(`DELETE FROM crawl_failures WHERE source_id = ? AND url = ?`, sourceID, url).Exec(ctx); err != nil {
-		return fmt.Errorf("clear failures of %s: %w", url, err)
-	}
-	return nil
 }

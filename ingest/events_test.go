@@ -128,6 +128,15 @@ func TestAnEventFeedFillsWithTheEventsOfItsSitesPagesAndCalendarsAndFollowsTheir
 	if n := len(byTitle()); n != 3 {
 		t.Fatalf("after the change the feed has %d items, want 3", n)
 	}
+
+	// A feed attached later is backfilled with what the source has found.
+	later := c.do("POST", "/feeds/events", map[string]any{"name": "Later", "description": "d"}).MustStatus(t, http.StatusCreated).Data()["id"].(string)
+	c.do("POST", "/feeds/events/"+later+"/sources", map[string]any{"sourceType": "site", "sourceId": record}).MustStatus(t, http.StatusCreated)
+	eventually(t, 30*time.Second, func() bool {
+		r := c.do("GET", "/feeds/events/"+later+"/items?limit=100", nil).MustStatus(t, http.StatusOK)
+		list, _ := r.Data()["items"].([]any)
+		return len(list) == 3
+	}, "the later feed's backfill of the three events")
 }
 
 func jsonKeys(m map[string]map[string]any) []string {

@@ -66,8 +66,11 @@ func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a
 // succeeded, so its earlier failures no longer matter: they go in the same
 // statement, one round trip per article.
 func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url string) error {
+	// An upsert: a document that fed no article (one read only for its
+	// events) has no row yet, and is dealt with all the same.
 	_, err := w.db.NewRaw(`WITH cleared AS (DELETE FROM crawl_failures WHERE source_id = ? AND url = ?)
-		UPDATE crawl_seen SET distributed_at = now() WHERE source_id = ? AND url = ?`, sourceID, url, sourceID, url).Exec(ctx)
+		INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) VALUES (?, ?, now(), now())
+		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`, sourceID, url, sourceID, url).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record %s as distributed: %w", url, err)
 	}
