@@ -230,18 +230,16 @@ func deliveryOut(d webhook.Delivery) deliveryJSON {
 	}
 }
 
-// Delivery list limits, as item lists' (api.md 8).
-const (
-	defaultDeliveryLimit = 20
-	maxDeliveryLimit     = 100
-)
+// defaultDeliveryLimit is the delivery list's page size; its bounds are
+// item lists' (api.md 8).
+const defaultDeliveryLimit = 20
 
 func (h *handlers) listDeliveries(c *fiber.Ctx) error {
 	ref, err := webhookRef(c)
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(c, "limit", defaultDeliveryLimit, 1, maxDeliveryLimit)
+	limit, err := intParam(c, "limit", defaultDeliveryLimit, 1, maxItemLimit)
 	if err != nil {
 		return err
 	}
@@ -320,9 +318,9 @@ func (h *handlers) testWebhook(c *fiber.Ctx) error {
 	}
 	probe := webhook.Probe{Org: organization(c), URL: url}
 	if body.WebhookID != nil {
-		id, err := uuid.Parse(*body.WebhookID)
-		if err != nil || len(*body.WebhookID) != 36 {
-			return envelope.BadRequest("webhookId", "must be a UUID")
+		id, err := parseUUID("webhookId", *body.WebhookID)
+		if err != nil {
+			return err
 		}
 		probe.WebhookID = &id
 	}
