@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -57,14 +56,12 @@ func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest 
 // knownEventFeeds refuses event feed ids the organization has no event
 // feed of, as D4 refuses an unknown sourceId: 404 naming it.
 func (h *handlers) knownEventFeeds(ctx context.Context, org uuid.UUID, ids []uuid.UUID) error {
-	for _, id := range ids {
-		_, err := h.Queries.Feed(ctx, domain.FeedEvents, org, id)
-		if errors.Is(err, domain.ErrNotFound) {
-			return &domain.NotFoundError{Resource: "eventFeed", ID: id.String()}
-		}
-		if err != nil {
-			return err
-		}
+	id, missing, err := h.Queries.MissingFeed(ctx, domain.FeedEvents, org, ids)
+	if err != nil {
+		return err
+	}
+	if missing {
+		return &domain.NotFoundError{Resource: "eventFeed", ID: id.String()}
 	}
 	return nil
 }
