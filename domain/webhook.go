@@ -231,8 +231,6 @@ type Webhook struct {
 	// do not count towards disabling it again.
 	enabledAt time.Time
 	secretID  uuid.UUID
-	previous  uuid.UUID
-	prevUntil time.Time
 	deleted   bool
 	createdAt time.Time
 	updatedAt time.Time
@@ -274,7 +272,7 @@ func (w *Webhook) Apply(e Event) {
 	case WebhookDisabled:
 		w.enabled, w.enabledBy, w.reason, w.updatedAt = false, ev.By, ev.Reason, ev.At
 	case WebhookSecretRotated:
-		w.secretID, w.previous, w.prevUntil, w.updatedAt = ev.SecretID, ev.PreviousSecretID, ev.PreviousValidUntil, ev.At
+		w.secretID, w.updatedAt = ev.SecretID, ev.At
 	case WebhookDeleted:
 		w.deleted, w.updatedAt = true, ev.At
 	}

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"errors"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -57,14 +56,12 @@ func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest 
 // knownEventFeeds refuses event feed ids the organization has no event
 // feed of, as D4 refuses an unknown sourceId: 404 naming it.
 func (h *handlers) knownEventFeeds(ctx context.Context, org uuid.UUID, ids []uuid.UUID) error {
-	for _, id := range ids {
-		_, err := h.Queries.Feed(ctx, domain.FeedEvents, org, id)
-		if errors.Is(err, domain.ErrNotFound) {
-			return &domain.NotFoundError{Resource: "eventFeed", ID: id.String()}
-		}
-		if err != nil {
-			return err
-		}
+	id, missing, err := h.Queries.MissingFeed(ctx, domain.FeedEvents, org, ids)
+	if err != nil {
+		return err
+	}
+	if missing {
+		return &domain.NotFoundError{Resource: "eventFeed", ID: id.String()}
 	}
 	return nil
 }
@@ -230,18 +227,16 @@ func deliveryOut(d webhook.Delivery) deliveryJSON {
 	}
 }
 
-// Delivery list limits, as item lists' (api.md 8).
-const (
-	defaultDeliveryLimit = 20
-	maxDeliveryLimit     = 100
-)
+// defaultDeliveryLimit is the delivery list's page size; its bounds are
+// item lists' (api.md 8).
+const defaultDeliveryLimit = 20
 
 func (h *handlers) listDeliveries(c *fiber.Ctx) error {
 	ref, err := webhookRef(c)
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(c, "limit", defaultDeliveryLimit, 1, maxDeliveryLimit)
+	limit, err := intParam(c, "limit", defaultDeliveryLimit, 1, maxItemLimit)
 	if err != nil {
 		return err
 	}
@@ -320,9 +315,9 @@ func (h *handlers) testWebhook(c *fiber.Ctx) error {
 	}
 	probe := webhook.Probe{Org: organization(c), URL: url}
 	if body.WebhookID != nil {
-		id, err := uuid.Parse(*body.WebhookID)
-		if err != nil || len(*body.WebhookID) != 36 {
-			return envelope.BadRequest("webhookId", "must be a UUID")
+		id, err := parseUUID("webhookId", *body.WebhookID)
+		if err != nil {
+			return err
 		}
 		probe.WebhookID = &id
 	}

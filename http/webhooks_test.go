@@ -249,6 +249,7 @@ func TestAnotherOrganizationsWebhookAnswers404LikeAMissingOne(t *testing.T) {
 			{"DELETE", "/webhooks/" + hook, nil},
 			{"POST", "/webhooks/" + hook + "/rotate-secret", nil},
 			{"GET", "/webhooks/" + hook + "/deliveries", nil},
+			{"GET", "/webhooks/" + hook + "/deliveries/" + uuid.NewString(), nil},
 			{"POST", "/webhooks/" + hook + "/deliveries/" + uuid.NewString() + "/redeliver", nil},
 			{"POST", "/webhooks/test", map[string]any{"url": "https://example.com/h", "event": "event.item_added", "webhookId": hook}},
 		} {
@@ -262,6 +263,47 @@ func TestAnotherOrganizationsWebhookAnswers404LikeAMissingOne(t *testing.T) {
 		t.Fatalf("a stranger changed the webhook: %s", jsonOf(got))
 	}
 	wantValidation(t, stranger.do(t, "GET", "/webhooks/not-a-uuid", nil), "webhookId")
+}
+
+func TestAChangeNamingAnotherOrganizationsEventFeedAnswers404AndChangesNothing(t *testing.T) {
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	own := newEventFeedFor(t, h, orgOfKey(t, h, h.Key))
+	other := newEventFeedFor(t, h, orgOfKey(t, h, h.NewKey("globex")))
+	hook := wantDataObject(t, c.do(t, "POST", "/webhooks", map[string]any{"url": "https://example.com/a", "events": []string{"event.item_added"}, "eventFeedIds": []string{own}}), http.StatusCreated)
+	id := hook["id"].(string)
+	for _, ids := range [][]string{{other}, {own, other}} {
+		wantNotFound(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"eventFeedIds": ids}), "eventFeed", other)
+		wantNotFound(t, c.do(t, "POST", "/webhooks", map[string]any{"url": "https://example.com/b", "events": []string{"event.item_added"}, "eventFeedIds": ids}), "eventFeed", other)
+	}
+	if got := wantDataObject(t, c.do(t, "GET", "/webhooks/"+id, nil), http.StatusOK); jsonOf(got["eventFeedIds"]) != `["`+own+`"]` {
+		t.Fatalf("a refused change left %s", jsonOf(got))
+	}
+	if hooks := wantDataList(t, c.do(t, "GET", "/webhooks", nil)); len(hooks) != 1 {
+		t.Fatalf("a refused create stored a webhook: %s", jsonOf(hooks))
+	}
+}
+
+func TestADeliveryIsFoundOnlyUnderItsOwnWebhook(t *testing.T) {
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	org := orgOfKey(t, h, h.Key)
+	feed := newEventFeedFor(t, h, org)
+	rc := newHookReceiver(t, http.StatusOK)
+	first := wantDataObject(t, c.do(t, "POST", "/webhooks", map[string]any{"url": rc.URL + "/a", "events": []string{"event.item_added"}}), http.StatusCreated)["id"].(string)
+	second := wantDataObject(t, c.do(t, "POST", "/webhooks", map[string]any{"url": rc.URL + "/b", "events": []string{"event.item_added"}}), http.StatusCreated)["id"].(string)
+	addEventItem(t, h, org, uuid.MustParse(feed), "one")
+	var delivery string
+	eventually(t, "the first webhook's delivery", func() bool {
+		items := wantDataObject(t, c.do(t, "GET", "/webhooks/"+first+"/deliveries", nil), http.StatusOK)["items"].([]any)
+		if len(items) == 1 && items[0].(map[string]any)["status"] != "pending" {
+			delivery = items[0].(map[string]any)["id"].(string)
+		}
+		return delivery != ""
+	})
+	wantNotFound(t, c.do(t, "GET", "/webhooks/"+second+"/deliveries/"+delivery, nil), "delivery", delivery)
+	wantNotFound(t, c.do(t, "POST", "/webhooks/"+second+"/deliveries/"+delivery+"/redeliver", nil), "delivery", delivery)
+	wantDataObject(t, c.do(t, "GET", "/webhooks/"+first+"/deliveries/"+delivery, nil), http.StatusOK)
 }
 
 func TestAWebhookIsChangedDisabledReEnabledAndDeletedWithItsAnswerAtOnceVisible(t *testing.T) {
@@ -382,6 +424,39 @@ func TestTheTestEndpointSendsOneSignedSampleAndSaysWhatHappened(t *testing.T) {
 		wantValidation(t, c.do(t, "POST", "/webhooks/test", map[string]any{"url": rc.URL, "event": "item.deleted"}), "event")
 		wantValidation(t, c.do(t, "POST", "/webhooks/test", map[string]any{"url": rc.URL, "event": "event.item_added", "webhookId": "7"}), "webhookId")
 	})
+}
+
+func TestTheTestEndpointNeverSignsWithAnotherOrganizationsSecret(t *testing.T) {
+	h := servicetest.Start(t)
+	rc := newHookReceiver(t, http.StatusOK)
+	theirs := wantDataObject(t, as(h, h.Key).do(t, "POST", "/webhooks", map[string]any{"url": rc.URL + "/in", "events": []string{"event.item_added"}}), http.StatusCreated)
+	res := wantDataObject(t, as(h, h.NewKey("globex")).do(t, "POST", "/webhooks/test", map[string]any{"url": rc.URL + "/in", "event": "event.item_added"}), http.StatusOK)
+	fresh, ok := res["secret"].(string)
+	if res["delivered"] != true || !ok {
+		t.Fatalf("result %s; a url of no webhook of the caller is signed with a fresh secret", jsonOf(res))
+	}
+	req, body := rc.last()
+	sig, ts := req.Header.Get(webhook.HeaderSignature), req.Header.Get(webhook.HeaderTimestamp)
+	if receiver.Verify(theirs["secret"].(string), sig, ts, body, time.Now()) == nil || req.Header.Get(webhook.HeaderWebhookID) == theirs["id"] {
+		t.Fatal("the sample was signed as another organization's webhook")
+	}
+	if receiver.Verify(fresh, sig, ts, body, time.Now()) != nil {
+		t.Fatal("the returned secret does not verify the sample")
+	}
+}
+
+func TestTheTestEndpointDoesNotFollowARedirect(t *testing.T) {
+	h := servicetest.Start(t)
+	target := newHookReceiver(t, http.StatusOK)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	t.Cleanup(redirect.Close)
+	res := wantDataObject(t, as(h, h.Key).do(t, "POST", "/webhooks/test", map[string]any{"url": redirect.URL, "event": "event.item_added"}), http.StatusOK)
+	if res["delivered"] != false || res["statusCode"] != 307.0 || !strings.Contains(res["error"].(string), "redirect") {
+		t.Fatalf("result %s", jsonOf(res))
+	}
+	if target.count() != 0 {
+		t.Fatal("the redirect was followed")
+	}
 }
 
 func TestTheTestEndpointNeverReachesAPrivateAddressUnlessAllowed(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
 )
@@ -44,6 +45,25 @@ func (q *Queries) Feed(ctx context.Context, kind domain.FeedKind, org, id uuid.U
 		return Feed{}, fmt.Errorf("get %s feed %s: %w", kind, id, err)
 	}
 	return f, nil
+}
+
+// MissingFeed returns the first of ids, in their order, that is no feed
+// of kind of the organization: one query for a whole list of references.
+func (q *Queries) MissingFeed(ctx context.Context, kind domain.FeedKind, org uuid.UUID, ids []uuid.UUID) (uuid.UUID, bool, error) {
+	if len(ids) == 0 {
+		return uuid.Nil, false, nil
+	}
+	var missing []uuid.UUID
+	err := q.db.NewRaw(`SELECT i.id FROM unnest(?::uuid[]) WITH ORDINALITY AS i(id, n)
+		WHERE NOT EXISTS (SELECT 1 FROM feeds f WHERE f.id = i.id AND f.organization_id = ? AND f.kind = ?)
+		ORDER BY i.n LIMIT 1`, pgdialect.Array(UUIDStrings(ids)), org, kind).Scan(ctx, &missing)
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("check %s feeds of %s: %w", kind, org, err)
+	}
+	if len(missing) == 0 {
+		return uuid.Nil, false, nil
+	}
+	return missing[0], true, nil
 }
 
 // FeedSources lists a feed's attachments, newest first.
