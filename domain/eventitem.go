@@ -94,11 +94,8 @@ func (i *EventItem) Add(to ItemTarget, eventID uuid.UUID, now time.Time) []Event
 
 // GiveFeedback decides a rating of the item by org, which must own it.
 func (i *EventItem) GiveFeedback(id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
-	if !i.exists || i.added.ItemID != itemID || i.added.OrganizationID != org {
-		return nil, notFound("item", itemID.String())
-	}
-	return []Event{FeedbackGiven{
-		FeedbackID: id, Kind: FeedEvents, ItemID: itemID, FeedID: i.added.FeedID, OrganizationID: org,
-		EventID: i.added.EventID, SourceID: i.added.SourceID, Rating: fb.Rating, Comment: fb.Comment, At: now,
-	}}, nil
+	return rate(i.exists, FeedbackGiven{
+		Kind: FeedEvents, ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
+		EventID: i.added.EventID, SourceID: i.added.SourceID,
+	}, id, itemID, org, fb, now)
 }

@@ -103,13 +103,20 @@ func (i *NewsItem) Add(id uuid.UUID, to ItemTarget, article ArticleDiscovered, n
 
 // GiveFeedback decides a rating of the item by org, which must own it.
 func (i *NewsItem) GiveFeedback(id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
-	if !i.exists || i.added.ItemID != itemID || i.added.OrganizationID != org {
+	return rate(i.exists, FeedbackGiven{
+		ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
+		NewsPageID: i.added.NewsPageID, SourceID: i.added.SourceID,
+	}, id, itemID, org, fb, now)
+}
+
+// rate decides a rating of an item (news or event) by org, which must own
+// it: item is what the item's feedback names, without the rating.
+func rate(exists bool, item FeedbackGiven, id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
+	if !exists || item.ItemID != itemID || item.OrganizationID != org {
 		return nil, notFound("item", itemID.String())
 	}
-	return []Event{FeedbackGiven{
-		FeedbackID: id, ItemID: itemID, FeedID: i.added.FeedID, OrganizationID: org, NewsPageID: i.added.NewsPageID,
-		SourceID: i.added.SourceID, Rating: fb.Rating, Comment: fb.Comment, At: now,
-	}}, nil
+	item.FeedbackID, item.Rating, item.Comment, item.At = id, fb.Rating, fb.Comment, now
+	return []Event{item}, nil
 }
 
 // Rating is a feedback verdict.
