@@ -33,10 +33,7 @@ const (
 func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (readmodel.EventItemFilter, error) {
 	f := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}
 	var err error
-	if f.Limit, err = intParam(c, "limit", defaultEventItemLimit, 1, maxItemLimit); err != nil {
-		return f, err
-	}
-	if f.Offset, err = intParam(c, "offset", 0, 0, 1<<31-1); err != nil {
+	if f.Limit, f.Offset, err = pageParams(c, defaultEventItemLimit); err != nil {
 		return f, err
 	}
 	earliest, latest := now.Add(-eventWindowPast), now.Add(eventWindowAhead)
@@ -147,7 +144,7 @@ func eventList(b []byte, page readmodel.EventItemPage, f readmodel.EventItemFilt
 	rest, err := json.Marshal(struct {
 		Total      int        `json:"total"`
 		Pagination pagination `json:"pagination"`
-	}{page.Total, pagination{Limit: f.Limit, Offset: f.Offset, HasMore: f.Offset+len(page.Items) < page.Total}})
+	}{page.Total, pageOf(f.Limit, f.Offset, len(page.Items), page.Total)})
 	if err != nil {
 		return nil, fmt.Errorf("render item list: %w", err)
 	}

@@ -3,6 +3,7 @@ package http_test
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -395,6 +396,24 @@ func TestEventItemQueriesAnswer400WithTheFieldAndTheIssue(t *testing.T) {
 	t.Run("the legacy list takes no include", func(t *testing.T) {
 		wantBadRequest(t, h.Do("GET", "/v0"+f.items()+"?include=source", nil).MustStatus(t, 400), "include", "is not supported on the legacy endpoint")
 	})
+	t.Run("a single item takes only the source include", func(t *testing.T) {
+		r := h.Do("GET", f.items()+"/"+uuid.NewString()+"?include=source,author", nil).MustStatus(t, 400)
+		wantBadRequest(t, r, "include", `unknown section "author"; only source is supported`)
+	})
+	t.Run("an unknown item is not found in the events dialect", func(t *testing.T) {
+		r := h.Do("GET", f.items()+"/"+uuid.NewString(), nil).MustStatus(t, 404)
+		if e := r.Body["error"].(map[string]any); e["code"] != "NOT_FOUND" || e["resource"] != nil {
+			t.Fatalf("error %v, want NOT_FOUND naming no resource", e)
+		}
+	})
+	t.Run("limits at the bounds of 1 to 100 are accepted", func(t *testing.T) {
+		for _, limit := range []int{1, 100} {
+			r := h.Do("GET", f.items()+"?limit="+strconv.Itoa(limit)+"&offset=0", nil).MustStatus(t, 200)
+			if p := r.Data()["pagination"].(map[string]any); num(p["limit"]) != limit || num(p["offset"]) != 0 {
+				t.Errorf("pagination %v, want limit %d offset 0", p, limit)
+			}
+		}
+	})
 	t.Run("malformed ids name their path parameter", func(t *testing.T) {
 		wantBadRequest(t, h.Do("GET", "/feeds/events/not-a-uuid/items", nil).MustStatus(t, 400), "id", "must be a UUID")
 		wantBadRequest(t, h.Do("GET", "/v0/feeds/events/not-a-uuid/items", nil).MustStatus(t, 400), "id", "must be a UUID")
@@ -497,6 +516,9 @@ func TestFeedbackOnEventItemsFollowsTheNewsRulesInTheEventsDialect(t *testing.T)
 			wantBadRequest(t, h.Do("POST", path, tc.body).MustStatus(t, 400), tc.field, tc.issue)
 		})
 	}
+	t.Run("a comment of exactly 5000 characters is accepted", func(t *testing.T) {
+		h.Do("POST", path, map[string]any{"rating": "neutral", "comment": strings.Repeat("é", 5000)}).MustStatus(t, 200)
+	})
 	t.Run("an unknown item is not found", func(t *testing.T) {
 		h.Do("POST", f.items()+"/"+uuid.NewString()+"/feedback", map[string]any{"rating": "positive"}).MustStatus(t, 404)
 	})

@@ -33,12 +33,9 @@ type itemQuery struct {
 }
 
 func parseItemQuery(c *fiber.Ctx, legacy bool) (itemQuery, error) {
-	q := itemQuery{filter: readmodel.ItemFilter{Limit: defaultItemLimit}}
+	q := itemQuery{}
 	var err error
-	if q.filter.Limit, err = intParam(c, "limit", defaultItemLimit, 1, maxItemLimit); err != nil {
-		return q, err
-	}
-	if q.filter.Offset, err = intParam(c, "offset", 0, 0, 1<<31-1); err != nil {
+	if q.filter.Limit, q.filter.Offset, err = pageParams(c, defaultItemLimit); err != nil {
 		return q, err
 	}
 	if q.filter.Since, err = timeParam(c, "since"); err != nil {
@@ -84,6 +81,16 @@ func parseInclude(c *fiber.Ctx) (bool, error) {
 	return source, nil
 }
 
+// pageParams reads limit (1 to 100, default def) and offset (minimum 0,
+// default 0), the paging every item list takes (api.md 8).
+func pageParams(c *fiber.Ctx, def int) (limit, offset int, err error) {
+	if limit, err = intParam(c, "limit", def, 1, maxItemLimit); err != nil {
+		return 0, 0, err
+	}
+	offset, err = intParam(c, "offset", 0, 0, 1<<31-1)
+	return limit, offset, err
+}
+
 func intParam(c *fiber.Ctx, name string, def, min, max int) (int, error) {
 	raw := c.Query(name)
 	if raw == "" {
@@ -126,6 +133,11 @@ type pagination struct {
 	HasMore bool `json:"hasMore"`
 }
 
+// pageOf is the pagination of a page of shown items at offset out of total.
+func pageOf(limit, offset, shown, total int) pagination {
+	return pagination{Limit: limit, Offset: offset, HasMore: offset+shown < total}
+}
+
 type itemList struct {
 	Items      any        `json:"items"`
 	Total      int        `json:"total"`
@@ -163,9 +175,8 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 		}
 		items = out
 	}
-	return envelope.OK(c, fiber.StatusOK, itemList{Items: items, Total: page.Total, Pagination: pagination{
-		Limit: q.filter.Limit, Offset: q.filter.Offset, HasMore: q.filter.Offset+len(page.Items) < page.Total,
-	}})
+	return envelope.OK(c, fiber.StatusOK, itemList{Items: items, Total: page.Total,
+		Pagination: pageOf(q.filter.Limit, q.filter.Offset, len(page.Items), page.Total)})
 }
 
 func (h *handlers) getNewsItem(c *fiber.Ctx) error {

@@ -252,9 +252,7 @@ func (h *handlers) listDeliveries(c *fiber.Ctx) error {
 	for i, d := range list {
 		out[i] = deliveryOut(d)
 	}
-	return envelope.OK(c, fiber.StatusOK, itemList{Items: out, Total: total, Pagination: pagination{
-		Limit: limit, Offset: offset, HasMore: offset+len(list) < total,
-	}})
+	return envelope.OK(c, fiber.StatusOK, itemList{Items: out, Total: total, Pagination: pageOf(limit, offset, len(list), total)})
 }
 
 func (h *handlers) getDelivery(c *fiber.Ctx) error {

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -50,7 +51,7 @@ func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetail
 		Location:     dr.location,
 		Capacity:     dr.capacity,
 		Organizer:    dr.organizer,
-		PrimaryURL:   firstOf(dr.url, pageURL),
+		PrimaryURL:   cmp.Or(dr.url, pageURL),
 		GeoLocations: geoLocations(dr.location, localityScore),
 		Source:       domain.SiteBlock(docURL),
 	}
@@ -63,7 +64,7 @@ func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetail
 	for _, in := range instances {
 		d.Instances = append(d.Instances, domain.EventInstance{
 			Key:           in.key,
-			Status:        firstOf(in.status, domain.StatusScheduled),
+			Status:        cmp.Or(in.status, domain.StatusScheduled),
 			PreviousStart: utcPtr(in.previous),
 			Occurrences:   occurrences(in.span, dr.loc, w),
 		})
@@ -91,15 +92,6 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
-}
-
-func firstOf(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 func dedupe(list []string) []string {

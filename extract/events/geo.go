@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"math"
 	"strings"
 
@@ -77,10 +78,10 @@ func point(where *domain.EventLocation) (string, int) {
 	if where.Venue != nil {
 		venue, street = where.Venue.Name, where.Venue.Address
 	}
-	desc := firstOf(where.DisplayAddress, joinNonEmpty(", ", venue, street, where.Locality))
+	desc := cmp.Or(where.DisplayAddress, joinNonEmpty(", ", venue, street, where.Locality))
 	switch {
 	case where.Coordinates != nil:
-		return firstOf(desc, formatCoordinates(where.Coordinates)), scorePointCoordinates
+		return cmp.Or(desc, formatCoordinates(where.Coordinates)), scorePointCoordinates
 	case street != "":
 		return desc, scorePointStreet
 	case venue != "":

@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"html"
@@ -301,7 +302,7 @@ func icalStatus(ev *ical.Component, fallback string) string {
 		if fallback == domain.StatusCancelled {
 			return domain.StatusScheduled
 		}
-		return firstOf(fallback, domain.StatusScheduled)
+		return cmp.Or(fallback, domain.StatusScheduled)
 	}
 	return fallback
 }
@@ -362,7 +363,7 @@ func icalOrganizer(ev *ical.Component) *domain.EventOrganizer {
 	if len(contact) > 7 && strings.EqualFold(contact[:7], "mailto:") {
 		contact = contact[7:]
 	}
-	name := firstOf(strings.Trim(p.Params.Get(ical.ParamCommonName), `"`), contact)
+	name := cmp.Or(strings.Trim(p.Params.Get(ical.ParamCommonName), `"`), contact)
 	if name == "" {
 		return nil
 	}

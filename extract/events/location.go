@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"net/url"
 	"strconv"
 	"strings"
@@ -130,7 +131,7 @@ func onlineAt(raw, name string) *domain.Online {
 		}
 		h = h[i+1:]
 	}
-	return &domain.Online{Platform: firstOf(name, host), URL: raw}
+	return &domain.Online{Platform: cmp.Or(name, host), URL: raw}
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

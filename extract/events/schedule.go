@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"regexp"
 	"strconv"
 	"strings"
@@ -171,7 +172,7 @@ func (g graph) weekdays(v any) []rrule.Weekday {
 	for _, e := range g.list(v) {
 		s := text(e)
 		if m, ok := e.(map[string]any); ok && s == "" {
-			s = firstOf(text(m["@id"]), text(m["name"]))
+			s = cmp.Or(text(m["@id"]), text(m["name"]))
 		}
 		if i := strings.LastIndexAny(s, "/:"); i >= 0 {
 			s = s[i+1:]

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"cmp"
 	"html"
 	"math"
 	"net/url"
@@ -79,7 +80,7 @@ func (g graph) url(v any) string {
 	for _, e := range g.list(v) {
 		s := text(e)
 		if m, ok := e.(map[string]any); ok && s == "" {
-			s = firstOf(text(m["url"]), text(m["@id"]))
+			s = cmp.Or(text(m["url"]), text(m["@id"]))
 		}
 		if u := extract.Resolve(g.base, s); u != "" {
 			return u
@@ -129,7 +130,7 @@ func (g graph) draft(n map[string]any) (draft, bool) {
 	when.status = status
 	dr := draft{
 		url:         g.url(n["url"]),
-		title:       firstOf(extract.LDString(n["name"]), extract.LDString(n["headline"])),
+		title:       cmp.Or(extract.LDString(n["name"]), extract.LDString(n["headline"])),
 		description: ldDescription(extract.LDString(n["description"])),
 		loc:         loc,
 		when:        when,
@@ -328,7 +329,7 @@ func (g graph) place(n map[string]any) address {
 func (g graph) postalAddress(n map[string]any) address {
 	country := text(n["addressCountry"])
 	if m := g.node(n["addressCountry"]); m != nil {
-		country = firstOf(text(m["name"]), text(m["identifier"]))
+		country = cmp.Or(text(m["name"]), text(m["identifier"]))
 	}
 	return address{
 		street:     text(n["streetAddress"]),
@@ -411,7 +412,7 @@ func (g graph) organizer(v any) *domain.EventOrganizer {
 				continue
 			}
 			contact := strings.TrimPrefix(text(t["email"]), "mailto:")
-			return &domain.EventOrganizer{Name: name, URL: g.url(t["url"]), Contact: firstOf(contact, text(t["telephone"]))}
+			return &domain.EventOrganizer{Name: name, URL: g.url(t["url"]), Contact: cmp.Or(contact, text(t["telephone"]))}
 		}
 	}
 	return nil
