@@ -62,7 +62,7 @@ func (s *Service) Deliveries(ctx context.Context, org, webhookID uuid.UUID, limi
 	if err != nil {
 		return nil, 0, fmt.Errorf("list deliveries of webhook %s: %w", webhookID, err)
 	}
-	out, err := s.withAttempts(ctx, rows)
+	out, err := s.withAttempts(ctx, s.parts.DB.Bun, rows)
 	return out, int(total), err
 }
 
@@ -80,14 +80,14 @@ func (s *Service) Delivery(ctx context.Context, org, webhookID, id uuid.UUID) (D
 	if err != nil {
 		return Delivery{}, fmt.Errorf("get delivery %s: %w", id, err)
 	}
-	out, err := s.withAttempts(ctx, []deliveryRow{row})
+	out, err := s.withAttempts(ctx, s.parts.DB.Bun, []deliveryRow{row})
 	if err != nil {
 		return Delivery{}, err
 	}
 	return out[0], nil
 }
 
-func (s *Service) withAttempts(ctx context.Context, rows []deliveryRow) ([]Delivery, error) {
+func (s *Service) withAttempts(ctx context.Context, db bun.IDB, rows []deliveryRow) ([]Delivery, error) {
 	out := make([]Delivery, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -102,7 +102,7 @@ func (s *Service) withAttempts(ctx context.Context, rows []deliveryRow) ([]Deliv
 		index[r.ID], ids[i] = i, r.ID
 	}
 	var attempts []attemptRow
-	if err := s.parts.DB.Bun.NewSelect().Model(&attempts).Where("delivery_id IN (?)", bun.In(ids)).
+	if err := db.NewSelect().Model(&attempts).Where("delivery_id IN (?)", bun.In(ids)).
 		OrderExpr("id").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("list delivery attempts: %w", err)
 	}
@@ -126,6 +126,10 @@ func (s *Service) Redeliver(ctx context.Context, org, webhookID, id uuid.UUID) (
 	if !hook.Enabled {
 		return Delivery{}, &domain.ConflictError{Message: "the webhook is disabled; enable it (PATCH enabled: true) before redelivering"}
 	}
+	// The answer is the delivery as this transaction left it (pending, its
+	// earlier attempts): a read after the commit could already see the
+	// redelivery done.
+	var answer Delivery
 	err = s.parts.DB.Bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var row deliveryRow
 		err := tx.NewSelect().Model(&row).
@@ -139,19 +143,25 @@ func (s *Service) Redeliver(ctx context.Context, org, webhookID, id uuid.UUID) (
 		if row.Status == StatusPending {
 			return &domain.ConflictError{Message: "the delivery is still under way; redeliver it once it has been delivered or has failed"}
 		}
-		run := row.Runs + 1
+		run, now := row.Runs+1, s.cfg.Now()
 		if _, err := tx.NewRaw("UPDATE webhook_deliveries SET status = ?, runs = ?, updated_at = ? WHERE id = ?",
-			StatusPending, run, s.cfg.Now(), id).Exec(ctx); err != nil {
+			StatusPending, run, now, id).Exec(ctx); err != nil {
 			return fmt.Errorf("mark delivery %s for redelivery: %w", id, err)
 		}
 		job := deliveryJob(id, run)
 		if _, err := s.river.InsertTx(ctx, tx.Tx, job.Args, job.InsertOpts); err != nil {
 			return fmt.Errorf("queue redelivery of %s: %w", id, err)
 		}
+		row.Status, row.Runs, row.UpdatedAt = StatusPending, run, now
+		out, err := s.withAttempts(ctx, tx, []deliveryRow{row})
+		if err != nil {
+			return err
+		}
+		answer = out[0]
 		return nil
 	})
 	if err != nil {
 		return Delivery{}, err
 	}
-	return s.Delivery(ctx, org, webhookID, id)
+	return answer, nil
 }
