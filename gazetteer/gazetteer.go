@@ -32,6 +32,9 @@ type City struct {
 	Lat, Lng   float64
 	Timezone   string
 	Population int
+	// Region is the first-level administrative division (state, province)
+	// the city lies in, as GeoNames names it; empty when unknown.
+	Region string
 }
 
 type index struct {
@@ -66,13 +69,16 @@ func parse(gz []byte) (*index, error) {
 	sc := bufio.NewScanner(zr)
 	for sc.Scan() {
 		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 7 {
+		if len(f) < 7 {
 			continue
 		}
 		lat, _ := strconv.ParseFloat(f[3], 64)
 		lng, _ := strconv.ParseFloat(f[4], 64)
 		pop, _ := strconv.Atoi(f[6])
 		c := City{Name: f[0], Country: f[2], Lat: lat, Lng: lng, Timezone: f[5], Population: pop}
+		if len(f) > 7 {
+			c.Region = f[7]
+		}
 		i := int32(len(idx.cities))
 		idx.cities = append(idx.cities, c)
 		cell := cellOf(lat, lng)

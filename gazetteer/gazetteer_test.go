@@ -106,3 +106,22 @@ func BenchmarkNearest(b *testing.B) {
 		Nearest(52.52, 13.405, 50)
 	}
 }
+
+func TestACityKnowsTheRegionItLiesIn(t *testing.T) {
+	tests := []struct {
+		name, city, country, wantRegion string
+	}{
+		{"a German city is in its Land", "Munich", "DE", "Bavaria"},
+		{"an American city is in its state", "Boston", "US", "Massachusetts"},
+		{"an English town of the same name is in England", "Boston", "GB", "England"},
+		{"a French city is in its région", "Lyon", "FR", "Auvergne-Rhône-Alpes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, ok := Lookup(tt.city, tt.country)
+			if !ok || c.Region != tt.wantRegion {
+				t.Errorf("Lookup(%q, %q) = %+v, %v; want region %q", tt.city, tt.country, c, ok, tt.wantRegion)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ package main
 import (
 	"bufio"
 	"compress/gzip"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -28,6 +29,7 @@ const (
 	colLng        = 5
 	colFeature    = 7
 	colCountry    = 8
+	colAdmin1     = 10
 	colPopulation = 14
 	colTimezone   = 17
 )
@@ -41,13 +43,46 @@ func main() {
 	in := flag.String("in", "", "GeoNames cities dump (tab-separated)")
 	out := flag.String("out", "cities15000.tsv.gz", "output file")
 	minPop := flag.Int("min-population", 15000, "smallest population kept")
+	admin1 := flag.String("admin1", "", "GeoNames admin1CodesASCII.txt (tab-separated), or a JSON array of {code, name}")
 	flag.Parse()
-	if err := run(*in, *out, *minPop); err != nil {
+	regions, err := readAdmin1(*admin1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := run(*in, *out, *minPop, regions); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(in, out string, minPop int) error {
+// readAdmin1 maps "CC.code" to the region's name; no file, no names.
+func readAdmin1(path string) (map[string]string, error) {
+	names := map[string]string{}
+	if path == "" {
+		return names, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(path, ".json") {
+		var list []struct{ Code, Name string }
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, fmt.Errorf("read %s: %w", path, err)
+		}
+		for _, r := range list {
+			names[r.Code] = r.Name
+		}
+		return names, nil
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Split(line, "\t"); len(f) >= 2 {
+			names[f[0]] = f[1]
+		}
+	}
+	return names, nil
+}
+
+func run(in, out string, minPop int, regions map[string]string) error {
 	src, err := os.Open(in)
 	if err != nil {
 		return err
@@ -87,7 +122,8 @@ func run(in, out string, minPop int) error {
 		if ascii == f[colName] {
 			ascii = ""
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%.4f\t%.4f\t%s\t%d\n", f[colName], ascii, f[colCountry], lat, lng, f[colTimezone], pop)
+		region := regions[f[colCountry]+"."+f[colAdmin1]]
+		fmt.Fprintf(w, "%s\t%s\t%s\t%.4f\t%.4f\t%s\t%d\t%s\n", f[colName], ascii, f[colCountry], lat, lng, f[colTimezone], pop, region)
 		n++
 	}
 	if err := sc.Err(); err != nil {

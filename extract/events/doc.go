@@ -73,10 +73,11 @@
 // coordinates, 90 with a street address, 70 with only a venue name; and a
 // RELEVANCE_REGION for each of its locality (80), region (50) and country
 // (30), named by the address. A place known by coordinates but not its
-// locality or country gets them from the gazetteer (GeoNames cities of
-// 15,000 or more): the nearest city within 50 km, scored from 80 at its
-// centre down to 40 at 50 km. Regions come only from addresses (the
-// gazetteer has no region names).
+// locality, region or country gets them from the gazetteer (GeoNames
+// cities of 15,000 or more with their first-level divisions): the nearest
+// city within 50 km, its locality scored from 80 at its centre down to 40
+// at 50 km. A region is taken from the gazetteer only when the address
+// names no other country.
 //
 // # Text
 //

@@ -26,8 +26,8 @@ const (
 	scoreNearbyFloor = 40
 )
 
-// completeFromCoordinates names the locality and country of a place whose
-// address lacks them from its coordinates, with the gazetteer; it returns
+// completeFromCoordinates names the locality, region and country of a
+// place whose address lacks them from its coordinates, with the gazetteer; it returns
 // the locality's score: scoreLocality when the address named it.
 func completeFromCoordinates(where *domain.EventLocation) int {
 	if where == nil || where.Coordinates == nil {
@@ -39,6 +39,11 @@ func completeFromCoordinates(where *domain.EventLocation) int {
 	}
 	if where.Country == "" {
 		where.Country = gazetteer.CountryName(c.Country)
+	}
+	// The region is the city's only when the address does not place the
+	// event in another country (a point near a border).
+	if where.Region == "" && gazetteer.CountryCode(where.Country) == c.Country {
+		where.Region = c.Region
 	}
 	if where.Locality != "" {
 		return scoreLocality

@@ -145,7 +145,7 @@ func TestAVenuePageWithMicrodataOnly(t *testing.T) {
 			Venue:          &domain.Venue{Name: "Theater an der Gasse", Address: "Gassengasse 3, 1010 Wien"},
 			Coordinates:    &domain.Coordinates{Lat: 48.2082, Lng: 16.3738},
 			DisplayAddress: "Theater an der Gasse, Gassengasse 3, 1010 Wien, Austria",
-			Locality:       "Wien", Country: "Austria",
+			Locality:       "Wien", Region: "Vienna", Country: "Austria",
 		}},
 	})
 }
