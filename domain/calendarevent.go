@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -117,11 +118,14 @@ func (c *CalendarEvent) expansionEnding(d EventDetails, now time.Time) bool {
 	return old != nil && d.Horizon != nil && old.Before(now.Add(reexpandBefore)) && d.Horizon.After(*old)
 }
 
-// sameEvent compares two findings up to the shorter of their expansions,
-// so a recurring event re-expanded from a later day is not a change.
+// sameEvent compares two findings over the span both expanded: from the
+// later of their expansion starts to the earlier of their horizons, so
+// neither a longer look ahead nor a newer month's later start is a
+// change. (A change to a recurring event's instances that all lie before
+// both starts goes unnoticed: they are past.)
 func sameEvent(a, b EventDetails) bool {
-	limit := earliest(a.Horizon, b.Horizon)
-	a, b = trimTo(a, limit), trimTo(b, limit)
+	from, to := latest(a.ExpandedFrom, b.ExpandedFrom), earliest(a.Horizon, b.Horizon)
+	a, b = trimTo(a, from, to), trimTo(b, from, to)
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	return errA == nil && errB == nil && bytes.Equal(ja, jb)
@@ -138,15 +142,31 @@ func earliest(a, b *time.Time) *time.Time {
 	}
 }
 
-func trimTo(d EventDetails, limit *time.Time) EventDetails {
-	d.Horizon = nil
-	if limit == nil {
+func latest(a, b *time.Time) *time.Time {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || a.After(*b):
+		return a
+	default:
+		return b
+	}
+}
+
+// trimTo keeps the instances that start within [from, to] (either end
+// open when nil) and forgets how far the expansion reached.
+func trimTo(d EventDetails, from, to *time.Time) EventDetails {
+	d.Horizon, d.ExpandedFrom = nil, nil
+	if from == nil && to == nil {
 		return d
 	}
 	instances := make([]EventInstance, 0, len(d.Instances))
 	for _, in := range d.Instances {
-		if len(in.Occurrences) > 0 && in.Occurrences[0].Start.After(*limit) {
-			continue
+		if len(in.Occurrences) > 0 {
+			start := in.Occurrences[0].Start
+			if (to != nil && start.After(*to)) || (from != nil && start.Before(*from)) {
+				continue
+			}
 		}
 		instances = append(instances, in)
 	}
@@ -200,7 +220,7 @@ func NewEventDetails(d EventDetails) (EventDetails, error) {
 	if d.Time.Timezone == "" {
 		d.Time.Timezone = "UTC"
 	}
-	if _, err := time.LoadLocation(d.Time.Timezone); err != nil {
+	if !knownZone(d.Time.Timezone) {
 		return EventDetails{}, invalid("timezone", "is not an IANA time zone")
 	}
 	if err := checkInstances(d.Instances); err != nil {
@@ -246,4 +266,23 @@ func bounded(list []string) []string {
 		}
 	}
 	return out
+}
+
+// validZones remembers the zone names that loaded: time.LoadLocation reads
+// the zone file on every call, and every event found is checked. Only
+// real zones are kept, so the cache is bounded by the zone database.
+var validZones sync.Map
+
+func knownZone(name string) bool {
+	if _, ok := validZones.Load(name); ok {
+		return true
+	}
+	if len(name) > 64 || name == "Local" {
+		return false
+	}
+	if _, err := time.LoadLocation(name); err != nil {
+		return false
+	}
+	validZones.Store(name, true)
+	return true
 }

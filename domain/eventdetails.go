@@ -28,6 +28,10 @@ type EventDetails struct {
 	// Horizon is how far ahead recurring instances were expanded; the
 	// extractor expands a bounded span, and a later crawl extends it.
 	Horizon *time.Time `json:"horizon,omitempty"`
+	// ExpandedFrom is where the expansion of recurring instances began; it
+	// moves forward month by month, so older findings hold past instances
+	// a newer one no longer lists.
+	ExpandedFrom *time.Time `json:"expandedFrom,omitempty"`
 
 	Location         *EventLocation  `json:"location,omitempty"`
 	Capacity         *EventCapacity  `json:"capacity,omitempty"`

@@ -48,6 +48,7 @@ func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetail
 		Time:         domain.EventTime{TemporalPattern: dr.pattern(instances), Timezone: dr.loc.String(), DisplayText: displayText(dr.when, instances, dr.loc)},
 		Instances:    make([]domain.EventInstance, 0, len(instances)),
 		Horizon:      utcPtr(horizon),
+		ExpandedFrom: expandedFrom(horizon, w),
 		Location:     dr.location,
 		Capacity:     dr.capacity,
 		Organizer:    dr.organizer,
@@ -102,4 +103,14 @@ func dedupe(list []string) []string {
 		}
 	}
 	return out
+}
+
+// expandedFrom is where a recurring expansion began: the window's start,
+// for the events that have a horizon.
+func expandedFrom(horizon *time.Time, w window) *time.Time {
+	if horizon == nil {
+		return nil
+	}
+	from := w.from
+	return &from
 }
