@@ -13,6 +13,10 @@ import (
 type DiscoverEvent struct {
 	SourceID uuid.UUID
 	Details  domain.EventDetails
+	// OnlyIfNew records the finding only when the event is not known yet;
+	// otherwise the event is returned as it stands (the finding's document
+	// does not have the word on it: see ingest/holders.go).
+	OnlyIfNew bool
 }
 
 // EventFound is the event as stored after a finding, and what the finding
@@ -35,6 +39,9 @@ func (h *Handler) DiscoverEvent(ctx context.Context, c DiscoverEvent) (EventFoun
 		stream: domain.CalendarEventStream(domain.EventID(details.Identity)),
 		empty:  func() *domain.CalendarEvent { return &domain.CalendarEvent{} },
 		decide: func(e *domain.CalendarEvent) ([]domain.Event, error) {
+			if c.OnlyIfNew && e.Exists() {
+				return nil, nil
+			}
 			decided = e.Discover(c.SourceID, details, h.now())
 			return decided, nil
 		},

@@ -415,7 +415,14 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 	doc, err := conn.Fetch(ctx, c)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
 	if err != nil {
-		return false, 0, classifyFetch(err), err
+		kind := classifyFetch(err)
+		if kind == permanentFailure && t.events {
+			// A page that is gone holds no event any more.
+			if rerr := w.releaseEvents(ctx, c.URL, nil); rerr != nil {
+				w.log.Warn("could not release the events of a gone document", "url", c.URL, "err", rerr)
+			}
+		}
+		return false, 0, kind, err
 	}
 	// Once the document is in hand, the few database steps finish even if
 	// the worker is stopping, rather than leave it half recorded.

@@ -22,22 +22,35 @@ import (
 // recorder turns a change into an EventChanged that every feed's item
 // reflects.
 
-// EventSink records the events a document holds and puts events into
-// event feeds.
+// EventSink reads documents for events, records them, and puts events
+// into event feeds.
 type EventSink interface {
-	// RecordEvents extracts the events of a document and records each: new,
-	// changed, or as it was. It also returns the calendars (.ics, webcal:)
-	// the document links to.
-	RecordEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (RecordedEvents, error)
+	// ReadEvents extracts the events a document holds and the calendars
+	// (.ics, webcal:) it links to.
+	ReadEvents(doc document.Document) (ReadEvents, error)
+	// RecordEvent records one finding: new, changed, or as it was. A
+	// deferred finding comes from a document that does not have the word
+	// on the event (see holders.go): it is recorded only when the event is
+	// new, and otherwise just reports the event as it stands.
+	RecordEvent(ctx context.Context, sourceID uuid.UUID, e ReadEvent, deferred bool) (FoundEvent, error)
 	// AddEventItem puts an event into the feed of an attachment; it must be
 	// idempotent per attachment and event (added false the second time).
 	AddEventItem(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
 }
 
-// RecordedEvents is what one document held.
-type RecordedEvents struct {
-	Events    []FoundEvent
+// ReadEvents is what one document holds.
+type ReadEvents struct {
+	Events    []ReadEvent
 	Calendars []string
+}
+
+// ReadEvent is one event as a document states it.
+type ReadEvent struct {
+	ID      uuid.UUID
+	Details domain.EventDetails
+	// Precedence ranks the document as the word on this event: higher
+	// wins when documents disagree.
+	Precedence int
 }
 
 // FoundEvent is a recorded event with what acceptance judges it by.
@@ -81,31 +94,51 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	if w.events == nil {
 		return 0, nil, fmt.Errorf("source %s has event feeds but the worker has no event sink", sourceID)
 	}
-	rec, err := w.events.RecordEvents(ctx, sourceID, doc)
+	read, err := w.events.ReadEvents(doc)
 	if err != nil {
-		return 0, nil, fmt.Errorf("record events of %s: %w", doc.URL, err)
+		return 0, nil, fmt.Errorf("read events of %s: %w", doc.URL, err)
 	}
-	if len(rec.Events) == 0 {
-		return 0, rec.Calendars, nil
+	found, err := w.recordEvents(ctx, sourceID, doc.URL, read.Events)
+	if err != nil || len(found) == 0 {
+		return 0, read.Calendars, err
 	}
-	if err := w.markEventsFound(ctx, sourceID, doc.URL, rec.Events); err != nil {
-		return 0, rec.Calendars, err
+	if err := w.markEventsFound(ctx, sourceID, doc.URL, found); err != nil {
+		return 0, read.Calendars, err
 	}
 	// The attachments are read once per document, after its events were
 	// marked found (the ordering distribute relies on), not once per event:
 	// a calendar may hold hundreds.
 	atts, err := w.attachmentsOf(ctx, sourceID)
 	if err != nil {
-		return 0, rec.Calendars, err
+		return 0, read.Calendars, err
 	}
-	for _, e := range rec.Events {
+	for _, e := range found {
 		n, err := w.offerEvent(ctx, atts, e)
 		added += n
 		if err != nil {
-			return added, rec.Calendars, err
+			return added, read.Calendars, err
 		}
 	}
-	return added, rec.Calendars, nil
+	return added, read.Calendars, nil
+}
+
+// recordEvents records what a document says of the events it holds where
+// it has the word on them (holders.go), and lets go of the events it no
+// longer holds.
+func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []ReadEvent) ([]FoundEvent, error) {
+	held, err := w.claimEvents(ctx, url, events)
+	if err != nil {
+		return nil, err
+	}
+	found := make([]FoundEvent, 0, len(events))
+	for _, e := range events {
+		f, err := w.events.RecordEvent(ctx, sourceID, e, !held[e.ID])
+		if err != nil {
+			return found, fmt.Errorf("record event %s of %s: %w", e.ID, url, err)
+		}
+		found = append(found, f)
+	}
+	return found, w.releaseEvents(ctx, url, events)
 }
 
 // markEventsFound records the source's events and the document that held

@@ -67,23 +67,27 @@ type eventSink struct {
 	log  *slog.Logger
 }
 
-func (s eventSink) RecordEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (ingest.RecordedEvents, error) {
+func (s eventSink) ReadEvents(doc document.Document) (ingest.ReadEvents, error) {
 	found, err := events.Extract(doc, events.Options{Now: time.Now()})
 	if err != nil {
-		return ingest.RecordedEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
+		return ingest.ReadEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
 	}
 	if found.Dropped > 0 {
-		s.log.Info("events without what an event needs were dropped", "source_id", sourceID, "url", doc.URL, "dropped", found.Dropped)
+		s.log.Info("events without what an event needs were dropped", "url", doc.URL, "dropped", found.Dropped)
 	}
-	out := ingest.RecordedEvents{Calendars: found.Calendars}
-	for _, d := range found.Events {
-		ev, _, err := s.cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: sourceID, Details: d})
-		if err != nil {
-			return out, err
-		}
-		out.Events = append(out.Events, ingest.FoundEvent{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()})
+	out := ingest.ReadEvents{Calendars: found.Calendars, Events: make([]ingest.ReadEvent, len(found.Events))}
+	for i, d := range found.Events {
+		out.Events[i] = ingest.ReadEvent{ID: domain.EventID(d.Identity), Details: d, Precedence: events.Precedence(doc, d)}
 	}
 	return out, nil
+}
+
+func (s eventSink) RecordEvent(ctx context.Context, sourceID uuid.UUID, e ingest.ReadEvent, deferred bool) (ingest.FoundEvent, error) {
+	ev, _, err := s.cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
+	if err != nil {
+		return ingest.FoundEvent{}, err
+	}
+	return ingest.FoundEvent{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
 }
 
 func (s eventSink) AddEventItem(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
