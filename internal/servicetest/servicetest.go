@@ -43,7 +43,7 @@ func WithCrawler() Option {
 // Start runs the service with every role on a new database until the test ends.
 func Start(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
-	dsn := testdb.NewURL(t)
+	dsn := testdb.NewMigratedURL(t)
 	cfg := config.Config{
 		DatabaseURL: dsn, Addr: "127.0.0.1:0", PollInterval: time.Hour,
 		AllowPrivateNetworks: true, WebhookBackoffBase: 50 * time.Millisecond,

@@ -8,8 +8,11 @@ package migrations
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -71,4 +74,27 @@ func Open(ctx context.Context, dsn string) (*database.DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// Fingerprint identifies this build's migration files: two builds with the
+// same fingerprint make the same schema (River's part aside, which Migrate
+// brings up to date on its own).
+func Fingerprint() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := files.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(data))
+		h.Write(data)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("fingerprint migrations: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
