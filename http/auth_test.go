@@ -34,6 +34,7 @@ func wantForbidden(t *testing.T, r servicetest.Response) {
 }
 
 func TestRequestsWithoutAValidKeyAnswer401WithAFlatBody(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	ctx := context.Background()
 	revoked, revokedKey, err := h.Service.Keys.CreateKey(ctx, "acme", auth.AllScopes(), nil)
@@ -117,6 +118,7 @@ func TestRequestsWithoutAValidKeyAnswer401WithAFlatBody(t *testing.T) {
 }
 
 func TestAKeyWithoutTheNewsScopeIsRefusedWith403OnNewsFeeds(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	full := as(h, h.Key)
 	feedID := createFeed(t, full, "Scoped", "scopes")["id"].(string)
@@ -164,6 +166,7 @@ func TestAKeyWithoutTheNewsScopeIsRefusedWith403OnNewsFeeds(t *testing.T) {
 }
 
 func TestSourceRecordsNeedTheNewsOrTheEventsScope(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	t.Run("a key with only the events scope may use /sources", func(t *testing.T) {
 		events := as(h, h.NewKey("acme", auth.ScopeEvents))
@@ -187,6 +190,7 @@ func TestSourceRecordsNeedTheNewsOrTheEventsScope(t *testing.T) {
 }
 
 func TestHealthAndReadinessNeedNoKey(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	for _, p := range []string{"/healthz", "/readyz"} {
 		t.Run(p, func(t *testing.T) {
@@ -202,6 +206,7 @@ func TestHealthAndReadinessNeedNoKey(t *testing.T) {
 }
 
 func TestAnUnknownRouteWithAValidKeyAnswersAJSON404(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	for _, p := range []string{"/", "/feeds", "/v1/feeds/news", "/feeds/newsx"} {

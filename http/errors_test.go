@@ -255,6 +255,7 @@ func randomID() string { return uuid.NewString() }
 // ---- the error envelope ----------------------------------------------------
 
 func TestBodiesThatAreNotASingleJSONObjectAnswer400NamingTheBody(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createFeed(t, c, "Bodies", "bad bodies")
@@ -317,6 +318,7 @@ func TestBodiesThatAreNotASingleJSONObjectAnswer400NamingTheBody(t *testing.T) {
 }
 
 func TestABodyOverTheOneMebibyteLimitAnswers413WithAJSONEnvelope(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	// Fiber's in-memory transport (app.Test) reports an oversized body as a
@@ -410,6 +412,7 @@ func TestABodyOverTheOneMebibyteLimitAnswers413WithAJSONEnvelope(t *testing.T) {
 }
 
 func TestMalformedUUIDsInPathsAnswer400NeverA404(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "UUIDs", "paths")["id"].(string)
@@ -454,6 +457,7 @@ func TestMalformedUUIDsInPathsAnswer400NeverA404(t *testing.T) {
 }
 
 func TestUnknownRoutesAndWrongMethodsAnswerAJSONError(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Routes", "methods")["id"].(string)
@@ -498,6 +502,7 @@ func TestUnknownRoutesAndWrongMethodsAnswerAJSONError(t *testing.T) {
 }
 
 func TestNotFoundBodiesForMissingAndForeignFeedsAreIdentical(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))

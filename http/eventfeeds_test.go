@@ -56,6 +56,7 @@ func createEventFeed(t *testing.T, c caller, body map[string]any) map[string]any
 }
 
 func TestCreatingAnEventFeedAnswers201WithItsDefaults(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 
@@ -102,6 +103,7 @@ func TestCreatingAnEventFeedAnswers201WithItsDefaults(t *testing.T) {
 }
 
 func TestInvalidEventFeedRequestsAnswerABadRequestNamingTheField(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createEventFeed(t, c, map[string]any{"name": "Keep", "description": "keep me"})
@@ -141,6 +143,7 @@ func TestInvalidEventFeedRequestsAnswerABadRequestNamingTheField(t *testing.T) {
 }
 
 func TestUpdatingAnEventFeedChangesOnlyWhatItNames(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createEventFeed(t, c, map[string]any{"name": "Old", "description": "d", "config": map[string]any{"keywords": []string{"a"}}})
@@ -164,6 +167,7 @@ func TestUpdatingAnEventFeedChangesOnlyWhatItNames(t *testing.T) {
 }
 
 func TestTheOperatorSwitchesAnEventFeedAsAdminWithAReason(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createEventFeed(t, c, map[string]any{"name": "Festivals", "description": "d"})
@@ -192,6 +196,7 @@ func TestTheOperatorSwitchesAnEventFeedAsAdminWithAReason(t *testing.T) {
 }
 
 func TestEventFeedSourcesAttachExistingRecords(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createEventFeed(t, c, map[string]any{"name": "Venues", "description": "d"})
@@ -250,6 +255,7 @@ func TestEventFeedSourcesAttachExistingRecords(t *testing.T) {
 }
 
 func TestEventFeedsAreIsolatedPerOrganizationAndScope(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createEventFeed(t, c, map[string]any{"name": "Mine", "description": "d"})

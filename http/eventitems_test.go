@@ -98,6 +98,7 @@ func (c *calendar) list(t *testing.T, query string) servicetest.Response {
 }
 
 func TestEventItemListsSelectEventsByTheirOccurrences(t *testing.T) {
+	t.Parallel()
 	c := newCalendar(t)
 	defaultOrder := fmtIDs(c.now1h, c.weekly, c.oneTime, c.online, c.festival, c.allDay, c.lateNight)
 
@@ -361,6 +362,7 @@ func TestEventItemListsSelectEventsByTheirOccurrences(t *testing.T) {
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func TestEventItemQueriesAnswer400WithTheFieldAndTheIssue(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	f := newEventFeed(t, h, "Dates")
 	now := time.Now()
@@ -445,6 +447,7 @@ func wantBadRequest(t *testing.T, r servicetest.Response, field, issue string) {
 }
 
 func TestEventItemsOfOneOrganizationAreNotFoundForAnother(t *testing.T) {
+	t.Parallel()
 	c := newCalendar(t)
 	other := as(c.h, c.h.NewKey("globex"))
 	item := c.ids[c.oneTime.Identity].String()
@@ -476,6 +479,7 @@ func TestEventItemsOfOneOrganizationAreNotFoundForAnother(t *testing.T) {
 }
 
 func TestFeedbackOnEventItemsFollowsTheNewsRulesInTheEventsDialect(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	f := newEventFeed(t, h, "Feedback")
 	att := f.attach(t, "site.example")
@@ -525,6 +529,7 @@ func TestFeedbackOnEventItemsFollowsTheNewsRulesInTheEventsDialect(t *testing.T)
 }
 
 func TestRemovingASourceHidesItsEventsAtOnceUnlessAnotherSourceBroughtThem(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	f := newEventFeed(t, h, "Two sources")
 	one, two := f.attach(t, "one.example"), f.attach(t, "two.example")
@@ -569,6 +574,7 @@ func TestRemovingASourceHidesItsEventsAtOnceUnlessAnotherSourceBroughtThem(t *te
 }
 
 func TestDeletingAnEventFeedDeletesItsItems(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	f := newEventFeed(t, h, "Doomed")
 	att := f.attach(t, "site.example")
@@ -592,6 +598,7 @@ func TestDeletingAnEventFeedDeletesItsItems(t *testing.T) {
 }
 
 func TestAChangedEventIsReflectedInEveryFeedThatHoldsIt(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	first, second := newEventFeed(t, h, "First"), newEventFeed(t, h, "Second")
 	a1, a2 := first.attach(t, "site.example"), second.attach(t, "site.example")
@@ -618,6 +625,7 @@ func TestAChangedEventIsReflectedInEveryFeedThatHoldsIt(t *testing.T) {
 }
 
 func TestAWeeklyEventKeepsItsLocalTimeAcrossADaylightSavingChange(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	f := newEventFeed(t, h, "DST")
 	att := f.attach(t, "site.example")

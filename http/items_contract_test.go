@@ -37,6 +37,7 @@ func (f *itemFixture) appendItem(t *testing.T, id uuid.UUID, sourceType domain.S
 }
 
 func TestItemsAddedTogetherAreOrderedByPublishTimeThenId(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t)
 	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	pub := func(h int) *time.Time { p := at.Add(-time.Duration(h) * time.Hour); return &p }
@@ -65,6 +66,7 @@ func TestItemsAddedTogetherAreOrderedByPublishTimeThenId(t *testing.T) {
 }
 
 func TestItemsFromSitemapAndIndexPageSourcesAreSiteItemsInBothShapes(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t)
 	at := time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 	f.appendItem(t, uuid.New(), domain.SourceSitemap, at, nil)
@@ -82,6 +84,7 @@ func TestItemsFromSitemapAndIndexPageSourcesAreSiteItemsInBothShapes(t *testing.
 }
 
 func TestTheItemsOfADeletedFeedAnswer404ForTheFeed(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	f.h.Do("DELETE", "/feeds/news/"+f.feedID, nil).MustStatus(t, 200)
 	for _, r := range []struct{ method, path string }{
@@ -101,6 +104,7 @@ func TestTheItemsOfADeletedFeedAnswer404ForTheFeed(t *testing.T) {
 }
 
 func TestAFeedbackCommentWithANulCharacterAnswers400(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	r := f.h.Do("POST", "/feeds/news/"+f.feedID+"/items/"+f.items[0]+"/feedback", `{"rating":"neutral","comment":"a\u0000b"}`).MustStatus(t, 400)
 	if field := r.Body["error"].(map[string]any)["details"].(map[string]any)["field"]; field != "comment" {

@@ -112,6 +112,7 @@ func assertNoNull(t *testing.T, path string, v any) {
 }
 
 func TestTheCurrentItemShapeHoldsEveryFieldAndNeverANull(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1), domain.ArticleContent{URL: "https://news.example/bare", Title: "   "})
 	r := f.h.Do("GET", "/feeds/news/"+f.feedID+"/items", nil).MustStatus(t, 200)
 	assertNoNull(t, "body", r.Body)
@@ -154,6 +155,7 @@ func TestTheCurrentItemShapeHoldsEveryFieldAndNeverANull(t *testing.T) {
 }
 
 func TestIncludeSourceAddsTheSiteSourceBlock(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	r := f.h.Do("GET", "/feeds/news/"+f.feedID+"/items?include=source", nil).MustStatus(t, 200)
 	it := r.Data()["items"].([]any)[0].(map[string]any)
@@ -171,6 +173,7 @@ func TestIncludeSourceAddsTheSiteSourceBlock(t *testing.T) {
 }
 
 func TestTheLegacyShapeKeepsTheTypeEnvelopeAndItsNulls(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1), domain.ArticleContent{URL: "https://news.example/bare"})
 	r := f.h.Do("GET", "/v0/feeds/news/"+f.feedID+"/items", nil).MustStatus(t, 200)
 	items := r.Data()["items"].([]any)
@@ -201,6 +204,7 @@ func TestTheLegacyShapeKeepsTheTypeEnvelopeAndItsNulls(t *testing.T) {
 }
 
 func TestItemListQueriesAreValidated(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	base := "/feeds/news/" + f.feedID + "/items"
 	cases := []struct {
@@ -248,6 +252,7 @@ func TestItemListQueriesAreValidated(t *testing.T) {
 }
 
 func TestItemsPageNewestFirstWithTotalsAndDateFilters(t *testing.T) {
+	t.Parallel()
 	var contents []domain.ArticleContent
 	for i := 0; i < 5; i++ {
 		contents = append(contents, full(i))
@@ -293,6 +298,7 @@ func TestItemsPageNewestFirstWithTotalsAndDateFilters(t *testing.T) {
 }
 
 func TestASingleItemIsFoundOnlyInItsOwnFeed(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	path := "/feeds/news/" + f.feedID + "/items/" + f.items[0]
 	got := f.h.Do("GET", path, nil).MustStatus(t, 200).Data()
@@ -312,6 +318,7 @@ func TestASingleItemIsFoundOnlyInItsOwnFeed(t *testing.T) {
 }
 
 func TestFeedbackIsValidatedAdditiveAndCounted(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	path := "/feeds/news/" + f.feedID + "/items/" + f.items[0] + "/feedback"
 	for _, rating := range []string{"positive", "negative", "neutral", "positive"} {

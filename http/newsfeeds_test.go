@@ -27,6 +27,7 @@ func wantFeed(t *testing.T, what string, m map[string]any) (created, updated tim
 }
 
 func TestCreatingANewsFeedAnswers201WithExactlyTheFeedFields(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 
@@ -79,6 +80,7 @@ func TestCreatingANewsFeedAnswers201WithExactlyTheFeedFields(t *testing.T) {
 }
 
 func TestCreatingAFeedWithAMissingEmptyOrMistypedFieldAnswers400NamingIt(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	cases := []struct {
@@ -119,6 +121,7 @@ func TestCreatingAFeedWithAMissingEmptyOrMistypedFieldAnswers400NamingIt(t *test
 }
 
 func TestListingFeedsShowsTheCallersOrganizationsFeedsNewestFirst(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -173,6 +176,7 @@ func TestListingFeedsShowsTheCallersOrganizationsFeedsNewestFirst(t *testing.T) 
 }
 
 func TestGettingAFeedAnswersItOrA404ThatNamesTheFeed(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -203,6 +207,7 @@ func TestGettingAFeedAnswersItOrA404ThatNamesTheFeed(t *testing.T) {
 }
 
 func TestUpdatingAFeedChangesOnlyWhatTheBodyNames(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createFeed(t, c, "Before", "old description")
@@ -287,6 +292,7 @@ func TestUpdatingAFeedChangesOnlyWhatTheBodyNames(t *testing.T) {
 func timestampOf(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 func TestAnInvalidFeedUpdateAnswers400AndChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := createFeed(t, c, "Keep", "keep me")
@@ -320,6 +326,7 @@ func TestAnInvalidFeedUpdateAnswers400AndChangesNothing(t *testing.T) {
 }
 
 func TestUpdatingAMissingOrForeignFeedAnswers404(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -341,6 +348,7 @@ func TestUpdatingAMissingOrForeignFeedAnswers404(t *testing.T) {
 }
 
 func TestDeletingAFeedRemovesItForEveryLaterRequest(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))

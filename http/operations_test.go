@@ -16,6 +16,7 @@ import (
 )
 
 func TestMetricsExposeRequestsByRouteAndProjectorHealth(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	h.Do("POST", "/feeds/news", map[string]string{"name": "n", "description": "d"}).MustStatus(t, 201)
 	h.Do("GET", "/feeds/news/not-a-uuid", nil).MustStatus(t, 400)
@@ -38,6 +39,7 @@ func TestMetricsExposeRequestsByRouteAndProjectorHealth(t *testing.T) {
 }
 
 func TestAWrongMethodOnAKnownPathAnswers405WithAllow(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	r := h.Do("PUT", "/feeds/news", map[string]string{"name": "n"}).MustStatus(t, 405)
 	if e := r.Body["error"].(map[string]any); e["code"] != "METHOD_NOT_ALLOWED" {
@@ -61,6 +63,7 @@ func grep(text, prefix string) string {
 }
 
 func TestACreateWhoseReadModelLagsAnswers503WithTheStoredId(t *testing.T) {
+	t.Parallel()
 	// No projector runs, so the write is stored but never becomes readable.
 	h := servicetest.Start(t, func(c *config.Config) {
 		delete(c.Roles, config.RoleProjections)

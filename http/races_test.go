@@ -73,6 +73,7 @@ func contains(list []string, s string) bool {
 // item 3). The answer comes from what the command decided, not from a
 // read that the delete may already have emptied.
 func TestAWriteRacingADeleteAnswersWithWhatItStoredOrStoresNothing(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	for round := 0; round < 40; round++ {
@@ -111,6 +112,7 @@ func TestAWriteRacingADeleteAnswersWithWhatItStoredOrStoresNothing(t *testing.T)
 // never the one another organization created it with (hardening issue,
 // item 6).
 func TestAnOrganizationSeesASharedRecordWithItsOwnSiteID(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme, globex := as(h, h.Key), as(h, h.NewKey("globex"))
 	acmeSite := wantDataObject(t, acme.do(t, "POST", "/sources", site("shared.example")), http.StatusCreated)["id"]

@@ -19,6 +19,7 @@ import (
 // encodings, repeated parameters and headers.
 
 func TestUnknownAndLowerCaseMethodsAnswerInTheEnvelope(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Methods", "unknown methods")["id"].(string)
@@ -53,6 +54,7 @@ func TestUnknownAndLowerCaseMethodsAnswerInTheEnvelope(t *testing.T) {
 }
 
 func TestOnlyJSONContentTypesWithAUTF8CharsetAreAccepted(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	body := `{"name":"typed","description":"content types"}`
@@ -118,6 +120,7 @@ func zlibbed(t *testing.T, b []byte) []byte {
 }
 
 func TestCompressedRequestBodiesAreRefusedWith415AndNeverDecoded(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := []byte(`{"name":"packed","description":"compressed"}`)
@@ -166,6 +169,7 @@ func TestCompressedRequestBodiesAreRefusedWith415AndNeverDecoded(t *testing.T) {
 }
 
 func TestARepeatedQueryParameterOrAuthorizationHeaderAnswers400(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	c := as(f.h, f.h.Key)
 	items := "/feeds/news/" + f.feedID + "/items"

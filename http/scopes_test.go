@@ -12,6 +12,7 @@ import (
 // matters; a key is refused with 403 exactly when it holds none of the
 // route's scopes.
 func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
+	t.Parallel()
 	f := newItemFixture(t, full(1))
 	h := f.h
 	full := as(h, h.Key)

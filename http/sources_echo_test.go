@@ -7,6 +7,7 @@ import (
 )
 
 func TestEachOrganizationsAttachmentEchoesTheSiteIdItSubmitted(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	type org struct{ key, feed, site string }
 	var orgs []org

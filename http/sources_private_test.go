@@ -10,6 +10,7 @@ import (
 )
 
 func TestSourcesOnNonPublicAddressesAnswer400WhenPrivateNetworksAreNotAllowed(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t, func(c *config.Config) { c.AllowPrivateNetworks = false })
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Private", "targets")["id"].(string)

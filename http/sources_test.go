@@ -41,6 +41,7 @@ func wantAttachment(t *testing.T, what string, m map[string]any, feedID string, 
 }
 
 func TestAttachingASiteNormalizesTheDomainAndAnswers201(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Sites", "domains")["id"].(string)
@@ -76,6 +77,7 @@ func TestAttachingASiteNormalizesTheDomainAndAnswers201(t *testing.T) {
 }
 
 func TestAttachingASiteWithAnInvalidDomainAnswers400NamingTheDomain(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Bad sites", "domains")["id"].(string)
@@ -125,6 +127,7 @@ func TestAttachingASiteWithAnInvalidDomainAnswers400NamingTheDomain(t *testing.T
 }
 
 func TestAttachingASourceTypeThatIsUnknownOrMissingOrAPlatformAnswers400(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Types", "types")["id"].(string)
@@ -161,6 +164,7 @@ func TestAttachingASourceTypeThatIsUnknownOrMissingOrAPlatformAnswers400(t *test
 }
 
 func TestAttachingTheSameDomainTwiceToAFeedAnswers409(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Dupes", "dupes")["id"].(string)
@@ -183,6 +187,7 @@ func TestAttachingTheSameDomainTwiceToAFeedAnswers409(t *testing.T) {
 }
 
 func TestTheSameDomainInTwoFeedsSharesOneSourceRecord(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -208,6 +213,7 @@ func TestTheSameDomainInTwoFeedsSharesOneSourceRecord(t *testing.T) {
 }
 
 func TestPageSourcesReferenceASiteTheOrganizationKnows(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -286,6 +292,7 @@ func TestPageSourcesReferenceASiteTheOrganizationKnows(t *testing.T) {
 }
 
 func TestAttachingToAMissingFeedAnswers404AndLeavesNoTrace(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	id := randomID()
@@ -296,6 +303,7 @@ func TestAttachingToAMissingFeedAnswers404AndLeavesNoTrace(t *testing.T) {
 }
 
 func TestListingAFeedsSourcesShowsAttachmentsNewestFirstWithoutDetails(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "List", "sources")["id"].(string)
@@ -329,6 +337,7 @@ func TestListingAFeedsSourcesShowsAttachmentsNewestFirstWithoutDetails(t *testin
 }
 
 func TestEnablingAndDisablingASourceAnswersTheAttachment(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -391,6 +400,7 @@ func TestEnablingAndDisablingASourceAnswersTheAttachment(t *testing.T) {
 }
 
 func TestDetachingASourceRemovesItAndAllowsAttachingItAgain(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Detach", "sources")["id"].(string)
@@ -431,6 +441,7 @@ func TestDetachingASourceRemovesItAndAllowsAttachingItAgain(t *testing.T) {
 }
 
 func TestSourceRecordsAreSharedButListedPerOrganization(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	acme := as(h, h.Key)
 	globex := as(h, h.NewKey("globex"))
@@ -536,6 +547,7 @@ func sendAtOnce(h *servicetest.Harness, method, path string, bodies []string) []
 }
 
 func TestConcurrentSourceWritesNeverFailAndAreVisibleWhenAnswered(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feedID := createFeed(t, c, "Busy", "concurrent writes")["id"].(string)

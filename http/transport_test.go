@@ -91,6 +91,7 @@ func request(line string, headers ...string) string {
 }
 
 func TestMalformedRequestsAreAnsweredWithoutEchoingAnyOfTheirBytes(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	addr := h.Listen()
 	auth := "Authorization: Bearer " + h.Key
@@ -117,6 +118,7 @@ func TestMalformedRequestsAreAnsweredWithoutEchoingAnyOfTheirBytes(t *testing.T)
 }
 
 func TestMalformedFramingIsAnswered400AtOnceAndTheConnectionClosed(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	addr := h.Listen()
 	auth := "Authorization: Bearer " + h.Key
@@ -143,6 +145,7 @@ func TestMalformedFramingIsAnswered400AtOnceAndTheConnectionClosed(t *testing.T)
 }
 
 func TestOversizedRequestLinesAndHeadersAnswer431AsAClientError(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	addr := h.Listen()
 	auth := "Authorization: Bearer " + h.Key
@@ -168,6 +171,7 @@ func TestOversizedRequestLinesAndHeadersAnswer431AsAClientError(t *testing.T) {
 }
 
 func TestAClientThatStallsInItsHeadersIsAnswered408AfterTheHeaderTimeout(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t, func(c *config.Config) { c.HeaderTimeout = 300 * time.Millisecond })
 	addr := h.Listen()
 	t.Run("headers that never end answer 408 REQUEST_TIMEOUT", func(t *testing.T) {
@@ -197,6 +201,7 @@ func TestAClientThatStallsInItsHeadersIsAnswered408AfterTheHeaderTimeout(t *test
 }
 
 func TestConnectionsPastTheCapsAreAnsweredInTheEnvelopeAndClosed(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t, func(c *config.Config) { c.MaxConnsPerIP = 2; c.MaxConns = 3 })
 	addr := h.Listen()
 	health := request("GET /healthz HTTP/1.1")

@@ -140,6 +140,7 @@ func wantWebhook(t *testing.T, what string, m map[string]any, withSecret bool) {
 }
 
 func TestCreatingAWebhookAnswers201WithASecretShownOnlyThen(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := newEventFeedFor(t, h, orgOfKey(t, h, h.Key))
@@ -181,6 +182,7 @@ func TestCreatingAWebhookAnswers201WithASecretShownOnlyThen(t *testing.T) {
 }
 
 func TestWebhookBodiesAreValidatedAndARefusedOneStoresNothing(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t, func(c *config.Config) { c.AllowPrivateNetworks = false })
 	c := as(h, h.Key)
 	other := newEventFeedFor(t, h, orgOfKey(t, h, h.NewKey("other")))
@@ -219,6 +221,7 @@ func TestWebhookBodiesAreValidatedAndARefusedOneStoresNothing(t *testing.T) {
 }
 
 func TestWebhookRoutesNeedTheWebhooksScope(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	id := wantDataObject(t, as(h, h.Key).do(t, "POST", "/webhooks", map[string]any{"url": "https://example.com/h", "events": []string{"event.item_added"}}), http.StatusCreated)["id"].(string)
 	key := as(h, h.NewKey("acme", auth.ScopeNews, auth.ScopeEvents, auth.ScopeItems))
@@ -236,6 +239,7 @@ func TestWebhookRoutesNeedTheWebhooksScope(t *testing.T) {
 }
 
 func TestAnotherOrganizationsWebhookAnswers404LikeAMissingOne(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	id := wantDataObject(t, as(h, h.Key).do(t, "POST", "/webhooks", map[string]any{"url": "https://example.com/h", "events": []string{"event.item_added"}}), http.StatusCreated)["id"].(string)
 	stranger := as(h, h.NewKey("globex"))
@@ -266,6 +270,7 @@ func TestAnotherOrganizationsWebhookAnswers404LikeAMissingOne(t *testing.T) {
 }
 
 func TestAChangeNamingAnotherOrganizationsEventFeedAnswers404AndChangesNothing(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	own := newEventFeedFor(t, h, orgOfKey(t, h, h.Key))
@@ -285,6 +290,7 @@ func TestAChangeNamingAnotherOrganizationsEventFeedAnswers404AndChangesNothing(t
 }
 
 func TestADeliveryIsFoundOnlyUnderItsOwnWebhook(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	org := orgOfKey(t, h, h.Key)
@@ -307,6 +313,7 @@ func TestADeliveryIsFoundOnlyUnderItsOwnWebhook(t *testing.T) {
 }
 
 func TestAWebhookIsChangedDisabledReEnabledAndDeletedWithItsAnswerAtOnceVisible(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	feed := newEventFeedFor(t, h, orgOfKey(t, h, h.Key))
@@ -342,6 +349,7 @@ func TestAWebhookIsChangedDisabledReEnabledAndDeletedWithItsAnswerAtOnceVisible(
 }
 
 func TestRotatingASecretAnswersTheNewOneAndTheOldOnesGrace(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	rc := newHookReceiver(t, http.StatusOK)
@@ -372,6 +380,7 @@ func TestRotatingASecretAnswersTheNewOneAndTheOldOnesGrace(t *testing.T) {
 }
 
 func TestTheTestEndpointSendsOneSignedSampleAndSaysWhatHappened(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	rc := newHookReceiver(t, http.StatusOK)
@@ -427,6 +436,7 @@ func TestTheTestEndpointSendsOneSignedSampleAndSaysWhatHappened(t *testing.T) {
 }
 
 func TestTheTestEndpointNeverSignsWithAnotherOrganizationsSecret(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	rc := newHookReceiver(t, http.StatusOK)
 	theirs := wantDataObject(t, as(h, h.Key).do(t, "POST", "/webhooks", map[string]any{"url": rc.URL + "/in", "events": []string{"event.item_added"}}), http.StatusCreated)
@@ -446,6 +456,7 @@ func TestTheTestEndpointNeverSignsWithAnotherOrganizationsSecret(t *testing.T) {
 }
 
 func TestTheTestEndpointDoesNotFollowARedirect(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	target := newHookReceiver(t, http.StatusOK)
 	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
@@ -460,6 +471,7 @@ func TestTheTestEndpointDoesNotFollowARedirect(t *testing.T) {
 }
 
 func TestTheTestEndpointNeverReachesAPrivateAddressUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t, func(c *config.Config) { c.AllowPrivateNetworks = false })
 	c := as(h, h.Key)
 	rc := newHookReceiver(t, http.StatusOK)
@@ -475,6 +487,7 @@ func TestTheTestEndpointNeverReachesAPrivateAddressUnlessAllowed(t *testing.T) {
 }
 
 func TestDeliveriesAreListedPagedWithTheirAttemptsAndCanBeRedelivered(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	c := as(h, h.Key)
 	org := orgOfKey(t, h, h.Key)
@@ -537,6 +550,7 @@ func TestDeliveriesAreListedPagedWithTheirAttemptsAndCanBeRedelivered(t *testing
 }
 
 func TestWebhookMetricsAreServed(t *testing.T) {
+	t.Parallel()
 	h := servicetest.Start(t)
 	rc := newHookReceiver(t, http.StatusOK)
 	c := as(h, h.Key)
