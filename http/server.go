@@ -246,7 +246,10 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
 	if err := h.Ready(ctx); err != nil {
-		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "error": err.Error()})
+		// The reason goes to the log, not to whoever asks: it can name
+		// hosts, users and database internals.
+		h.Logger.Warn("not ready", "err", err)
+		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable"})
 	}
 	return c.JSON(fiber.Map{"status": "ready"})
 }
