@@ -80,6 +80,14 @@ func New(store eventstore.Store, lookups Lookups) *Handler {
 	return &Handler{store: store, lookups: lookups, now: domain.Now, newID: newID}
 }
 
+// WithClock returns a handler that dates what it decides by now instead
+// of the wall clock: a test can record a history spread over days.
+func (h *Handler) WithClock(now func() time.Time) *Handler {
+	c := *h
+	c.now = now
+	return &c
+}
+
 func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
 type metadata struct {

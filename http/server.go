@@ -187,6 +187,10 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
 	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
+	insights := app.Group("/insights", envelope.Speak(envelope.News), items)
+	insights.Get("/feedback", h.feedbackInsights)
+	insights.Get("/sources/negative", h.negativeSources)
+
 	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)
