@@ -77,6 +77,12 @@ func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
 		{"give feedback on an event item", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
 			return req{"POST", eventItems + "/" + eventItem + "/feedback", map[string]any{"rating": "positive"}}
 		}},
+		{"read an item's history", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"GET", items + "/" + item + "/history", nil}
+		}},
+		{"read an event item's history", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"GET", eventItems + "/" + eventItem + "/history", nil}
+		}},
 		{"read feedback insights", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
 			return req{"GET", "/insights/feedback?groupBy=feed", nil}
 		}},
