@@ -133,9 +133,13 @@ func (b *insightBatch) insertFeedback(ctx context.Context, db bun.IDB) error {
 			kinds[i], ratings[i], comments[i], at[i] = string(e.FeedKind()), string(e.Rating), e.Comment, e.At
 			commits[i], prepares[i] = int64(r.env.Position.Commit), int64(r.env.Position.Prepare)
 		}
+		// The item's add precedes its feedback in the log (one stream), so
+		// its row is there: written by an earlier batch, or by this one's
+		// insertItems, which runs first.
 		if err := execArrays(ctx, db, `INSERT INTO insight_feedback (feedback_id, organization_id, feed_id, feed_kind, item_id,
-				source_id, rating, comment, given_at, log_commit, log_prepare)
-			SELECT r.* FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
+				source_id, rating, comment, given_at, log_commit, log_prepare, item_added_at)
+			SELECT r.*, (SELECT i.added_at FROM insight_items AS i WHERE i.item_id = r.item_id)
+			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
 				$8::text[], $9::timestamptz[], $10::bigint[], $11::bigint[])
 				AS r(feedback_id, organization_id, feed_id, feed_kind, item_id, source_id, rating, comment, given_at, log_commit, log_prepare)
 			WHERE NOT EXISTS (SELECT 1 FROM insight_deleted_feeds AS d WHERE d.feed_id = r.feed_id)

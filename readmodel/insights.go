@@ -95,11 +95,11 @@ const periodItemsBefore = `(SELECT coalesce(sum(d.n), 0) FROM item_days AS d WHE
 var insightGroupings = map[string]insightGrouping{
 	GroupByDay: {
 		key: "date_trunc('day', fb.given_at AT TIME ZONE 'UTC')", carried: "NULL::uuid AS feed_id, NULL::text AS feed_kind",
-		closes: "(g.gkey + interval '1 day') AT TIME ZONE 'UTC'", itemsBefore: periodItemsBefore, period: true,
+		closes: "(gkey + interval '1 day') AT TIME ZONE 'UTC'", itemsBefore: periodItemsBefore, period: true,
 	},
 	GroupByWeek: {
 		key: "date_trunc('week', fb.given_at AT TIME ZONE 'UTC')", carried: "NULL::uuid AS feed_id, NULL::text AS feed_kind",
-		closes: "(g.gkey + interval '7 days') AT TIME ZONE 'UTC'", itemsBefore: periodItemsBefore, period: true,
+		closes: "(gkey + interval '7 days') AT TIME ZONE 'UTC'", itemsBefore: periodItemsBefore, period: true,
 	},
 	GroupBySource: {
 		key: "fb.source_id", carried: "NULL::uuid AS feed_id, NULL::text AS feed_kind", closes: "'infinity'::timestamptz",
@@ -118,79 +118,70 @@ var insightGroupings = map[string]insightGrouping{
 // insightsSQL is the one statement of an insight page. Its named
 // arguments are insightArgs; a NULL one filters nothing.
 //
-//   - fb: the entries the filter keeps, with their group's key;
-//   - groups: the counts of every group; page: the groups of the page, with
-//     when each one's window closes;
-//   - late: per group, rated items added at or after it closed (they
-//     existed, having been rated), which the denominator adds;
-//   - notes: per group, its latest five comments.
+//   - fb: the entries the filter keeps, with their group's key and when
+//     the group's window closes;
+//   - rated: one row per group and item, with the item's counts and
+//     whether it was added at or after the window closed (it existed all
+//     the same, having been rated: the denominator adds it); grouping
+//     twice counts distinct items without sorting every entry;
+//   - groups: the counts of every group; page: the groups of the page;
+//   - notes: per group on the page, its latest five comments, whose text
+//     is read for those alone.
 const insightsSQL = `WITH fb AS MATERIALIZED (
-		SELECT fb.*, {key} AS gkey FROM insight_feedback AS fb
-		WHERE fb.organization_id = ?org
-		  AND (?feed::uuid IS NULL OR fb.feed_id = ?feed::uuid)
-		  AND (?since::timestamptz IS NULL OR fb.given_at > ?since::timestamptz)
-		  AND (?until::timestamptz IS NULL OR fb.given_at < ?until::timestamptz)
-		  AND (?rating::text IS NULL OR fb.rating = ?rating::text)
-	), groups AS (
-		SELECT gkey, {carried},
+		SELECT e.*, least({closes}, coalesce(?until::timestamptz, 'infinity')) AS closes
+		FROM (SELECT fb.feedback_id, fb.item_id, fb.feed_id, fb.feed_kind, fb.rating, fb.comment <> '' AS noted,
+				fb.given_at, fb.log_commit, fb.log_prepare, fb.item_added_at, {key} AS gkey
+			FROM insight_feedback AS fb
+			WHERE fb.organization_id = ?org
+			  AND (?feed::uuid IS NULL OR fb.feed_id = ?feed::uuid)
+			  AND (?since::timestamptz IS NULL OR fb.given_at > ?since::timestamptz)
+			  AND (?until::timestamptz IS NULL OR fb.given_at < ?until::timestamptz)
+			  AND (?rating::text IS NULL OR fb.rating = ?rating::text)) AS e
+	), rated AS (
+		SELECT gkey, {carried}, closes,
 			count(*) FILTER (WHERE rating = 'positive') AS positive,
 			count(*) FILTER (WHERE rating = 'negative') AS negative,
 			count(*) FILTER (WHERE rating = 'neutral') AS neutral,
-			count(*) AS total, count(DISTINCT item_id) AS items_rated
-		FROM fb GROUP BY 1, 2, 3
+			bool_or(item_added_at IS NULL OR item_added_at >= closes) AS late
+		FROM fb GROUP BY gkey, item_id, 2, 3, closes
+	), groups AS (
+		SELECT gkey, feed_id, feed_kind, closes, sum(positive) AS positive, sum(negative) AS negative, sum(neutral) AS neutral,
+			sum(positive + negative + neutral) AS total, count(*) AS items_rated, count(*) FILTER (WHERE late) AS late
+		FROM rated GROUP BY gkey, feed_id, feed_kind, closes
 	), page AS MATERIALIZED (
-		SELECT g.*, least({closes}, coalesce(?until::timestamptz, 'infinity')) AS closes
-		FROM groups AS g ORDER BY {order} LIMIT ?limit OFFSET ?offset
+		SELECT g.* FROM groups AS g ORDER BY {order} LIMIT ?limit OFFSET ?offset
 	), item_days AS MATERIALIZED (
 		SELECT date_trunc('day', i.added_at AT TIME ZONE 'UTC') AS day, count(*) AS n
 		FROM insight_items AS i WHERE {period} AND {scope} GROUP BY 1
-	), late AS (
-		SELECT r.gkey, count(DISTINCT r.item_id) AS n
-		FROM fb AS r JOIN page AS g ON g.gkey = r.gkey LEFT JOIN insight_items AS i ON i.item_id = r.item_id
-		WHERE i.added_at IS NULL OR i.added_at >= g.closes GROUP BY r.gkey
 	), notes AS (
 		SELECT c.gkey, json_agg(json_build_object('feedback_id', c.feedback_id, 'item_id', c.item_id, 'rating', c.rating,
-			'comment', c.comment, 'given_at', c.given_at) ORDER BY c.rn) AS comments
+			'comment', (SELECT f.comment FROM insight_feedback AS f WHERE f.feedback_id = c.feedback_id),
+			'given_at', c.given_at) ORDER BY c.rn) AS comments
 		FROM (SELECT r.*, row_number() OVER (PARTITION BY r.gkey ORDER BY r.given_at DESC, r.log_commit DESC, r.log_prepare DESC) AS rn
-			FROM fb AS r JOIN page AS g ON g.gkey = r.gkey WHERE r.comment <> '') AS c
+			FROM fb AS r JOIN page AS g ON g.gkey = r.gkey WHERE r.noted) AS c
 		WHERE c.rn <= 5 GROUP BY c.gkey
 	)
 	SELECT t.total_groups, {keyText} AS key, g.feed_id, g.feed_kind, g.positive, g.negative, g.neutral, g.items_rated,
-		{itemsBefore} + coalesce(late.n, 0) AS items, coalesce(notes.comments, '[]') AS comments
+		{itemsBefore} + g.late AS items, coalesce(notes.comments, '[]') AS comments
 	FROM (SELECT count(*) AS total_groups FROM groups) AS t
 	LEFT JOIN page AS g ON true
-	LEFT JOIN late ON late.gkey = g.gkey
 	LEFT JOIN notes ON notes.gkey = g.gkey
 	ORDER BY {order}`
 
 // FeedbackInsights groups an organization's feedback (or one feed's) as
 // the filter says. A feed the organization does not have is not found.
 func (q *Queries) FeedbackInsights(ctx context.Context, org uuid.UUID, f FeedbackInsightFilter) (FeedbackInsightPage, error) {
-	g, ok := insightGroupings[f.GroupBy]
-	if !ok {
-		return FeedbackInsightPage{}, fmt.Errorf("feedback insights: unknown grouping %q", f.GroupBy)
+	query, args, err := insightQuery(org, f)
+	if err != nil {
+		return FeedbackInsightPage{}, err
 	}
 	if f.FeedID != nil {
 		if err := q.feedOfAnyKind(ctx, org, *f.FeedID); err != nil {
 			return FeedbackInsightPage{}, err
 		}
 	}
-	args := insightArgs{Org: org, Feed: f.FeedID, Since: f.Since, Until: f.Until, Limit: f.Limit, Offset: f.Offset}
-	if f.Rating != "" {
-		rating := string(f.Rating)
-		args.Rating = &rating
-	}
-	keyText, order := "g.gkey::text", "g.total DESC, g.gkey"
-	if g.period {
-		keyText, order = "to_char(g.gkey, 'YYYY-MM-DD')", "g.gkey DESC"
-	}
-	query := strings.NewReplacer(
-		"{itemsBefore}", g.itemsBefore, "{key}", g.key, "{carried}", g.carried, "{closes}", g.closes,
-		"{keyText}", keyText, "{order}", order, "{period}", fmt.Sprint(g.period),
-	).Replace(insightsSQL)
-	query = strings.ReplaceAll(query, "{scope}", "i.organization_id = ?org AND (?feed::uuid IS NULL OR i.feed_id = ?feed::uuid)")
 	var rows []insightRow
-	if err := q.db.NewRaw(query, args).Scan(ctx, &rows); err != nil {
+	if err = q.db.NewRaw(query, args).Scan(ctx, &rows); err != nil {
 		return FeedbackInsightPage{}, fmt.Errorf("feedback insights of %s: %w", org, err)
 	}
 	page := FeedbackInsightPage{Groups: []FeedbackInsight{}}
@@ -209,6 +200,28 @@ func (q *Queries) FeedbackInsights(ctx context.Context, org uuid.UUID, f Feedbac
 		page.Groups = append(page.Groups, g)
 	}
 	return page, nil
+}
+
+// insightQuery is the statement and arguments of an insight page.
+func insightQuery(org uuid.UUID, f FeedbackInsightFilter) (string, insightArgs, error) {
+	g, ok := insightGroupings[f.GroupBy]
+	if !ok {
+		return "", insightArgs{}, fmt.Errorf("feedback insights: unknown grouping %q", f.GroupBy)
+	}
+	args := insightArgs{Org: org, Feed: f.FeedID, Since: f.Since, Until: f.Until, Limit: f.Limit, Offset: f.Offset}
+	if f.Rating != "" {
+		rating := string(f.Rating)
+		args.Rating = &rating
+	}
+	keyText, order := "g.gkey::text", "g.total DESC, g.gkey"
+	if g.period {
+		keyText, order = "to_char(g.gkey, 'YYYY-MM-DD')", "g.gkey DESC"
+	}
+	query := strings.NewReplacer(
+		"{itemsBefore}", g.itemsBefore, "{key}", g.key, "{carried}", g.carried, "{closes}", g.closes,
+		"{keyText}", keyText, "{order}", order, "{period}", fmt.Sprint(g.period),
+	).Replace(insightsSQL)
+	return strings.ReplaceAll(query, "{scope}", "i.organization_id = ?org AND (?feed::uuid IS NULL OR i.feed_id = ?feed::uuid)"), args, nil
 }
 
 // insightArgs are the insight query's named arguments; nil is NULL, no

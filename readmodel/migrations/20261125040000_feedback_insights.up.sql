@@ -1,10 +1,11 @@
 -- Feedback insights (GET /insights/feedback), owned by the insights
 -- projector and filled from the event log: every item ever added to a feed
 -- (the denominator of "share of items rated") and every feedback entry,
--- with its place in the log to order ties. A deleted feed's rows are
--- removed and the feed remembered, so an event of it that comes later in
--- the log is not counted either. Created empty: the projector fills them
--- from history (a new insight never migrates old data).
+-- with its place in the log to order ties and when its item was added (so
+-- that a group's denominator needs no join per entry). A deleted feed's
+-- rows are removed and the feed remembered, so an event of it that comes
+-- later in the log is not counted either. Created empty: the projector
+-- fills them from history (a new insight never migrates old data).
 CREATE TABLE IF NOT EXISTS insight_items (
     item_id         uuid PRIMARY KEY,
     organization_id uuid        NOT NULL,
@@ -30,6 +31,7 @@ CREATE TABLE IF NOT EXISTS insight_feedback (
     rating          text        NOT NULL,
     comment         text        NOT NULL,
     given_at        timestamptz NOT NULL,
+    item_added_at   timestamptz,
     log_commit      bigint      NOT NULL,
     log_prepare     bigint      NOT NULL
 );
