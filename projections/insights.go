@@ -66,10 +66,11 @@ type insightFeedback struct {
 	env Envelope
 }
 
-// insightBatch is a batch's writes, made at its end in three statements.
-// Their order does not matter to the result: rows of a feed deleted in the
-// batch are inserted and then removed, rows of one deleted before are
-// never inserted.
+// insightBatch is a batch's writes, made at its end in three statements:
+// items first, so that a feedback row finds when its item was added, then
+// feedback, then deletions. Where a deletion falls in the batch does not
+// matter: rows of a feed deleted in the batch are inserted and then
+// removed, rows of one deleted before are never inserted.
 type insightBatch struct {
 	items    []insightItem
 	feedback []insightFeedback
