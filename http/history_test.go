@@ -133,6 +133,29 @@ func TestANewsItemsHistoryListsItsArticleItsAddAndItsFeedbackInLogOrder(t *testi
 		}
 	}
 
+	t.Run("an article another organization's source found first names only the organization's own source", func(t *testing.T) {
+		if _, _, err := h.Service.Commands.DiscoverArticle(context.Background(), commands.DiscoverArticle{
+			SourceID: uuid.MustParse(secretSource), Content: full(2),
+		}); err != nil {
+			t.Fatal(err)
+		}
+		att := wantDataList(t, h.Do("GET", "/feeds/news/"+f.feedID+"/sources", nil))[0]
+		second := f.add(t, att, full(2))
+		got := readHistory(t, h.Do("GET", "/feeds/news/"+f.feedID+"/items/"+second+"/history", nil).MustStatus(t, 200))
+		types := []string{}
+		for _, e := range got.Entries {
+			types = append(types, e.Type)
+		}
+		if strings.Join(types, " ") != "ArticleDiscovered ArticleFoundOnSource NewsItemAdded" {
+			t.Fatalf("history %v", types)
+		}
+		if _, named := got.Entries[0].Data["sourceId"]; named || got.Entries[1].Data["sourceId"] != att["sourceId"] {
+			t.Fatalf("discovered %v, found %v", got.Entries[0].Data, got.Entries[1].Data)
+		}
+		if strings.Contains(mustJSON(t, got), secretSource) {
+			t.Fatalf("the history names another organization's source: %s", mustJSON(t, got))
+		}
+	})
 	t.Run("it pages like item lists", func(t *testing.T) {
 		page := readHistory(t, h.Do("GET", path+"?limit=3&offset=1", nil).MustStatus(t, 200))
 		if page.Total != 4 || len(page.Entries) != 3 || page.Pagination.HasMore || page.Entries[0].Position != got.Entries[1].Position {
