@@ -80,6 +80,14 @@ func New(store eventstore.Store, lookups Lookups) *Handler {
 	return &Handler{store: store, lookups: lookups, now: domain.Now, newID: newID}
 }
 
+// WithClock returns a handler that dates what it decides by now instead
+// of the wall clock: a test can record a history spread over days.
+func (h *Handler) WithClock(now func() time.Time) *Handler {
+	c := *h
+	c.now = now
+	return &c
+}
+
 func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
 
 type metadata struct {
@@ -145,33 +153,23 @@ func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A
 // cover them.
 func (h *Handler) load(ctx context.Context, stream string, agg domain.Aggregate) (int, Result, error) {
 	var seen Result
-	var from uint64
 	version := 0
-	for {
-		recs, err := h.store.ReadStream(ctx, stream, from, 1000)
-		if errors.Is(err, eventstore.ErrStreamNotFound) {
-			return version, seen, nil
+	for r, err := range eventstore.Events(ctx, h.store, stream, 1000) {
+		if err != nil {
+			return 0, Result{}, err
 		}
+		e, err := domain.DecodeEvent(r.Type, r.Data)
 		if err != nil {
 			return 0, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
 		}
-		for _, r := range recs {
-			e, err := domain.DecodeEvent(r.Type, r.Data)
-			if err != nil {
-				return 0, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
-			}
-			agg.Apply(e)
-			version++
-			seen.SeenPosition = r.Position
-			if !slices.Contains(seen.SeenEventTypes, r.Type) {
-				seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
-			}
+		agg.Apply(e)
+		version++
+		seen.SeenPosition = r.Position
+		if !slices.Contains(seen.SeenEventTypes, r.Type) {
+			seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
 		}
-		if len(recs) < 1000 {
-			return version, seen, nil
-		}
-		from = recs[len(recs)-1].Revision + 1
 	}
+	return version, seen, nil
 }
 
 // append stores decided events with the given precondition.

@@ -103,11 +103,11 @@ func (h *Handler) GiveFeedback(ctx context.Context, c GiveFeedback) (uuid.UUID, 
 	}
 	id := h.newID()
 	var res Result
-	switch c.Kind {
+	switch stream := domain.ItemStream(c.Kind, ref); c.Kind {
 	case domain.FeedEvents:
-		res, err = rate(ctx, h, c, id, fb, domain.EventItemStream(c.FeedID, ref.EventID), func() *domain.EventItem { return &domain.EventItem{} })
+		res, err = rate(ctx, h, c, id, fb, stream, func() *domain.EventItem { return &domain.EventItem{} })
 	default:
-		res, err = rate(ctx, h, c, id, fb, domain.NewsItemStream(c.FeedID, ref.NewsPageID), func() *domain.NewsItem { return &domain.NewsItem{} })
+		res, err = rate(ctx, h, c, id, fb, stream, func() *domain.NewsItem { return &domain.NewsItem{} })
 	}
 	if err != nil {
 		return uuid.Nil, Result{}, fmt.Errorf("give feedback on item %s: %w", c.ItemID, err)

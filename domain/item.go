@@ -76,6 +76,15 @@ type ItemRef struct {
 	SourceID   uuid.UUID
 }
 
+// ItemStream is the stream of the item ref names in a feed of kind: its
+// feed and article for news, its feed and event for events.
+func ItemStream(kind FeedKind, ref ItemRef) string {
+	if kind == FeedEvents {
+		return EventItemStream(ref.FeedID, ref.EventID)
+	}
+	return NewsItemStream(ref.FeedID, ref.NewsPageID)
+}
+
 // NewsItem is one article in one feed, with the feedback given on it.
 type NewsItem struct {
 	added  NewsItemAdded
@@ -127,6 +136,16 @@ const (
 	RatingNegative Rating = "negative"
 	RatingNeutral  Rating = "neutral"
 )
+
+// Known reports whether r is one of the three ratings: a stored rating
+// that is not cannot be counted.
+func (r Rating) Known() bool {
+	switch r {
+	case RatingPositive, RatingNegative, RatingNeutral:
+		return true
+	}
+	return false
+}
 
 // MaxCommentLength is the feedback comment limit (api.md 8), in characters.
 const MaxCommentLength = 5000

@@ -86,7 +86,7 @@ func singleValued(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	// Only a parameter of ours is named: the field is echoed to the client.
-	if !slices.Contains(itemQueryParams, repeated) {
+	if !slices.Contains(itemQueryParams, repeated) && !slices.Contains(insightQueryParams, repeated) {
 		repeated = "query"
 	}
 	return envelope.BadRequest(repeated, "must be given at most once")

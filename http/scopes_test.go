@@ -78,6 +78,18 @@ func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
 		{"give feedback on an event item", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
 			return req{"POST", eventItems + "/" + eventItem + "/feedback", map[string]any{"rating": "positive"}}
 		}},
+		{"read an item's history", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"GET", items + "/" + item + "/history", nil}
+		}},
+		{"read an event item's history", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"GET", eventItems + "/" + eventItem + "/history", nil}
+		}},
+		{"read feedback insights", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"GET", "/insights/feedback?groupBy=feed", nil}
+		}},
+		{"rank sources by negative feedback", []auth.Scope{auth.ScopeItems}, 200, func(t *testing.T) req {
+			return req{"GET", "/insights/sources/negative", nil}
+		}},
 		{"register a source record", []auth.Scope{auth.ScopeNews, auth.ScopeEvents}, 200, func(t *testing.T) req {
 			return req{"POST", "/sources", site("news.example")}
 		}},

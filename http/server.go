@@ -13,6 +13,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventshape"
+	"github.com/feedsvc/feedsvc/history"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
@@ -54,6 +55,8 @@ type Deps struct {
 	// (relevanceScore); when nil, items are not scored and the member is
 	// omitted. The service sets it to extraction's scoring.
 	EventRelevance eventshape.RelevanceFunc
+	// History reads an item's events from the event store.
+	History *history.Reader
 	// Webhooks keeps signing secrets and the delivery log, and sends test
 	// deliveries.
 	Webhooks *webhook.Service
@@ -170,6 +173,7 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Get("/:feedId/items", items, h.listNewsItems)
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
+	news.Get("/:feedId/items/:itemId/history", items, h.itemHistory(domain.FeedNews, "feedId"))
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	eventsScope := auth.RequireScope(auth.ScopeEvents)
@@ -185,7 +189,12 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Get("/:id/items", items, h.listEventItems)
 	events.Get("/:id/items/:itemId", items, h.getEventItem)
 	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
+	events.Get("/:id/items/:itemId/history", items, h.itemHistory(domain.FeedEvents, "id"))
 	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
+
+	insights := app.Group("/insights", envelope.Speak(envelope.News), items)
+	insights.Get("/feedback", h.feedbackInsights)
+	insights.Get("/sources/negative", h.negativeSources)
 
 	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)

@@ -2,7 +2,7 @@ package projections
 
 // All returns every projector the service runs, in no particular order.
 func All() []Projector {
-	return []Projector{Feeds{}, Sources{}, NewsItems{}, EventItems{}, Articles{}, Feedback{}, Ingestion{}, Webhooks{}}
+	return []Projector{Feeds{}, Sources{}, NewsItems{}, EventItems{}, Articles{}, Feedback{}, Ingestion{}, Webhooks{}, Insights{}, NegativeSources{}}
 }
 
 // Consistent returns the projectors a write of the API waits for before it
@@ -10,7 +10,7 @@ func All() []Projector {
 // attachments, since a disable or a delete must stop the crawling at once.
 // Articles, written only by the crawler, are left out.
 func Consistent() []Projector {
-	return []Projector{Feeds{}, Sources{}, NewsItems{}, EventItems{}, Feedback{}, Ingestion{}, Webhooks{}}
+	return []Projector{Feeds{}, Sources{}, NewsItems{}, EventItems{}, Feedback{}, Ingestion{}, Webhooks{}, Insights{}, NegativeSources{}}
 }
 
 // ByName finds a projector of All by name.

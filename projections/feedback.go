@@ -34,9 +34,7 @@ func projectFeedback(ctx context.Context, db bun.IDB, e domain.FeedbackGiven) er
 		return nil
 	}
 	col := string(e.Rating)
-	switch e.Rating {
-	case domain.RatingPositive, domain.RatingNegative, domain.RatingNeutral:
-	default:
+	if !e.Rating.Known() {
 		return fmt.Errorf("feedback %s has unknown rating %q", e.FeedbackID, e.Rating)
 	}
 	for scope, id := range map[string]any{

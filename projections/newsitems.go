@@ -94,17 +94,24 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 		}
 		blocks[i] = string(block)
 	}
-	args := []any{ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks}
+	return execArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks)
+}
+
+// execArrays runs a statement whose parameters are arrays ($1, $2, …)
+// straight through database/sql, so pgx encodes them itself, on a
+// statement the connection prepares once, rather than bun formatting them
+// into SQL text that Postgres would parse anew for every batch.
+func execArrays(ctx context.Context, db bun.IDB, query string, args ...any) error {
 	var err error
 	switch conn := db.(type) {
 	case bun.Tx:
-		_, err = conn.Tx.ExecContext(ctx, insertNewsItemsSQL, args...)
+		_, err = conn.Tx.ExecContext(ctx, query, args...)
 	case *bun.DB:
-		_, err = conn.DB.ExecContext(ctx, insertNewsItemsSQL, args...)
+		_, err = conn.DB.ExecContext(ctx, query, args...)
 	case bun.Conn:
-		_, err = conn.Conn.ExecContext(ctx, insertNewsItemsSQL, args...)
+		_, err = conn.Conn.ExecContext(ctx, query, args...)
 	default:
-		return fmt.Errorf("insert news items: unsupported connection %T", db)
+		return fmt.Errorf("write read model: unsupported connection %T", db)
 	}
 	return exec(nil, err)
 }

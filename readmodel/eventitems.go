@@ -349,6 +349,16 @@ func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 // ItemRef implements commands.Lookups: the item of a feed of a kind that
 // the organization sees.
 func (q *Queries) ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	return q.itemRef(ctx, kind, org, feedID, itemID, false)
+}
+
+// ItemOrigin is ItemRef for an item the feed ever had: an event item that
+// left its feed (its last attachment detached) still has a history.
+func (q *Queries) ItemOrigin(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	return q.itemRef(ctx, kind, org, feedID, itemID, true)
+}
+
+func (q *Queries) itemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID, hidden bool) (domain.ItemRef, error) {
 	if kind != domain.FeedEvents {
 		it, err := q.NewsItem(ctx, org, feedID, itemID)
 		if err != nil {
@@ -360,7 +370,7 @@ func (q *Queries) ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID
 		return domain.ItemRef{}, err
 	}
 	var ref domain.ItemRef
-	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND visible`, itemID, feedID).
+	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND (visible OR ?)`, itemID, feedID, hidden).
 		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}

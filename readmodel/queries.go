@@ -145,3 +145,19 @@ func (q *Queries) SourceDetails(ctx context.Context, org, id uuid.UUID) (domain.
 	}
 	return s.Details, nil
 }
+
+// KnownSources says which of ids are source records the organization
+// registered or attached.
+func (q *Queries) KnownSources(ctx context.Context, org uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	var known []uuid.UUID
+	err := q.db.NewRaw(`SELECT source_id FROM source_organizations WHERE organization_id = ? AND source_id = ANY(?::uuid[])`,
+		org, pgdialect.Array(UUIDStrings(ids))).Scan(ctx, &known)
+	if err != nil {
+		return nil, fmt.Errorf("find sources %s knows: %w", org, err)
+	}
+	out := make(map[uuid.UUID]bool, len(known))
+	for _, id := range known {
+		out[id] = true
+	}
+	return out, nil
+}

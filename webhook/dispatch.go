@@ -240,31 +240,20 @@ func (s *Service) render(ctx context.Context, e domain.EventItemAdded, at events
 
 // detailsAt folds the event's stream up to position at.
 func (s *Service) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.EventDetails, error) {
-	const page = 100
 	var event domain.CalendarEvent
 	stream := domain.CalendarEventStream(eventID)
-	for from := uint64(0); ; {
-		recs, err := s.parts.Store.ReadStream(ctx, stream, from, page)
-		if errors.Is(err, eventstore.ErrStreamNotFound) {
-			break
+	for r, err := range eventstore.Events(ctx, s.parts.Store, stream, 100) {
+		if err != nil {
+			return domain.EventDetails{}, err
 		}
+		if at.Less(r.Position) {
+			return event.Details(), nil
+		}
+		e, err := domain.DecodeEvent(r.Type, r.Data)
 		if err != nil {
 			return domain.EventDetails{}, fmt.Errorf("read %s: %w", stream, err)
 		}
-		for _, r := range recs {
-			if at.Less(r.Position) {
-				return event.Details(), nil
-			}
-			e, err := domain.DecodeEvent(r.Type, r.Data)
-			if err != nil {
-				return domain.EventDetails{}, fmt.Errorf("read %s: %w", stream, err)
-			}
-			event.Apply(e)
-		}
-		if len(recs) < page {
-			break
-		}
-		from = recs[len(recs)-1].Revision + 1
+		event.Apply(e)
 	}
 	if !event.Exists() {
 		// An item is added after its event is discovered; a log without the

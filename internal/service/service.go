@@ -17,6 +17,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/history"
 	apihttp "github.com/feedsvc/feedsvc/http"
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/internal/config"
@@ -100,6 +101,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
+		History:        history.New(s.Store, s.Queries),
 	})
 	return s, nil
 }

@@ -1,0 +1,61 @@
+package http
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/history"
+	"github.com/feedsvc/feedsvc/http/envelope"
+)
+
+// defaultHistoryLimit shows most histories whole on one page.
+const defaultHistoryLimit = 100
+
+// historyEntryJSON is one event of an item's history.
+type historyEntryJSON struct {
+	Position string `json:"position"`
+	Stream   string `json:"stream"`
+	Type     string `json:"type"`
+	At       string `json:"at"`
+	Data     any    `json:"data"`
+}
+
+type historyList struct {
+	Entries    []historyEntryJSON `json:"entries"`
+	Total      int                `json:"total"`
+	Pagination pagination         `json:"pagination"`
+}
+
+// itemHistory answers the events that made an item of a feed of kind
+// what it is, in log order; feedParam names the feed's path parameter.
+func (h *handlers) itemHistory(kind domain.FeedKind, feedParam string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		feedID, itemID, err := pathUUIDs(c, feedParam, "itemId")
+		if err != nil {
+			return err
+		}
+		limit, offset, err := pageParams(c, defaultHistoryLimit)
+		if err != nil {
+			return err
+		}
+		ctx, org := c.UserContext(), organization(c)
+		ref, err := h.Queries.ItemOrigin(ctx, kind, org, feedID, itemID)
+		if err != nil {
+			return err
+		}
+		all, err := h.History.Item(ctx, org, kind, itemID, ref)
+		if err != nil {
+			return err
+		}
+		page := all[min(offset, len(all)):min(offset+limit, len(all))]
+		out := make([]historyEntryJSON, 0, len(page))
+		for _, e := range page {
+			out = append(out, historyEntryOut(e))
+		}
+		return envelope.OK(c, fiber.StatusOK, historyList{Entries: out, Total: len(all), Pagination: pageOf(limit, offset, len(out), len(all))})
+	}
+}
+
+func historyEntryOut(e history.Entry) historyEntryJSON {
+	return historyEntryJSON{Position: e.Position.String(), Stream: e.Stream, Type: e.Type, At: timestamp(e.At), Data: e.Data}
+}

@@ -1,0 +1,29 @@
+package projections_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/projections"
+)
+
+func TestInsightsRebuiltFromHistoryEqualTheLiveOnes(t *testing.T) {
+	h := servicetest.Start(t)
+	servicetest.WriteFeedbackHistory(h, 3)
+	for _, p := range []projections.Projector{projections.Insights{}, projections.NegativeSources{}} {
+		t.Run(p.Name(), func(t *testing.T) {
+			live := dump(t, h.Service.DB.Bun, p)
+			if strings.Contains(live, " 0 rows") {
+				t.Fatalf("the live read model is too empty to compare:\n%s", live)
+			}
+			if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
+				t.Fatalf("rebuild %s: %v", p.Name(), err)
+			}
+			if rebuilt := dump(t, h.Service.DB.Bun, p); rebuilt != live {
+				t.Fatalf("%s rebuilt from the log differs from the live one:\nlive:\n%s\nrebuilt:\n%s", p.Name(), live, rebuilt)
+			}
+		})
+	}
+}

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS insight_source_ratings;
