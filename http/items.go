@@ -75,7 +75,7 @@ func parseInclude(c *fiber.Ctx) (bool, error) {
 			source = true
 		case "":
 		default:
-			return false, envelope.BadRequest("include", "unknown section "+strconv.Quote(strings.TrimSpace(tok))+"; only source is supported")
+			return false, envelope.BadRequest("include", "names an unknown section; only source is supported")
 		}
 	}
 	return source, nil
