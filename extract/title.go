@@ -190,7 +190,8 @@ func wordDice(a, b string) float64 {
 	return 2 * float64(common) / float64(len(seen)+len(set))
 }
 
-// firstElement is the first element of type a in document order, found
+// firstElement is the first HTML element (not an SVG one of the same
+// name) of type a in document order, found
 // without a selector so that the walk stops as soon as it is found (the
 // <title> sits near the top of the page).
 func firstElement(n *html.Node, a atom.Atom) *html.Node {
@@ -198,7 +199,7 @@ func firstElement(n *html.Node, a atom.Atom) *html.Node {
 		if c.Type != html.ElementNode {
 			continue
 		}
-		if c.DataAtom == a {
+		if c.DataAtom == a && c.Namespace == "" {
 			return c
 		}
 		if f := firstElement(c, a); f != nil {

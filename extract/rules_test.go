@@ -1,0 +1,95 @@
+package extract
+
+import (
+	"testing"
+	"time"
+)
+
+func TestATitleIsChosenByItsAgreementWithTheTitleTag(t *testing.T) {
+	tests := []struct {
+		name       string
+		titleTag   string
+		siteNames  []string
+		candidates []string
+		want       string
+	}{
+		{"the candidate equal to <title> without the site name wins over a summary",
+			"Lake Varnholm - Wikipedia", nil, []string{"lake in the uplands", "Lake Varnholm", "Lake Varnholm - Wikipedia"}, "Lake Varnholm"},
+		{"a copy of <title> beats a text that shares none of its words, and loses the declared site name",
+			"Storm hits coast | Example News", []string{"Example News"}, []string{"Our live coverage", "Storm hits coast | Example News"}, "Storm hits coast"},
+		{"a rewritten title sharing most words beats an unrelated one",
+			"Storm batters coast, thousands flee | Example News", nil, []string{"Live: latest updates", "Storm batters the coast as thousands flee"}, "Storm batters the coast as thousands flee"},
+		{"among equally agreeing candidates the most trusted wins",
+			"Ignored title | Example", nil, []string{"Storm & flood hit the coast", "OG title"}, "Storm & flood hit the coast"},
+		{"a candidate that is the site's name is never chosen",
+			"Budget passes after long night | Example News", nil, []string{"Example News", "Budget passes"}, "Budget passes"},
+		{"a long suffix is part of the title, not the site's name",
+			"Brexit - what happens next week in Parliament", nil, []string{"Brexit - what happens next week in Parliament"}, "Brexit - what happens next week in Parliament"},
+		{"without a <title> the most trusted candidate wins",
+			"", nil, []string{"Headline", "Name"}, "Headline"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := newTitleTag(tt.titleTag, tt.siteNames).choose(tt.candidates); got != tt.want {
+				t.Errorf("choose = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestALeadIsJudgedBySentenceShape(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want bool
+	}{
+		{"a short complete sentence is a lead", "The council approved the budget.", true},
+		{"a sentence ending in a closing quote is a lead", `The mayor said: "We will rebuild."`, true},
+		{"two words are a label, not a lead", "Too short.", false},
+		{"a byline without a full stop is not a lead", "By Jane Doe, Political editor", false},
+		{"a sentence starting in lower case is a fragment", "and then the council approved the budget.", false},
+		{"a colon ending introduces a list", "Here is what we know so far:", false},
+		{"long prose counts even typed in lower case without a full stop",
+			"has anyone else seen the battery drain after the update, mine goes from full to half overnight", true},
+		{"Japanese prose without spaces is a lead", "市議会は火曜日、新しい図書館の建設計画を承認した。", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := sentenceShaped(tt.text); got != tt.want {
+				t.Errorf("sentenceShaped(%q) = %v, want %v", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestADeclaredTimeZoneIsReadAsANameOrAnOffset(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         string
+		wantOffset int // at 2024-07-01 12:00 UTC
+		wantNil    bool
+	}{
+		{"an IANA name is that zone", "Europe/Berlin", 2 * 3600, false},
+		{"an offset with a colon", "+05:30", 5*3600 + 1800, false},
+		{"an offset without a colon", "-0300", -3 * 3600, false},
+		{"a UTC-prefixed hour offset", "UTC+2", 2 * 3600, false},
+		{"GMT alone is UTC", "GMT", 0, false},
+		{"a made-up name is no zone", "Mars/Olympus", 0, true},
+		{"an offset beyond 14 hours is no zone", "+15:00", 0, true},
+		{"a path escaping the zone database is no zone", "../../etc/passwd", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			loc := parseZone(tt.in)
+			if (loc == nil) != tt.wantNil {
+				t.Fatalf("parseZone(%q) = %v, want nil %v", tt.in, loc, tt.wantNil)
+			}
+			if loc == nil {
+				return
+			}
+			if _, off := time.Date(2024, 7, 1, 12, 0, 0, 0, time.UTC).In(loc).Zone(); off != tt.wantOffset {
+				t.Errorf("offset = %d, want %d", off, tt.wantOffset)
+			}
+		})
+	}
+}
