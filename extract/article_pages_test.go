@@ -11,7 +11,9 @@ import (
 // real sites that show each class of miss (testdata/articles) and expects
 // the title, description and date a careful reader would pick.
 func TestParseArticleReadsPagesAsAReaderWould(t *testing.T) {
-	utc := func(y int, mo time.Month, d, h, mi, s int) time.Time { return time.Date(y, mo, d, h, mi, s, 0, time.UTC) }
+	utc := func(y int, mo time.Month, d, h, mi, s int) time.Time {
+		return time.Date(y, mo, d, h, mi, s, 0, time.UTC)
+	}
 	tests := []struct {
 		name      string
 		file      string
