@@ -41,7 +41,9 @@ type Article struct {
 	Title       string
 	Description string
 	ImageURL    string
-	// PublishedAt is in UTC, and zero when the page does not say.
+	// PublishedAt is in UTC, and zero when the page does not say. A date
+	// the page gives without a zone is read in the zone the page declares
+	// for its site, else UTC.
 	PublishedAt time.Time
 }
 
@@ -63,8 +65,11 @@ type page struct {
 
 // ParseArticle extracts article metadata from an HTML page, decoded from
 // its charset, at the URL it was fetched from. Each field comes from the
-// first source that has it: JSON-LD, then OpenGraph, then other meta tags,
-// then the document body. Relative URLs are resolved against the page URL
+// first source that has it: JSON-LD, then OpenGraph, then other meta tags
+// (Dublin Core last), then the document body; except the title, chosen
+// among JSON-LD and OpenGraph by agreement with <title> (see page.title),
+// and the date, which ranks its sources itself (see page.published).
+// Relative URLs are resolved against the page URL
 // (or the page's <base href>). A document that is not HTML is ErrNotHTML.
 // When no title is found, the partial Article is returned with an error
 // wrapping ErrNoTitle.
