@@ -304,12 +304,16 @@ func (p *page) siteNames() []string {
 
 // documentTitle prefers the first <h1> that is not the site's name when
 // <title> contains it, because <title> usually carries a " | Site name"
-// suffix and the h1 is the clean headline; otherwise <title> without the
-// site's name.
+// suffix and the h1 is the clean headline; otherwise <title>, without the
+// site's name when the page declares it or shows it as an h1.
 func (p *page) documentTitle(tag titleTag) string {
 	var h1 string
+	confirmed := false
 	p.doc.Find("h1").EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		text := Clean(s.Text())
+		if text != "" && tag.isSite(text) {
+			confirmed = true
+		}
 		if text == "" || tag.isSite(text) {
 			return true
 		}
@@ -319,7 +323,10 @@ func (p *page) documentTitle(tag titleTag) string {
 	if h1 != "" && (tag.full == "" || strings.Contains(" "+normTitle(tag.full)+" ", " "+normTitle(h1)+" ")) {
 		return h1
 	}
-	return tag.core
+	if confirmed {
+		return tag.core
+	}
+	return tag.declaredCore
 }
 
 // description is the first of the JSON-LD description, OpenGraph's,

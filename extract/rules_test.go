@@ -25,6 +25,8 @@ func TestATitleIsChosenByItsAgreementWithTheTitleTag(t *testing.T) {
 			"Budget passes after long night | Example News", nil, []string{"Example News", "Budget passes"}, "Budget passes"},
 		{"a long suffix is part of the title, not the site's name",
 			"Brexit - what happens next week in Parliament", nil, []string{"Brexit - what happens next week in Parliament"}, "Brexit - what happens next week in Parliament"},
+		{"a short last part the page does not declare as its site's name stays in the title",
+			"Review: The Bear - season 3", nil, []string{"Review: The Bear - season 3"}, "Review: The Bear - season 3"},
 		{"without a <title> the most trusted candidate wins",
 			"", nil, []string{"Headline", "Name"}, "Headline"},
 	}
@@ -32,6 +34,35 @@ func TestATitleIsChosenByItsAgreementWithTheTitleTag(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := newTitleTag(tt.titleTag, tt.siteNames).choose(tt.candidates); got != tt.want {
 				t.Errorf("choose = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAPageWithoutTitleMetadataCutsOnlyASiteNameItShows(t *testing.T) {
+	tests := []struct {
+		name string
+		html string
+		want string
+	}{
+		{"a short last part shown as the logo h1 is cut",
+			`<title>Budget passes after long night | City Times</title><body><h1>City Times</h1><h2>Budget passes after long night, at last</h2>`,
+			"Budget passes after long night"},
+		{"a short last part the page never shows as its name is kept",
+			`<title>Review: The Bear - season 3</title><body><h1>Reviews</h1>`,
+			"Review: The Bear - season 3"},
+		{"an h1 that <title> contains is the title",
+			`<title>Review: The Bear - season 3</title><body><h1>Review: The Bear</h1>`,
+			"Review: The Bear"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseArticle(htmlPage("https://news.example.com/a/story", []byte(tt.html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Title != tt.want {
+				t.Errorf("Title = %q, want %q", got.Title, tt.want)
 			}
 		})
 	}

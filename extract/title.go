@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -35,22 +36,29 @@ const minTitleDice = 2.0 / 3
 // titleTag is the <title> split into the article's part and the site's
 // name, and the names the page gives its site.
 type titleTag struct {
-	full, core string
-	sites      []string // normalised
+	full string
+	// declaredCore is full without a site name the page declares; core is
+	// full without the site's name, declared or guessed.
+	declaredCore, core string
+	declared           []string // normalised
+	// guessed is a short last part of <title> taken for the site's name
+	// (normalised). It ranks candidates and rejects h1s equal to it, but
+	// is cut from a title only when the page confirms it, since
+	// "Review: The Bear - season 3" ends in a short part too.
+	guessed string
 }
 
-// newTitleTag splits a <title> by the site names the page declares; a
-// suffix the page does not declare is taken for the site's name when it is
-// short and shorter than what it follows.
+// newTitleTag splits a <title> by the site names the page declares, or
+// else by a guess: a last part short and shorter than what it follows.
 func newTitleTag(full string, declared []string) titleTag {
-	t := titleTag{full: full, core: full}
+	t := titleTag{full: full, declaredCore: full, core: full}
 	for _, d := range declared {
 		if n := normTitle(d); n != "" {
-			t.sites = append(t.sites, n)
+			t.declared = append(t.declared, n)
 		}
 	}
-	if core, ok := t.stripSite(full); ok {
-		t.core = core
+	if core, ok := t.stripDeclared(full); ok {
+		t.declaredCore, t.core = core, core
 		return t
 	}
 	head, tail, ok := splitLast(full)
@@ -59,29 +67,24 @@ func newTitleTag(full string, declared []string) titleTag {
 	}
 	tw, hw := len(strings.Fields(normTitle(tail))), len(strings.Fields(normTitle(head)))
 	if tw > 0 && tw <= maxSiteNameWords && tw < hw {
-		t.core = head
-		t.sites = append(t.sites, normTitle(tail))
+		t.core, t.guessed = head, normTitle(tail)
 	}
 	return t
 }
 
-// isSite reports whether s is one of the site's names.
+// isSite reports whether s is the site's name, declared or guessed.
 func (t titleTag) isSite(s string) bool {
 	n := normTitle(s)
-	for _, site := range t.sites {
-		if n == site {
-			return true
-		}
-	}
-	return false
+	return n == t.guessed && n != "" || slices.Contains(t.declared, n)
 }
 
-// stripSite removes a site name from the end or the start of s.
-func (t titleTag) stripSite(s string) (string, bool) {
-	if head, tail, ok := splitLast(s); ok && t.isSite(tail) {
+// stripDeclared removes a site name the page declares from the end or the
+// start of s.
+func (t titleTag) stripDeclared(s string) (string, bool) {
+	if head, tail, ok := splitLast(s); ok && slices.Contains(t.declared, normTitle(tail)) {
 		return head, true
 	}
-	if head, tail, ok := splitFirst(s); ok && t.isSite(head) {
+	if head, tail, ok := splitFirst(s); ok && slices.Contains(t.declared, normTitle(head)) {
 		return tail, true
 	}
 	return s, false
@@ -119,7 +122,7 @@ func (t titleTag) choose(candidates []string) string {
 			best, bestAgreement = c, a
 		}
 	}
-	stripped, _ := t.stripSite(best)
+	stripped, _ := t.stripDeclared(best)
 	return stripped
 }
 
