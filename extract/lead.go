@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -235,10 +236,14 @@ func hiddenByStyle(style string) bool {
 	return strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden")
 }
 
+// hasFurnitureClass matches whole parts of class names (wp-caption-text,
+// Article_byline__c7), so that a container named has-captions is not
+// taken for a caption.
 func hasFurnitureClass(v string) bool {
-	v = strings.ToLower(v)
-	for _, c := range furnitureClasses {
-		if strings.Contains(v, c) {
+	for part := range strings.FieldsFuncSeq(strings.ToLower(v), func(r rune) bool {
+		return r == ' ' || r == '-' || r == '_' || r == '\t' || r == '\n'
+	}) {
+		if slices.Contains(furnitureClasses, part) {
 			return true
 		}
 	}

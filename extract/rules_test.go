@@ -124,3 +124,39 @@ func TestADeclaredTimeZoneIsReadAsANameOrAnOffset(t *testing.T) {
 		})
 	}
 }
+
+func TestTextBesideTheArticleIsNotItsLead(t *testing.T) {
+	const lead = "The council approved the budget after a long night."
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"a caption paragraph is passed over",
+			`<article><p class="wp-caption-text">Councillors voted at two in the morning.</p><p>` + lead + `</p></article>`, lead},
+		{"a container whose class only mentions captions is read",
+			`<article><div class="body has-captions"><p>` + lead + `</p></div></article>`, lead},
+		{"a note for readers is passed over",
+			`<main><div role="note">For the earlier vote, see the March report.</div><div>` + lead + `</div></main>`, lead},
+		{"a paragraph hidden by a spaced, upper-case style is passed over",
+			`<article><p style="DISPLAY : none">Subscribe to read the whole story today.</p><p>` + lead + `</p></article>`, lead},
+		{"text hidden from screen readers inside the lead is left out",
+			`<article><p><span aria-hidden="true">★</span>` + lead + `</p></article>`, lead},
+		{"a paragraph made mostly of links is not a lead",
+			`<article><p><a href="/a">Read our full coverage of the city budget</a> and more.</p><p>` + lead + `</p></article>`, lead},
+		{"an article inside an aside is a related story, not the page's",
+			`<aside><article><p>Another story that the page links to at the side.</p></article></aside><main><p>` + lead + `</p></main>`, lead},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html := `<html><head><title>Budget</title></head><body>` + tt.body + `</body></html>`
+			got, err := ParseArticle(htmlPage("https://news.example.com/a/budget", []byte(html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Description != tt.want {
+				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+		})
+	}
+}
