@@ -277,13 +277,20 @@ func hasToken(attr, token string) bool {
 // then the document itself.
 func (p *page) title() string {
 	tag := newTitleTag(p.titleText(), p.siteNames())
-	if t := tag.choose([]string{Clean(p.ld.Headline), Clean(p.ld.Name), Clean(p.meta["og:title"]), Clean(p.meta["twitter:title"])}); t != "" {
+	metadata := []string{Clean(p.ld.Headline), Clean(p.ld.Name), Clean(p.meta["og:title"]), Clean(p.meta["twitter:title"])}
+	if t := tag.choose(metadata); t != "" {
 		return t
 	}
-	if t := tag.choose([]string{Clean(p.meta["dc.title"]), Clean(p.meta["dcterms.title"])}); t != "" {
+	dublinCore := []string{Clean(p.meta["dc.title"]), Clean(p.meta["dcterms.title"])}
+	if t := tag.choose(dublinCore); t != "" {
 		return t
 	}
-	return p.documentTitle(tag)
+	if t := p.documentTitle(tag); t != "" {
+		return t
+	}
+	// A page whose every title is its site's name (a home page) still has
+	// that title.
+	return firstNonEmpty(append(metadata, dublinCore...)...)
 }
 
 func (p *page) titleText() string {

@@ -39,7 +39,7 @@ func TestATitleIsChosenByItsAgreementWithTheTitleTag(t *testing.T) {
 	}
 }
 
-func TestAPageWithoutTitleMetadataCutsOnlyASiteNameItShows(t *testing.T) {
+func TestTheSiteNameInAPageTitle(t *testing.T) {
 	tests := []struct {
 		name string
 		html string
@@ -51,6 +51,9 @@ func TestAPageWithoutTitleMetadataCutsOnlyASiteNameItShows(t *testing.T) {
 		{"a short last part the page never shows as its name is kept",
 			`<title>Review: The Bear - season 3</title><body><h1>Reviews</h1>`,
 			"Review: The Bear - season 3"},
+		{"a page whose only title is its site's name keeps it",
+			`<meta property="og:site_name" content="City Times"><meta property="og:title" content="City Times">`,
+			"City Times"},
 		{"an h1 that <title> contains is the title",
 			`<title>Review: The Bear - season 3</title><body><h1>Review: The Bear</h1>`,
 			"Review: The Bear"},
