@@ -69,8 +69,8 @@ type page struct {
 // (Dublin Core last), then the document body; except the title, chosen
 // among JSON-LD and OpenGraph by agreement with <title> (see page.title),
 // and the date, which ranks its sources itself (see page.published).
-// Relative URLs are resolved against the page URL
-// (or the page's <base href>). A document that is not HTML is ErrNotHTML.
+// Relative URLs are resolved against the page URL (or the page's <base
+// href>). A document that is not HTML is ErrNotHTML.
 // When no title is found, the partial Article is returned with an error
 // wrapping ErrNoTitle.
 func ParseArticle(d document.Document) (Article, error) {
@@ -268,8 +268,8 @@ func hasToken(attr, token string) bool {
 	return false
 }
 
-// The document fallbacks below walk the tree, so they run only when the
-// metadata sources came up empty.
+// The document fallbacks (documentTitle, lead, firstLargeImage) walk the
+// tree, so they run only when the metadata sources came up empty.
 
 // title chooses among the JSON-LD headline and name, og:title and
 // twitter:title the one that agrees best with <title> (see

@@ -29,8 +29,8 @@ type ldArticle struct {
 	// Published is datePublished; Created (dateCreated) ranks below the
 	// page's other explicit publication dates.
 	Published, Created string
-	// SiteNames are the WebSite's and the publisher's names, which an
-	// <h1> or a title suffix equal to them is not the article's title.
+	// SiteNames are the WebSite's and the publisher's names: an <h1> or a
+	// part of <title> equal to one names the site, not the article.
 	SiteNames []string
 }
 
