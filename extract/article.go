@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html/atom"
 	"golang.org/x/net/idna"
 	"golang.org/x/net/publicsuffix"
 
@@ -40,14 +41,15 @@ type Article struct {
 	Title       string
 	Description string
 	ImageURL    string
-	// PublishedAt is in UTC, and zero when the page does not say.
+	// PublishedAt is in UTC, and zero when the page does not say. A date
+	// the page gives without a zone is read in the zone the page declares
+	// for its site, else UTC.
 	PublishedAt time.Time
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
 // icons are not mistaken for the article's lead paragraph and picture.
 const (
-	minParagraphRunes = 80
 	maxParagraphRunes = 500
 	minImageWidth     = 300
 	minImageHeight    = 200
@@ -63,9 +65,12 @@ type page struct {
 
 // ParseArticle extracts article metadata from an HTML page, decoded from
 // its charset, at the URL it was fetched from. Each field comes from the
-// first source that has it: JSON-LD, then OpenGraph, then other meta tags,
-// then the document body. Relative URLs are resolved against the page URL
-// (or the page's <base href>). A document that is not HTML is ErrNotHTML.
+// first source that has it: JSON-LD, then OpenGraph, then other meta tags
+// (Dublin Core last), then the document body; except the title, chosen
+// among JSON-LD and OpenGraph by agreement with <title> (see page.title),
+// and the date, which ranks its sources itself (see page.published).
+// Relative URLs are resolved against the page URL (or the page's <base
+// href>). A document that is not HTML is ErrNotHTML.
 // When no title is found, the partial Article is returned with an error
 // wrapping ErrNoTitle.
 func ParseArticle(d document.Document) (Article, error) {
@@ -114,7 +119,10 @@ func DocumentBase(doc *goquery.Document, page *url.URL) *url.URL {
 
 // metaTags maps lower-cased property, name and itemprop keys of <meta>
 // elements to their content; the first occurrence wins, as it does for
-// crawlers that read og:image.
+// crawlers that read og:image. An attribute may hold several
+// space-separated names (property="og:title twitter:title", as RDFa
+// allows), each a key. Dublin Core's RDFa prefixes (dc:title,
+// dcterms:issued) are keyed like its meta names (dc.title).
 func metaTags(doc *goquery.Document) map[string]string {
 	m := make(map[string]string, 32)
 	doc.Find("meta").Each(func(_ int, s *goquery.Selection) {
@@ -126,13 +134,24 @@ func metaTags(doc *goquery.Document) map[string]string {
 			return
 		}
 		for _, attr := range []string{"property", "name", "itemprop"} {
-			key := strings.ToLower(strings.TrimSpace(s.AttrOr(attr, "")))
-			if _, seen := m[key]; key != "" && !seen {
-				m[key] = content
+			for key := range strings.FieldsSeq(strings.ToLower(s.AttrOr(attr, ""))) {
+				key = dublinCoreKey(key)
+				if _, seen := m[key]; !seen {
+					m[key] = content
+				}
 			}
 		}
 	})
 	return m
+}
+
+func dublinCoreKey(key string) string {
+	for _, prefix := range []string{"dc:", "dcterms:"} {
+		if strings.HasPrefix(key, prefix) {
+			return strings.Replace(key, ":", ".", 1)
+		}
+	}
+	return key
 }
 
 // JSONLDScripts are the contents of the page's JSON-LD script elements.
@@ -249,55 +268,82 @@ func hasToken(attr, token string) bool {
 	return false
 }
 
-// The document fallbacks below walk the tree, so they run only when the
-// metadata sources came up empty.
+// The document fallbacks (documentTitle, lead, firstLargeImage) walk the
+// tree, so they run only when the metadata sources came up empty.
 
+// title chooses among the JSON-LD headline and name, og:title and
+// twitter:title the one that agrees best with <title> (see
+// titleTag.choose); Dublin Core's title only when none of those is given;
+// then the document itself.
 func (p *page) title() string {
-	if t := firstNonEmpty(p.ld.Headline, p.meta["og:title"], p.meta["twitter:title"]); t != "" {
+	tag := newTitleTag(p.titleText(), p.siteNames())
+	metadata := []string{Clean(p.ld.Headline), Clean(p.ld.Name), Clean(p.meta["og:title"]), Clean(p.meta["twitter:title"])}
+	if t := tag.choose(metadata); t != "" {
 		return t
 	}
-	return p.documentTitle()
+	dublinCore := []string{Clean(p.meta["dc.title"]), Clean(p.meta["dcterms.title"])}
+	if t := tag.choose(dublinCore); t != "" {
+		return t
+	}
+	if t := p.documentTitle(tag); t != "" {
+		return t
+	}
+	// A page whose every title is its site's name (a home page) still has
+	// that title.
+	return firstNonEmpty(append(metadata, dublinCore...)...)
 }
 
-// documentTitle prefers the first <h1> when <title> contains it, because
-// <title> usually carries a " | Site name" suffix and the h1 is the clean
-// headline; otherwise <title> wins, since a lone h1 is often the site logo.
-func (p *page) documentTitle() string {
-	title := Clean(p.doc.Find("title").First().Text())
-	h1 := Clean(p.doc.Find("h1").First().Text())
-	if h1 != "" && (title == "" || strings.Contains(title, h1)) {
+func (p *page) titleText() string {
+	if len(p.doc.Nodes) == 0 {
+		return ""
+	}
+	t := firstElement(p.doc.Nodes[0], atom.Title)
+	if t == nil || t.FirstChild == nil {
+		return ""
+	}
+	return Clean(t.FirstChild.Data)
+}
+
+// siteNames are the names the page gives its site.
+func (p *page) siteNames() []string {
+	return append([]string{p.meta["og:site_name"], p.meta["application-name"]}, p.ld.SiteNames...)
+}
+
+// documentTitle prefers the first <h1> that is not the site's name when
+// <title> contains it, because <title> usually carries a " | Site name"
+// suffix and the h1 is the clean headline; otherwise <title>, without the
+// site's name when the page declares it or shows it as an h1.
+func (p *page) documentTitle(tag titleTag) string {
+	var h1 string
+	confirmed := false
+	p.doc.Find("h1").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		text := Clean(s.Text())
+		if text != "" && tag.isSite(text) {
+			confirmed = true
+		}
+		if text == "" || tag.isSite(text) {
+			return true
+		}
+		h1 = text
+		return false
+	})
+	if h1 != "" && (tag.full == "" || strings.Contains(" "+normTitle(tag.full)+" ", " "+normTitle(h1)+" ")) {
 		return h1
 	}
-	return title
+	if confirmed {
+		return tag.core
+	}
+	return tag.declaredCore
 }
 
+// description is the first of the JSON-LD description, OpenGraph's,
+// Twitter's, the meta description and Dublin Core's; else the lead.
 func (p *page) description() string {
 	if d := firstNonEmpty(p.ld.Description, p.meta["og:description"], p.meta["twitter:description"],
-		p.meta["description"], p.meta["dc.description"]); d != "" {
+		p.meta["description"], p.meta["dc.description"], p.meta["dcterms.description"], p.meta["dcterms.abstract"]); d != "" {
 		return d
 	}
-	return p.firstParagraph()
-}
-
-// firstParagraph returns the first paragraph long enough to be prose rather
-// than a caption or a navigation blurb, looking in <article> and <main>
-// before the whole document.
-func (p *page) firstParagraph() string {
-	for _, sel := range []string{"article p", "main p", "p"} {
-		var found string
-		p.doc.Find(sel).EachWithBreak(func(_ int, s *goquery.Selection) bool {
-			text := Clean(s.Text())
-			if len([]rune(text)) < minParagraphRunes || s.Closest("nav,header,footer,aside,figure").Length() > 0 {
-				return true
-			}
-			found = clip(text, maxParagraphRunes)
-			return false
-		})
-		if found != "" {
-			return found
-		}
-	}
-	return ""
+	return p.lead()
 }
 
 func (p *page) image() string {
@@ -365,37 +411,4 @@ func looksLikeIcon(src string) bool {
 		}
 	}
 	return false
-}
-
-// publishedKeys are meta keys that carry a publication date, most reliable
-// first (article:published_time is OpenGraph; the rest are CMS and
-// analytics conventions).
-var publishedKeys = []string{
-	"article:published_time", "og:published_time", "datepublished", "article.published",
-	"parsely-pub-date", "sailthru.date", "pubdate", "publishdate", "publish-date",
-	"publish_date", "date", "dc.date.issued", "dcterms.issued", "dc.date", "dcterms.created",
-	"dc.date.created", "cxenseparse:recs:publishtime", "article_date_original", "original-publish-date",
-}
-
-func (p *page) published() time.Time {
-	if t := ParseDate(p.ld.Published); !t.IsZero() {
-		return t
-	}
-	for _, k := range publishedKeys {
-		if t := ParseDate(p.meta[k]); !t.IsZero() {
-			return t
-		}
-	}
-	return p.timeElement()
-}
-
-// timeElement reads <time datetime>, preferring one marked as the
-// publication date (itemprop=datePublished or the pubdate attribute).
-func (p *page) timeElement() time.Time {
-	for _, sel := range []string{"time[itemprop=datePublished][datetime]", "time[pubdate][datetime]", "time[datetime]"} {
-		if t := ParseDate(p.doc.Find(sel).First().AttrOr("datetime", "")); !t.IsZero() {
-			return t
-		}
-	}
-	return time.Time{}
 }

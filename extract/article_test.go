@@ -88,6 +88,19 @@ line two","datePublished":"2024-05-03T10:00:00-04:00"}
 			wantType: "NewsArticle",
 		},
 		{
+			name: "a forum's opening post marked up as DiscussionForumPosting is read as an article",
+			html: `<html><head><title>Battery drains overnight - Trail Forum</title><script type="application/ld+json">
+{"@context":"https://schema.org","@type":"DiscussionForumPosting","headline":"Battery drains overnight",
+ "text":"Since the update my unit loses half its charge.","datePublished":"2024-01-09T21:14:37+00:00"}
+</script></head></html>`,
+			want: Article{
+				URL:         "https://news.example.com/world/2024/05/storm-hits-coast?utm_source=x",
+				Title:       "Battery drains overnight",
+				PublishedAt: time.Date(2024, 1, 9, 21, 14, 37, 0, time.UTC),
+			},
+			wantType: "DiscussionForumPosting",
+		},
+		{
 			name: "OpenGraph-only page resolves relative og:url and og:image",
 			html: `<html><head>
 <meta property="og:type" content="article">

@@ -5,5 +5,7 @@
 // package crawl stays small and the parsing rules can be tested exhaustively
 // without servers. Extraction is best-effort: real pages are messy, so each
 // field is taken from the most reliable source that has it (JSON-LD, then
-// OpenGraph, then other meta tags, then the document itself).
+// OpenGraph, then other meta tags, then the document itself), except where
+// sources disagree in ways a reader would settle otherwise (see
+// ParseArticle).
 package extract

@@ -17,11 +17,21 @@ var articleTypes = map[string]bool{
 	"liveblogposting":    true,
 	"report":             true,
 	"socialmediaposting": true,
+	// Forums mark each thread's opening post up this way.
+	"discussionforumposting": true,
 }
 
 // ldArticle holds the fields taken from the JSON-LD article object.
 type ldArticle struct {
-	Headline, Description, Image, Published string
+	// Headline and Name are both kept: some sites put a summary in
+	// headline and the title in name, and only the <title> tells which.
+	Headline, Name, Description, Image string
+	// Published is datePublished; Created (dateCreated) ranks below the
+	// page's other explicit publication dates.
+	Published, Created string
+	// SiteNames are the WebSite's and the publisher's names: an <h1> or a
+	// part of <title> equal to one names the site, not the article.
+	SiteNames []string
 }
 
 // maxLDDepth bounds the walk over JSON-LD values; real documents nest a few
@@ -33,21 +43,68 @@ const maxLDDepth = 12
 // references against the other nodes of the same documents (as Yoast and
 // similar plugins emit).
 func jsonLDArticle(scripts []string) (ldArticle, bool) {
-	found, ids := JSONLDNodes(scripts, isArticleType)
-	if len(found) == 0 {
-		return ldArticle{}, false
+	found, ids := JSONLDNodes(scripts, isArticleOrWebSite)
+	var a ldArticle
+	var obj map[string]any
+	for _, n := range found {
+		switch {
+		case isArticleType(n["@type"]):
+			if obj == nil {
+				obj = n
+			}
+		case len(a.SiteNames) == 0:
+			a.SiteNames = appendName(a.SiteNames, LDString(n["name"]))
+		}
 	}
-	obj := found[0]
-	a := ldArticle{
-		Headline:    firstNonEmpty(LDString(obj["headline"]), LDString(obj["name"])),
-		Description: LDString(obj["description"]),
-		Image:       LDImage(obj["image"], ids, 0),
-		Published:   firstNonEmpty(LDString(obj["datePublished"]), LDString(obj["dateCreated"])),
+	if obj == nil {
+		return a, false
 	}
+	a.Headline = LDString(obj["headline"])
+	a.Name = LDString(obj["name"])
+	a.Description = LDString(obj["description"])
+	a.Image = LDImage(obj["image"], ids, 0)
+	a.Published = LDString(obj["datePublished"])
+	a.Created = LDString(obj["dateCreated"])
 	if a.Image == "" {
 		a.Image = LDImage(obj["thumbnailUrl"], ids, 0)
 	}
+	a.SiteNames = appendName(a.SiteNames, ldName(obj["publisher"], ids))
 	return a, true
+}
+
+// ldName reads the name of an object given inline or by an {"@id"}
+// reference to another node.
+func ldName(v any, ids map[string]map[string]any) string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	if n := LDString(m["name"]); n != "" {
+		return n
+	}
+	if id, ok := m["@id"].(string); ok {
+		return LDString(ids[id]["name"])
+	}
+	return ""
+}
+
+func appendName(names []string, name string) []string {
+	if name = Clean(name); name != "" {
+		return append(names, name)
+	}
+	return names
+}
+
+func isArticleOrWebSite(v any) bool {
+	if isArticleType(v) {
+		return true
+	}
+	for _, t := range LDTypes(v) {
+		if strings.EqualFold(t, "WebSite") {
+			return true
+		}
+	}
+	return false
 }
 
 // JSONLDNodes decodes the given JSON-LD script contents and returns, in

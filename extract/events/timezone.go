@@ -9,6 +9,7 @@ import (
 	"github.com/ringsaturn/tzf"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/extract"
 	"github.com/feedsvc/feedsvc/gazetteer"
 )
 
@@ -29,7 +30,7 @@ var zoneFinder = sync.OnceValue(func() tzf.F {
 // when the country has one; a fixed zone for the offset its times were
 // written with; UTC.
 func eventZone(named string, where *domain.EventLocation, offset *int) *time.Location {
-	if loc := loadZone(named); loc != nil {
+	if loc := extract.LoadZone(named); loc != nil {
 		return loc
 	}
 	if where != nil && where.Coordinates != nil {
@@ -41,12 +42,12 @@ func eventZone(named string, where *domain.EventLocation, offset *int) *time.Loc
 		cc := gazetteer.CountryCode(where.Country)
 		if where.Locality != "" {
 			if c, ok := gazetteer.Lookup(where.Locality, cc); ok {
-				if loc := loadZone(c.Timezone); loc != nil {
+				if loc := extract.LoadZone(c.Timezone); loc != nil {
 					return loc
 				}
 			}
 		}
-		if loc := loadZone(gazetteer.CountryZone(cc)); loc != nil && cc != "" {
+		if loc := extract.LoadZone(gazetteer.CountryZone(cc)); loc != nil && cc != "" {
 			return loc
 		}
 	}
@@ -60,34 +61,14 @@ func eventZone(named string, where *domain.EventLocation, offset *int) *time.Loc
 
 func zoneAt(lat, lng float64) *time.Location {
 	if f := zoneFinder(); f != nil {
-		if loc := loadZone(f.GetTimezoneName(lng, lat)); loc != nil {
+		if loc := extract.LoadZone(f.GetTimezoneName(lng, lat)); loc != nil {
 			return loc
 		}
 	}
 	if c, _, ok := gazetteer.Nearest(lat, lng, 100); ok {
-		return loadZone(c.Timezone)
+		return extract.LoadZone(c.Timezone)
 	}
 	return nil
-}
-
-// zones caches loaded zones by name: time.LoadLocation reads the zone
-// file each time, and every event asks. Only real zones are kept, so the
-// cache is bounded by the zone database, whatever names pages make up.
-var zones sync.Map
-
-func loadZone(name string) *time.Location {
-	if name == "" || name == "Local" || len(name) > 64 {
-		return nil
-	}
-	if loc, ok := zones.Load(name); ok {
-		return loc.(*time.Location)
-	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil
-	}
-	zones.Store(name, loc)
-	return loc
 }
 
 // offsetZone is the IANA Etc zone of a whole-hour UTC offset: Etc/GMT-2
@@ -99,5 +80,5 @@ func offsetZone(seconds int) *time.Location {
 	if seconds%3600 != 0 || seconds < -12*3600 || seconds > 14*3600 {
 		return nil
 	}
-	return loadZone(fmt.Sprintf("Etc/GMT%+d", -seconds/3600))
+	return extract.LoadZone(fmt.Sprintf("Etc/GMT%+d", -seconds/3600))
 }

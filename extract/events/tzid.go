@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/emersion/go-ical"
+
+	"github.com/feedsvc/feedsvc/extract"
 )
 
 // windowsZones maps the Windows zone names Outlook and Exchange write as
@@ -39,25 +41,25 @@ var windowsZones = map[string]string{
 // nil when none of those names a zone.
 func resolveTZID(tzid string, vtz *ical.Component) *time.Location {
 	tzid = strings.Trim(strings.TrimSpace(tzid), `"`)
-	if loc := loadZone(tzid); loc != nil {
+	if loc := extract.LoadZone(tzid); loc != nil {
 		return loc
 	}
 	if parts := strings.Split(strings.Trim(tzid, "/"), "/"); len(parts) >= 2 {
-		if loc := loadZone(strings.Join(parts[len(parts)-2:], "/")); loc != nil {
+		if loc := extract.LoadZone(strings.Join(parts[len(parts)-2:], "/")); loc != nil {
 			return loc
 		}
 		if len(parts) >= 3 {
-			if loc := loadZone(strings.Join(parts[len(parts)-3:], "/")); loc != nil {
+			if loc := extract.LoadZone(strings.Join(parts[len(parts)-3:], "/")); loc != nil {
 				return loc
 			}
 		}
 	}
 	if vtz != nil {
-		if loc := loadZone(propValue(vtz, "X-LIC-LOCATION")); loc != nil {
+		if loc := extract.LoadZone(propValue(vtz, "X-LIC-LOCATION")); loc != nil {
 			return loc
 		}
 	}
-	if loc := loadZone(windowsZones[tzid]); loc != nil {
+	if loc := extract.LoadZone(windowsZones[tzid]); loc != nil {
 		return loc
 	}
 	if vtz == nil {
