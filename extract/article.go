@@ -15,6 +15,8 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/platform"
 )
 
 var (
@@ -42,6 +44,10 @@ type Article struct {
 	ImageURL    string
 	// PublishedAt is in UTC, and zero when the page does not say.
 	PublishedAt time.Time
+	// Source and Platform are a platform post's source block and own ids
+	// (see postArticle); nil for a web page, whose block is its URL's.
+	Source   *domain.SourceBlock
+	Platform *domain.PlatformIDs
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
@@ -61,7 +67,8 @@ type page struct {
 	ld   ldArticle
 }
 
-// ParseArticle extracts article metadata from an HTML page, decoded from
+// ParseArticle extracts article metadata from an HTML page, or reads a
+// platform post document (postArticle). A page is decoded from
 // its charset, at the URL it was fetched from. Each field comes from the
 // first source that has it: JSON-LD, then OpenGraph, then other meta tags,
 // then the document body. Relative URLs are resolved against the page URL
@@ -73,6 +80,9 @@ func ParseArticle(d document.Document) (Article, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil || !base.IsAbs() {
 		return Article{}, fmt.Errorf("extract article: invalid page URL %q", pageURL)
+	}
+	if platform.IsPost(d) {
+		return postArticle(d)
 	}
 	if !d.IsHTML() {
 		return Article{}, fmt.Errorf("extract article %s: %w (%s)", pageURL, ErrNotHTML, d.ContentType)

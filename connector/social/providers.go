@@ -1,0 +1,25 @@
+package social
+
+import (
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/platform"
+	"github.com/feedsvc/feedsvc/platform/twitter"
+)
+
+// Providers builds the provider of each platform the settings give one:
+// its official API when its credentials are set. Each provider has a
+// client of its own, so that each platform's budget and back-off are its
+// own; one Providers per process, shared by the API (lookups) and the
+// crawler.
+func Providers(s platform.Settings, allowPrivateNetworks bool) map[domain.SourceType]platform.Platform {
+	client := func(name string) *platform.Client {
+		return platform.NewClient(name, platform.ClientOptions{
+			RequestsPerMinute: s.Budget(name), AllowPrivateNetworks: allowPrivateNetworks,
+		})
+	}
+	out := map[domain.SourceType]platform.Platform{}
+	if s.APIConfigured(domain.SourceTwitter) {
+		out[domain.SourceTwitter] = twitter.New(s.TwitterAPIURL, s.TwitterBearerToken, client("twitter"))
+	}
+	return out
+}
