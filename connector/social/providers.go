@@ -3,6 +3,8 @@ package social
 import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/platform"
+	"github.com/feedsvc/feedsvc/platform/graph"
+	"github.com/feedsvc/feedsvc/platform/instagram"
 	"github.com/feedsvc/feedsvc/platform/twitter"
 )
 
@@ -20,6 +22,10 @@ func Providers(s platform.Settings, allowPrivateNetworks bool) map[domain.Source
 	out := map[domain.SourceType]platform.Platform{}
 	if s.APIConfigured(domain.SourceTwitter) {
 		out[domain.SourceTwitter] = twitter.New(s.TwitterAPIURL, s.TwitterBearerToken, client("twitter"))
+	}
+	if s.APIConfigured(domain.SourceInstagram) {
+		g := graph.New(s.InstagramAPIURL, s.InstagramAccessToken, client("instagram"))
+		out[domain.SourceInstagram] = instagram.New(g, s.InstagramBusinessID)
 	}
 	return out
 }

@@ -192,14 +192,14 @@ func (c *Connector) Fetch(_ context.Context, cand connector.Candidate) (document
 // asking again soon; anything else may pass.
 func judge(err error) error {
 	var rl *platform.RateLimitError
-	var api *platform.APIError
+	var refused interface{ Permanent() bool }
 	switch {
 	case errors.As(err, &rl):
 		return connector.Judged(err, connector.Judgement{SourceWide: true, RetryAfter: rl.RetryAfter(time.Now())})
 	case errors.Is(err, platform.ErrNotFound):
 		return connector.Judged(err, connector.Judgement{Permanent: true, SourceWide: true})
-	case errors.As(err, &api):
-		return connector.Judged(err, connector.Judgement{Permanent: api.Permanent(), SourceWide: true})
+	case errors.As(err, &refused):
+		return connector.Judged(err, connector.Judgement{Permanent: refused.Permanent(), SourceWide: true})
 	}
 	return connector.Judged(err, connector.Judgement{SourceWide: true})
 }
