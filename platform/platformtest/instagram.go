@@ -43,7 +43,7 @@ type InstagramAccount struct {
 // InstagramMedia is a post or reel.
 type InstagramMedia struct {
 	ID, Caption, MediaType, MediaProductType, MediaURL, ThumbnailURL, Shortcode string
-	Timestamp                                                                  time.Time
+	Timestamp                                                                   time.Time
 }
 
 // NewInstagram starts the fake; it stops when the test ends.
