@@ -5,6 +5,7 @@ import (
 	"github.com/feedsvc/feedsvc/platform"
 	"github.com/feedsvc/feedsvc/platform/graph"
 	"github.com/feedsvc/feedsvc/platform/instagram"
+	"github.com/feedsvc/feedsvc/platform/tiktok"
 	"github.com/feedsvc/feedsvc/platform/twitter"
 )
 
@@ -26,6 +27,9 @@ func Providers(s platform.Settings, allowPrivateNetworks bool) map[domain.Source
 	if s.APIConfigured(domain.SourceInstagram) {
 		g := graph.New(s.InstagramAPIURL, s.InstagramAccessToken, client("instagram"))
 		out[domain.SourceInstagram] = instagram.New(g, s.InstagramBusinessID)
+	}
+	if s.APIConfigured(domain.SourceTikTok) {
+		out[domain.SourceTikTok] = tiktok.New(s.TikTokAPIURL, s.TikTokClientKey, s.TikTokClientSecret, client("tiktok"))
 	}
 	return out
 }
