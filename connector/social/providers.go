@@ -3,6 +3,7 @@ package social
 import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/platform"
+	"github.com/feedsvc/feedsvc/platform/facebook"
 	"github.com/feedsvc/feedsvc/platform/graph"
 	"github.com/feedsvc/feedsvc/platform/instagram"
 	"github.com/feedsvc/feedsvc/platform/tiktok"
@@ -30,6 +31,9 @@ func Providers(s platform.Settings, allowPrivateNetworks bool) map[domain.Source
 	}
 	if s.APIConfigured(domain.SourceTikTok) {
 		out[domain.SourceTikTok] = tiktok.New(s.TikTokAPIURL, s.TikTokClientKey, s.TikTokClientSecret, client("tiktok"))
+	}
+	if s.APIConfigured(domain.SourceFacebook) {
+		out[domain.SourceFacebook] = facebook.New(graph.New(s.FacebookAPIURL, s.FacebookAccessToken, client("facebook")))
 	}
 	return out
 }
