@@ -47,7 +47,7 @@ type FacebookPost struct {
 // FacebookEvent is a page event.
 type FacebookEvent struct {
 	ID, Name, Description, Timezone, TicketURI, CoverURL string
-	Start, End                                          time.Time
+	Start, End                                           time.Time
 	// Offset is the UTC offset the times are written with, in seconds.
 	Offset               int
 	PlaceName            string
