@@ -1,8 +1,9 @@
 // Package facebook reads Facebook pages through the Graph API: the page
-// (/{page}), its posts (/{page}/posts) and its events (/{page}/events),
-// with a page access token, or an app token with Page Public Content
-// Access. Groups and personal profiles give no access to their content
-// through the API, so they are not found.
+// (/{page}), its posts (/{page}/posts) and its upcoming events
+// (/{page}/events), with a Page access token, or an app's token with the
+// Page Public Content Access feature for other public pages. Groups and
+// personal profiles give no access to their content through the API, so
+// they are not found.
 package facebook
 
 import (

@@ -1,7 +1,7 @@
 // Package instagram reads Instagram professional accounts through the
-// Graph API's business discovery: the caller's own Instagram business
-// account (its id and an access token with instagram_basic and
-// instagram_manage_insights, or the equivalents of Instagram Login) asks
+// Graph API's business discovery: the caller's own Instagram professional
+// account, connected to a Facebook Page (its id, and a user access token
+// of Facebook Login with instagram_basic and pages_read_engagement), asks
 // for another account's profile and media by username. Only business and
 // creator accounts can be discovered; personal and private accounts
 // answer as not found.
