@@ -3,6 +3,7 @@ package events
 import (
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	dps "github.com/markusmobius/go-dateparser"
@@ -18,7 +19,8 @@ import (
 // Any other post is an event only when its text names a date and a time
 // of day that go-dateparser finds (in any language it knows, relative
 // words like "tomorrow" taken from when the post was published); a post
-// without both is no event. A day the parser reads as the post's own
+// without both is no event, nor one whose text has no digit (a time of
+// day is written with digits: "noon" alone is not read). A day the parser reads as the post's own
 // ("today", "tonight") cannot be told from a bare time, so it counts as
 // none. A post states no zone, so its times are read as UTC. Either way
 // the event's source block is the post's own.
@@ -137,21 +139,25 @@ func profileURL(t domain.SourceType, username string) string {
 // ("Saturday, 5 December, doors 19:30"). A date alone, a time alone, or a
 // moment before the post or over a year after it is none.
 func dateAndTime(text string, published time.Time) (time.Time, bool) {
-	if strings.TrimSpace(text) == "" {
+	// A time of day is written with digits in every language and script
+	// the parser reads ("19:30", "8pm", "20h", "19 Uhr"); a text without
+	// any spares the parser, whose language detection is most of the cost
+	// of a post (bench/README.md, section 10).
+	if !strings.ContainsFunc(text, unicode.IsDigit) {
 		return time.Time{}, false
 	}
 	if published.IsZero() {
 		published = time.Now()
 	}
-	found, ok := search(text, published, dps.Future)
-	if !ok {
+	lang, found, ok := search(text, published, dps.Future, "")
+	if !ok || len(found) == 0 {
 		return time.Time{}, false
 	}
 	// The text read from two days, with nothing moved to the future, tells
 	// a date from a bare time: "19:30" (or "at 8pm") lands on whatever day
 	// it is read from, a date does not.
 	later := published.Add(timeOnlyShift)
-	onPublished, onLater := dates(text, published), dates(text, later)
+	onPublished, onLater := dates(text, published, lang), dates(text, later, lang)
 	timeOnly := func(phrase string) bool {
 		a, okA := onPublished[phrase]
 		b, okB := onLater[phrase]
@@ -181,21 +187,32 @@ func dateAndTime(text string, published time.Time) (time.Time, bool) {
 // timeOnlyShift is how far apart the two readings of a text are.
 const timeOnlyShift = 3 * 24 * time.Hour
 
+// dateParser is one parser for every post: it caches what it learned of
+// the languages, which only pays while the set of languages it is asked
+// to detect among stays the same (always all of them here).
+var dateParser = &dps.Parser{}
+
 // search finds the dates of a text as read on the day at, an incomplete
-// date taken as the source says.
-func search(text string, at time.Time, source dps.PreferredDateSource) ([]dps.SearchResult, bool) {
+// date taken as the source says, and the language it read the text in.
+// Detecting the language is most of a search's cost, so a text already
+// read once is read again in its language only.
+func search(text string, at time.Time, source dps.PreferredDateSource, lang string) (string, []dps.SearchResult, bool) {
 	cfg := &dps.Configuration{
 		CurrentTime: at.UTC(), DefaultTimezone: time.UTC,
 		PreferredDateSource: source, ReturnTimeAsPeriod: true,
 	}
-	_, found, err := dps.Search(cfg, text)
-	return found, err == nil
+	if lang != "" {
+		found, err := dateParser.SearchWithLanguage(cfg, lang, text)
+		return lang, found, err == nil
+	}
+	lang, found, err := dateParser.Search(cfg, text)
+	return lang, found, err == nil
 }
 
-// dates are the dates of a text's phrases as read on the day at, nothing
-// moved to the future.
-func dates(text string, at time.Time) map[string]time.Time {
-	found, _ := search(text, at, dps.CurrentPeriod)
+// dates are the dates of a text's phrases as read on the day at in lang,
+// nothing moved to the future.
+func dates(text string, at time.Time, lang string) map[string]time.Time {
+	_, found, _ := search(text, at, dps.CurrentPeriod, lang)
 	out := make(map[string]time.Time, len(found))
 	for _, r := range found {
 		out[r.Text] = r.Date.Time

@@ -180,3 +180,44 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// benchTexts are captions of typical length: one naming a date and a
+// time; one naming neither but with digits, so the parser reads it; one
+// without digits, which the parser is spared.
+var benchTexts = map[string]string{
+	"dated": "Our next open workshop is on Saturday, 19 October at 14:00 in the library hall! Bring a laptop and your questions. " +
+		"Free entry, registration at the link in bio. #community #workshop",
+	"digits": "Thank you to the 25 of you who came out to the workshop! The photos are up on our site and the recording follows next week. " +
+		"Special thanks to our volunteers and to the library for hosting us. #community #workshop2024",
+	"words": "Thank you to everyone who came out to the workshop! The photos are up on our site and the recording follows next week. " +
+		"Special thanks to our volunteers and to the library for hosting us. #community #workshop #thanks",
+}
+
+func benchPost(text string) platform.Post {
+	return platform.Post{
+		Platform: domain.SourceInstagram, ID: "1801", Code: "C0aaa", Subtype: "post", URL: "https://www.instagram.com/p/C0aaa/",
+		Text: text, PublishedAt: time.Date(2024, 10, 8, 9, 0, 0, 0, time.UTC),
+		Account: platform.Account{ID: "178", Username: "theloft", Name: "The Loft"},
+	}
+}
+
+func benchmarkPost(b *testing.B, kind string) {
+	doc, err := platform.NewDocument(benchPost(benchTexts[kind]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := map[string]int{"dated": 1}[kind]
+	if res, err := Extract(doc, Options{Now: crawlNow}); err != nil || len(res.Events) != want {
+		b.Fatalf("%d events, %v", len(res.Events), err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Extract(doc, Options{Now: crawlNow}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPostWithADateAndTime(b *testing.B)    { benchmarkPost(b, "dated") }
+func BenchmarkPostWithDigitsButNoDate(b *testing.B) { benchmarkPost(b, "digits") }
+func BenchmarkPostWithoutDigits(b *testing.B)       { benchmarkPost(b, "words") }
