@@ -67,17 +67,37 @@ type Lookups interface {
 	ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID) (domain.ItemRef, error)
 }
 
+// SourceChecker looks a new source up where it lives before it is stored
+// (a platform account must exist and be public, api.md 4.3). Its errors
+// are the answer: domain errors, or ErrSourceUnavailable.
+type SourceChecker interface {
+	CheckSource(ctx context.Context, d domain.SourceDetails) error
+}
+
 // Handler runs commands against the event store.
 type Handler struct {
 	store   eventstore.Store
 	lookups Lookups
+	sources SourceChecker
 	now     func() time.Time
 	newID   func() uuid.UUID
 }
 
+// Option adjusts a Handler.
+type Option func(*Handler)
+
+// CheckingSources has new sources checked by c. Without it, platform
+// sources are refused as not supported: nothing could look their accounts
+// up.
+func CheckingSources(c SourceChecker) Option { return func(h *Handler) { h.sources = c } }
+
 // New returns a command handler.
-func New(store eventstore.Store, lookups Lookups) *Handler {
-	return &Handler{store: store, lookups: lookups, now: domain.Now, newID: newID}
+func New(store eventstore.Store, lookups Lookups, opts ...Option) *Handler {
+	h := &Handler{store: store, lookups: lookups, now: domain.Now, newID: newID}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // WithClock returns a handler that dates what it decides by now instead

@@ -158,18 +158,27 @@ func (h *Handler) DetachSource(ctx context.Context, c DetachSource) (Result, err
 	return res, err
 }
 
+// check has the source checker look the source up, when there is one.
+func (h *Handler) check(ctx context.Context, d domain.SourceDetails) error {
+	if h.sources == nil {
+		return nil
+	}
+	return h.sources.CheckSource(ctx, d)
+}
+
 // sourceDetails validates a request, including that a referenced site is a
-// site record the organization knows.
+// site record the organization knows and that a platform account exists
+// (the source checker's lookup, made before anything is stored).
 func (h *Handler) sourceDetails(ctx context.Context, org uuid.UUID, r domain.SourceRequest) (domain.SourceDetails, error) {
 	details, err := domain.NewSourceDetails(r)
 	if err != nil {
 		return domain.SourceDetails{}, err
 	}
-	if details.SourceType.IsPlatform() {
+	if details.SourceType.IsPlatform() && h.sources == nil {
 		return domain.SourceDetails{}, fmt.Errorf("source type %s: %w", details.SourceType, domain.ErrUnsupported)
 	}
 	if details.SiteID == nil {
-		return details, nil
+		return details, h.check(ctx, details)
 	}
 	site, err := h.lookups.SourceDetails(ctx, org, *details.SiteID)
 	if err != nil {

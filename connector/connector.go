@@ -58,6 +58,12 @@ type Discovery struct {
 	// sitemaps), even when Discover failed. It is small JSON, and only a
 	// cache: losing it must cost no more than reading the source again.
 	State json.RawMessage
+	// Exhaustive: the candidates name every document of the source that
+	// can still change (a platform lists recent posts and upcoming events
+	// each time), so a document that held events is re-read only when the
+	// listing names it again. A website's listings name only what is new,
+	// so its event pages are re-read whether listed or not.
+	Exhaustive bool
 }
 
 // Candidate is a document a source lists, with whatever the listing said
@@ -70,4 +76,8 @@ type Candidate struct {
 	ImageURL    string
 	PublishedAt time.Time
 	LastMod     time.Time
+	// Data is what the listing gave beyond these fields, for the
+	// connector's Fetch (a platform lists each post whole); nil when
+	// nothing.
+	Data json.RawMessage `json:",omitempty"`
 }

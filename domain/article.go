@@ -31,6 +31,9 @@ type ArticleContent struct {
 	// Source is the item's source block; nil in articles stored before
 	// blocks were, which came from websites (see Block).
 	Source *SourceBlock `json:"source,omitempty"`
+	// Platform is set on a platform post: its own identifiers, which only
+	// the legacy item shape shows.
+	Platform *PlatformIDs `json:"platform,omitempty"`
 }
 
 // Block returns the content's source block.
@@ -58,6 +61,10 @@ func NewArticleContent(c ArticleContent) (ArticleContent, error) {
 	c.Title = truncateRunes(cleanText(c.Title), maxTitleRunes)
 	c.Description = truncateRunes(cleanText(c.Description), maxDescriptionRunes)
 	c.ImageURL = cleanText(c.ImageURL)
+	if c.Source != nil {
+		b := c.Source.cleaned()
+		c.Source = &b
+	}
 	if c.PublishedAt != nil {
 		t := c.PublishedAt.UTC().Truncate(time.Millisecond)
 		c.PublishedAt = &t

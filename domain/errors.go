@@ -28,13 +28,27 @@ func (e *ValidationError) Error() string { return fmt.Sprintf("%s: %s", e.Field,
 
 func invalid(field, issue string) error { return &ValidationError{Field: field, Issue: issue} }
 
+// ErrSourceUnavailable: a source could not be checked because the place it
+// lives (a platform's API) did not answer, or asked to be left alone for a
+// while. Nothing was stored; asking again later may succeed.
+var ErrSourceUnavailable = errors.New("the source's platform did not answer")
+
 // NotFoundError says which resource was missing, for the error envelope.
 type NotFoundError struct {
 	Resource string
 	ID       string
+	// Reason, when set, tells why (an account that is private); it never
+	// quotes the request.
+	Reason string
 }
 
-func (e *NotFoundError) Error() string        { return fmt.Sprintf("%s %s not found", e.Resource, e.ID) }
+func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("%s %s not found", e.Resource, e.ID)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
+}
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
 func notFound(resource, id string) error { return &NotFoundError{Resource: resource, ID: id} }

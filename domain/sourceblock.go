@@ -27,3 +27,34 @@ type Publisher struct {
 
 // SiteBlock is the block of content found on a website.
 func SiteBlock(url string) SourceBlock { return SourceBlock{Type: string(SourceSite), URL: url} }
+
+// cleaned is the block with its text bounded like an article's
+// description and stripped of stray control characters.
+func (b SourceBlock) cleaned() SourceBlock {
+	b.Caption = truncateRunes(cleanText(b.Caption), maxDescriptionRunes)
+	b.Text = truncateRunes(cleanText(b.Text), maxDescriptionRunes)
+	if b.Publisher != nil {
+		p := *b.Publisher
+		p.Name = truncateRunes(cleanText(p.Name), maxTitleRunes)
+		b.Publisher = &p
+	}
+	return b
+}
+
+// PlatformIDs are a platform post's own identifiers and its account as the
+// platform names it: what the legacy item shape shows besides the block
+// (api.md 2.5), where internal ids are visible. The current shapes never
+// show them.
+type PlatformIDs struct {
+	// PostID is the platform's id of the post (tweet, media, video, post
+	// or event id).
+	PostID string `json:"postId"`
+	// Code is the Instagram shortcode.
+	Code string `json:"code,omitempty"`
+	// AccountID is the platform's id of the account.
+	AccountID string `json:"accountId,omitempty"`
+	// AccountName is the display name as the platform gave it; empty when
+	// it gave none (the block's publisher name then falls back to the
+	// username, where the legacy shape shows null).
+	AccountName string `json:"accountName,omitempty"`
+}

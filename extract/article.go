@@ -16,6 +16,8 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/platform"
 )
 
 var (
@@ -45,6 +47,10 @@ type Article struct {
 	// the page gives without a zone is read in the zone the page declares
 	// for its site, else UTC.
 	PublishedAt time.Time
+	// Source and Platform are a platform post's source block and own ids
+	// (see postArticle); nil for a web page, whose block is its URL's.
+	Source   *domain.SourceBlock
+	Platform *domain.PlatformIDs
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
@@ -63,7 +69,8 @@ type page struct {
 	ld   ldArticle
 }
 
-// ParseArticle extracts article metadata from an HTML page, decoded from
+// ParseArticle extracts article metadata from an HTML page, or reads a
+// platform post document (postArticle). A page is decoded from
 // its charset, at the URL it was fetched from. Each field comes from the
 // first source that has it: JSON-LD, then OpenGraph, then other meta tags
 // (Dublin Core last), then the document body; except the title, chosen
@@ -78,6 +85,9 @@ func ParseArticle(d document.Document) (Article, error) {
 	base, err := url.Parse(pageURL)
 	if err != nil || !base.IsAbs() {
 		return Article{}, fmt.Errorf("extract article: invalid page URL %q", pageURL)
+	}
+	if platform.IsPost(d) {
+		return postArticle(d)
 	}
 	if !d.IsHTML() {
 		return Article{}, fmt.Errorf("extract article %s: %w (%s)", pageURL, ErrNotHTML, d.ContentType)

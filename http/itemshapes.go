@@ -43,12 +43,12 @@ func itemOut(it readmodel.NewsItem, includeSource bool) itemJSON {
 // legacyItemJSON is the v0 shape (api.md 2.5): a type discriminator, data
 // by type, internal ids visible and nulls emitted.
 type legacyItemJSON struct {
-	ID         string         `json:"id"`
-	NewsPageID string         `json:"newsPageId"`
-	Type       string         `json:"type"`
-	Data       legacySiteData `json:"data"`
-	CreatedAt  string         `json:"createdAt"`
-	UpdatedAt  string         `json:"updatedAt"`
+	ID         string `json:"id"`
+	NewsPageID string `json:"newsPageId"`
+	Type       string `json:"type"`
+	Data       any    `json:"data"`
+	CreatedAt  string `json:"createdAt"`
+	UpdatedAt  string `json:"updatedAt"`
 }
 
 type legacySiteData struct {
@@ -59,15 +59,23 @@ type legacySiteData struct {
 	Description       *string `json:"description"`
 }
 
+// legacyItemOut renders an item as a site page (pages of sitemaps and
+// index pages too), or as the post of the platform its block names
+// (legacyPostData).
 func legacyItemOut(it readmodel.NewsItem) legacyItemJSON {
-	return legacyItemJSON{
-		ID: it.ID.String(), NewsPageID: it.NewsPageID.String(), Type: "site",
+	out := legacyItemJSON{
+		ID: it.ID.String(), NewsPageID: it.NewsPageID.String(), Type: string(domain.SourceSite),
 		Data: legacySiteData{
 			SitePageID: it.NewsPageID.String(), SitePageVersionID: it.VersionID.String(), URL: it.URL,
 			Title: nullable(it.Title), Description: nullable(it.Description),
 		},
 		CreatedAt: timestamp(it.CreatedAt), UpdatedAt: timestamp(it.UpdatedAt),
 	}
+	block := it.Block()
+	if render, ok := legacyPostData[block.Type]; ok && it.Platform != nil {
+		out.Type, out.Data = block.Type, render(legacyPost{item: it, block: block, ids: *it.Platform})
+	}
+	return out
 }
 
 func nullable(s string) *string {

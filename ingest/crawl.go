@@ -135,7 +135,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		since = earliest
 	}
 
-	cands, validators, carried, err := w.candidatesOf(ctx, l, conn, details, since, stats)
+	cands, validators, carried, exhaustive, err := w.candidatesOf(ctx, l, conn, details, since, stats)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	stats.Backlog = !complete
 	t := takesOf(accepting)
 	if t.events && !l.Backlog {
-		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, w.cfg.MaxFetchesPerCrawl-len(todo))
+		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
 		if err != nil {
 			return err
 		}
@@ -209,15 +209,16 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 // candidatesOf returns what the source offers and the validators of the
 // listings that offered it: what the last crawl left, when this one goes
 // on with its backlog (see backlog.go), else what the connector discovers
-// and the failed candidates to retry.
+// and the failed candidates to retry. exhaustive is the discovery's
+// (connector.Discovery.Exhaustive).
 func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Connector, details domain.SourceDetails, since time.Time, stats *crawlStats) (
-	[]connector.Candidate, *listingValidators, backlog, error) {
+	cands []connector.Candidate, validators *listingValidators, carried backlog, exhaustive bool, err error) {
 	if bl, ok := w.backlogs.take(l.SourceID); ok && l.Backlog && !since.Before(bl.listings.since) {
-		return bl.rest, bl.listings, bl, nil
+		return bl.rest, bl.listings, bl, false, nil
 	}
-	validators, err := w.loadListings(ctx, l.SourceID, since)
+	validators, err = w.loadListings(ctx, l.SourceID, since)
 	if err != nil {
-		return nil, nil, backlog{}, err
+		return nil, nil, backlog{}, false, err
 	}
 	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
 	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
@@ -228,7 +229,7 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 		}
 	}
 	if err != nil {
-		return nil, nil, backlog{}, err
+		return nil, nil, backlog{}, false, err
 	}
 	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
 		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
@@ -239,10 +240,10 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	var retry []connector.Candidate
 	if !l.Backlog {
 		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
-			return nil, nil, backlog{}, err
+			return nil, nil, backlog{}, false, err
 		}
 	}
-	return mergeCandidates(append(found.Candidates, retry...)), validators, backlog{}, nil
+	return mergeCandidates(append(found.Candidates, retry...)), validators, backlog{}, found.Exhaustive, nil
 }
 
 // candidateFailure is a candidate that failed in this crawl.
@@ -320,6 +321,9 @@ func mergeCandidates(in []connector.Candidate) []connector.Candidate {
 		}
 		if m.LastMod.IsZero() {
 			m.LastMod = c.LastMod
+		}
+		if m.Data == nil {
+			m.Data = c.Data
 		}
 	}
 	return out
@@ -479,6 +483,8 @@ func articleContent(c connector.Candidate, page extract.Article) domain.ArticleC
 		Title:       cmp.Or(strings.TrimSpace(page.Title), c.Title),
 		Description: cmp.Or(strings.TrimSpace(page.Description), c.Description),
 		ImageURL:    cmp.Or(strings.TrimSpace(page.ImageURL), c.ImageURL),
+		Source:      page.Source,
+		Platform:    page.Platform,
 	}
 	switch {
 	case !page.PublishedAt.IsZero():

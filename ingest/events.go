@@ -184,20 +184,33 @@ func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e FoundEvent
 }
 
 // eventRechecks are the source's known event documents not already in
-// todo, up to room of them, least recently checked first.
-func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo []connector.Candidate, room int) ([]connector.Candidate, error) {
-	if room <= 0 {
+// todo, up to room of them, least recently checked first. A document the
+// discovery listed again is re-read as listed (with what the listing gave
+// about it); after an exhaustive discovery only those are.
+func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, listed []connector.Candidate, exhaustive bool, room int) ([]connector.Candidate, error) {
+	if room <= 0 || exhaustive && len(listed) == 0 {
 		return nil, nil
 	}
+	q := w.db.NewRaw(`SELECT url FROM ingest_event_documents WHERE source_id = ? AND NOT (url = ANY(?))
+		ORDER BY checked_at LIMIT ?`, sourceID, pgdialect.Array(candidateURLs(todo)), room)
+	if exhaustive {
+		q = w.db.NewRaw(`SELECT url FROM ingest_event_documents WHERE source_id = ? AND NOT (url = ANY(?)) AND url = ANY(?)
+		ORDER BY checked_at LIMIT ?`, sourceID, pgdialect.Array(candidateURLs(todo)), pgdialect.Array(candidateURLs(listed)), room)
+	}
 	var urls []string
-	err := w.db.NewRaw(`SELECT url FROM ingest_event_documents WHERE source_id = ? AND NOT (url = ANY(?))
-		ORDER BY checked_at LIMIT ?`, sourceID, pgdialect.Array(candidateURLs(todo)), room).Scan(ctx, &urls)
-	if err != nil {
+	if err := q.Scan(ctx, &urls); err != nil {
 		return nil, fmt.Errorf("read event documents of source %s: %w", sourceID, err)
+	}
+	byURL := make(map[string]connector.Candidate, len(listed))
+	for _, c := range listed {
+		byURL[c.URL] = c
 	}
 	out := make([]connector.Candidate, len(urls))
 	for i, u := range urls {
 		out[i] = connector.Candidate{URL: u}
+		if c, ok := byURL[u]; ok {
+			out[i] = c
+		}
 	}
 	return out, nil
 }

@@ -31,7 +31,7 @@ func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded) er
 		ID: e.ItemID, FeedID: e.FeedID, OrganizationID: e.OrganizationID, NewsPageID: e.NewsPageID,
 		VersionID: e.VersionID, SourceID: e.SourceID, AttachmentID: e.AttachmentID, SourceType: string(e.SourceType),
 		URL: e.Content.URL, Title: e.Content.Title, Description: e.Content.Description, ImageURL: e.Content.ImageURL,
-		PublishedAt: e.Content.PublishedAt, CreatedAt: e.At, UpdatedAt: e.At,
+		PublishedAt: e.Content.PublishedAt, CreatedAt: e.At, UpdatedAt: e.At, Platform: e.Content.Platform,
 	}
 	block := e.Content.Block()
 	row.Source = &block
@@ -77,7 +77,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 		types, urls, titles     = make([]string, n), make([]string, n), make([]string, n)
 		descs, images           = make([]string, n), make([]string, n)
 		published               = make([]pgtype.Timestamptz, n)
-		blocks                  = make([]string, n)
+		blocks, platforms       = make([]string, n), make([]*string, n)
 		created, updated        = make([]time.Time, n), make([]time.Time, n)
 	)
 	for i, r := range rows {
@@ -93,8 +93,16 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 			return fmt.Errorf("encode source block of item %s: %w", r.ID, err)
 		}
 		blocks[i] = string(block)
+		if r.Platform != nil {
+			raw, err := json.Marshal(r.Platform)
+			if err != nil {
+				return fmt.Errorf("encode platform ids of item %s: %w", r.ID, err)
+			}
+			s := string(raw)
+			platforms[i] = &s
+		}
 	}
-	return execArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks)
+	return execArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms)
 }
 
 // execArrays runs a statement whose parameters are arrays ($1, $2, …)
@@ -121,14 +129,14 @@ func execArrays(ctx context.Context, db bun.IDB, query string, args ...any) erro
 const insertNewsItemsSQL = `
 WITH ins AS (
     INSERT INTO news_items (id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at, source)
+        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform)
     SELECT id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at, source
+        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform
     FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[],
         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[])
+        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::jsonb[])
         WITH ORDINALITY AS r(id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-            source_type, url, title, description, image_url, published_at, created_at, updated_at, source, ord)
+            source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform, ord)
     ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING feed_id

@@ -35,6 +35,8 @@ type NewsItem struct {
 	// Source is the item's source block; NULL in rows projected before
 	// blocks were stored (see Block).
 	Source *domain.SourceBlock `bun:"source,type:jsonb"`
+	// Platform is a platform post's own ids; NULL for web pages.
+	Platform *domain.PlatformIDs `bun:"platform,type:jsonb"`
 }
 
 // Block is the item's source block (api.md 2.4).

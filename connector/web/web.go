@@ -83,7 +83,10 @@ func (c *Connector) Discover(ctx context.Context, src connector.Source, since ti
 			continue
 		}
 		for _, cand := range cands {
-			out.Candidates = append(out.Candidates, connector.Candidate(cand))
+			out.Candidates = append(out.Candidates, connector.Candidate{
+				URL: cand.URL, Title: cand.Title, Description: cand.Description, ImageURL: cand.ImageURL,
+				PublishedAt: cand.PublishedAt, LastMod: cand.LastMod,
+			})
 		}
 	}
 	if len(errs) == len(listings) {

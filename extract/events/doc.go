@@ -1,8 +1,10 @@
 // Package events extracts events from documents (api.md 2.9): schema.org
 // Event and every subtype in an HTML page's JSON-LD, or in its Microdata
-// when no JSON-LD block holds an event, and the VEVENTs of iCalendar
-// files. Each format reads its own syntax into a draft (html.go,
-// schemaorg.go, schedule.go, microdata.go, ical.go); identity, expansion,
+// when no JSON-LD block holds an event, the VEVENTs of iCalendar files,
+// and platform posts (a Facebook page event, or a post whose text names a
+// date and a time). Each format reads its own syntax into a draft
+// (html.go, schemaorg.go, schedule.go, microdata.go, ical.go, post.go);
+// identity, expansion,
 // display, sanitising and geography are shared (identity.go,
 // occurrences.go, display.go, sanitize.go, geo.go, timezone.go). Extract
 // detects the format and hands off.

@@ -29,6 +29,9 @@ type draft struct {
 	organizer          *domain.EventOrganizer
 	images             []string
 	urls               []string
+	// source is the event's source block when the document is not a web
+	// page (a platform post); nil means the document's site block.
+	source *domain.SourceBlock
 	// identity is settled by identify.
 	identity string
 }
@@ -55,6 +58,9 @@ func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetail
 		PrimaryURL:   cmp.Or(dr.url, pageURL),
 		GeoLocations: geoLocations(dr.location, localityScore),
 		Source:       domain.SiteBlock(docURL),
+	}
+	if dr.source != nil {
+		d.Source = *dr.source
 	}
 	d.ShortDescription = shortDescription(d.Description)
 	d.URLs = dedupe(append([]string{d.PrimaryURL}, dr.urls...))

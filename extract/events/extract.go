@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/platform"
 )
 
 // DefaultHorizon is how far ahead recurrences are expanded when Options
@@ -41,9 +42,9 @@ type Result struct {
 	Calendars []string
 }
 
-// Extract finds the events of a document: an iCalendar file's VEVENTs, or
-// an HTML page's schema.org events (JSON-LD, else Microdata) and the
-// calendars it links to. A malformed part (one JSON-LD block, one event)
+// Extract finds the events of a document: an iCalendar file's VEVENTs, an
+// HTML page's schema.org events (JSON-LD, else Microdata) and the
+// calendars it links to, or a platform post's event (post.go). A malformed part (one JSON-LD block, one event)
 // is skipped, never the rest.
 func Extract(d document.Document, opts Options) (Result, error) {
 	base, err := url.Parse(d.URL)
@@ -58,6 +59,8 @@ func Extract(d document.Document, opts Options) (Result, error) {
 	// when the event names none; a calendar file is not.
 	pageURL := ""
 	switch {
+	case platform.IsPost(d):
+		drafts, dropped, err = fromPost(d)
 	case isCalendar(d):
 		drafts, dropped, err = fromICalendar(d)
 	case d.IsHTML():

@@ -118,11 +118,18 @@ func Classify(err error) *Error {
 	case errors.As(err, &validation):
 		return BadRequest(validation.Field, validation.Issue)
 	case errors.As(err, &missing):
-		return NotFound(missing.Resource, missing.ID)
+		e := NotFound(missing.Resource, missing.ID)
+		if missing.Reason != "" {
+			e.Message += ": " + missing.Reason
+		}
+		return e
 	case errors.As(err, &conflict):
 		return &Error{Status: fiber.StatusConflict, Code: CodeConflict, Message: conflict.Message}
 	case errors.Is(err, domain.ErrUnsupported):
 		return &Error{Status: fiber.StatusBadRequest, Message: err.Error(), Field: "sourceType", Issue: "not yet supported"}
+	case errors.Is(err, domain.ErrSourceUnavailable):
+		return &Error{Status: fiber.StatusServiceUnavailable,
+			Message: "the source's platform did not answer or asked to wait; nothing was stored, retry shortly"}
 	case errors.Is(err, commands.ErrBusy):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/platform"
 )
 
 // Roles a process can take; `serve` takes all of them unless FEEDSVC_ROLES
@@ -43,6 +44,8 @@ type Config struct {
 	HeaderTimeout time.Duration
 	LogLevel      string
 	LogFormat     string
+	// Platforms are the providers' settings of platform sources.
+	Platforms platform.Settings
 }
 
 // FromEnv reads the configuration; malformed values are errors, not defaults.
@@ -77,6 +80,9 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.RequireHTTPS, err = boolean("FEEDSVC_REQUIRE_HTTPS"); err != nil {
+		return Config{}, err
+	}
+	if c.Platforms, err = platform.SettingsFromEnv(os.LookupEnv); err != nil {
 		return Config{}, err
 	}
 	c.TrustedProxies = list(os.Getenv("FEEDSVC_TRUSTED_PROXIES"))

@@ -19,12 +19,14 @@ import (
 )
 
 // NewIngestWorker wires an ingestion worker to the service's database and
-// commands: every connector, reading websites through client, and an item
-// writer per feed kind. The service runs one built with the configured
+// commands: every connector (websites read through client, platform
+// accounts through the service's providers), and an item writer per feed
+// kind. The service runs one built with the configured
 // client; tests build their own with other clients and schedules.
 func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ingest.Worker, error) {
 	connectors, err := connector.NewRegistry(
 		web.New(client, web.Options{}, s.logger),
+		s.Social,
 	)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/connector/social"
 	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/history"
@@ -36,6 +37,9 @@ type Service struct {
 	DB       *database.DB
 	Store    *eventstore.Postgres
 	Commands *commands.Handler
+	// Social reads platform accounts: the API looks accounts up through
+	// it, the crawler reads them.
+	Social   *social.Connector
 	Queries  *readmodel.Queries
 	Runner   *projections.Runner
 	Ingest   *ingest.Worker
@@ -57,7 +61,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s := &Service{Config: cfg, DB: db, logger: logger}
 	s.Store = eventstore.NewPostgres(db.Pool)
 	s.Queries = readmodel.NewQueries(db.Bun)
-	s.Commands = commands.New(s.Store, s.Queries)
+	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
+	s.Commands = commands.New(s.Store, s.Queries, commands.CheckingSources(s.Social))
 	s.Keys = auth.NewStore(db.Bun)
 	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],

@@ -1,0 +1,1 @@
+ALTER TABLE news_items DROP COLUMN IF EXISTS platform;
