@@ -82,8 +82,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 		ErrorHandler:                 envelope.ErrorHandler(deps.Logger),
 	})
 	tuneTransport(app, readTimeout, deps.Logger)
+	app.Use(requestID)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
-		deps.Logger.Error("panic in request", "path", c.Path(), "panic", e)
+		deps.Logger.ErrorContext(c.UserContext(), "panic in request", "path", c.Path(), "panic", e)
 	}}))
 	app.Use(requestLog(deps.Logger))
 	if deps.Metrics != nil {
@@ -219,7 +220,7 @@ func requestLog(logger *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
-		logger.Debug("request", "method", c.Method(), "path", c.Path(), "status", statusOf(c, err), "duration", time.Since(start))
+		logger.DebugContext(c.UserContext(), "request", "method", c.Method(), "path", c.Path(), "status", statusOf(c, err), "duration", time.Since(start))
 		return err
 	}
 }

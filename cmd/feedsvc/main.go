@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/logctx"
 	"github.com/feedsvc/feedsvc/internal/service"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
@@ -58,6 +59,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	logger := newLogger(cfg, stderr)
+	// Code that logs through slog's default (auth, for one) writes in the
+	// same format and names its request too.
+	slog.SetDefault(logger)
 	switch args[0] {
 	case "serve":
 		return serve(ctx, cfg, logger)
@@ -118,7 +122,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(cfg.LogFormat, "text") {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return logctx.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return logctx.New(slog.NewJSONHandler(w, opts))
 }

@@ -178,8 +178,10 @@ func Status(err error) int { return Classify(err).Status }
 func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		e := Classify(err)
-		if e.Status >= 500 {
-			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
+		// A 501 is an answer (a capability the service does not offer), not
+		// a failure to look into.
+		if e.Status >= 500 && e.Status != fiber.StatusNotImplemented {
+			logger.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
 		}
 		if e.Status == fiber.StatusUnauthorized {
 			// RFC 6750 asks for a challenge on 401 so generic clients know
