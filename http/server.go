@@ -204,6 +204,8 @@ func (h *handlers) routes(app *fiber.App) {
 	hooks.Get("/:webhookId/deliveries", h.listDeliveries)
 	hooks.Get("/:webhookId/deliveries/:deliveryId", h.getDelivery)
 	hooks.Post("/:webhookId/deliveries/:deliveryId/redeliver", h.redeliver)
+
+	outOfScope(app)
 }
 
 // statusOf is the status a request will be answered with: an error

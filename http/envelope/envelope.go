@@ -59,6 +59,8 @@ const (
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodePermissionDenied = "PERMISSION_DENIED"
 	CodeAuthentication   = "AUTHENTICATION_FAILED"
+	// CodeNotImplemented answers a capability the service does not offer.
+	CodeNotImplemented = "NOT_IMPLEMENTED"
 	// Transport answers no route decides.
 	CodeTimeout     = "REQUEST_TIMEOUT"
 	CodeTooMany     = "TOO_MANY_REQUESTS"
