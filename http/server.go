@@ -75,6 +75,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 		WriteTimeout:                 orDefault(cfg.WriteTimeout, 30*time.Second),
 		ReadBufferSize:               headerBufferSize,
 		DisablePreParseMultipartForm: true,
+		// Bodies are read by boundBody, which answers one over the limit
+		// without losing the connection.
+		StreamRequestBody: true,
 		EnableTrustedProxyCheck:      len(cfg.TrustedProxies) > 0,
 		TrustedProxies:               cfg.TrustedProxies,
 		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
@@ -97,6 +100,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
 		app.Use(prefix, envelope.Speak(envelope.Events))
 	}
+	app.Use(boundBody(app, cfg.BodyLimit, readTimeout))
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)

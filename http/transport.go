@@ -31,6 +31,9 @@ func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logge
 	// The parser's messages quote the request, Authorization included, so
 	// neither the client nor the log sees them: only the status is logged.
 	srv.SecureErrorLogMessage = true
+	// A 413 drains the rest of its body on the hijacked connection and then
+	// serves it again (boundBody); fasthttp must not close it meanwhile.
+	srv.KeepHijackedConns = true
 	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
 		answer := transportError(err)
 		render(app, fctx, func(c *fiber.Ctx) error {
