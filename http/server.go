@@ -77,12 +77,12 @@ func New(cfg Config, deps Deps) *fiber.App {
 		DisablePreParseMultipartForm: true,
 		// Bodies are read by boundBody, which answers one over the limit
 		// without losing the connection.
-		StreamRequestBody: true,
-		EnableTrustedProxyCheck:      len(cfg.TrustedProxies) > 0,
-		TrustedProxies:               cfg.TrustedProxies,
-		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
-		DisableStartupMessage:        true,
-		ErrorHandler:                 envelope.ErrorHandler(deps.Logger),
+		StreamRequestBody:       true,
+		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+		DisableStartupMessage:   true,
+		ErrorHandler:            envelope.ErrorHandler(deps.Logger),
 	})
 	tuneTransport(app, readTimeout, deps.Logger)
 	app.Use(requestID)
