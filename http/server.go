@@ -45,6 +45,8 @@ type Deps struct {
 	// Waiter makes writes visible before they are answered (D6).
 	Waiter commands.Waiter
 	Keys   *auth.Store
+	// Limiter, when set, holds each key to its request rate.
+	Limiter *auth.Limiter
 	// Ready reports whether the service can answer requests (readyz).
 	Ready  func(ctx context.Context) error
 	Logger *slog.Logger
@@ -106,6 +108,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
+	if deps.Limiter != nil {
+		app.Use(auth.RateLimit(deps.Limiter))
+	}
 	h.routes(app)
 	app.Use(unmatched)
 	return app

@@ -27,7 +27,8 @@ commands:
   serve                      run the API, projections, crawler and webhook sender
                              (FEEDSVC_ROLES=api,projections,crawler,webhooks selects a subset)
   migrate                    create the database if needed and apply migrations
-  keys create|list|revoke    manage API keys (feedsvc keys -h)
+  keys create|list|revoke|rate
+                             manage API keys and their rates (feedsvc keys -h)
   projections list|rebuild   inspect or rebuild read models (feedsvc projections -h)
   feeds events enable|disable FEED_ID [--reason TEXT]
                              switch an event feed as the operator (enabledSource admin)
@@ -36,7 +37,7 @@ configuration is read from the environment: DATABASE_URL, FEEDSVC_ADDR,
 FEEDSVC_ROLES, FEEDSVC_POLL_INTERVAL, FEEDSVC_ALLOW_PRIVATE_NETWORKS,
 FEEDSVC_WEBHOOK_BACKOFF_BASE, FEEDSVC_REQUIRE_HTTPS, FEEDSVC_TRUSTED_PROXIES,
 FEEDSVC_CONSISTENCY_TIMEOUT, FEEDSVC_HEADER_TIMEOUT, FEEDSVC_MAX_CONNS,
-FEEDSVC_MAX_CONNS_PER_IP, FEEDSVC_LOG_LEVEL, FEEDSVC_LOG_FORMAT
+FEEDSVC_MAX_CONNS_PER_IP, FEEDSVC_RATE_LIMIT, FEEDSVC_LOG_LEVEL, FEEDSVC_LOG_FORMAT
 (defaults and meanings: README.md, "Operating it").
 `
 

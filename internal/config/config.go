@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/internal/database"
 )
 
@@ -19,6 +20,11 @@ const (
 	RoleCrawler     = "crawler"
 	RoleWebhooks    = "webhooks"
 )
+
+// DefaultRateLimit is the request rate of a key without its own: 100
+// requests a second on average, which a client polling many feeds stays
+// under, while one that loops without pause is stopped.
+const DefaultRateLimit = "6000/min"
 
 // Config is every setting of the service.
 type Config struct {
@@ -41,8 +47,11 @@ type Config struct {
 	MaxConnsPerIP int
 	// HeaderTimeout bounds the wait for a request's line and headers.
 	HeaderTimeout time.Duration
-	LogLevel      string
-	LogFormat     string
+	// RateLimit is the request rate of keys without their own; the zero
+	// Rate limits nothing.
+	RateLimit auth.Rate
+	LogLevel  string
+	LogFormat string
 }
 
 // FromEnv reads the configuration; malformed values are errors, not defaults.
@@ -78,6 +87,9 @@ func FromEnv() (Config, error) {
 	}
 	if c.RequireHTTPS, err = boolean("FEEDSVC_REQUIRE_HTTPS"); err != nil {
 		return Config{}, err
+	}
+	if c.RateLimit, err = auth.ParseRate(env("FEEDSVC_RATE_LIMIT", DefaultRateLimit)); err != nil {
+		return Config{}, fmt.Errorf("FEEDSVC_RATE_LIMIT: %w", err)
 	}
 	c.TrustedProxies = list(os.Getenv("FEEDSVC_TRUSTED_PROXIES"))
 	roles := list(env("FEEDSVC_ROLES", strings.Join([]string{RoleAPI, RoleProjections, RoleCrawler, RoleWebhooks}, ",")))

@@ -40,6 +40,7 @@ type Service struct {
 	Ingest   *ingest.Worker
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
+	Limiter  *auth.Limiter
 	Webhooks *webhook.Service
 	Metrics  *metrics.Registry
 	App      *fiber.App
@@ -58,6 +59,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Queries = readmodel.NewQueries(db.Bun)
 	s.Commands = commands.New(s.Store, s.Queries)
 	s.Keys = auth.NewStore(db.Bun)
+	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit)
 	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
 	})
@@ -97,7 +99,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
-		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
 	})
@@ -126,6 +128,7 @@ func (s *Service) Run(ctx context.Context) error {
 				return
 			}
 			s.logger.Info("api listening", "addr", ln.Addr().String())
+			go s.housekeep(ctx)
 			if err := s.Serve(ln); err != nil {
 				errs <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 			}
@@ -159,6 +162,29 @@ func (s *Service) Serve(ln net.Listener) error {
 	return s.App.Listener(apihttp.LimitConns(ln, apihttp.ConnLimits{
 		Total: s.Config.MaxConns, PerIP: s.Config.MaxConnsPerIP,
 	}, s.logger))
+}
+
+// housekeepEvery is how often an API process removes what the API keeps
+// only for a while (ended rate limit windows).
+const housekeepEvery = 10 * time.Minute
+
+// housekeep removes expired API bookkeeping until ctx ends. Every API
+// process does it; the deletes are idempotent, so they need no leader.
+func (s *Service) housekeep(ctx context.Context) {
+	tick := time.NewTicker(housekeepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := s.Limiter.Forget(ctx); err != nil {
+			s.logger.WarnContext(ctx, "housekeeping", "err", err)
+		} else if n > 0 {
+			s.logger.DebugContext(ctx, "housekeeping: ended rate limit windows removed", "rows", n)
+		}
+	}
 }
 
 func (s *Service) shutdown() error {
