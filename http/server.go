@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -47,6 +48,9 @@ type Deps struct {
 	Keys   *auth.Store
 	// Limiter, when set, holds each key to its request rate.
 	Limiter *auth.Limiter
+	// Idempotency, when set, keeps the answers of writes sent with an
+	// Idempotency-Key.
+	Idempotency *idempotency.Store
 	// Ready reports whether the service can answer requests (readyz).
 	Ready  func(ctx context.Context) error
 	Logger *slog.Logger
@@ -110,6 +114,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	if deps.Limiter != nil {
 		app.Use(auth.RateLimit(deps.Limiter))
+	}
+	if deps.Idempotency != nil {
+		app.Use(idempotent(deps.Idempotency, deps.Logger))
 	}
 	h.routes(app)
 	app.Use(unmatched)

@@ -130,7 +130,7 @@ func Classify(err error) *Error {
 			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
 	case errors.Is(err, commands.ErrLagging):
 		return &Error{Status: fiber.StatusServiceUnavailable,
-			Message: "the change was saved but is not visible yet; it will appear shortly, do not repeat the request"}
+			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}
 	}
 	return &Error{Status: fiber.StatusInternalServerError, Message: "unexpected failure, retrying is advised"}
 }
@@ -242,7 +242,8 @@ func (e *Error) code(d Dialect) string {
 	case e.Status == fiber.StatusMethodNotAllowed:
 		return CodeMethodNotAllowed
 	case e.Status == fiber.StatusBadRequest, e.Status == fiber.StatusRequestEntityTooLarge,
-		e.Status == fiber.StatusUnsupportedMediaType, e.Status == fiber.StatusRequestHeaderFieldsTooLarge:
+		e.Status == fiber.StatusUnsupportedMediaType, e.Status == fiber.StatusRequestHeaderFieldsTooLarge,
+		e.Status == fiber.StatusUnprocessableEntity:
 		return d.badRequest
 	case e.Status == fiber.StatusRequestTimeout:
 		return CodeTimeout

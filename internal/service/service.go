@@ -18,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/eventstore"
 	apihttp "github.com/feedsvc/feedsvc/http"
+	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
@@ -41,10 +42,12 @@ type Service struct {
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
 	Limiter  *auth.Limiter
-	Webhooks *webhook.Service
-	Metrics  *metrics.Registry
-	App      *fiber.App
-	logger   *slog.Logger
+	// Idempotency keeps the answers of writes sent with an Idempotency-Key.
+	Idempotency *idempotency.Store
+	Webhooks    *webhook.Service
+	Metrics     *metrics.Registry
+	App         *fiber.App
+	logger      *slog.Logger
 }
 
 // New opens and migrates the database and wires every part. Nothing runs
@@ -60,6 +63,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Commands = commands.New(s.Store, s.Queries)
 	s.Keys = auth.NewStore(db.Bun)
 	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit)
+	s.Idempotency = idempotency.NewStore(db.Pool)
 	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
 	})
@@ -99,7 +103,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
-		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
 	})
@@ -165,7 +169,8 @@ func (s *Service) Serve(ln net.Listener) error {
 }
 
 // housekeepEvery is how often an API process removes what the API keeps
-// only for a while (ended rate limit windows).
+// only for a while (ended rate limit windows, idempotency keys past their
+// 24 hours).
 const housekeepEvery = 10 * time.Minute
 
 // housekeep removes expired API bookkeeping until ctx ends. Every API
@@ -183,6 +188,11 @@ func (s *Service) housekeep(ctx context.Context) {
 			s.logger.WarnContext(ctx, "housekeeping", "err", err)
 		} else if n > 0 {
 			s.logger.DebugContext(ctx, "housekeeping: ended rate limit windows removed", "rows", n)
+		}
+		if n, err := s.Idempotency.Expire(ctx); err != nil {
+			s.logger.WarnContext(ctx, "housekeeping", "err", err)
+		} else if n > 0 {
+			s.logger.DebugContext(ctx, "housekeeping: expired idempotency keys removed", "rows", n)
 		}
 	}
 }
