@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -31,7 +32,11 @@ const (
 // boundBody reads the request body, refusing it with 413 past limit. The
 // body's own read timeout (set when its headers arrived) bounds the read.
 func boundBody(app *fiber.App, limit int, bodyTimeout time.Duration) fiber.Handler {
-	srv := app.Server()
+	d := &drainer{srv: app.Server(), bodyTimeout: bodyTimeout}
+	// A drained connection is served again only while the app serves: one
+	// drained during a shutdown must not reach handlers after it.
+	app.Hooks().OnListen(func(fiber.ListenData) error { d.stopped.Store(false); return nil })
+	app.Hooks().OnShutdown(func() error { d.stopped.Store(true); return nil })
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
 		stream := req.BodyStream()
@@ -39,7 +44,7 @@ func boundBody(app *fiber.App, limit int, bodyTimeout time.Duration) fiber.Handl
 			return c.Next()
 		}
 		if req.Header.ContentLength() > limit {
-			return tooLarge(c, srv, stream, bodyTimeout)
+			return d.tooLarge(c, stream)
 		}
 		// A chunked body has no length to judge it by: read one byte past
 		// the limit to know.
@@ -49,33 +54,40 @@ func boundBody(app *fiber.App, limit int, bodyTimeout time.Duration) fiber.Handl
 			return transportError(err)
 		}
 		if len(body) > limit {
-			return tooLarge(c, srv, stream, bodyTimeout)
+			return d.tooLarge(c, stream)
 		}
 		req.SetBody(body)
 		return c.Next()
 	}
 }
 
+// drainer drains oversized bodies and serves their connections again.
+type drainer struct {
+	srv         *fasthttp.Server
+	bodyTimeout time.Duration
+	stopped     atomic.Bool
+}
+
 // tooLarge answers 413 and, once the answer is written, drains the rest of
 // the body and goes on serving the connection. Hijacking is fasthttp's one
 // way to act on a connection after its answer has been flushed; the server
 // keeps hijacked connections (KeepHijackedConns), so this owns closing it.
-func tooLarge(c *fiber.Ctx, srv *fasthttp.Server, stream io.Reader, bodyTimeout time.Duration) error {
+func (d *drainer) tooLarge(c *fiber.Ctx, stream io.Reader) error {
 	depth := 0
-	if d, ok := c.Context().Conn().(*drainedConn); ok {
-		depth = d.depth
+	if dc, ok := c.Context().Conn().(*drainedConn); ok {
+		depth = dc.depth
 	}
 	c.Context().Hijack(func(conn net.Conn) {
-		_ = conn.SetReadDeadline(time.Now().Add(bodyTimeout))
+		_ = conn.SetReadDeadline(time.Now().Add(d.bodyTimeout))
 		_, err := io.CopyN(io.Discard, stream, maxDrain+1)
-		if !errors.Is(err, io.EOF) || depth+1 >= maxDrainsPerConn {
+		if !errors.Is(err, io.EOF) || depth+1 >= maxDrainsPerConn || d.stopped.Load() {
 			conn.Close()
 			return
 		}
 		_ = conn.SetReadDeadline(time.Time{})
 		// ServeConn closes the connection when it is done with it, unless a
 		// later request hijacks it again.
-		_ = srv.ServeConn(&drainedConn{Conn: conn, depth: depth + 1})
+		_ = d.srv.ServeConn(&drainedConn{Conn: conn, depth: depth + 1})
 	})
 	return envelope.ForStatus(fiber.StatusRequestEntityTooLarge)
 }
