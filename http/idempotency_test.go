@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/idempotency"
@@ -123,6 +124,15 @@ func TestARepeatedWriteWithTheSameKeyAnswersTheFirstAnswerWithoutDoingItAgain(t 
 		body := map[string]any{"name": "Org-wide", "description": "x"}
 		first := c.withKey(t, key, "POST", "/feeds/news", body).MustStatus(t, http.StatusCreated)
 		wantReplayOf(t, first, as(h, h.NewKey("acme")).withKey(t, key, "POST", "/feeds/news", body))
+	})
+	t.Run("a 403 is not kept: another key of the organization with the scope gets the write done", func(t *testing.T) {
+		key := uuid.NewString()
+		body := map[string]any{"name": "Scoped", "description": "x"}
+		wantForbidden(t, as(h, h.NewKey("acme", auth.ScopeItems)).withKey(t, key, "POST", "/feeds/news", body))
+		r := c.withKey(t, key, "POST", "/feeds/news", body).MustStatus(t, http.StatusCreated)
+		if r.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("a 403 was replayed as %s", r.Raw)
+		}
 	})
 	t.Run("a read ignores the key", func(t *testing.T) {
 		r := c.withKey(t, "read-1", "GET", "/feeds/news", nil).MustStatus(t, http.StatusOK)

@@ -78,7 +78,8 @@ func idempotent(store *idempotency.Store, logger *slog.Logger) fiber.Handler {
 }
 
 // runIdempotently runs the request as the key's owner and records its
-// answer (or, for a 5xx, gives the key up so that a repeat runs it again).
+// answer (or, for an answer not to keep, gives the key up so that a repeat
+// runs it again).
 func runIdempotently(c *fiber.Ctx, store *idempotency.Store, claim idempotency.Claim, logger *slog.Logger) (err error) {
 	base := c.UserContext()
 	// The run gets less time than its lease, so that a key whose lease ran
@@ -106,7 +107,7 @@ func runIdempotently(c *fiber.Ctx, store *idempotency.Store, claim idempotency.C
 	record, done := recording(base)
 	defer done()
 	resp := c.Response()
-	if status := resp.StatusCode(); status >= 500 {
+	if status := resp.StatusCode(); !keepable(status) {
 		err = store.Release(record, claim)
 	} else {
 		err = store.Finish(record, claim, idempotency.Answer{Status: status, Header: keptHeaders(c), Body: resp.Body()})
@@ -117,6 +118,15 @@ func runIdempotently(c *fiber.Ctx, store *idempotency.Store, claim idempotency.C
 		logger.WarnContext(base, "idempotency key not recorded", "err", err)
 	}
 	return nil
+}
+
+// keepable reports whether an answer is the request's to keep. A 5xx is
+// not (a repeat runs the request again, finding what this run stored); nor
+// is a 403, which is about the API key that sent the request, while keys
+// belong to the organization: another of its keys, allowed, must get the
+// write done.
+func keepable(status int) bool {
+	return status < 500 && status != fiber.StatusForbidden
 }
 
 // recording is the context an answer is recorded in: its own, since the
