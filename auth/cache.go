@@ -55,14 +55,12 @@ func (c *authCache) get(k cacheKey, now time.Time) (Principal, bool) {
 	if !ok {
 		return Principal{}, false
 	}
-	p := e.principal
-	// A copy, so a handler appending to Scopes cannot alter the cached grant.
-	p.Scopes = slices.Clone(p.Scopes)
-	return p, true
+	// A copy, so a handler changing it cannot alter the cached grant.
+	return e.principal.clone(), true
 }
 
 func (c *authCache) put(k cacheKey, p Principal, keyExpiry *time.Time, now time.Time) {
-	p.Scopes = slices.Clone(p.Scopes)
+	p = p.clone()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.entries) >= maxCacheEntries {
@@ -87,4 +85,14 @@ func (c *authCache) forgetKey(id uuid.UUID) {
 			delete(c.entries, k)
 		}
 	}
+}
+
+// clone copies what a Principal refers to.
+func (p Principal) clone() Principal {
+	p.Scopes = slices.Clone(p.Scopes)
+	if p.Rate != nil {
+		r := *p.Rate
+		p.Rate = &r
+	}
+	return p
 }

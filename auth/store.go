@@ -55,6 +55,8 @@ type Key struct {
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+	// Rate is the key's own request rate; nil means the service default.
+	Rate *Rate
 }
 
 // Principal is the caller a valid key identifies.
@@ -63,6 +65,8 @@ type Principal struct {
 	OrganizationName string
 	KeyID            uuid.UUID
 	Scopes           []Scope
+	// Rate is the key's own request rate; nil means the service default.
+	Rate *Rate
 }
 
 // Has reports whether the key was granted scope s.
@@ -121,6 +125,9 @@ type apiKeyRow struct {
 	ExpiresAt      *time.Time `bun:"expires_at"`
 	RevokedAt      *time.Time `bun:"revoked_at"`
 	LastUsedAt     *time.Time `bun:"last_used_at"`
+	// NULL both: the default rate; a limit of 0: unlimited.
+	RateLimit         *int `bun:"rate_limit"`
+	RateWindowSeconds *int `bun:"rate_window_seconds"`
 
 	// Filled by queries that join organizations; never written.
 	OrganizationName string `bun:"organization_name,scanonly"`
@@ -141,13 +148,52 @@ func (r apiKeyRow) toKey() Key {
 		ExpiresAt:        utcPtr(r.ExpiresAt),
 		RevokedAt:        utcPtr(r.RevokedAt),
 		LastUsedAt:       utcPtr(r.LastUsedAt),
+		Rate:             r.rate(),
+	}
+}
+
+func (r apiKeyRow) rate() *Rate {
+	switch {
+	case r.RateLimit == nil:
+		return nil
+	case *r.RateLimit == 0 || r.RateWindowSeconds == nil:
+		return &Rate{}
+	}
+	return &Rate{Limit: *r.RateLimit, Window: time.Duration(*r.RateWindowSeconds) * time.Second}
+}
+
+// setRate stores rate on the row; nil is the default.
+func (r *apiKeyRow) setRate(rate *Rate) {
+	r.RateLimit, r.RateWindowSeconds = nil, nil
+	if rate == nil {
+		return
+	}
+	limit := rate.Limit
+	r.RateLimit = &limit
+	if !rate.IsUnlimited() {
+		secs := int(rate.Window / time.Second)
+		r.RateWindowSeconds = &secs
+	}
+}
+
+// KeyOption adds to what CreateKey issues.
+type KeyOption func(*apiKeyRow) error
+
+// WithRate gives the key its own request rate instead of the default.
+func WithRate(rate Rate) KeyOption {
+	return func(row *apiKeyRow) error {
+		if err := rate.valid(); err != nil {
+			return err
+		}
+		row.setRate(&rate)
+		return nil
 	}
 }
 
 // CreateKey issues a key for the organization named orgName, creating the
 // organization if it does not exist. It returns the plaintext, which exists
 // nowhere else afterwards: only its hash is stored.
-func (s *Store) CreateKey(ctx context.Context, orgName string, scopes []Scope, expiresAt *time.Time) (string, Key, error) {
+func (s *Store) CreateKey(ctx context.Context, orgName string, scopes []Scope, expiresAt *time.Time, opts ...KeyOption) (string, Key, error) {
 	orgName = strings.TrimSpace(orgName)
 	if orgName == "" {
 		return "", Key{}, errors.New("create key: organization name is empty")
@@ -200,6 +246,11 @@ func (s *Store) CreateKey(ctx context.Context, orgName string, scopes []Scope, e
 				ExpiresAt:        expiresAt,
 				OrganizationName: org.Name,
 			}
+			for _, opt := range opts {
+				if err := opt(&row); err != nil {
+					return err
+				}
+			}
 			err = insertKey(ctx, tx, &row)
 			if err == nil {
 				return nil
@@ -251,7 +302,7 @@ func (s *Store) ListKeys(ctx context.Context, orgName string) ([]Key, error) {
 	var rows []apiKeyRow
 	q := s.db.NewSelect().
 		Model(&rows).
-		ColumnExpr("k.id, k.organization_id, k.prefix, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at").
+		ColumnExpr("k.id, k.organization_id, k.prefix, k.scopes, k.created_at, k.expires_at, k.revoked_at, k.last_used_at, k.rate_limit, k.rate_window_seconds").
 		ColumnExpr("o.name AS organization_name").
 		Join("JOIN organizations AS o ON o.id = k.organization_id").
 		OrderExpr("o.name, k.created_at, k.id")
@@ -289,6 +340,38 @@ func (s *Store) RevokeKey(ctx context.Context, id uuid.UUID) error {
 	}
 	if n == 0 {
 		return fmt.Errorf("revoke api key %s: %w", id, ErrKeyNotFound)
+	}
+	return nil
+}
+
+// SetRate changes a key's request rate; nil returns it to the default.
+// Like a revoke, servers that cached the key apply it within
+// DefaultCacheTTL.
+func (s *Store) SetRate(ctx context.Context, id uuid.UUID, rate *Rate) error {
+	if rate != nil {
+		if err := rate.valid(); err != nil {
+			return fmt.Errorf("set rate of api key %s: %w", id, err)
+		}
+	}
+	var row apiKeyRow
+	row.setRate(rate)
+	res, err := s.db.NewUpdate().
+		Model((*apiKeyRow)(nil)).
+		Set("rate_limit = ?, rate_window_seconds = ?", row.RateLimit, row.RateWindowSeconds).
+		Where("id = ?", id).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("set rate of api key %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("set rate of api key %s: %w", id, err)
+	}
+	if s.cache != nil {
+		s.cache.forgetKey(id)
+	}
+	if n == 0 {
+		return fmt.Errorf("set rate of api key %s: %w", id, ErrKeyNotFound)
 	}
 	return nil
 }
@@ -343,6 +426,7 @@ func (s *Store) Authenticate(ctx context.Context, plaintext string) (Principal, 
 		OrganizationName: key.OrganizationName,
 		KeyID:            key.ID,
 		Scopes:           key.Scopes,
+		Rate:             key.Rate,
 	}
 	s.touch(ctx, row, now)
 	if s.cache != nil {

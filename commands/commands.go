@@ -17,6 +17,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/idempotency"
 )
 
 // maxAttempts bounds the retries of a command that keeps losing the race
@@ -78,9 +79,8 @@ type SourceChecker interface {
 type Handler struct {
 	store   eventstore.Store
 	lookups Lookups
-	sources SourceChecker
 	now     func() time.Time
-	newID   func() uuid.UUID
+	sources SourceChecker
 }
 
 // Option adjusts a Handler.
@@ -93,7 +93,7 @@ func CheckingSources(c SourceChecker) Option { return func(h *Handler) { h.sourc
 
 // New returns a command handler.
 func New(store eventstore.Store, lookups Lookups, opts ...Option) *Handler {
-	h := &Handler{store: store, lookups: lookups, now: domain.Now, newID: newID}
+	h := &Handler{store: store, lookups: lookups, now: domain.Now}
 	for _, o := range opts {
 		o(h)
 	}
@@ -108,7 +108,12 @@ func (h *Handler) WithClock(now func() time.Time) *Handler {
 	return &c
 }
 
-func newID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+// newID mints the id of something new a command makes. In an idempotent
+// request (idempotency.With) it is derived from the request's key and
+// purpose, so a rerun of the request names the same resource.
+func (h *Handler) newID(ctx context.Context, purpose string) uuid.UUID {
+	return idempotency.NewID(ctx, purpose)
+}
 
 type metadata struct {
 	SchemaVersion  int       `json:"schemaVersion"`
@@ -135,20 +140,38 @@ type change[A domain.Aggregate] struct {
 // retrying on conflicts. It returns the aggregate with the decision applied
 // and where it landed; a decision of nothing reports the stored events it
 // rests on (Result.Seen) so that the caller still answers read-after-write.
+//
+// In an idempotent request the events' ids derive from the request's key
+// (see append), and a stream already holding the request's events is not
+// decided on again: see rerun.
 func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A, Result, error) {
 	var agg A
 	var res Result
-	fresh := c.mostlyNew
+	scope, idempotent := idempotency.From(ctx)
+	// A rerun must read the stream to find its events, so it never takes
+	// the no-read shortcut.
+	fresh := c.mostlyNew && !idempotent
 	err := retry(ctx, func() error {
 		agg = c.empty()
-		version, seen := 0, Result{}
+		var recs []eventstore.RecordedEvent
 		if !fresh {
 			var err error
-			if version, seen, err = h.load(ctx, c.stream, agg); err != nil {
+			if recs, err = h.history(ctx, c.stream); err != nil {
 				return err
 			}
 		}
 		fresh = false
+		if idempotent {
+			if at, n := scope.Stored(c.stream, eventIDs(recs)); n > 0 {
+				var err error
+				res, err = rerun(agg, c, recs[:at], recs[at:at+n])
+				return err
+			}
+		}
+		seen, err := apply(agg, c.stream, recs)
+		if err != nil {
+			return err
+		}
 		events, err := c.decide(agg)
 		if err != nil {
 			return err
@@ -157,7 +180,7 @@ func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A
 			res = seen
 			return nil
 		}
-		if res, err = h.append(ctx, c.stream, expectedAfter(version), c.org, events); err != nil {
+		if res, err = h.append(ctx, c.stream, expectedAfter(len(recs)), c.org, events); err != nil {
 			return err
 		}
 		for _, e := range events {
@@ -168,31 +191,73 @@ func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A
 	return agg, res, err
 }
 
-// load applies every event of a stream to agg; a missing stream is empty.
-// It returns how many events it applied and a Result whose Seen members
-// cover them.
-func (h *Handler) load(ctx context.Context, stream string, agg domain.Aggregate) (int, Result, error) {
-	var seen Result
-	version := 0
+// rerun answers for a stream to which an earlier run of the same
+// idempotent request already appended mine (a run whose answer was a 5xx
+// or never recorded: its process died). Nothing is appended again. The
+// decision is made again on the state that run saw (before), for what
+// callers note while deciding (whether a record was new, say), and then
+// the stored events, not the new decision, are applied: the aggregate is
+// exactly as that run left it, later changes by others aside, and the
+// caller waits for mine to be visible as it would have.
+func rerun[A domain.Aggregate](agg A, c change[A], before, mine []eventstore.RecordedEvent) (Result, error) {
+	if _, err := apply(agg, c.stream, before); err != nil {
+		return Result{}, err
+	}
+	_, _ = c.decide(agg) // decided on this state once already: same outcome
+	if _, err := apply(agg, c.stream, mine); err != nil {
+		return Result{}, err
+	}
+	res := Result{Position: mine[len(mine)-1].Position}
+	for _, r := range mine {
+		if !slices.Contains(res.EventTypes, r.Type) {
+			res.EventTypes = append(res.EventTypes, r.Type)
+		}
+	}
+	return res, nil
+}
+
+// history reads every event of a stream; a missing stream has none.
+func (h *Handler) history(ctx context.Context, stream string) ([]eventstore.RecordedEvent, error) {
+	var all []eventstore.RecordedEvent
 	for r, err := range eventstore.Events(ctx, h.store, stream, 1000) {
 		if err != nil {
-			return 0, Result{}, err
+			return nil, err
 		}
+		all = append(all, r)
+	}
+	return all, nil
+}
+
+// apply folds recs into agg and returns a Result whose Seen members cover
+// them.
+func apply(agg domain.Aggregate, stream string, recs []eventstore.RecordedEvent) (Result, error) {
+	var seen Result
+	for _, r := range recs {
 		e, err := domain.DecodeEvent(r.Type, r.Data)
 		if err != nil {
-			return 0, Result{}, fmt.Errorf("read stream %s: %w", stream, err)
+			return Result{}, fmt.Errorf("read stream %s: %w", stream, err)
 		}
 		agg.Apply(e)
-		version++
 		seen.SeenPosition = r.Position
 		if !slices.Contains(seen.SeenEventTypes, r.Type) {
 			seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
 		}
 	}
-	return version, seen, nil
+	return seen, nil
 }
 
-// append stores decided events with the given precondition.
+func eventIDs(recs []eventstore.RecordedEvent) []uuid.UUID {
+	ids := make([]uuid.UUID, len(recs))
+	for i, r := range recs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// append stores decided events with the given precondition. In an
+// idempotent request their ids derive from the request's key and the
+// stream: a retried append is then the event store's idempotent no-op, and
+// a rerun of the request recognises them (decide).
 func (h *Handler) append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, org uuid.UUID, events []domain.Event) (Result, error) {
 	meta, err := json.Marshal(metadata{SchemaVersion: domain.SchemaVersion, OrganizationID: org})
 	if err != nil {
@@ -200,12 +265,16 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 	}
 	data := make([]eventstore.EventData, 0, len(events))
 	types := make([]string, 0, len(events))
-	for _, e := range events {
+	for i, e := range events {
 		b, err := domain.EncodeEvent(e)
 		if err != nil {
 			return Result{}, err
 		}
-		data = append(data, eventstore.EventData{ID: newID(), Type: e.EventType(), Data: b, Metadata: meta})
+		id, ok := idempotency.EventID(ctx, stream, i)
+		if !ok {
+			id = uuid.Must(uuid.NewV7())
+		}
+		data = append(data, eventstore.EventData{ID: id, Type: e.EventType(), Data: b, Metadata: meta})
 		types = append(types, e.EventType())
 	}
 	res, err := h.store.AppendToStream(ctx, stream, expected, data...)

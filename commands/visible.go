@@ -9,7 +9,9 @@ import (
 )
 
 // ErrLagging: a write was stored but the read models did not reflect it in
-// time. The change is kept and will appear; repeating it would repeat it.
+// time. The change is kept and will appear; repeating the request repeats
+// the change unless it runs in the same idempotency.Scope (an
+// Idempotency-Key), which finds the stored events instead.
 var ErrLagging = errors.New("read models are lagging behind the write")
 
 // Waiter waits until the read models that read the given event types have

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/valyala/fasthttp"
 
 	"github.com/feedsvc/feedsvc/http/envelope"
@@ -48,9 +49,9 @@ func LimitConns(ln net.Listener, limits ConnLimits, logger *slog.Logger) net.Lis
 		logger:    logger,
 		perIP:     make(map[netip.Addr]int),
 		lingering: make(chan struct{}, maxLingering),
-		tooMany:   refusal(&envelope.Error{Status: fiber.StatusTooManyRequests, Code: envelope.CodeTooMany, Message: "too many connections from this address; close some and retry"}),
-		full: refusal(&envelope.Error{Status: fiber.StatusServiceUnavailable, Code: envelope.CodeUnavailable,
-			Message: "the service is at its connection limit; retry shortly"}),
+		tooMany:   &envelope.Error{Status: fiber.StatusTooManyRequests, Code: envelope.CodeTooMany, Message: "too many connections from this address; close some and retry"},
+		full: &envelope.Error{Status: fiber.StatusServiceUnavailable, Code: envelope.CodeUnavailable,
+			Message: "the service is at its connection limit; retry shortly"},
 	}
 }
 
@@ -59,19 +60,20 @@ type limitedListener struct {
 	limits    ConnLimits
 	logger    *slog.Logger
 	lingering chan struct{}
-	tooMany   []byte
-	full      []byte
+	tooMany   *envelope.Error
+	full      *envelope.Error
 
 	mu    sync.Mutex
 	total int
 	perIP map[netip.Addr]int
 }
 
-// refusal is the whole HTTP answer written to a refused connection.
+// refusal is the whole HTTP answer written to a refused connection. It
+// has an X-Request-Id like every answer, though no request was read.
 func refusal(e *envelope.Error) []byte {
 	body, _ := json.Marshal(e.Body(envelope.News)) // plain strings: cannot fail
-	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s",
-		e.Status, fasthttp.StatusMessage(e.Status), len(body), body)
+	return fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\nX-Request-Id: %s\r\n\r\n%s",
+		e.Status, fasthttp.StatusMessage(e.Status), len(body), uuid.NewString(), body)
 }
 
 func (l *limitedListener) Accept() (net.Conn, error) {
@@ -90,7 +92,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 }
 
 // admit counts a new connection from ip, or returns the answer refusing it.
-func (l *limitedListener) admit(ip netip.Addr) []byte {
+func (l *limitedListener) admit(ip netip.Addr) *envelope.Error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.limits.Total > 0 && l.total >= l.limits.Total {
@@ -119,7 +121,7 @@ func (l *limitedListener) release(ip netip.Addr) {
 }
 
 // refuse answers c and closes it without holding up the accept loop.
-func (l *limitedListener) refuse(c net.Conn, answer []byte) {
+func (l *limitedListener) refuse(c net.Conn, refused *envelope.Error) {
 	l.logger.Debug("connection refused at a connection cap", "peer", c.RemoteAddr().String())
 	select {
 	case l.lingering <- struct{}{}:
@@ -131,7 +133,7 @@ func (l *limitedListener) refuse(c net.Conn, answer []byte) {
 		defer func() { <-l.lingering }()
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(lingerFor))
-		if _, err := c.Write(answer); err != nil {
+		if _, err := c.Write(refusal(refused)); err != nil {
 			return
 		}
 		if tc, ok := c.(*net.TCPConn); ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/history"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -46,6 +47,11 @@ type Deps struct {
 	// Waiter makes writes visible before they are answered (D6).
 	Waiter commands.Waiter
 	Keys   *auth.Store
+	// Limiter, when set, holds each key to its request rate.
+	Limiter *auth.Limiter
+	// Idempotency, when set, keeps the answers of writes sent with an
+	// Idempotency-Key.
+	Idempotency *idempotency.Store
 	// Ready reports whether the service can answer requests (readyz).
 	Ready  func(ctx context.Context) error
 	Logger *slog.Logger
@@ -78,15 +84,19 @@ func New(cfg Config, deps Deps) *fiber.App {
 		WriteTimeout:                 orDefault(cfg.WriteTimeout, 30*time.Second),
 		ReadBufferSize:               headerBufferSize,
 		DisablePreParseMultipartForm: true,
-		EnableTrustedProxyCheck:      len(cfg.TrustedProxies) > 0,
-		TrustedProxies:               cfg.TrustedProxies,
-		ProxyHeader:                  proxyHeader(cfg.TrustedProxies),
-		DisableStartupMessage:        true,
-		ErrorHandler:                 envelope.ErrorHandler(deps.Logger),
+		// Bodies are read by boundBody, which answers one over the limit
+		// without losing the connection.
+		StreamRequestBody:       true,
+		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
+		TrustedProxies:          cfg.TrustedProxies,
+		ProxyHeader:             proxyHeader(cfg.TrustedProxies),
+		DisableStartupMessage:   true,
+		ErrorHandler:            envelope.ErrorHandler(deps.Logger),
 	})
 	tuneTransport(app, readTimeout, deps.Logger)
+	app.Use(requestID)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
-		deps.Logger.Error("panic in request", "path", c.Path(), "panic", e)
+		deps.Logger.ErrorContext(c.UserContext(), "panic in request", "path", c.Path(), "panic", e)
 	}}))
 	app.Use(requestLog(deps.Logger))
 	if deps.Metrics != nil {
@@ -99,11 +109,18 @@ func New(cfg Config, deps Deps) *fiber.App {
 	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
 		app.Use(prefix, envelope.Speak(envelope.Events))
 	}
+	app.Use(boundBody(app, cfg.BodyLimit, readTimeout))
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
+	if deps.Limiter != nil {
+		app.Use(auth.RateLimit(deps.Limiter))
+	}
+	if deps.Idempotency != nil {
+		app.Use(idempotent(deps.Idempotency, deps.Logger))
+	}
 	h.routes(app)
 	app.Use(unmatched)
 	return app
@@ -212,6 +229,8 @@ func (h *handlers) routes(app *fiber.App) {
 	hooks.Get("/:webhookId/deliveries", h.listDeliveries)
 	hooks.Get("/:webhookId/deliveries/:deliveryId", h.getDelivery)
 	hooks.Post("/:webhookId/deliveries/:deliveryId/redeliver", h.redeliver)
+
+	outOfScope(app)
 }
 
 // statusOf is the status a request will be answered with: an error
@@ -228,7 +247,7 @@ func requestLog(logger *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		err := c.Next()
-		logger.Debug("request", "method", c.Method(), "path", c.Path(), "status", statusOf(c, err), "duration", time.Since(start))
+		logger.DebugContext(c.UserContext(), "request", "method", c.Method(), "path", c.Path(), "status", statusOf(c, err), "duration", time.Since(start))
 		return err
 	}
 }

@@ -31,17 +31,25 @@ func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logge
 	// The parser's messages quote the request, Authorization included, so
 	// neither the client nor the log sees them: only the status is logged.
 	srv.SecureErrorLogMessage = true
+	// A 413 drains the rest of its body on the hijacked connection and then
+	// serves it again (boundBody); fasthttp must not close it meanwhile.
+	srv.KeepHijackedConns = true
 	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
 		answer := transportError(err)
-		logger.Debug("request not read", "status", answer.Status)
-		render(app, fctx, func(*fiber.Ctx) error { return answer })
+		render(app, fctx, func(c *fiber.Ctx) error {
+			logger.Debug("request not read", "status", answer.Status, "request_id", assignRequestID(c))
+			return answer
+		})
 	}
 	routed := srv.Handler
 	srv.Handler = func(fctx *fasthttp.RequestCtx) {
 		// Fiber answers a method it does not know in plain text before any
 		// handler runs; answer it as an unmatched route instead.
 		if !knownMethod(fctx.Method()) {
-			render(app, fctx, unmatched)
+			render(app, fctx, func(c *fiber.Ctx) error {
+				assignRequestID(c)
+				return unmatched(c)
+			})
 			return
 		}
 		routed(fctx)

@@ -223,6 +223,9 @@ func TestConnectionsPastTheCapsAreAnsweredInTheEnvelopeAndClosed(t *testing.T) {
 		br := bufio.NewReader(conn)
 		r := readAnswer(t, conn, br)
 		wantError(t, r, status, code)
+		if r.Header.Get("X-Request-Id") == "" {
+			t.Fatalf("a refused connection's answer has no X-Request-Id: %v", r.Header)
+		}
 		wantClosed(t, conn, br)
 	}
 	a1 := open(t, "127.0.0.1")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/idempotency"
 )
 
 // Secrets keeps webhook signing secrets.
@@ -34,10 +36,16 @@ type secretRow struct {
 	CreatedAt      time.Time `bun:"created_at"`
 }
 
-// Create stores a fresh secret for org and returns its id and value.
+// Create stores a fresh secret for org and returns its id and value. In an
+// idempotent request (a webhook create or a rotation with an
+// Idempotency-Key) the id is the request's, and a rerun of the request
+// gets the secret its first run stored: the one the webhook's events name.
 func (s *Secrets) Create(ctx context.Context, org uuid.UUID) (uuid.UUID, string, error) {
-	row := secretRow{ID: uuid.Must(uuid.NewV7()), OrganizationID: org, Secret: NewSecret(), CreatedAt: time.Now().UTC()}
-	if _, err := s.db.NewInsert().Model(&row).Exec(ctx); err != nil {
+	row := secretRow{ID: idempotency.NewID(ctx, "webhookSecret"), OrganizationID: org, Secret: NewSecret(), CreatedAt: time.Now().UTC()}
+	// The no-op update makes the upsert return the stored row when the id
+	// exists, so the secret is whichever was stored first.
+	if _, err := s.db.NewInsert().Model(&row).On("CONFLICT (id) DO UPDATE").Set("id = EXCLUDED.id").
+		Returning("secret").Exec(ctx); err != nil {
 		return uuid.Nil, "", fmt.Errorf("store webhook secret: %w", err)
 	}
 	return row.ID, row.Secret, nil

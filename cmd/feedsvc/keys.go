@@ -21,12 +21,16 @@ import (
 const keysUsage = `Usage: feedsvc keys <command> [flags]
 
 Commands:
-  create --org NAME [--scopes a,b] [--expires DURATION]
+  create --org NAME [--scopes a,b] [--expires DURATION] [--rate RATE]
                      issue a key; the key is printed alone on the last line
   list [--org NAME]  show keys (never their secrets)
   revoke KEY_ID      stop a key from working
+  rate KEY_ID RATE   change a key's request rate (RATE "default" for the
+                     service's FEEDSVC_RATE_LIMIT)
 
 Scopes: %s (default: all)
+Rates: REQUESTS/WINDOW such as 600/min, 10/s, 5000/h, 100/30s; or unlimited
+(default: the service's FEEDSVC_RATE_LIMIT)
 `
 
 // runKeys implements `feedsvc keys create|list|revoke` (D3). It returns nil
@@ -44,6 +48,8 @@ func runKeys(ctx context.Context, db *database.DB, args []string, stdout, stderr
 		return keysList(ctx, store, rest, stdout, stderr)
 	case "revoke":
 		return keysRevoke(ctx, store, rest, stdout, stderr)
+	case "rate":
+		return keysRate(ctx, store, rest, stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintf(stdout, keysUsage, auth.FormatScopes(auth.AllScopes()))
 		return nil
@@ -77,10 +83,11 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 }
 
 func keysCreate(ctx context.Context, store *auth.Store, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("create", "create --org NAME [--scopes a,b] [--expires DURATION]", stderr)
+	fs := newFlagSet("create", "create --org NAME [--scopes a,b] [--expires DURATION] [--rate RATE]", stderr)
 	org := fs.String("org", "", "organization the key belongs to; created if it does not exist (required)")
 	scopesFlag := fs.String("scopes", "", "comma-separated scopes: "+auth.FormatScopes(auth.AllScopes())+" (default all)")
 	expiresFlag := fs.String("expires", "", "lifetime such as 720h or 30d (default: never expires)")
+	rateFlag := fs.String("rate", "", "request rate such as 600/min, 10/s or unlimited (default: the service's FEEDSVC_RATE_LIMIT)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -111,7 +118,16 @@ func keysCreate(ctx context.Context, store *auth.Store, args []string, stdout, s
 		expiresAt = &t
 	}
 
-	plaintext, key, err := store.CreateKey(ctx, *org, scopes, expiresAt)
+	var opts []auth.KeyOption
+	if flagSet(fs, "rate") {
+		rate, err := auth.ParseRate(*rateFlag)
+		if err != nil {
+			return fmt.Errorf("keys create: --rate: %w", err)
+		}
+		opts = append(opts, auth.WithRate(rate))
+	}
+
+	plaintext, key, err := store.CreateKey(ctx, *org, scopes, expiresAt, opts...)
 	if err != nil {
 		return fmt.Errorf("keys create: %w", err)
 	}
@@ -119,6 +135,7 @@ func keysCreate(ctx context.Context, store *auth.Store, args []string, stdout, s
 	fmt.Fprintf(stdout, "organization: %s (%s)\n", key.OrganizationName, key.OrganizationID)
 	fmt.Fprintf(stdout, "scopes:       %s\n", auth.FormatScopes(key.Scopes))
 	fmt.Fprintf(stdout, "expires:      %s\n", formatTime(key.ExpiresAt, "never"))
+	fmt.Fprintf(stdout, "rate:         %s\n", formatRate(key.Rate))
 	fmt.Fprintln(stdout, "The key below is shown only this once; store it now.")
 	// Last line, alone: scripts take it with `tail -n 1`.
 	fmt.Fprintln(stdout, plaintext)
@@ -140,11 +157,11 @@ func keysList(ctx context.Context, store *auth.Store, args []string, stdout, std
 		return fmt.Errorf("keys list: %w", err)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tORGANIZATION\tPREFIX\tSCOPES\tCREATED\tEXPIRES\tREVOKED\tLAST USED")
+	fmt.Fprintln(tw, "ID\tORGANIZATION\tPREFIX\tSCOPES\tRATE\tCREATED\tEXPIRES\tREVOKED\tLAST USED")
 	for _, k := range keys {
 		created := k.CreatedAt
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			k.ID, k.OrganizationName, "fsk_"+k.Prefix+"_…", auth.FormatScopes(k.Scopes),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			k.ID, k.OrganizationName, "fsk_"+k.Prefix+"_…", auth.FormatScopes(k.Scopes), formatRate(k.Rate),
 			formatTime(&created, "-"), formatTime(k.ExpiresAt, "never"),
 			formatTime(k.RevokedAt, "-"), formatTime(k.LastUsedAt, "never"))
 	}
@@ -174,6 +191,42 @@ func keysRevoke(ctx context.Context, store *auth.Store, args []string, stdout, s
 	// operator does not conclude the revoke failed.
 	fmt.Fprintf(stdout, "revoked key %s (running servers stop accepting it within %s)\n", id, auth.DefaultCacheTTL)
 	return nil
+}
+
+func keysRate(ctx context.Context, store *auth.Store, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("rate", "rate KEY_ID RATE|default", stderr)
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return errors.New("keys rate: expected KEY_ID and RATE")
+	}
+	id, err := uuid.Parse(fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("keys rate: KEY_ID %q is not a key id (see `feedsvc keys list`): %w", fs.Arg(0), err)
+	}
+	var rate *auth.Rate
+	if !strings.EqualFold(strings.TrimSpace(fs.Arg(1)), "default") {
+		r, err := auth.ParseRate(fs.Arg(1))
+		if err != nil {
+			return fmt.Errorf("keys rate: %w", err)
+		}
+		rate = &r
+	}
+	if err := store.SetRate(ctx, id, rate); err != nil {
+		return fmt.Errorf("keys rate: %w", err)
+	}
+	fmt.Fprintf(stdout, "key %s now has rate %s (running servers apply it within %s)\n", id, formatRate(rate), auth.DefaultCacheTTL)
+	return nil
+}
+
+// formatRate names a key's rate; nil is the service default.
+func formatRate(r *auth.Rate) string {
+	if r == nil {
+		return "default"
+	}
+	return r.String()
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {

@@ -237,3 +237,67 @@ func TestParseLifetime(t *testing.T) {
 		})
 	}
 }
+
+func TestKeysCarryARateGivenAtCreateAndChangedLater(t *testing.T) {
+	db, _ := testdb.New(t)
+	store := auth.NewStore(db.Bun, auth.WithCacheTTL(0))
+	def := auth.Rate{Limit: 1, Window: time.Second}
+	rateOf := func(t *testing.T, key string) auth.Rate {
+		t.Helper()
+		p, err := store.Authenticate(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return auth.NewLimiter(db.Pool, def).RateFor(p)
+	}
+	out, stderr, err := run(t, db, "create", "--org", "acme", "--rate", "600/min")
+	if err != nil {
+		t.Fatalf("keys create --rate: %v\n%s", err, stderr)
+	}
+	key := lastLine(out)
+	if !strings.Contains(out, "rate:         600/min\n") || rateOf(t, key) != (auth.Rate{Limit: 600, Window: time.Minute}) {
+		t.Fatalf("created key has rate %v; output:\n%s", rateOf(t, key), out)
+	}
+	id := keyIDLine.FindStringSubmatch(out)[1]
+	t.Run("keys list shows it", func(t *testing.T) {
+		list, _, err := run(t, db, "list")
+		if err != nil || !strings.Contains(list, "RATE") || !strings.Contains(list, "600/min") {
+			t.Fatalf("list: %v\n%s", err, list)
+		}
+	})
+	changes := []struct {
+		arg  string
+		want auth.Rate
+	}{
+		{"10/s", auth.Rate{Limit: 10, Window: time.Second}},
+		{"unlimited", auth.Unlimited},
+		{"default", def},
+	}
+	for _, c := range changes {
+		t.Run("keys rate "+c.arg+" changes it", func(t *testing.T) {
+			if out, stderr, err := run(t, db, "rate", id, c.arg); err != nil {
+				t.Fatalf("keys rate: %v\n%s%s", err, out, stderr)
+			}
+			if got := rateOf(t, key); got != c.want {
+				t.Fatalf("rate %v; want %v", got, c.want)
+			}
+		})
+	}
+	t.Run("a malformed rate is refused and issues no key", func(t *testing.T) {
+		for _, bad := range []string{"600", "0/min", "5/fortnight", "5/2day"} {
+			if _, _, err := run(t, db, "create", "--org", "acme", "--rate", bad); err == nil {
+				t.Fatalf("--rate %q accepted", bad)
+			}
+		}
+		if _, _, err := run(t, db, "rate", id, "fast"); err == nil {
+			t.Fatal("keys rate fast accepted")
+		}
+		if _, _, err := run(t, db, "rate", uuid.NewString(), "10/s"); err == nil {
+			t.Fatal("keys rate of an unknown key succeeded")
+		}
+		keys, err := store.ListKeys(context.Background(), "acme")
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("%d keys, %v; want the one created", len(keys), err)
+		}
+	})
+}

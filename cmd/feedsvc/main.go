@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/logctx"
 	"github.com/feedsvc/feedsvc/internal/service"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
@@ -26,7 +27,8 @@ commands:
   serve                      run the API, projections, crawler and webhook sender
                              (FEEDSVC_ROLES=api,projections,crawler,webhooks selects a subset)
   migrate                    create the database if needed and apply migrations
-  keys create|list|revoke    manage API keys (feedsvc keys -h)
+  keys create|list|revoke|rate
+                             manage API keys and their rates (feedsvc keys -h)
   projections list|rebuild   inspect or rebuild read models (feedsvc projections -h)
   feeds events enable|disable FEED_ID [--reason TEXT]
                              switch an event feed as the operator (enabledSource admin)
@@ -35,7 +37,7 @@ configuration is read from the environment: DATABASE_URL, FEEDSVC_ADDR,
 FEEDSVC_ROLES, FEEDSVC_POLL_INTERVAL, FEEDSVC_ALLOW_PRIVATE_NETWORKS,
 FEEDSVC_WEBHOOK_BACKOFF_BASE, FEEDSVC_REQUIRE_HTTPS, FEEDSVC_TRUSTED_PROXIES,
 FEEDSVC_CONSISTENCY_TIMEOUT, FEEDSVC_HEADER_TIMEOUT, FEEDSVC_MAX_CONNS,
-FEEDSVC_MAX_CONNS_PER_IP, FEEDSVC_LOG_LEVEL, FEEDSVC_LOG_FORMAT;
+FEEDSVC_MAX_CONNS_PER_IP, FEEDSVC_RATE_LIMIT, FEEDSVC_LOG_LEVEL, FEEDSVC_LOG_FORMAT;
 platform sources (README.md, "Platform sources"): FEEDSVC_TWITTER_API_URL,
 FEEDSVC_TWITTER_BEARER_TOKEN, FEEDSVC_INSTAGRAM_API_URL,
 FEEDSVC_INSTAGRAM_ACCESS_TOKEN, FEEDSVC_INSTAGRAM_BUSINESS_ID,
@@ -64,6 +66,9 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	logger := newLogger(cfg, stderr)
+	// Code that logs through slog's default (auth, for one) writes in the
+	// same format and names its request too.
+	slog.SetDefault(logger)
 	switch args[0] {
 	case "serve":
 		return serve(ctx, cfg, logger)
@@ -124,7 +129,7 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(cfg.LogFormat, "text") {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return logctx.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return logctx.New(slog.NewJSONHandler(w, opts))
 }

@@ -59,6 +59,8 @@ const (
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
 	CodePermissionDenied = "PERMISSION_DENIED"
 	CodeAuthentication   = "AUTHENTICATION_FAILED"
+	// CodeNotImplemented answers a capability the service does not offer.
+	CodeNotImplemented = "NOT_IMPLEMENTED"
 	// Transport answers no route decides.
 	CodeTimeout     = "REQUEST_TIMEOUT"
 	CodeTooMany     = "TOO_MANY_REQUESTS"
@@ -135,7 +137,7 @@ func Classify(err error) *Error {
 			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
 	case errors.Is(err, commands.ErrLagging):
 		return &Error{Status: fiber.StatusServiceUnavailable,
-			Message: "the change was saved but is not visible yet; it will appear shortly, do not repeat the request"}
+			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}
 	}
 	return &Error{Status: fiber.StatusInternalServerError, Message: "unexpected failure, retrying is advised"}
 }
@@ -185,8 +187,10 @@ func Status(err error) int { return Classify(err).Status }
 func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		e := Classify(err)
-		if e.Status >= 500 {
-			logger.Error("request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
+		// A 501 is an answer (a capability the service does not offer), not
+		// a failure to look into.
+		if e.Status >= 500 && e.Status != fiber.StatusNotImplemented {
+			logger.ErrorContext(c.UserContext(), "request failed", "method", c.Method(), "path", c.Path(), "status", e.Status, "err", err)
 		}
 		if e.Status == fiber.StatusUnauthorized {
 			// RFC 6750 asks for a challenge on 401 so generic clients know
@@ -245,7 +249,8 @@ func (e *Error) code(d Dialect) string {
 	case e.Status == fiber.StatusMethodNotAllowed:
 		return CodeMethodNotAllowed
 	case e.Status == fiber.StatusBadRequest, e.Status == fiber.StatusRequestEntityTooLarge,
-		e.Status == fiber.StatusUnsupportedMediaType, e.Status == fiber.StatusRequestHeaderFieldsTooLarge:
+		e.Status == fiber.StatusUnsupportedMediaType, e.Status == fiber.StatusRequestHeaderFieldsTooLarge,
+		e.Status == fiber.StatusUnprocessableEntity:
 		return d.badRequest
 	case e.Status == fiber.StatusRequestTimeout:
 		return CodeTimeout

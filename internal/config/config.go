@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/platform"
 )
@@ -20,6 +21,11 @@ const (
 	RoleCrawler     = "crawler"
 	RoleWebhooks    = "webhooks"
 )
+
+// DefaultRateLimit is the request rate of a key without its own: 100
+// requests a second on average, which a client polling many feeds stays
+// under, while one that loops without pause is stopped.
+const DefaultRateLimit = "6000/min"
 
 // Config is every setting of the service.
 type Config struct {
@@ -42,8 +48,11 @@ type Config struct {
 	MaxConnsPerIP int
 	// HeaderTimeout bounds the wait for a request's line and headers.
 	HeaderTimeout time.Duration
-	LogLevel      string
-	LogFormat     string
+	// RateLimit is the request rate of keys without their own; the zero
+	// Rate limits nothing.
+	RateLimit auth.Rate
+	LogLevel  string
+	LogFormat string
 	// Platforms are the providers' settings of platform sources.
 	Platforms platform.Settings
 }
@@ -81,6 +90,9 @@ func FromEnv() (Config, error) {
 	}
 	if c.RequireHTTPS, err = boolean("FEEDSVC_REQUIRE_HTTPS"); err != nil {
 		return Config{}, err
+	}
+	if c.RateLimit, err = auth.ParseRate(env("FEEDSVC_RATE_LIMIT", DefaultRateLimit)); err != nil {
+		return Config{}, fmt.Errorf("FEEDSVC_RATE_LIMIT: %w", err)
 	}
 	if c.Platforms, err = platform.SettingsFromEnv(os.LookupEnv); err != nil {
 		return Config{}, err

@@ -20,6 +20,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/history"
 	apihttp "github.com/feedsvc/feedsvc/http"
+	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
@@ -45,10 +46,13 @@ type Service struct {
 	Ingest   *ingest.Worker
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
-	Webhooks *webhook.Service
-	Metrics  *metrics.Registry
-	App      *fiber.App
-	logger   *slog.Logger
+	Limiter  *auth.Limiter
+	// Idempotency keeps the answers of writes sent with an Idempotency-Key.
+	Idempotency *idempotency.Store
+	Webhooks    *webhook.Service
+	Metrics     *metrics.Registry
+	App         *fiber.App
+	logger      *slog.Logger
 }
 
 // New opens and migrates the database and wires every part. Nothing runs
@@ -64,6 +68,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
 	s.Commands = commands.New(s.Store, s.Queries, commands.CheckingSources(s.Social))
 	s.Keys = auth.NewStore(db.Bun)
+	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit)
+	s.Idempotency = idempotency.NewStore(db.Pool)
 	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
 	})
@@ -103,7 +109,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
-		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
 		History:        history.New(s.Store, s.Queries),
@@ -133,6 +139,7 @@ func (s *Service) Run(ctx context.Context) error {
 				return
 			}
 			s.logger.Info("api listening", "addr", ln.Addr().String())
+			go s.housekeep(ctx)
 			if err := s.Serve(ln); err != nil {
 				errs <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 			}
@@ -166,6 +173,35 @@ func (s *Service) Serve(ln net.Listener) error {
 	return s.App.Listener(apihttp.LimitConns(ln, apihttp.ConnLimits{
 		Total: s.Config.MaxConns, PerIP: s.Config.MaxConnsPerIP,
 	}, s.logger))
+}
+
+// housekeepEvery is how often an API process removes what the API keeps
+// only for a while (ended rate limit windows, idempotency keys past their
+// 24 hours).
+const housekeepEvery = 10 * time.Minute
+
+// housekeep removes expired API bookkeeping until ctx ends. Every API
+// process does it; the deletes are idempotent, so they need no leader.
+func (s *Service) housekeep(ctx context.Context) {
+	tick := time.NewTicker(housekeepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if n, err := s.Limiter.Forget(ctx); err != nil {
+			s.logger.WarnContext(ctx, "housekeeping", "err", err)
+		} else if n > 0 {
+			s.logger.DebugContext(ctx, "housekeeping: ended rate limit windows removed", "rows", n)
+		}
+		if n, err := s.Idempotency.Expire(ctx); err != nil {
+			s.logger.WarnContext(ctx, "housekeeping", "err", err)
+		} else if n > 0 {
+			s.logger.DebugContext(ctx, "housekeeping: expired idempotency keys removed", "rows", n)
+		}
+	}
 }
 
 func (s *Service) shutdown() error {

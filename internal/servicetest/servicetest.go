@@ -14,11 +14,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/logctx"
 	"github.com/feedsvc/feedsvc/internal/service"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 )
@@ -30,6 +32,10 @@ type Harness struct {
 	DSN     string
 	// Key is an API key with every scope for organization "acme".
 	Key string
+
+	logger *slog.Logger
+	opts   []Option
+	stop   func()
 }
 
 // Option adjusts the configuration before the service starts.
@@ -43,7 +49,37 @@ func WithCrawler() Option {
 // Start runs the service with every role on a new database until the test ends.
 func Start(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
-	dsn := testdb.NewMigratedURL(t)
+	return StartLogged(t, Logger(), opts...)
+}
+
+// StartLogged is Start writing the service's logs to logger.
+func StartLogged(t testing.TB, logger *slog.Logger, opts ...Option) *Harness {
+	t.Helper()
+	h := startOn(t, testdb.NewMigratedURL(t), logger, opts)
+	h.Key = h.NewKey("acme")
+	return h
+}
+
+// Another starts a second service on the harness's database, as a second
+// process of the same deployment (or the same one restarted, after Stop)
+// would be: it shares nothing with the first but the database. Its Key is
+// the first one's.
+func (h *Harness) Another(opts ...Option) *Harness {
+	h.T.Helper()
+	other := startOn(h.T, h.DSN, h.logger, append(h.opts, opts...))
+	other.Key = h.Key
+	return other
+}
+
+// Stop shuts the service down as a SIGTERM would; the test's end does it
+// otherwise. Stopping twice is harmless.
+func (h *Harness) Stop() {
+	h.T.Helper()
+	h.stop()
+}
+
+func startOn(t testing.TB, dsn string, logger *slog.Logger, opts []Option) *Harness {
+	t.Helper()
 	cfg := config.Config{
 		DatabaseURL: dsn, Addr: "127.0.0.1:0", PollInterval: time.Hour,
 		AllowPrivateNetworks: true, WebhookBackoffBase: 50 * time.Millisecond,
@@ -56,7 +92,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 		o(&cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := service.New(ctx, cfg, Logger())
+	svc, err := service.New(ctx, cfg, logger)
 	if err != nil {
 		cancel()
 		t.Fatalf("start service: %v", err)
@@ -66,14 +102,16 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	if svc.Runner != nil {
 		<-svc.Runner.Running()
 	}
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		svc.Close()
-	})
-	h := &Harness{T: t, Service: svc, DSN: dsn}
-	h.Key = h.NewKey("acme")
-	return h
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			svc.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return &Harness{T: t, Service: svc, DSN: dsn, logger: logger, opts: opts, stop: stop}
 }
 
 // Listen serves the API on a loopback socket the way `feedsvc serve` does
@@ -101,9 +139,9 @@ func (h *Harness) Listen() string {
 // Logger is quiet unless TEST_LOG=1.
 func Logger() *slog.Logger {
 	if os.Getenv("TEST_LOG") == "1" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		return logctx.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return logctx.New(slog.NewTextHandler(io.Discard, nil))
 }
 
 // NewKey issues a key for org with the given scopes (all when none).

@@ -1,0 +1,58 @@
+package http
+
+import (
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/internal/logctx"
+)
+
+// maxRequestIDLen bounds a client's X-Request-Id: it is echoed in a header
+// and written to every log line of the request.
+const maxRequestIDLen = 128
+
+// requestID names each request: the client's X-Request-Id when it is sane
+// (at most 128 characters of letters, digits and - _ . : + / = @), else a
+// fresh UUID. The id is echoed in the answer and carried in the request's
+// context, so every log line written with it names the request.
+func requestID(c *fiber.Ctx) error {
+	id := assignRequestID(c)
+	c.SetUserContext(logctx.WithRequestID(c.UserContext(), id))
+	return c.Next()
+}
+
+// assignRequestID picks the request's id and sets it on the answer. It
+// also serves answers written outside the routes (a request the server
+// could not read, a method it does not know).
+func assignRequestID(c *fiber.Ctx) string {
+	id := c.Get(fiber.HeaderXRequestID)
+	if saneRequestID(id) {
+		// Fiber's strings alias a buffer the next request reuses; the id
+		// outlives this one in the context and in log records.
+		id = strings.Clone(id)
+	} else {
+		id = uuid.NewString()
+	}
+	c.Set(fiber.HeaderXRequestID, id)
+	return id
+}
+
+// saneRequestID accepts ids that are safe to echo in a header and to write
+// unquoted to a log: bounded, and of a charset no log or header parser
+// treats specially.
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch ch := id[i]; {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9':
+		case ch == '-', ch == '_', ch == '.', ch == ':', ch == '+', ch == '/', ch == '=', ch == '@':
+		default:
+			return false
+		}
+	}
+	return true
+}
