@@ -40,13 +40,13 @@ type Service struct {
 	Commands *commands.Handler
 	// Social reads platform accounts: the API looks accounts up through
 	// it, the crawler reads them.
-	Social   *social.Connector
-	Queries  *readmodel.Queries
-	Runner   *projections.Runner
-	Ingest   *ingest.Worker
-	Waiter   *projections.Waiter
-	Keys     *auth.Store
-	Limiter  *auth.Limiter
+	Social  *social.Connector
+	Queries *readmodel.Queries
+	Runner  *projections.Runner
+	Ingest  *ingest.Worker
+	Waiter  *projections.Waiter
+	Keys    *auth.Store
+	Limiter *auth.Limiter
 	// Idempotency keeps the answers of writes sent with an Idempotency-Key.
 	Idempotency *idempotency.Store
 	Webhooks    *webhook.Service
