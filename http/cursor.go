@@ -31,7 +31,9 @@ const (
 )
 
 var (
-	cursorEncoding = base64.RawURLEncoding
+	// Strict: one spelling per cursor, so a changed last character is an
+	// error rather than the same cursor.
+	cursorEncoding = base64.RawURLEncoding.Strict()
 	cursorTable    = crc32.MakeTable(crc32.Castagnoli)
 )
 

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,9 @@ type Harness struct {
 	DSN     string
 	// Key is an API key with every scope for organization "acme".
 	Key string
+
+	cfg  config.Config
+	stop func()
 }
 
 // Option adjusts the configuration before the service starts.
@@ -55,25 +59,44 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	h := &Harness{T: t, DSN: dsn, cfg: cfg}
+	h.run()
+	t.Cleanup(func() { h.stop() })
+	h.Key = h.NewKey("acme")
+	return h
+}
+
+// run starts the service on the harness's database and configuration.
+func (h *Harness) run() {
+	h.T.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := service.New(ctx, cfg, Logger())
+	svc, err := service.New(ctx, h.cfg, Logger())
 	if err != nil {
 		cancel()
-		t.Fatalf("start service: %v", err)
+		h.T.Fatalf("start service: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(ctx) }()
 	if svc.Runner != nil {
 		<-svc.Runner.Running()
 	}
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		svc.Close()
-	})
-	h := &Harness{T: t, Service: svc, DSN: dsn}
-	h.Key = h.NewKey("acme")
-	return h
+	h.Service = svc
+	var once sync.Once
+	h.stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			svc.Close()
+		})
+	}
+}
+
+// Restart stops the service and starts it again on the same database, as
+// a new process would: everything in memory is gone, keys stay valid.
+func (h *Harness) Restart() {
+	h.T.Helper()
+	h.stop()
+	h.run()
 }
 
 // Listen serves the API on a loopback socket the way `feedsvc serve` does
