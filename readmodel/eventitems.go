@@ -123,7 +123,8 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 	page := EventItemPage{Items: []EventItem{}}
 	statement, args := eventItemsSQL(feedID, f)
 	if f.After != nil {
-		statement, args = eventItemChangesSQL(feedID, f)
+		// One more than the page: whether more changes follow.
+		statement, args = eventItemChangesSQL(feedID, f, f.Limit+1)
 	}
 	var latest ChangeKey
 	var listed []EventItem
@@ -141,6 +142,10 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 			listed, err = scanEventItems(rows, &page.Total)
 			return err
 		})
+		if f.After != nil {
+			count, args := eventItemsSelectedSQL(feedID, f)
+			batch.Queue(count, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
+		}
 		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
@@ -164,6 +169,8 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 // changesPage splits a page of changes into the items and those removed,
 // and says where the next one starts.
 func changesPage(page EventItemPage, listed []EventItem, latest ChangeKey, f EventItemFilter) EventItemPage {
+	page.HasMore = len(listed) > f.Limit
+	listed = listed[:min(len(listed), f.Limit)]
 	page.Removed = []uuid.UUID{}
 	for _, it := range listed {
 		if it.Removed {
@@ -172,7 +179,6 @@ func changesPage(page EventItemPage, listed []EventItem, latest ChangeKey, f Eve
 		}
 		page.Items = append(page.Items, it)
 	}
-	page.HasMore = page.Total > len(listed)
 	var last *ChangeKey
 	if len(listed) > 0 {
 		last = &listed[len(listed)-1].Change
@@ -355,25 +361,49 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 }
 
 // eventItemChangesSQL pages through the changes of feed $1 after the key
-// ($2, $3, $4), $5 at a time, in change order, with how many there are:
-// the visible items the filter selects (an occurrence in the range, of the
-// status, when they are given; whatever their occurrences otherwise) and,
-// whatever the filter, the items removed. It walks the feed's change index
-// from the key, so a poll that finds little reads little.
-func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
-	args := append([]any{feedID}, f.After.args()...)
-	args = append(args, f.Limit)
+// ($2, $3, $4), in change order, $5 at a time: the visible items the
+// filter selects and, whatever the filter, the items removed. It walks the
+// feed's change index from the key and stops after the page, so a poll
+// that finds little reads little.
+func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter, limit int) (string, []any) {
+	args := append(append([]any{feedID}, f.After.args()...), limit)
+	selected, extra := selectedByFilter(f, len(args)+1)
+	return `WITH page AS (
+			SELECT i.id AS item_id, i.change_commit, i.change_prepare FROM event_items AS i
+			WHERE i.feed_id = $1 AND (i.change_commit, i.change_prepare, i.id) > ($2, $3, $4)
+			  AND (NOT i.visible OR (` + selected + `))
+			ORDER BY i.change_commit, i.change_prepare, i.id LIMIT $5
+		) ` + itemsOfPage(f.Shape, "0", "page.change_commit, page.change_prepare, page.item_id", true), append(args, extra...)
+}
+
+// eventItemsSelectedSQL counts the visible items of feed $1 the filter of
+// a page of changes selects: its total, which, as on a page read by
+// offset, does not depend on where the page starts.
+func eventItemsSelectedSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+	selected, extra := selectedByFilter(f, 2)
+	return `SELECT count(*) FROM event_items AS i WHERE i.feed_id = $1 AND i.visible AND ` + selected,
+		append([]any{feedID}, extra...)
+}
+
+// selectedByFilter is the condition on a visible item (event_items AS i)
+// of a page of changes, with its arguments from $first: its event is
+// known, and it has an occurrence in the range and of the status, when
+// they are given.
+func selectedByFilter(f EventItemFilter, first int) (string, []any) {
 	var conds []string
+	var args []any
+	param := func(v any) int {
+		args = append(args, v)
+		return first + len(args) - 1
+	}
 	if !f.Since.IsZero() {
-		args = append(args, f.Since)
-		conds = append(conds, fmt.Sprintf("(ends_at > $%d OR starts_at >= $%[1]d)", len(args)))
+		conds = append(conds, fmt.Sprintf("(ends_at > $%d OR starts_at >= $%[1]d)", param(f.Since)))
 	}
 	if !f.Until.IsZero() {
-		args = append(args, f.Until)
-		conds = append(conds, fmt.Sprintf("starts_at < $%d", len(args)))
+		conds = append(conds, fmt.Sprintf("starts_at < $%d", param(f.Until)))
 	}
 	if f.Status != "" {
-		cond, extra := statusCondition(f.Status, f.Now, len(args)+1)
+		cond, extra := statusCondition(f.Status, f.Now, first+len(args))
 		conds = append(conds, strings.TrimPrefix(cond, " AND "))
 		args = append(args, extra...)
 	}
@@ -381,13 +411,7 @@ func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	if len(conds) > 0 {
 		selected += " AND EXISTS (SELECT 1 FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + ")"
 	}
-	return `WITH m AS MATERIALIZED (
-			SELECT i.id AS item_id, i.change_commit, i.change_prepare FROM event_items AS i
-			WHERE i.feed_id = $1 AND (i.change_commit, i.change_prepare, i.id) > ($2, $3, $4)
-			  AND (NOT i.visible OR (` + selected + `))
-		),
-		page AS (SELECT * FROM m ORDER BY change_commit, change_prepare, item_id LIMIT $5) ` +
-		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page.change_commit, page.change_prepare, page.item_id", true), args
+	return selected, args
 }
 
 func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {

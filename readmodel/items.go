@@ -111,31 +111,26 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 }
 
 // newsItemChanges pages through the items added to a feed after f.After
-// that the date filter selects, in change order, with how many there are.
-// News items never change once added and never leave a feed (a deleted
-// feed answers not found), so nothing is ever removed.
+// that the date filter selects, in change order; its total, as on a page
+// read by offset, counts the feed's items the filter selects. News items
+// never change once added and never leave a feed (a deleted feed answers
+// not found), so nothing is ever removed.
 func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (ItemPage, error) {
-	if _, err := q.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
+	total, err := q.feedItemCount(ctx, org, feedID, f)
+	if err != nil {
 		return ItemPage{}, err
 	}
 	latest, err := latestChange(ctx, q.db, "news_items", feedID)
 	if err != nil {
 		return ItemPage{}, err
 	}
-	after := func(sel *bun.SelectQuery) *bun.SelectQuery {
-		sel.Where("feed_id = ?", feedID).Where("(change_commit, change_prepare, id) > (?, ?, ?)", f.After.args()...)
-		applyRange(sel, f)
-		return sel
-	}
 	items := []NewsItem{}
-	err = after(q.db.NewSelect().Model(&items)).
-		OrderExpr("change_commit, change_prepare, id").Limit(int64(f.Limit) + 1).Scan(ctx)
-	if err != nil {
+	sel := q.db.NewSelect().Model(&items).
+		Where("feed_id = ?", feedID).Where("(change_commit, change_prepare, id) > (?, ?, ?)", f.After.args()...)
+	applyRange(sel, f)
+	// One more than the page: whether more changes follow.
+	if err := sel.OrderExpr("change_commit, change_prepare, id").Limit(int64(f.Limit) + 1).Scan(ctx); err != nil {
 		return ItemPage{}, fmt.Errorf("list changes of feed %s: %w", feedID, err)
-	}
-	n, err := after(q.db.NewSelect().Model((*NewsItem)(nil))).Count(ctx)
-	if err != nil {
-		return ItemPage{}, fmt.Errorf("count changes of feed %s: %w", feedID, err)
 	}
 	more := len(items) > f.Limit
 	items = items[:min(len(items), f.Limit)]
@@ -144,7 +139,7 @@ func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f 
 		k := items[len(items)-1].Change()
 		last = &k
 	}
-	return ItemPage{Items: items, Total: max(int(n), len(items)), Changes: Changes{
+	return ItemPage{Items: items, Total: total, Changes: Changes{
 		Next: nextAfter(*f.After, latest, last, more), HasMore: more, Removed: []uuid.UUID{},
 	}}, nil
 }
