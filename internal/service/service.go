@@ -22,6 +22,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/parse"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
@@ -82,8 +83,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			return nil, err
 		}
 	}
+	// One crawling client per process, so that its per-host limits and
+	// robots.txt cache hold for the crawler and the parse endpoint alike.
+	client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 	if cfg.Roles[config.RoleCrawler] {
-		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
 			s.Close()
 			return nil, err
@@ -100,6 +103,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
+		Parser:         parse.New(client, logger),
 	})
 	return s, nil
 }
