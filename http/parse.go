@@ -64,6 +64,10 @@ func (h *handlers) parsePage(c *fiber.Ctx) error {
 	case errors.As(err, &fetch):
 		return &envelope.Error{Status: fiber.StatusBadGateway, Code: codeFetchFailed,
 			Message: "the page could not be fetched: " + fetch.Reason, Field: "url", Issue: fetch.Reason}
+	case errors.Is(err, parse.ErrTooLarge):
+		// The body limit (1 MiB) refuses larger HTML first as long as it is
+		// below the parser's own bound.
+		return &envelope.Error{Status: fiber.StatusRequestEntityTooLarge, Message: "html: is too large", Field: "html", Issue: "too large"}
 	case errors.Is(err, parse.ErrNothing):
 		return &envelope.Error{Status: fiber.StatusUnprocessableEntity, Code: codeNothingExtracted,
 			Message: "the page holds no article, event or feed the service can read"}
@@ -77,8 +81,8 @@ func (h *handlers) parsePage(c *fiber.Ctx) error {
 	return envelope.OK(c, fiber.StatusOK, out)
 }
 
-// parseRequest checks the body: a URL the service may fetch, or HTML of
-// bounded size with an optional URL it came from.
+// parseRequest checks the body: a URL the service may fetch, or HTML with
+// an optional URL it came from.
 func (h *handlers) parseRequest(body parseBody) (parse.Request, error) {
 	var req parse.Request
 	if body.URL == nil && body.HTML == nil {
@@ -87,10 +91,6 @@ func (h *handlers) parseRequest(body parseBody) (parse.Request, error) {
 	if body.HTML != nil {
 		if strings.TrimSpace(*body.HTML) == "" {
 			return req, envelope.BadRequest("html", "must not be empty")
-		}
-		if len(*body.HTML) > parse.MaxHTMLBytes {
-			return req, &envelope.Error{Status: fiber.StatusRequestEntityTooLarge,
-				Message: "html: must be at most 1 MiB", Field: "html", Issue: "must be at most 1 MiB"}
 		}
 		req.HTML = body.HTML
 	}

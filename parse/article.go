@@ -24,7 +24,7 @@ const maxElements = 100_000
 // and its main text, by readability, as plain text and as safe HTML.
 type Article struct {
 	// URL is the canonical URL (extract.Article.URL); empty when the page
-	// came without a URL and declares none.
+	// came without a URL and declares no absolute one.
 	URL         string
 	Title       string
 	Description string
@@ -48,8 +48,8 @@ func readArticle(doc document.Document) *Article {
 		at := meta.PublishedAt
 		a.PublishedAt = &at
 	}
-	if a.URL == UnknownURL {
-		a.URL = ""
+	if strings.HasPrefix(a.URL, UnknownURL) {
+		a.URL = "" // a page of unknown address has no canonical URL to tell
 	}
 	if r, ok := readable(doc); ok {
 		a.fill(r)

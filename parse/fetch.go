@@ -40,12 +40,14 @@ func reason(err error) string {
 	var record tls.RecordHeaderError
 	var netErr net.Error
 	switch {
+	// First: robots.txt is fetched first, so a refused address usually
+	// shows as robots.txt unreadable.
+	case safehttp.Refused(err):
+		return "its address is not a public one (private, loopback and link-local addresses are refused)"
 	case errors.Is(err, crawl.ErrRobotsUnavailable):
 		return "the site's robots.txt could not be read, so nothing on the site may be fetched for now"
 	case errors.Is(err, crawl.ErrDisallowed):
 		return "the site's robots.txt does not allow fetching it"
-	case safehttp.Refused(err):
-		return "its address is not a public one (private, loopback and link-local addresses are refused)"
 	case errors.As(err, &status):
 		return fmt.Sprintf("the server answered HTTP %d", status.StatusCode)
 	case errors.Is(err, safehttp.ErrTooLarge):

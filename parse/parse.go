@@ -25,9 +25,9 @@ import (
 
 // Bounds of one parse.
 const (
-	// MaxHTMLBytes bounds HTML given to be parsed: the size of a page the
-	// crawler reads is bounded by its client (crawl.DefaultMaxBodyBytes).
-	MaxHTMLBytes = 1 << 20
+	// MaxHTMLBytes bounds HTML given to be parsed as the crawler's client
+	// bounds a page it fetches.
+	MaxHTMLBytes = crawl.DefaultMaxBodyBytes
 	// timeout bounds a whole parse: robots.txt and the page within the
 	// crawler's own per-request bound, then the sitemaps.
 	timeout = 25 * time.Second
@@ -41,9 +41,13 @@ const (
 // is reserved (RFC 2606), so it never names a real page.
 const UnknownURL = "https://page.invalid/"
 
-// ErrNothing is a page that holds nothing the service reads: no article,
-// no event, no feed.
-var ErrNothing = errors.New("nothing extractable")
+var (
+	// ErrNothing is a page that holds nothing the service reads: no
+	// article, no event, no feed.
+	ErrNothing = errors.New("nothing extractable")
+	// ErrTooLarge is HTML over MaxHTMLBytes.
+	ErrTooLarge = fmt.Errorf("html larger than %d bytes", MaxHTMLBytes)
+)
 
 // Request is one page to read: fetched from URL, or HTML as given (with
 // the URL it came from, when known). URL must be absolute http(s) and
@@ -88,8 +92,12 @@ func New(client *crawl.Client, logger *slog.Logger) *Parser {
 }
 
 // Parse reads the page. A page that could not be fetched is a
-// *FetchError; one that holds nothing the service reads is ErrNothing.
+// *FetchError; one that holds nothing the service reads is ErrNothing;
+// HTML over MaxHTMLBytes is ErrTooLarge.
 func (p *Parser) Parse(ctx context.Context, req Request) (Result, error) {
+	if req.HTML != nil && len(*req.HTML) > MaxHTMLBytes {
+		return Result{}, ErrTooLarge
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	doc, err := p.document(ctx, req)
@@ -155,14 +163,19 @@ func (p *Parser) read(doc document.Document, res *Result) error {
 	return nil
 }
 
-// events are the events the document holds; none when it is neither a
-// page nor a calendar.
+// events are the events the document holds, with the ids they have when
+// a crawl records them; none when it is neither a page nor a calendar.
 func (p *Parser) events(doc document.Document, now time.Time) []domain.EventDetails {
 	found, err := events.Extract(doc, events.Options{Now: now})
-	if err != nil || len(found.Events) == 0 {
-		return []domain.EventDetails{}
+	out := make([]domain.EventDetails, 0, len(found.Events))
+	if err != nil {
+		return out
 	}
-	return found.Events
+	for _, d := range found.Events {
+		_, d = domain.IdentifiedEvent(d)
+		out = append(out, d)
+	}
+	return out
 }
 
 // sitemaps are the sitemaps of the page's site; none when its robots.txt
