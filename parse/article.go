@@ -66,9 +66,16 @@ func readable(doc document.Document) (readability.Article, bool) {
 	if err != nil {
 		return readability.Article{}, false
 	}
+	// Parsed here, from the UTF-8 the crawler's extractors read: the
+	// library's own Parse guesses the charset again, at a quarter of the
+	// cost of a parse.
+	root, err := html.Parse(bytes.NewReader(extract.ToUTF8(doc.Body, doc.ContentType)))
+	if err != nil {
+		return readability.Article{}, false
+	}
 	parser := readability.NewParser()
 	parser.MaxElemsToParse = maxElements
-	r, err := parser.Parse(bytes.NewReader(extract.ToUTF8(doc.Body, doc.ContentType)), base)
+	r, err := parser.ParseAndMutate(root, base)
 	return r, err == nil
 }
 

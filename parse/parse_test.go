@@ -90,3 +90,30 @@ func TestHTMLOverThePageBoundIsRefusedUnread(t *testing.T) {
 		t.Fatalf("err %v, want ErrTooLarge", err)
 	}
 }
+
+// BenchmarkParseAnArticle reads a 60 KB article page given as HTML (no
+// network): the crawler's metadata extractor, readability, sanitising,
+// and the event extractor finding nothing.
+func BenchmarkParseAnArticle(b *testing.B) {
+	var body strings.Builder
+	body.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A long read | Gazette</title>
+<meta name="description" content="What happened."><meta property="og:image" content="https://gazette.example/a.jpg">
+<link rel="canonical" href="https://gazette.example/news/a-long-read"></head><body>`)
+	for i := range 40 {
+		fmt.Fprintf(&body, `<nav><a href="/s%d">Section %d</a></nav><div class="ad">Advertisement</div>`, i, i)
+	}
+	body.WriteString(`<article><h1>A long read</h1>`)
+	for i := range 120 {
+		fmt.Fprintf(&body, `<p>Paragraph %d of the story, with <a href="/related/%d">a link</a> and <em>some emphasis</em>, long enough to count as text that readers read.</p>`, i, i)
+	}
+	body.WriteString(`</article><footer>Copyright</footer></body></html>`)
+	page := body.String()
+	p := newParser()
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		res, err := p.Parse(context.Background(), parse.Request{HTML: &page})
+		if err != nil || res.Article == nil || len(res.Article.Text) < 10_000 {
+			b.Fatalf("err %v, article %+v", err, res.Article)
+		}
+	}
+}

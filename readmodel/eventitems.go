@@ -1,6 +1,7 @@
 package readmodel
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -143,7 +144,7 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 			return err
 		})
 		if f.After != nil {
-			count, args := eventItemsSelectedSQL(feedID, f)
+			count, args := changesTotalSQL(feedID, f)
 			batch.Queue(count, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
 		}
 		return conn.SendBatch(ctx, batch).Close()
@@ -371,18 +372,29 @@ func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter, limit int) (string
 	return `WITH page AS (
 			SELECT i.id AS item_id, i.change_commit, i.change_prepare FROM event_items AS i
 			WHERE i.feed_id = $1 AND (i.change_commit, i.change_prepare, i.id) > ($2, $3, $4)
-			  AND (NOT i.visible OR (` + selected + `))
+			  AND (NOT i.visible OR coalesce(` + selected + `, false))
 			ORDER BY i.change_commit, i.change_prepare, i.id LIMIT $5
 		) ` + itemsOfPage(f.Shape, "0", "page.change_commit, page.change_prepare, page.item_id", true), append(args, extra...)
 }
 
-// eventItemsSelectedSQL counts the visible items of feed $1 the filter of
-// a page of changes selects: its total, which, as on a page read by
-// offset, does not depend on where the page starts.
-func eventItemsSelectedSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
-	selected, extra := selectedByFilter(f, 2)
-	return `SELECT count(*) FROM event_items AS i WHERE i.feed_id = $1 AND i.visible AND ` + selected,
-		append([]any{feedID}, extra...)
+// openRange is the range of a page of changes given without dates: every
+// occurrence there can be.
+var openRange = struct{ since, until time.Time }{
+	since: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), until: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
+}
+
+// changesTotalSQL counts the items a page of changes selects by its
+// filter, whatever the cursor: with dates or a status as a page read by
+// offset counts them (on the occurrence index; a bound not given is
+// open), without them the feed's visible items (fewer rows than all their
+// occurrences). An item's event is recorded before the item is added (in
+// log order, as ingestion appends them), so every visible item is listed.
+func changesTotalSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" {
+		return `SELECT count(*) FROM event_items WHERE feed_id = $1 AND visible`, []any{feedID}
+	}
+	f.Since, f.Until = cmp.Or(f.Since, openRange.since), cmp.Or(f.Until, openRange.until)
+	return eventItemsCountSQL(feedID, f)
 }
 
 // selectedByFilter is the condition on a visible item (event_items AS i)
@@ -407,9 +419,13 @@ func selectedByFilter(f EventItemFilter, first int) (string, []any) {
 		conds = append(conds, strings.TrimPrefix(cond, " AND "))
 		args = append(args, extra...)
 	}
-	selected := "EXISTS (SELECT 1 FROM calendar_events AS e WHERE e.id = i.event_id)"
+	// Scalar subqueries rather than EXISTS: the planner would turn an
+	// EXISTS under the OR of the page's condition into a hash of every
+	// event (and every occurrence in the range), where a page needs a few
+	// index probes.
+	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = i.event_id)"
 	if len(conds) > 0 {
-		selected += " AND EXISTS (SELECT 1 FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + ")"
+		selected += " AND (SELECT true FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + " LIMIT 1)"
 	}
 	return selected, args
 }
