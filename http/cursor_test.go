@@ -235,6 +235,19 @@ func TestTheEventCursorReportsAddsChangesAndRemovals(t *testing.T) {
 		}
 	})
 
+	t.Run("one bound alone leaves the other open", func(t *testing.T) {
+		for _, q := range []string{"?until=" + url.QueryEscape(rfc(time.Now().Add(day(7)))), "?until=" + url.QueryEscape(rfc(time.Now().Add(day(7)))) + "&status=scheduled"} {
+			got := readChanges(t, h, f.items()+q, "")
+			if !slices.Equal(got.ids, []string{nearItem}) || got.total != 1 {
+				t.Fatalf("%s: got %+v, want only the near event", q, got)
+			}
+		}
+		got := readChanges(t, h, f.items()+"?since="+url.QueryEscape(rfc(time.Now().Add(day(7)))), "")
+		if !slices.Equal(got.ids, []string{farItem}) || got.total != 1 {
+			t.Fatalf("since alone: got %+v, want only the far event", got)
+		}
+	})
+
 	t.Run("the same cursor works on the legacy list and after the last change finds nothing", func(t *testing.T) {
 		for _, path := range []string{f.items(), "/v0" + f.items()} {
 			if end := readChanges(t, h, path, back.next); len(end.ids)+len(end.removed) != 0 || end.next != back.next {

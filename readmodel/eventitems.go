@@ -378,9 +378,11 @@ func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter, limit int) (string
 }
 
 // openRange is the range of a page of changes given without dates: every
-// occurrence there can be.
+// occurrence there can be. It starts after year 1, where the occurrence
+// rows' "no earlier occurrence" lies (prev_start), so that an item's
+// first occurrence is still its first in the range.
 var openRange = struct{ since, until time.Time }{
-	since: time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), until: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
+	since: time.Date(2, 1, 1, 0, 0, 0, 0, time.UTC), until: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
 }
 
 // changesTotalSQL counts the items a page of changes selects by its
