@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 
 	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/extract"
+	"github.com/feedsvc/feedsvc/safehttp"
 )
 
 // Site is what DiscoverSite learned about a site.
@@ -74,6 +76,28 @@ func (c *Client) discoverAt(ctx context.Context, base string) (Site, error) {
 		site.Sitemaps = c.probeSitemaps(ctx, site.BaseURL)
 	}
 	return site, nil
+}
+
+// Sitemaps finds the sitemaps of the site pageURL is on, as DiscoverSite
+// does: those its robots.txt lists, else the well-known ones that exist.
+// It fails only when robots.txt cannot be read.
+func (c *Client) Sitemaps(ctx context.Context, pageURL string) ([]string, error) {
+	u, err := url.Parse(pageURL)
+	if err != nil {
+		return nil, fmt.Errorf("sitemaps of %s: %w", pageURL, err)
+	}
+	if err := safehttp.CheckURL(u); err != nil {
+		return nil, fmt.Errorf("sitemaps of %s: %w", pageURL, err)
+	}
+	base := origin(u)
+	robots := c.robotsFor(ctx, base)
+	if robots.err != nil {
+		return nil, fmt.Errorf("sitemaps of %s: robots.txt: %w", base, robots.err)
+	}
+	if len(robots.sitemaps) > 0 {
+		return slices.Clone(robots.sitemaps), nil
+	}
+	return c.probeSitemaps(ctx, base), nil
 }
 
 // probeSitemaps returns the well-known sitemap URLs that exist. Existing

@@ -102,8 +102,7 @@ const reexpandBefore = 60 * 24 * time.Hour
 // recurrences need extending), nothing otherwise. d must be normalised
 // (NewEventDetails).
 func (c *CalendarEvent) Discover(sourceID uuid.UUID, d EventDetails, now time.Time) []Event {
-	id := EventID(d.Identity)
-	d = assignIDs(id, d)
+	id, d := IdentifiedEvent(d)
 	if !c.exists {
 		return []Event{EventDiscovered{EventID: id, SourceID: sourceID, Details: d, At: now}}
 	}
@@ -172,6 +171,14 @@ func trimTo(d EventDetails, from, to *time.Time) EventDetails {
 	}
 	d.Instances = instances
 	return d
+}
+
+// IdentifiedEvent is d with the ids it has wherever it is recorded: the
+// event's own (EventID) and those of its instances, occurrences and geo
+// locations.
+func IdentifiedEvent(d EventDetails) (uuid.UUID, EventDetails) {
+	id := EventID(d.Identity)
+	return id, assignIDs(id, d)
 }
 
 // assignIDs gives instances, occurrences and geo locations ids derived

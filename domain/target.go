@@ -18,6 +18,27 @@ type TargetPolicy struct {
 	AllowPrivateNetworks bool
 }
 
+// maxTargetURLLength bounds a URL the service is asked to reach.
+const maxTargetURLLength = 2048
+
+// URL normalizes an absolute http(s) URL the service is to reach (a
+// webhook endpoint, a page to parse) and refuses non-public address
+// literals unless the policy allows them; names are checked again at
+// every dial, since what they resolve to can change.
+func (p TargetPolicy) URL(field, raw string) (string, error) {
+	if len(raw) > maxTargetURLLength {
+		return "", invalid(field, "must be at most 2048 characters")
+	}
+	u, err := NormalizeURL(field, raw)
+	if err != nil {
+		return "", err
+	}
+	if err := p.checkTarget(field, urlHost(u)); err != nil {
+		return "", err
+	}
+	return u, nil
+}
+
 // publicAddresses is the crawler's dial guard (crawl.New uses the same
 // library and defaults), so the API refuses exactly the literal addresses
 // the crawler would never reach.

@@ -17,8 +17,7 @@ var WebhookEvents = []string{WebhookItemAdded}
 
 // Limits on a subscription.
 const (
-	maxWebhookURLLength = 2048
-	maxWebhookFeedIDs   = 100
+	maxWebhookFeedIDs = 100
 	// SecretGrace is how long a rotated-out secret keeps signing beside the
 	// new one, so receivers can switch without dropping deliveries.
 	SecretGrace = 24 * time.Hour
@@ -164,17 +163,7 @@ func (c WebhookConfig) with(r WebhookRequest) (WebhookConfig, error) {
 // literals unless the policy allows them; names are checked again at every
 // dial, since what they resolve to can change.
 func NewWebhookURL(raw string, targets TargetPolicy) (string, error) {
-	if len(raw) > maxWebhookURLLength {
-		return "", invalid("url", "must be at most 2048 characters")
-	}
-	u, err := NormalizeURL("url", raw)
-	if err != nil {
-		return "", err
-	}
-	if err := targets.checkTarget("url", urlHost(u)); err != nil {
-		return "", err
-	}
-	return u, nil
+	return targets.URL("url", raw)
 }
 
 // CheckWebhookEvent refuses an event kind no webhook can carry.

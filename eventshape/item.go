@@ -3,6 +3,7 @@ package eventshape
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -29,6 +30,21 @@ type Item struct {
 	// Relevance is the score against the feed's config; nil when the feed
 	// is not scored. Current shape only.
 	Relevance *float64
+}
+
+// Standalone is the item of an event no feed's read model holds (the
+// webhook's data, the events of a parsed page), in one shape: every
+// occurrence, as the single item shows them, judged at the time it was
+// added.
+func Standalone(d domain.EventDetails, legacy bool, id, eventID uuid.UUID, addedAt time.Time) (Item, error) {
+	static, err := RenderStatic(d, legacy)
+	if err != nil {
+		return Item{}, fmt.Errorf("render event %s: %w", eventID, err)
+	}
+	return Item{
+		ID: id, EventID: eventID, AddedAt: addedAt,
+		Static: static, Occurrences: Everything(Flatten(d), addedAt),
+	}, nil
 }
 
 // Timestamp is the API's time format: UTC, millisecond precision (D2).

@@ -190,16 +190,8 @@ func JSONLDScripts(doc *goquery.Document) []string {
 // the fallback. pageURL is the fetched URL (after redirects), not <base
 // href>, which the page itself controls.
 func (p *page) canonical(pageURL *url.URL) string {
-	var canon string
-	p.doc.Find("link[rel][href]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
-		if hasToken(s.AttrOr("rel", ""), "canonical") {
-			canon = s.AttrOr("href", "")
-			return false
-		}
-		return true
-	})
 	pageIsRoot := isRootPath(pageURL.Path)
-	for _, c := range []string{canon, p.meta["og:url"]} {
+	for _, c := range []string{canonicalLink(p.doc), p.meta["og:url"]} {
 		u := Resolve(p.base, c)
 		if u == "" {
 			continue
@@ -214,6 +206,38 @@ func (p *page) canonical(pageURL *url.URL) string {
 		return u
 	}
 	return pageURL.String()
+}
+
+// canonicalLink is the href of the page's <link rel=canonical>, as written.
+func canonicalLink(doc *goquery.Document) string {
+	var canon string
+	doc.Find("link[rel][href]").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		if hasToken(s.AttrOr("rel", ""), "canonical") {
+			canon = s.AttrOr("href", "")
+			return false
+		}
+		return true
+	})
+	return canon
+}
+
+// DeclaredURL is the absolute http(s) URL an HTML page says it has (its
+// canonical link, else og:url), for a page that came without a URL of its
+// own; empty when it declares none. Nothing vouches for the claim, so it
+// names the page, never another page's identity.
+func DeclaredURL(body []byte, contentType string) string {
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(ToUTF8(body, contentType)))
+	if err != nil {
+		return ""
+	}
+	for _, c := range []string{canonicalLink(doc), metaTags(doc)["og:url"]} {
+		u, err := url.Parse(strings.TrimSpace(c))
+		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			u.Fragment = ""
+			return u.String()
+		}
+	}
+	return ""
 }
 
 // trustedCanonical reports whether a canonical URL may stand for a page

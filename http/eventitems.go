@@ -30,34 +30,25 @@ const (
 // range defaults to [now, now + 30 days); a given since or until must lie in
 // [now - 7 days, now + 30 days]; a derived until (since + 30 days) is
 // clamped to the window's end; since must be before until.
-func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (readmodel.EventItemFilter, error) {
+//
+// With a cursor the list pages through the feed's changes: no offset or
+// orderBy, and no range but the bounds given (each is checked as above).
+func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.Time) (readmodel.EventItemFilter, error) {
 	f := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}
 	var err error
 	if f.Limit, f.Offset, err = pageParams(c, defaultEventItemLimit); err != nil {
 		return f, err
 	}
-	earliest, latest := now.Add(-eventWindowPast), now.Add(eventWindowAhead)
-	since, err := windowParam(c, "since", earliest, latest)
-	if err != nil {
+	if f.After, err = cursorParam(c, feedID); err != nil {
 		return f, err
 	}
-	until, err := windowParam(c, "until", earliest, latest)
-	if err != nil {
+	if f.After != nil {
+		if err := withoutOffset(c, "offset", "orderBy"); err != nil {
+			return f, err
+		}
+	}
+	if err := dateRange(c, &f, now); err != nil {
 		return f, err
-	}
-	f.Since = now
-	if since != nil {
-		f.Since = *since
-	}
-	f.Until = f.Since.Add(defaultEventSpan)
-	if f.Until.After(latest) {
-		f.Until = latest
-	}
-	if until != nil {
-		f.Until = *until
-	}
-	if !f.Since.Before(f.Until) {
-		return f, envelope.BadRequest("until", "must be after since")
 	}
 	if f.Status = c.Query("status"); f.Status != "" && !slices.Contains(domain.EventStatuses, f.Status) {
 		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
@@ -72,6 +63,56 @@ func parseEventItemQuery(c *fiber.Ctx, legacy bool, now time.Time) (readmodel.Ev
 	f.Shape.Legacy = legacy
 	f.Shape.IncludeSource, err = includeParam(c, legacy)
 	return f, err
+}
+
+// dateRange reads since and until into f: the range by the date rules, or
+// on a page of changes the bounds given.
+func dateRange(c *fiber.Ctx, f *readmodel.EventItemFilter, now time.Time) error {
+	earliest, latest := now.Add(-eventWindowPast), now.Add(eventWindowAhead)
+	since, err := windowParam(c, "since", earliest, latest)
+	if err != nil {
+		return err
+	}
+	until, err := windowParam(c, "until", earliest, latest)
+	if err != nil {
+		return err
+	}
+	if f.After == nil {
+		return defaultRange(f, now, since, until)
+	}
+	if since != nil && until != nil && !since.Before(*until) {
+		return envelope.BadRequest("until", "must be after since")
+	}
+	f.Since, f.Until = deref(since), deref(until)
+	return nil
+}
+
+// defaultRange sets the list's range: from since (default now) to until
+// (default since + 30 days, clamped to the window's end).
+func defaultRange(f *readmodel.EventItemFilter, now time.Time, since, until *time.Time) error {
+	f.Since = now
+	if since != nil {
+		f.Since = *since
+	}
+	f.Until = f.Since.Add(defaultEventSpan)
+	if latest := now.Add(eventWindowAhead); f.Until.After(latest) {
+		f.Until = latest
+	}
+	if until != nil {
+		f.Until = *until
+	}
+	if !f.Since.Before(f.Until) {
+		return envelope.BadRequest("until", "must be after since")
+	}
+	return nil
+}
+
+// deref is the time t points to; the zero time (an open bound) for nil.
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }
 
 // windowParam reads a date that must lie in [earliest, latest], at the
@@ -97,7 +138,7 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	f, err := parseEventItemQuery(c, legacy, domain.Now())
+	f, err := parseEventItemQuery(c, feedID, legacy, domain.Now())
 	if err != nil {
 		return err
 	}
@@ -111,7 +152,7 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	}
 	buf := renderBuffers.Get().(*[]byte)
 	defer renderBuffers.Put(buf)
-	*buf, err = eventList((*buf)[:0], page, f, scores)
+	*buf, err = eventList((*buf)[:0], feedID, page, f, scores)
 	if err != nil {
 		return err
 	}
@@ -124,15 +165,15 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 var renderBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // eventList appends a page as data of the list (api.md 4.6): the items,
-// each with its block for the query's range, total and pagination.
-func eventList(b []byte, page readmodel.EventItemPage, f readmodel.EventItemFilter, scores map[uuid.UUID]*float64) ([]byte, error) {
-	window := eventshape.Window{From: &f.Since, To: &f.Until}
+// each with its block for the query's range, total and pagination; a page
+// of changes adds the items removed.
+func eventList(b []byte, feedID uuid.UUID, page readmodel.EventItemPage, f readmodel.EventItemFilter, scores map[uuid.UUID]*float64) ([]byte, error) {
 	b = append(b, `{"items":[`...)
 	for i, it := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		item := eventItem(it, eventshape.InWindow(it.Occurrences, window, f.Status, f.Now), scores[it.EventID])
+		item := eventItem(it, occurrenceBlock(it, f), scores[it.EventID])
 		if f.Shape.Legacy {
 			b = eventshape.AppendLegacy(b, item, true)
 		} else {
@@ -142,14 +183,27 @@ func eventList(b []byte, page readmodel.EventItemPage, f readmodel.EventItemFilt
 	// The rest as every item list has it; the items stay as written,
 	// rather than be re-validated by an encoder.
 	rest, err := json.Marshal(struct {
+		Removed    *[]string  `json:"removedItemIds,omitempty"`
 		Total      int        `json:"total"`
 		Pagination pagination `json:"pagination"`
-	}{page.Total, pageOf(f.Limit, f.Offset, len(page.Items), page.Total)})
+	}{removedOf(f.After, page.Removed), page.Total,
+		itemPageOf(feedID, f.Limit, f.Offset, len(page.Items), page.Total, f.After, page.Changes)})
 	if err != nil {
 		return nil, fmt.Errorf("render item list: %w", err)
 	}
 	b = append(b, "],"...)
 	return append(b, rest[1:]...), nil
+}
+
+// occurrenceBlock is an item's block for the list's query: its range and
+// status; on a page of changes with neither, every occurrence, as the
+// single item shows them.
+func occurrenceBlock(it readmodel.EventItem, f readmodel.EventItemFilter) eventshape.Occurrences {
+	w := f.Window()
+	if f.After != nil && w.From == nil && w.To == nil && f.Status == "" {
+		return eventshape.Everything(it.Occurrences, f.Now)
+	}
+	return eventshape.InWindow(it.Occurrences, w, f.Status, f.Now)
 }
 
 // getEventItem answers one item with every instance and occurrence of its

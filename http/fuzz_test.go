@@ -113,6 +113,13 @@ func FuzzItemQuery(f *testing.F) {
 	f.Add(uint8(0), "limit=10&offset=0&since=2026-01-01&include=source")
 	f.Add(uint8(3), "status=completed&orderBy=created&since=2026-11-20&until=2026-12-01T10:00:00%2B01:00&limit=5&offset=1&include=source")
 	f.Add(uint8(4), "status=cancelled&orderBy=occurrence&until=2026-12-20")
+	f.Add(uint8(0), "cursor=&limit=1&since=2026-01-01")
+	f.Add(uint8(3), "cursor&status=scheduled&include=source")
+	f.Add(uint8(4), "cursor=AQ&limit=2")
+	// Cursors this run's feeds issued, which the fuzzer can then cut,
+	// change and combine.
+	f.Add(uint8(1), "cursor="+nextCursor(f, h.Do("GET", lists[0], nil)))
+	f.Add(uint8(3), "limit=1&cursor="+nextCursor(f, h.Do("GET", lists[3], nil)))
 	f.Fuzz(func(t *testing.T, list uint8, query string) {
 		// A request line cannot carry these bytes; the transport refuses
 		// them before any query parsing (see the transport tests).

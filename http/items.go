@@ -24,7 +24,7 @@ const (
 
 // itemQueryParams are the query parameters item reads take (news and
 // events).
-var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy"}
+var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy", "cursor"}
 
 // itemQuery is a validated item-list query.
 type itemQuery struct {
@@ -32,11 +32,21 @@ type itemQuery struct {
 	includeSource bool
 }
 
-func parseItemQuery(c *fiber.Ctx, legacy bool) (itemQuery, error) {
+// parseItemQuery reads a news item list's query; with a cursor the list
+// pages through the feed's changes after it, and takes no offset.
+func parseItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool) (itemQuery, error) {
 	q := itemQuery{}
 	var err error
 	if q.filter.Limit, q.filter.Offset, err = pageParams(c, defaultItemLimit); err != nil {
 		return q, err
+	}
+	if q.filter.After, err = cursorParam(c, feedID); err != nil {
+		return q, err
+	}
+	if q.filter.After != nil {
+		if err := withoutOffset(c, "offset"); err != nil {
+			return q, err
+		}
 	}
 	if q.filter.Since, err = timeParam(c, "since"); err != nil {
 		return q, err
@@ -131,6 +141,8 @@ type pagination struct {
 	Limit   int  `json:"limit"`
 	Offset  int  `json:"offset"`
 	HasMore bool `json:"hasMore"`
+	// NextCursor is on item lists only: where polling their changes goes on.
+	NextCursor string `json:"nextCursor,omitempty"`
 }
 
 // pageOf is the pagination of a page of shown items at offset out of total.
@@ -138,8 +150,35 @@ func pageOf(limit, offset, shown, total int) pagination {
 	return pagination{Limit: limit, Offset: offset, HasMore: offset+shown < total}
 }
 
+// itemPageOf is the pagination of an item list's page: by offset, or of
+// changes after a cursor (after is set), where more changes follow at once
+// when the page says so. Either way nextCursor is where polling goes on.
+func itemPageOf(feedID uuid.UUID, limit, offset, shown, total int, after *readmodel.ChangeKey, changes readmodel.Changes) pagination {
+	p := pageOf(limit, offset, shown, total)
+	if after != nil {
+		p.HasMore = changes.HasMore
+	}
+	p.NextCursor = encodeCursor(feedID, changes.Next)
+	return p
+}
+
+// removedOf lists the ids of items removed, on pages of changes only.
+func removedOf(after *readmodel.ChangeKey, removed []uuid.UUID) *[]string {
+	if after == nil {
+		return nil
+	}
+	ids := make([]string, len(removed))
+	for i, id := range removed {
+		ids[i] = id.String()
+	}
+	return &ids
+}
+
 type itemList struct {
-	Items      any        `json:"items"`
+	Items any `json:"items"`
+	// Removed is on pages of changes only (a pointer, so that an empty
+	// list is still shown there).
+	Removed    *[]string  `json:"removedItemIds,omitempty"`
 	Total      int        `json:"total"`
 	Pagination pagination `json:"pagination"`
 }
@@ -153,7 +192,7 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	q, err := parseItemQuery(c, legacy)
+	q, err := parseItemQuery(c, feedID, legacy)
 	if err != nil {
 		return err
 	}
@@ -175,8 +214,10 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 		}
 		items = out
 	}
-	return envelope.OK(c, fiber.StatusOK, itemList{Items: items, Total: page.Total,
-		Pagination: pageOf(q.filter.Limit, q.filter.Offset, len(page.Items), page.Total)})
+	return envelope.OK(c, fiber.StatusOK, itemList{
+		Items: items, Removed: removedOf(q.filter.After, page.Removed), Total: page.Total,
+		Pagination: itemPageOf(feedID, q.filter.Limit, q.filter.Offset, len(page.Items), page.Total, q.filter.After, page.Changes),
+	})
 }
 
 func (h *handlers) getNewsItem(c *fiber.Ctx) error {

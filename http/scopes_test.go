@@ -97,6 +97,9 @@ func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
 		{"get a source record", []auth.Scope{auth.ScopeNews, auth.ScopeEvents}, 200, func(t *testing.T) req {
 			return req{"GET", "/sources/" + sourceID, nil}
 		}},
+		{"parse a page", []auth.Scope{auth.ScopeParse}, 200, func(t *testing.T) req {
+			return req{"POST", "/parse", map[string]any{"html": articlePage}}
+		}},
 	}
 	keys := map[auth.Scope]caller{}
 	for _, s := range auth.AllScopes() {

@@ -17,6 +17,7 @@ import (
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/parse"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/webhook"
 )
@@ -66,6 +67,9 @@ type Deps struct {
 	// Webhooks keeps signing secrets and the delivery log, and sends test
 	// deliveries.
 	Webhooks *webhook.Service
+	// Parser reads the pages POST /parse is given, with the crawler's
+	// client.
+	Parser *parse.Parser
 }
 
 // New builds the Fiber app with every route.
@@ -217,6 +221,8 @@ func (h *handlers) routes(app *fiber.App) {
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)
 	sources.Get("/:id", h.getSource)
+
+	app.Post("/parse", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeParse), h.parsePage)
 
 	hooks := app.Group("/webhooks", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeWebhooks))
 	hooks.Post("/", h.createWebhook)

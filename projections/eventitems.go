@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventshape"
+	"github.com/feedsvc/feedsvc/eventstore"
 )
 
 // EventItems projects the events every feed shares and the items of every
@@ -31,18 +32,19 @@ func (EventItems) Tables() []string {
 
 func (EventItems) Handlers() []Handler {
 	return []Handler{
-		On(func(ctx context.Context, db bun.IDB, e domain.EventDiscovered) error {
-			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At)
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventDiscovered, env Envelope) error {
+			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
 		}),
-		On(func(ctx context.Context, db bun.IDB, e domain.EventChanged) error {
-			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At)
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventChanged, env Envelope) error {
+			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
 		}),
-		On(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded) error {
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded, env Envelope) error {
 			// Visible at once unless its attachment was detached before the
 			// crawl that found it could add it.
 			return showItem(ctx, db, `WITH item AS (
-					INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible)
-					SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?7)
+					INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible,
+						change_commit, change_prepare)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?7), ?8, ?9
 					ON CONFLICT DO NOTHING
 					RETURNING id, feed_id, added_at, event_id, visible
 				), link AS (
@@ -51,11 +53,13 @@ func (EventItems) Handlers() []Handler {
 				)
 				SELECT item.id, item.feed_id, item.added_at, e.details
 				FROM item JOIN calendar_events AS e ON e.id = item.event_id WHERE item.visible`,
-				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID)
+				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
+				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
-		On(func(ctx context.Context, db bun.IDB, e domain.EventItemLinked) error {
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventItemLinked, env Envelope) error {
 			// Each further attachment holds the item too; the first current
-			// one shows a hidden item again, as added now.
+			// one shows a hidden item again, as added now (a change). Linking
+			// a visible item changes nothing a list shows.
 			return showItem(ctx, db, `WITH link AS (
 					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
 					SELECT ?0, ?1, ?2, ?3, ?4, ?5
@@ -64,15 +68,22 @@ func (EventItems) Handlers() []Handler {
 					ON CONFLICT DO NOTHING
 					RETURNING item_id
 				), shown AS (
-					UPDATE event_items AS i SET visible = true, added_at = ?5, source_id = ?3, source_type = ?4
+					UPDATE event_items AS i SET visible = true, added_at = ?5, source_id = ?3, source_type = ?4,
+						change_commit = ?6, change_prepare = ?7
 					FROM link WHERE i.id = link.item_id AND NOT i.visible
 					RETURNING i.id, i.feed_id, i.added_at, i.event_id
 				)
 				SELECT shown.id, shown.feed_id, shown.added_at, e.details
 				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id`,
-				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At)
+				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At,
+				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
-		On(ofKind(domain.FeedEvents, projectEventSourceDetached)),
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.SourceDetached, env Envelope) error {
+			if e.Kind != domain.FeedEvents {
+				return nil
+			}
+			return projectEventSourceDetached(ctx, db, e, env.Position)
+		}),
 		On(ofKind(domain.FeedEvents, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
 			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans"} {
 				if err := exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
@@ -86,8 +97,8 @@ func (EventItems) Handlers() []Handler {
 
 // projectEventDetails stores an event's current state, rendered in both
 // item shapes, and replaces the occurrences of every visible item of it, in
-// every feed.
-func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.EventDetails, at time.Time) error {
+// every feed: each of them changed at pos.
+func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.EventDetails, at time.Time, pos eventstore.Position) error {
 	details, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encode details of event %s: %w", id, err)
@@ -105,7 +116,7 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 		return err
 	}
 	// One statement stores the event, drops its items' occurrence rows and
-	// names the items whose rows are to be written anew.
+	// marks and names the items whose rows are to be written anew.
 	var items []visibleItem
 	err = db.NewRaw(`WITH event AS (
 			INSERT INTO calendar_events (id, source_id, details, current_head, current_published, current_tail,
@@ -118,9 +129,11 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 		), old AS (
 			DELETE FROM event_item_occurrences AS o USING event_items AS i WHERE i.event_id = ?0 AND o.item_id = i.id
 		)
-		SELECT id, feed_id, added_at FROM event_items WHERE event_id = ?0 AND visible`,
+		UPDATE event_items SET change_commit = ?11, change_prepare = ?12 WHERE event_id = ?0 AND visible
+		RETURNING id, feed_id, added_at`,
 		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
-		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at).Scan(ctx, &items)
+		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at,
+		int64(pos.Commit), int64(pos.Prepare)).Scan(ctx, &items)
 	if err != nil {
 		return exec(nil, err)
 	}
@@ -148,8 +161,11 @@ func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) er
 }
 
 // projectEventSourceDetached hides the items no other attachment holds and
-// names a remaining attachment as the source of those others hold.
-func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetached) error {
+// names a remaining attachment as the source of those others hold. Both
+// are changes at pos: a hidden item is removed from its list, and another
+// source type shows in the legacy shape (a new source of the same type
+// shows nowhere, so it is no change).
+func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetached, pos eventstore.Position) error {
 	if err := exec(db.NewRaw(`INSERT INTO event_detached_attachments (attachment_id) VALUES (?) ON CONFLICT DO NOTHING`,
 		e.AttachmentID).Exec(ctx)); err != nil {
 		return err
@@ -162,19 +178,21 @@ func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.Source
 	if len(items) == 0 {
 		return nil
 	}
-	ids := pgdialect.Array(items)
+	ids, commit, prepare := pgdialect.Array(items), int64(pos.Commit), int64(pos.Prepare)
 	stmts := []string{
-		`UPDATE event_items AS i SET source_id = a.source_id, source_type = a.source_type
+		`UPDATE event_items AS i SET source_id = a.source_id, source_type = a.source_type,
+			change_commit = CASE WHEN i.source_type = a.source_type THEN i.change_commit ELSE ?1 END,
+			change_prepare = CASE WHEN i.source_type = a.source_type THEN i.change_prepare ELSE ?2 END
 		FROM (SELECT DISTINCT ON (item_id) item_id, source_id, source_type FROM event_item_attachments
-			WHERE item_id = ANY(?::uuid[]) ORDER BY item_id, linked_at, attachment_id) AS a
+			WHERE item_id = ANY(?0::uuid[]) ORDER BY item_id, linked_at, attachment_id) AS a
 		WHERE i.id = a.item_id`,
-		`UPDATE event_items AS i SET visible = false
-		WHERE i.id = ANY(?::uuid[]) AND NOT EXISTS (SELECT 1 FROM event_item_attachments AS a WHERE a.item_id = i.id)`,
+		`UPDATE event_items AS i SET visible = false, change_commit = ?1, change_prepare = ?2
+		WHERE i.id = ANY(?0::uuid[]) AND NOT EXISTS (SELECT 1 FROM event_item_attachments AS a WHERE a.item_id = i.id)`,
 		`DELETE FROM event_item_occurrences AS o USING event_items AS i
-		WHERE i.id = ANY(?::uuid[]) AND NOT i.visible AND o.item_id = i.id`,
+		WHERE i.id = ANY(?0::uuid[]) AND NOT i.visible AND o.item_id = i.id`,
 	}
 	for _, s := range stmts {
-		if err := exec(db.NewRaw(s, ids).Exec(ctx)); err != nil {
+		if err := exec(db.NewRaw(s, ids, commit, prepare).Exec(ctx)); err != nil {
 			return err
 		}
 	}

@@ -21,17 +21,19 @@ type NewsItems struct{}
 func (NewsItems) Name() string     { return "newsitems" }
 func (NewsItems) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
 
-func (NewsItems) Handlers() []Handler { return []Handler{On(projectNewsItem)} }
+func (NewsItems) Handlers() []Handler { return []Handler{OnEnvelope(projectNewsItem)} }
 
 // projectNewsItem defers the row to the end of the batch when it runs in one:
 // inserting a batch's items with one statement is what lets a rebuild or a
-// catch-up run at tens of thousands of events per second.
-func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded) error {
+// catch-up run at tens of thousands of events per second. The add's log
+// position is the item's change key (readmodel.ChangeKey).
+func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded, env Envelope) error {
 	row := readmodel.NewsItem{
 		ID: e.ItemID, FeedID: e.FeedID, OrganizationID: e.OrganizationID, NewsPageID: e.NewsPageID,
 		VersionID: e.VersionID, SourceID: e.SourceID, AttachmentID: e.AttachmentID, SourceType: string(e.SourceType),
 		URL: e.Content.URL, Title: e.Content.Title, Description: e.Content.Description, ImageURL: e.Content.ImageURL,
 		PublishedAt: e.Content.PublishedAt, CreatedAt: e.At, UpdatedAt: e.At, Platform: e.Content.Platform,
+		ChangeCommit: int64(env.Position.Commit), ChangePrepare: int64(env.Position.Prepare),
 	}
 	block := e.Content.Block()
 	row.Source = &block
@@ -79,6 +81,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 		published               = make([]pgtype.Timestamptz, n)
 		blocks, platforms       = make([]string, n), make([]*string, n)
 		created, updated        = make([]time.Time, n), make([]time.Time, n)
+		commits, prepares       = make([]int64, n), make([]int64, n)
 	)
 	for i, r := range rows {
 		ids[i], feeds[i], orgs[i], pages[i] = r.ID, r.FeedID, r.OrganizationID, r.NewsPageID
@@ -88,6 +91,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 			published[i] = pgtype.Timestamptz{Time: *r.PublishedAt, Valid: true}
 		}
 		created[i], updated[i] = r.CreatedAt, r.UpdatedAt
+		commits[i], prepares[i] = r.ChangeCommit, r.ChangePrepare
 		block, err := json.Marshal(r.Block())
 		if err != nil {
 			return fmt.Errorf("encode source block of item %s: %w", r.ID, err)
@@ -102,7 +106,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 			platforms[i] = &s
 		}
 	}
-	return execArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms)
+	return execArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms, commits, prepares)
 }
 
 // execArrays runs a statement whose parameters are arrays ($1, $2, …)
@@ -129,14 +133,17 @@ func execArrays(ctx context.Context, db bun.IDB, query string, args ...any) erro
 const insertNewsItemsSQL = `
 WITH ins AS (
     INSERT INTO news_items (id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform)
+        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
+        change_commit, change_prepare)
     SELECT id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform
+        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
+        change_commit, change_prepare
     FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[],
         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::jsonb[])
+        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::jsonb[], $18::bigint[], $19::bigint[])
         WITH ORDINALITY AS r(id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-            source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform, ord)
+            source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
+            change_commit, change_prepare, ord)
     ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING feed_id

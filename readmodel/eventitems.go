@@ -1,11 +1,13 @@
 package readmodel
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +34,11 @@ type EventItem struct {
 	// Source is the source block, when asked for.
 	Source      []byte
 	Occurrences []eventshape.Occurrence
+	// Change is where the item last changed (ChangeKey).
+	Change ChangeKey
+	// Removed marks an item that has left the feed (a page of changes
+	// lists them); only ID and Change are set.
+	Removed bool
 }
 
 // EventItemShape is which of an event's stored renderings a read returns.
@@ -70,6 +77,23 @@ type EventItemFilter struct {
 	// Now is the clock the statuses are judged by (completed is derived).
 	Now   time.Time
 	Shape EventItemShape
+	// After, when set, pages through the changes after it instead of by
+	// offset (OrderBy and Offset do not apply): the items added or
+	// changed after it that the filter selects, and those removed, in
+	// change order. A zero Since or Until is then an open bound.
+	After *ChangeKey
+}
+
+// Window is the filter's range of occurrence dates.
+func (f EventItemFilter) Window() eventshape.Window {
+	var w eventshape.Window
+	if !f.Since.IsZero() {
+		w.From = &f.Since
+	}
+	if !f.Until.IsZero() {
+		w.To = &f.Until
+	}
+	return w
 }
 
 // EventItemPage is a page of event items, how many events match in all, and
@@ -78,6 +102,7 @@ type EventItemPage struct {
 	Items  []EventItem
 	Total  int
 	Config domain.FeedConfig
+	Changes
 }
 
 // EventItems pages through the items of an organization's event feed whose
@@ -91,23 +116,46 @@ type EventItemPage struct {
 // its first there, see event_item_occurrences, so nothing is grouped and a
 // soonest-first page stops after its rows), and returns the page's items
 // with their stored renderings and occurrences.
+//
+// With f.After it pages through the feed's changes instead
+// (eventItemChangesSQL). Either way the feed's latest change is read
+// before the page, in the same round trip, for the page's Changes.
 func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f EventItemFilter) (EventItemPage, error) {
 	page := EventItemPage{Items: []EventItem{}}
 	statement, args := eventItemsSQL(feedID, f)
+	if f.After != nil {
+		// One more than the page: whether more changes follow.
+		statement, args = eventItemChangesSQL(feedID, f, f.Limit+1)
+	}
+	var latest ChangeKey
+	var listed []EventItem
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
 		feed := batch.Queue(feedConfigSQL, feedID, org)
 		feed.QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &page.Config, feedID) })
+		// Statements of a batch run in order, each seeing what was
+		// committed when it began: the page sees every change up to latest.
+		batch.Queue(latestChangeSQL("event_items", "$1"), feedID).QueryRow(func(row pgx.Row) error {
+			return scanChangeKey(row, &latest)
+		})
 		batch.Queue(statement, args...).Query(func(rows pgx.Rows) error {
 			var err error
-			page.Items, err = scanEventItems(rows, &page.Total)
+			listed, err = scanEventItems(rows, &page.Total)
 			return err
 		})
+		if f.After != nil {
+			count, args := changesTotalSQL(feedID, f)
+			batch.Queue(count, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
+		}
 		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
 		return EventItemPage{}, notFoundAsIs(err, "list items of event feed %s", feedID)
 	}
+	if f.After != nil {
+		return changesPage(page, listed, latest, f), nil
+	}
+	page.Items, page.Next = listed, latest
 	if len(page.Items) == 0 && f.Offset > 0 {
 		// A page past the end has no row to carry the total.
 		statement, args := eventItemsCountSQL(feedID, f)
@@ -119,6 +167,41 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 	return page, nil
 }
 
+// changesPage splits a page of changes into the items and those removed,
+// and says where the next one starts.
+func changesPage(page EventItemPage, listed []EventItem, latest ChangeKey, f EventItemFilter) EventItemPage {
+	page.HasMore = len(listed) > f.Limit
+	listed = listed[:min(len(listed), f.Limit)]
+	page.Removed = []uuid.UUID{}
+	for _, it := range listed {
+		if it.Removed {
+			page.Removed = append(page.Removed, it.ID)
+			continue
+		}
+		page.Items = append(page.Items, it)
+	}
+	var last *ChangeKey
+	if len(listed) > 0 {
+		last = &listed[len(listed)-1].Change
+	}
+	page.Next = nextAfter(*f.After, latest, last, page.HasMore)
+	return page
+}
+
+// scanChangeKey reads a change key row; none is the zero key.
+func scanChangeKey(row pgx.Row, k *ChangeKey) error {
+	var commit, prepare int64
+	var item [16]byte
+	if err := row.Scan(&commit, &prepare, &item); errors.Is(err, pgx.ErrNoRows) {
+		*k = ChangeKey{}
+		return nil
+	} else if err != nil {
+		return err
+	}
+	*k = ChangeKey{Commit: uint64(commit), Prepare: uint64(prepare), Item: item}
+	return nil
+}
+
 // EventItem returns one visible item of an organization's event feed, in
 // the shape asked for, and the feed's config.
 func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, shape EventItemShape) (EventItem, domain.FeedConfig, error) {
@@ -128,7 +211,7 @@ func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, 
 		batch := &pgx.Batch{}
 		batch.Queue(feedConfigSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &config, feedID) })
 		batch.Queue(`WITH page AS (SELECT id AS item_id FROM event_items WHERE id = $1 AND feed_id = $2 AND visible) `+
-			itemsOfPage(shape, "0", "page.item_id"), itemID, feedID).Query(func(rows pgx.Rows) error {
+			itemsOfPage(shape, "0", "page.item_id", false), itemID, feedID).Query(func(rows pgx.Rows) error {
 			var err error
 			items, err = scanEventItems(rows, new(int))
 			return err
@@ -172,13 +255,18 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 
 // itemsOfPage selects the items of the CTE page (with item_id and the
 // order's columns) with their renderings, every occurrence of their events
-// as arrays, and total.
-func itemsOfPage(shape EventItemShape, total, order string) string {
+// as arrays, their change keys and total. withRemoved keeps the page's
+// hidden items, without renderings or occurrences.
+func itemsOfPage(shape EventItemShape, total, order string, withRemoved bool) string {
+	events := "JOIN calendar_events AS e ON e.id = i.event_id"
+	if withRemoved {
+		events = "LEFT JOIN calendar_events AS e ON e.id = i.event_id AND i.visible"
+	}
 	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + shape.columns() + `, ` + total + `,
-			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends
+			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible
 		FROM page
 		JOIN event_items AS i ON i.id = page.item_id
-		JOIN calendar_events AS e ON e.id = i.event_id
+		` + events + `
 		CROSS JOIN LATERAL (
 			SELECT array_agg(occurrence_id) AS ids, array_agg(instance_id) AS instances, array_agg(starts_at) AS starts,
 				array_agg(end_at) AS ends, array_agg(status) AS statuses, array_agg(instance_ends_at) AS instance_ends
@@ -199,13 +287,20 @@ func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
 			starts, instanceEnds  []time.Time
 			ends                  []pgtype.Timestamptz
 			statuses              []string
+			commit, prepare       int64
+			visible               bool
 		)
 		err := rows.Scan(&id, &feed, &event, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
-			&ids, &instances, &starts, &ends, &statuses, &instanceEnds)
+			&ids, &instances, &starts, &ends, &statuses, &instanceEnds, &commit, &prepare, &visible)
 		if err != nil {
 			return nil, err
 		}
 		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
+		it.Change = ChangeKey{Commit: uint64(commit), Prepare: uint64(prepare), Item: id}
+		if !visible {
+			items = append(items, EventItem{ID: it.ID, FeedID: it.FeedID, EventID: it.EventID, Change: it.Change, Removed: true})
+			continue
+		}
 		it.Static = eventshape.Static{Head: head, Published: published, Tail: tail}
 		if len(source) > 0 {
 			it.Source = source
@@ -241,7 +336,7 @@ func candidates(f EventItemFilter) (string, []any) {
 	if f.Status == "" {
 		return `SELECT item_id, starts_at AS first_start, added_at FROM event_item_occurrences WHERE ` + inWindow + firstInWindow, nil
 	}
-	cond, args := statusCondition(f.Status, f.Now)
+	cond, args := statusCondition(f.Status, f.Now, 4)
 	return `SELECT item_id, min(starts_at) AS first_start, max(added_at) AS added_at FROM event_item_occurrences
 		WHERE ` + inWindow + cond + ` GROUP BY item_id`, args
 }
@@ -263,7 +358,78 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	args = append(args, f.Limit, f.Offset)
 	return fmt.Sprintf(`WITH m AS %s (%s),
 		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, order, n+1, n+2) +
-		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page.")), args
+		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page."), false), args
+}
+
+// eventItemChangesSQL pages through the changes of feed $1 after the key
+// ($2, $3, $4), in change order, $5 at a time: the visible items the
+// filter selects and, whatever the filter, the items removed. It walks the
+// feed's change index from the key and stops after the page, so a poll
+// that finds little reads little.
+func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter, limit int) (string, []any) {
+	args := append(append([]any{feedID}, f.After.args()...), limit)
+	selected, extra := selectedByFilter(f, len(args)+1)
+	return `WITH page AS (
+			SELECT i.id AS item_id, i.change_commit, i.change_prepare FROM event_items AS i
+			WHERE i.feed_id = $1 AND (i.change_commit, i.change_prepare, i.id) > ($2, $3, $4)
+			  AND (NOT i.visible OR coalesce(` + selected + `, false))
+			ORDER BY i.change_commit, i.change_prepare, i.id LIMIT $5
+		) ` + itemsOfPage(f.Shape, "0", "page.change_commit, page.change_prepare, page.item_id", true), append(args, extra...)
+}
+
+// openRange is the range of a page of changes given without dates: every
+// occurrence there can be. It starts after year 1, where the occurrence
+// rows' "no earlier occurrence" lies (prev_start), so that an item's
+// first occurrence is still its first in the range.
+var openRange = struct{ since, until time.Time }{
+	since: time.Date(2, 1, 1, 0, 0, 0, 0, time.UTC), until: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
+}
+
+// changesTotalSQL counts the items a page of changes selects by its
+// filter, whatever the cursor: with dates or a status as a page read by
+// offset counts them (on the occurrence index; a bound not given is
+// open), without them the feed's visible items (fewer rows than all their
+// occurrences). An item's event is recorded before the item is added (in
+// log order, as ingestion appends them), so every visible item is listed.
+func changesTotalSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" {
+		return `SELECT count(*) FROM event_items WHERE feed_id = $1 AND visible`, []any{feedID}
+	}
+	f.Since, f.Until = cmp.Or(f.Since, openRange.since), cmp.Or(f.Until, openRange.until)
+	return eventItemsCountSQL(feedID, f)
+}
+
+// selectedByFilter is the condition on a visible item (event_items AS i)
+// of a page of changes, with its arguments from $first: its event is
+// known, and it has an occurrence in the range and of the status, when
+// they are given.
+func selectedByFilter(f EventItemFilter, first int) (string, []any) {
+	var conds []string
+	var args []any
+	param := func(v any) int {
+		args = append(args, v)
+		return first + len(args) - 1
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, fmt.Sprintf("(ends_at > $%d OR starts_at >= $%[1]d)", param(f.Since)))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, fmt.Sprintf("starts_at < $%d", param(f.Until)))
+	}
+	if f.Status != "" {
+		cond, extra := statusCondition(f.Status, f.Now, first+len(args))
+		conds = append(conds, strings.TrimPrefix(cond, " AND "))
+		args = append(args, extra...)
+	}
+	// Scalar subqueries rather than EXISTS: the planner would turn an
+	// EXISTS under the OR of the page's condition into a hash of every
+	// event (and every occurrence in the range), where a page needs a few
+	// index probes.
+	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = i.event_id)"
+	if len(conds) > 0 {
+		selected += " AND (SELECT true FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + " LIMIT 1)"
+	}
+	return selected, args
 }
 
 func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
@@ -272,17 +438,18 @@ func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 }
 
 // statusCondition restates domain.EventInstance.StatusAt on the occurrence
-// rows, with its arguments from $4: completed is an instance going ahead
-// whose last occurrence has ended by now; scheduled and rescheduled ones
-// have not.
-func statusCondition(status string, now time.Time) (string, []any) {
+// rows, with its arguments from $first: completed is an instance going
+// ahead whose last occurrence has ended by now; scheduled and rescheduled
+// ones have not.
+func statusCondition(status string, now time.Time, first int) (string, []any) {
+	a, b := "$"+strconv.Itoa(first), "$"+strconv.Itoa(first+1)
 	switch status {
 	case domain.StatusCompleted:
-		return " AND status IN ('scheduled', 'rescheduled') AND instance_ends_at <= $4", []any{now}
+		return " AND status IN ('scheduled', 'rescheduled') AND instance_ends_at <= " + a, []any{now}
 	case domain.StatusScheduled, domain.StatusRescheduled:
-		return " AND status = $4 AND instance_ends_at > $5", []any{status, now}
+		return " AND status = " + a + " AND instance_ends_at > " + b, []any{status, now}
 	default:
-		return " AND status = $4", []any{status}
+		return " AND status = " + a, []any{status}
 	}
 }
 

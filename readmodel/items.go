@@ -37,6 +37,15 @@ type NewsItem struct {
 	Source *domain.SourceBlock `bun:"source,type:jsonb"`
 	// Platform is a platform post's own ids; NULL for web pages.
 	Platform *domain.PlatformIDs `bun:"platform,type:jsonb"`
+	// ChangeCommit and ChangePrepare are the log position of the event
+	// that added the item (news items never change after): see ChangeKey.
+	ChangeCommit  int64 `bun:"change_commit"`
+	ChangePrepare int64 `bun:"change_prepare"`
+}
+
+// Change is the item's change key.
+func (it NewsItem) Change() ChangeKey {
+	return ChangeKey{Commit: uint64(it.ChangeCommit), Prepare: uint64(it.ChangePrepare), Item: it.ID}
 }
 
 // Block is the item's source block (api.md 2.4).
@@ -53,18 +62,30 @@ type ItemFilter struct {
 	Offset int
 	Since  *time.Time
 	Until  *time.Time
+	// After, when set, pages through the changes after it instead of by
+	// offset: the items added after it, in change order.
+	After *ChangeKey
 }
 
 // ItemPage is a page of items and how many match in all.
 type ItemPage struct {
 	Items []NewsItem
 	Total int
+	Changes
 }
 
-// NewsItems pages through a feed's items, newest first (D7). The feed must
-// be the organization's.
+// NewsItems pages through a feed's items, newest first (D7), or through
+// its changes after f.After. The feed must be the organization's.
 func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (ItemPage, error) {
+	if f.After != nil {
+		return q.newsItemChanges(ctx, org, feedID, f)
+	}
 	total, err := q.feedItemCount(ctx, org, feedID, f)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	// Read before the page, so that the page holds every change up to it.
+	latest, err := latestChange(ctx, q.db, "news_items", feedID)
 	if err != nil {
 		return ItemPage{}, err
 	}
@@ -88,7 +109,41 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 	if err != nil {
 		return ItemPage{}, fmt.Errorf("list items of feed %s: %w", feedID, err)
 	}
-	return ItemPage{Items: items, Total: total}, nil
+	return ItemPage{Items: items, Total: total, Changes: Changes{Next: latest}}, nil
+}
+
+// newsItemChanges pages through the items added to a feed after f.After
+// that the date filter selects, in change order; its total, as on a page
+// read by offset, counts the feed's items the filter selects. News items
+// never change once added and never leave a feed (a deleted feed answers
+// not found), so nothing is ever removed.
+func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (ItemPage, error) {
+	total, err := q.feedItemCount(ctx, org, feedID, f)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	latest, err := latestChange(ctx, q.db, "news_items", feedID)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	items := []NewsItem{}
+	sel := q.db.NewSelect().Model(&items).
+		Where("feed_id = ?", feedID).Where("(change_commit, change_prepare, id) > (?, ?, ?)", f.After.args()...)
+	applyRange(sel, f)
+	// One more than the page: whether more changes follow.
+	if err := sel.OrderExpr("change_commit, change_prepare, id").Limit(int64(f.Limit) + 1).Scan(ctx); err != nil {
+		return ItemPage{}, fmt.Errorf("list changes of feed %s: %w", feedID, err)
+	}
+	more := len(items) > f.Limit
+	items = items[:min(len(items), f.Limit)]
+	var last *ChangeKey
+	if len(items) > 0 {
+		k := items[len(items)-1].Change()
+		last = &k
+	}
+	return ItemPage{Items: items, Total: total, Changes: Changes{
+		Next: nextAfter(*f.After, latest, last, more), HasMore: more, Removed: []uuid.UUID{},
+	}}, nil
 }
 
 // feedItemCount checks that the feed is the organization's and counts the

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventshape"
@@ -13,13 +12,9 @@ import (
 // every occurrence and the clock at the moment of the add, so the body is
 // a function of the log.
 func LegacyItem(item domain.EventItemAdded, d domain.EventDetails) (json.RawMessage, error) {
-	static, err := eventshape.RenderStatic(d, true)
+	it, err := eventshape.Standalone(d, true, item.ItemID, item.EventID, item.At)
 	if err != nil {
-		return nil, fmt.Errorf("render event %s: %w", item.EventID, err)
-	}
-	it := eventshape.Item{
-		ID: item.ItemID, EventID: item.EventID, AddedAt: item.At, SourceType: string(item.SourceType),
-		Static: static, Occurrences: eventshape.Everything(eventshape.Flatten(d), item.At),
+		return nil, err
 	}
 	return eventshape.AppendLegacy(nil, it, false), nil
 }

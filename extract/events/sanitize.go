@@ -6,17 +6,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/microcosm-cc/bluemonday"
+
+	"github.com/feedsvc/feedsvc/extract"
 )
 
-// Policies are safe for concurrent use once built.
-var (
-	// titlePolicy keeps no markup: a title is text, escaped as HTML.
-	titlePolicy = bluemonday.StrictPolicy()
-	// descriptionPolicy keeps what user-generated content may hold
-	// (paragraphs, emphasis, lists, links with rel=nofollow, images) and
-	// drops scripts, styles, event handlers and javascript: URLs.
-	descriptionPolicy = bluemonday.UGCPolicy()
-)
+// titlePolicy keeps no markup: a title is text, escaped as HTML. A
+// policy is safe for concurrent use once built.
+var titlePolicy = bluemonday.StrictPolicy()
 
 // sanitizeTitle is the title as safe HTML text.
 func sanitizeTitle(s string) string {
@@ -27,9 +23,9 @@ func sanitizeTitle(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// sanitizeDescription is the description as safe HTML.
+// sanitizeDescription is the description as safe HTML (extract.SafeHTML).
 func sanitizeDescription(s string) string {
-	s = descriptionPolicy.Sanitize(s)
+	s = extract.SafeHTML(s)
 	return strings.TrimSpace(strings.ReplaceAll(s, "&#39;", "'"))
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/parse"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
@@ -94,8 +95,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			return nil, err
 		}
 	}
+	// One crawling client per process, so that its per-host limits and
+	// robots.txt cache hold for the crawler and the parse endpoint alike.
+	client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 	if cfg.Roles[config.RoleCrawler] {
-		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
 			s.Close()
 			return nil, err
@@ -113,6 +116,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
 		History:        history.New(s.Store, s.Queries),
+		Parser:         parse.New(client, logger),
 	})
 	return s, nil
 }

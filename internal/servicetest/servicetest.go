@@ -78,6 +78,15 @@ func (h *Harness) Stop() {
 	h.stop()
 }
 
+// Restart stops the service and starts it again on the same database, as
+// a new process would: everything in memory is gone, keys stay valid.
+func (h *Harness) Restart() {
+	h.T.Helper()
+	h.stop()
+	fresh := startOn(h.T, h.DSN, h.logger, h.opts)
+	h.Service, h.stop = fresh.Service, fresh.stop
+}
+
 func startOn(t testing.TB, dsn string, logger *slog.Logger, opts []Option) *Harness {
 	t.Helper()
 	cfg := config.Config{
