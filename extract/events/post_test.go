@@ -129,7 +129,7 @@ func TestAFacebookPageEventIsReadAsThePlatformStatesIt(t *testing.T) {
 		t.Errorf("displayText %q", e.Time.DisplayText)
 	}
 	wantLocation := `{"venue":{"name":"A-Trane","address":"Bleibtreustraße 1, 10623 Berlin"},"coordinates":{"lat":52.52,"lng":13.405},` +
-		`"displayAddress":"A-Trane, Bleibtreustraße 1, 10623 Berlin, Germany","locality":"Berlin","country":"Germany"}`
+		`"displayAddress":"A-Trane, Bleibtreustraße 1, 10623 Berlin, Germany","locality":"Berlin","region":"State of Berlin","country":"Germany"}`
 	if got := jsonString(e.Location); got != wantLocation {
 		t.Errorf("location %s\nwant %s", got, wantLocation)
 	}
