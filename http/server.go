@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/openapi"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -100,6 +102,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
+	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	h.routes(app)
 	app.Use(unmatched)

@@ -541,7 +541,7 @@ func TestWebhookMetricsAreServed(t *testing.T) {
 	rc := newHookReceiver(t, http.StatusOK)
 	c := as(h, h.Key)
 	wantDataObject(t, c.do(t, "POST", "/webhooks/test", map[string]any{"url": rc.URL, "event": "event.item_added"}), http.StatusOK)
-	resp, err := h.Service.App.Test(httptest.NewRequest("GET", "/metrics", nil), -1)
+	resp, err := h.Test(httptest.NewRequest("GET", "/metrics", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
