@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -54,9 +55,10 @@ type Checker struct {
 	// in a request, as the service ignores them.
 	requests validator.Validator
 	// responses is strict: an answer may hold nothing undocumented.
-	responses  validator.Validator
-	schemas    schema_validation.SchemaValidator
-	routeError *base.Schema
+	responses validator.Validator
+	schemas   schema_validation.SchemaValidator
+	// components are the error bodies a request no operation serves may get.
+	components map[string]*base.Schema
 	options    *config.ValidationOptions
 }
 
@@ -108,11 +110,16 @@ func New(doc []byte) (*Checker, error) {
 	if ok, errs := c.requests.ValidateDocument(); !ok {
 		return nil, fmt.Errorf("the OpenAPI document is not valid: %s", describe(errs))
 	}
-	proxy := model.Model.Components.Schemas.GetOrZero("RouteError")
-	if proxy == nil {
-		return nil, fmt.Errorf("the OpenAPI document has no RouteError schema")
+	c.components = map[string]*base.Schema{}
+	for _, names := range unroutedAnswers {
+		for _, name := range names {
+			proxy := model.Model.Components.Schemas.GetOrZero(name)
+			if proxy == nil {
+				return nil, fmt.Errorf("the OpenAPI document has no %s schema", name)
+			}
+			c.components[name] = proxy.Schema()
+		}
 	}
-	c.routeError = proxy.Schema()
 	return c, nil
 }
 
@@ -170,20 +177,38 @@ func (c *Checker) undeclaredHeaders(req *http.Request, ex Exchange, item *v3.Pat
 		strconv.Itoa(ex.Status), config.WithStrictMode())
 }
 
-// checkUnrouted holds a request no operation serves to the 404 or 405 the
+// unroutedAnswers are what the service may answer a request no operation
+// serves, by status, and the bodies each may have: 404 or 405 from the
+// router, or what refuses a request before its route is looked up (a
+// repeated parameter, a missing key, a missing scope of the group).
+var unroutedAnswers = map[int][]string{
+	http.StatusNotFound:         {"RouteError"},
+	http.StatusMethodNotAllowed: {"RouteError"},
+	http.StatusBadRequest:       {"NewsValidationError", "EventValidationError"},
+	http.StatusUnauthorized:     {"AuthenticationError"},
+	http.StatusForbidden:        {"PermissionDenied"},
+}
+
+// checkUnrouted holds a request no operation serves to the answers the
 // service gives to a path it does not serve.
 func (c *Checker) checkUnrouted(ex Exchange) []string {
-	if ex.Status != http.StatusNotFound && ex.Status != http.StatusMethodNotAllowed {
+	names, ok := unroutedAnswers[ex.Status]
+	if !ok {
 		return []string{fmt.Sprintf("%s %s was answered %d, but the document has no such operation: document it (http/openapi/spec)", ex.Method, ex.Target, ex.Status)}
 	}
 	var body any
 	if err := json.Unmarshal(ex.ResponseBody, &body); err != nil {
 		return []string{fmt.Sprintf("the %d answer to %s %s is not JSON: %q", ex.Status, ex.Method, ex.Target, ex.ResponseBody)}
 	}
-	if ok, errs := c.schemas.ValidateSchemaObject(c.routeError, body); !ok {
-		return []string{fmt.Sprintf("the %d answer to %s %s is not a RouteError: %s", ex.Status, ex.Method, ex.Target, describe(errs))}
+	var errs []*liberrors.ValidationError
+	for _, name := range names {
+		ok, e := c.schemas.ValidateSchemaObject(c.components[name], body)
+		if ok {
+			return nil
+		}
+		errs = append(errs, e...)
 	}
-	return nil
+	return []string{fmt.Sprintf("the %d answer to %s %s is none of %v: %s", ex.Status, ex.Method, ex.Target, names, describe(errs))}
 }
 
 // Operations lists the document's operations as "METHOD /path".
@@ -260,7 +285,25 @@ func (ex Exchange) request() (*http.Request, error) {
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
+	if ct := req.Header.Get("Content-Type"); ct != "" {
+		req.Header.Set("Content-Type", jsonSuffix(ct))
+	}
 	return req, nil
+}
+
+// jsonSuffix reads a media type with the +json structured syntax suffix
+// (RFC 6839), which the service takes as JSON, as application/json: the
+// document names the type once rather than every such type there is.
+func jsonSuffix(contentType string) string {
+	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return contentType
+	}
+	sub, ok := strings.CutPrefix(mediaType, "application/")
+	if !ok || !strings.HasSuffix(sub, "+json") || sub == "+json" {
+		return contentType
+	}
+	return mime.FormatMediaType("application/json", params)
 }
 
 func (ex Exchange) response(req *http.Request) *http.Response {

@@ -126,6 +126,8 @@ func TestAnswersAsDocumentedPass(t *testing.T) {
 			answer{400, `{"success":false,"error":{"code":"VALIDATION_ERROR","message":"description: is required","details":{"field":"description","issue":"is required"}}}`, nil}},
 		{"an unknown path answered 404", "GET", "/nope", "",
 			answer{404, `{"success":false,"error":{"code":"NOT_FOUND","message":"no route serves this path"}}`, nil}},
+		{"an unknown path answered 401, the key being checked first", "GET", "/nope", "",
+			answer{401, `{"success":false,"error":"Authentication failed (api-key): missing Authorization header","code":"AUTHENTICATION_FAILED"}`, map[string]string{"WWW-Authenticate": `Bearer realm="feedsvc"`}}},
 		{"a wrong method answered 405", "PUT", "/feeds/news", "{}",
 			answer{405, `{"success":false,"error":{"code":"METHOD_NOT_ALLOWED","message":"this method is not allowed on this path"}}`, map[string]string{"Allow": "GET, POST"}}},
 		{"an event feed echoing config members of its own", "GET", "/feeds/events/" + feedID, "",
