@@ -40,6 +40,7 @@ import (
 	"github.com/pb33f/libopenapi-validator/paths"
 	"github.com/pb33f/libopenapi-validator/responses"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
+	"github.com/pb33f/libopenapi-validator/strict"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 	"github.com/pb33f/libopenapi/orderedmap"
@@ -221,6 +222,50 @@ func (c *Checker) Operations() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// CheckWebhook returns how a delivery of the webhook event (a name under
+// the document's webhooks) disagrees with the document: its required
+// headers and their forms, and its body, strictly.
+func (c *Checker) CheckWebhook(event string, header http.Header, body []byte) []string {
+	item := c.model.Webhooks.GetOrZero(event)
+	if item == nil || item.Post == nil || item.Post.RequestBody == nil {
+		return []string{fmt.Sprintf("the document has no webhook %q", event)}
+	}
+	op := item.Post
+	var problems []string
+	for _, p := range op.Parameters {
+		if p.In != "header" || p.Schema == nil {
+			continue
+		}
+		value := header.Get(p.Name)
+		if value == "" {
+			if p.Required != nil && *p.Required {
+				problems = append(problems, fmt.Sprintf("the %s delivery lacks the header %s", event, p.Name))
+			}
+			continue
+		}
+		if ok, errs := c.schemas.ValidateSchemaObject(p.Schema.Schema(), value); !ok {
+			problems = append(problems, fmt.Sprintf("the %s delivery's header %s is not as documented: %s", event, p.Name, describe(errs)))
+		}
+	}
+	mt := op.RequestBody.Content.GetOrZero("application/json")
+	if mt == nil || mt.Schema == nil {
+		return append(problems, fmt.Sprintf("the document gives no JSON body for the webhook %q", event))
+	}
+	var value any
+	if err := json.Unmarshal(body, &value); err != nil {
+		return append(problems, fmt.Sprintf("the %s delivery's body is not JSON: %v", event, err))
+	}
+	schema := mt.Schema.Schema()
+	if ok, errs := c.schemas.ValidateSchemaObject(schema, value); !ok {
+		problems = append(problems, fmt.Sprintf("the %s delivery's body is not as documented: %s", event, describe(errs)))
+	}
+	strictly := strict.ValidateBody(schema, value, strict.DirectionRequest, config.NewValidationOptions(config.WithStrictMode()), 3.1)
+	for _, u := range strictly.UndeclaredValues {
+		problems = append(problems, fmt.Sprintf("the %s delivery's body has %s, which the document does not name", event, u.Path))
+	}
+	return problems
 }
 
 // CheckExamples returns every example of a request or answer body that its

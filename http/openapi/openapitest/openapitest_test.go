@@ -152,3 +152,43 @@ func TestTheServiceDocumentIsValidOpenAPI31AndItsExamplesMatchTheirSchemas(t *te
 		t.Fatalf("examples that do not match their schemas:\n%s", strings.Join(problems, "\n"))
 	}
 }
+
+func TestWebhookDeliveriesAreHeldToTheDocumentedWebhook(t *testing.T) {
+	checker, err := openapitest.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"event":"event.item_added","timestamp":"2026-11-22T10:04:05.123Z","data":{"id":"` + feedID + `","eventId":"` + feedID + `",` +
+		`"title":"t","description":"d","shortDescription":null,"addedToFeedAt":"2026-11-22T10:04:05.123Z","publishedAt":null,` +
+		`"occurrence":{"nextOccurrence":null,"occurrencesInRange":[],"totalOccurrences":0,"upcomingOccurrences":0},` +
+		`"time":null,"location":null,"capacity":null,"organizer":null,"primaryImage":null,"supportingImages":[],"primaryUrl":null,"urls":[],"geoLocations":[]}}`
+	headers := func(drop string) http.Header {
+		h := http.Header{}
+		h.Set("x-service-signature", strings.Repeat("ab", 32))
+		h.Set("x-service-timestamp", "1795428245")
+		h.Set("x-service-webhook-id", feedID)
+		h.Set("x-service-event-id", feedID)
+		h.Del(drop)
+		return h
+	}
+	if problems := checker.CheckWebhook("event.item_added", headers(""), []byte(body)); len(problems) > 0 {
+		t.Fatalf("a delivery as documented was reported:\n%s", strings.Join(problems, "\n"))
+	}
+	cases := []struct {
+		name   string
+		header http.Header
+		body   string
+	}{
+		{"a member renamed", headers(""), strings.Replace(body, `"addedToFeedAt"`, `"addedAt"`, 1)},
+		{"a member the document does not name", headers(""), strings.Replace(body, `"title":"t"`, `"title":"t","sourceType":"site"`, 1)},
+		{"a header missing", headers("x-service-event-id"), body},
+		{"a signature in upper case", func() http.Header { h := headers(""); h.Set("x-service-signature", strings.Repeat("AB", 32)); return h }(), body},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" is reported", func(t *testing.T) {
+			if problems := checker.CheckWebhook("event.item_added", tc.header, []byte(tc.body)); len(problems) == 0 {
+				t.Fatal("the checker let it pass")
+			}
+		})
+	}
+}
