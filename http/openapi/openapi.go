@@ -19,6 +19,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -62,11 +63,84 @@ func build(fsys fs.FS) ([]byte, error) {
 			return nil, fmt.Errorf("merge %s: %w", name, err)
 		}
 	}
+	if err := addCommonHeaders(root); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, root); err != nil {
 		return nil, fmt.Errorf("render the document: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// commonHeaders is the root member that names headers every answer may
+// carry (a request id, rate limits): written once, they are declared on
+// every response of every operation, where readers and the tests' strict
+// header check look for them. They are optional: an answer without one is
+// still as documented.
+const commonHeaders = "x-every-answer-headers"
+
+// operationMethods are the members of a path item that are operations.
+var operationMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+func addCommonHeaders(root *yaml.Node) error {
+	headers := lookup(root, commonHeaders)
+	if headers == nil {
+		return nil
+	}
+	removeMember(root, commonHeaders)
+	if headers.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: want a mapping of header names to headers", commonHeaders)
+	}
+	components := child(root, "components")
+	for _, group := range []*yaml.Node{lookup(root, "paths"), lookup(root, "webhooks")} {
+		if group == nil {
+			continue
+		}
+		for i := 1; i < len(group.Content); i += 2 {
+			for _, method := range operationMethods {
+				op := lookup(group.Content[i], method)
+				if op == nil || lookup(op, "responses") == nil {
+					continue
+				}
+				responses := lookup(op, "responses")
+				for j := 1; j < len(responses.Content); j += 2 {
+					if err := declareHeaders(components, responses.Content[j], headers); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// declareHeaders adds the headers to a response, or to the component a
+// response refers to, leaving any of the same name it declares itself.
+func declareHeaders(components, response, headers *yaml.Node) error {
+	if ref := lookup(response, "$ref"); ref != nil {
+		name, ok := strings.CutPrefix(ref.Value, "#/components/responses/")
+		if !ok || lookup(child(components, "responses"), name) == nil {
+			return fmt.Errorf("response $ref %q names no response component", ref.Value)
+		}
+		response = lookup(child(components, "responses"), name)
+	}
+	own := child(response, "headers")
+	for i := 0; i < len(headers.Content); i += 2 {
+		if lookup(own, headers.Content[i].Value) == nil {
+			own.Content = append(own.Content, headers.Content[i], headers.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func removeMember(m *yaml.Node, key string) {
+	for i := 0; i < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
 }
 
 // readYAML reads a file whose content is one YAML mapping.

@@ -65,3 +65,36 @@ func TestTheServiceDocumentIsJSONOfOpenAPI31(t *testing.T) {
 		t.Fatalf("openapi %q with %d paths", d.OpenAPI, len(d.Paths))
 	}
 }
+
+func TestHeadersEveryAnswerCarriesAreDeclaredOnEveryResponse(t *testing.T) {
+	fsys := fstest.MapFS{
+		"spec/openapi.yaml": {Data: []byte(`openapi: 3.1.0
+x-every-answer-headers:
+  X-Request-Id: {schema: {type: string}}
+components:
+  responses:
+    Oops: {description: d}
+`)},
+		"spec/a.yaml": {Data: []byte(`paths:
+  /a:
+    get:
+      responses:
+        '200': {description: ok, headers: {X-Request-Id: {description: own}}}
+        '500': {$ref: '#/components/responses/Oops'}
+    post:
+      responses:
+        '201': {description: created}
+`)},
+	}
+	got, err := build(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"openapi":"3.1.0","components":{"responses":{"Oops":{"description":"d","headers":{"X-Request-Id":{"schema":{"type":"string"}}}}}},` +
+		`"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","headers":{"X-Request-Id":{"description":"own"}}},` +
+		`"500":{"$ref":"#/components/responses/Oops"}}},` +
+		`"post":{"responses":{"201":{"description":"created","headers":{"X-Request-Id":{"schema":{"type":"string"}}}}}}}}}`
+	if string(got) != want {
+		t.Fatalf("built\n%s\nwant\n%s", got, want)
+	}
+}
