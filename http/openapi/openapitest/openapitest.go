@@ -159,7 +159,10 @@ func (c *Checker) Check(ex Exchange) []string {
 	if ok, errs := c.undeclaredHeaders(req, ex, item, template); !ok {
 		problems = append(problems, fmt.Sprintf("the answer %d to %s %s has headers the document does not name: %s", ex.Status, ex.Method, ex.Target, describe(errs)))
 	}
-	req, _ = ex.request()
+	// A fresh request: validating the answer may have read the first's body.
+	if req, err = ex.request(); err != nil {
+		return append(problems, err.Error())
+	}
 	if ok, errs := c.requests.ValidateHttpRequestSync(req); !ok && ex.Status < 400 {
 		problems = append(problems, fmt.Sprintf("%s %s was answered %d, but the document refuses the request: %s", ex.Method, ex.Target, ex.Status, describe(errs)))
 	}
