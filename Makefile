@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: run test test-race fuzz bench bench-ingest lint build
+.PHONY: run test test-race fuzz bench bench-ingest lint build docs-screenshot
 
 ## run: start the service (creates and migrates the database on start)
 run:
@@ -35,6 +35,12 @@ bench:
 INGEST_FLAGS ?= -runs 3
 bench-ingest: build
 	$(GO) run ./bench/ingest -feedsvc bin/feedsvc $(INGEST_FLAGS)
+
+## docs-screenshot: render GET /docs of a real `feedsvc serve` in headless
+## Chromium into docs/api-reference.png, failing if the page requests any
+## address but the service's (needs Debian's chromium and Postgres)
+docs-screenshot:
+	bash docs/api-reference-screenshot.sh docs/api-reference.png
 
 ## lint: formatting and vet
 lint:

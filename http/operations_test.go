@@ -20,7 +20,7 @@ func TestMetricsExposeRequestsByRouteAndProjectorHealth(t *testing.T) {
 	h := servicetest.Start(t)
 	h.Do("POST", "/feeds/news", map[string]string{"name": "n", "description": "d"}).MustStatus(t, 201)
 	h.Do("GET", "/feeds/news/not-a-uuid", nil).MustStatus(t, 400)
-	resp, err := h.Service.App.Test(httptest.NewRequest("GET", "/metrics", nil), -1)
+	resp, err := h.Test(httptest.NewRequest("GET", "/metrics", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

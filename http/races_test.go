@@ -30,7 +30,7 @@ func race(h *servicetest.Harness, reqs ...raceRequest) []answer {
 			req := httptest.NewRequest(r.method, r.path, strings.NewReader(r.body))
 			req.Header.Set("Authorization", "Bearer "+h.Key)
 			req.Header.Set("Content-Type", "application/json")
-			resp, err := h.Service.App.Test(req, -1)
+			resp, err := h.Test(req)
 			if err != nil {
 				out[i].err = err
 				return

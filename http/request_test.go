@@ -194,7 +194,9 @@ func TestARepeatedQueryParameterOrAuthorizationHeaderAnswers400(t *testing.T) {
 			req := httptest.NewRequest("GET", items, nil)
 			req.Header.Add("Authorization", "Bearer "+f.h.Key)
 			req.Header.Add("Authorization", second)
-			resp, err := f.h.Service.App.Test(req, -1)
+			hh := *f.h
+			hh.T = t
+			resp, err := hh.Test(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +209,7 @@ func TestARepeatedQueryParameterOrAuthorizationHeaderAnswers400(t *testing.T) {
 	})
 }
 
-// responseOf reads an answer of App.Test, failing on anything but JSON.
+// responseOf reads an answer of Harness.Test, failing on anything but JSON.
 func responseOf(t *testing.T, resp *http.Response) servicetest.Response {
 	t.Helper()
 	defer resp.Body.Close()

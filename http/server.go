@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/history"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/openapi"
 	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/parse"
@@ -118,6 +120,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
+	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
 	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	if deps.Limiter != nil {
 		app.Use(auth.RateLimit(deps.Limiter))

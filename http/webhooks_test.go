@@ -19,6 +19,7 @@ import (
 	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -38,8 +39,16 @@ type hookReceiver struct {
 
 func newHookReceiver(t *testing.T, status int) *hookReceiver {
 	rc := &hookReceiver{status: status}
+	checker, err := openapitest.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		// Every delivery, real or a test one, is the documented webhook.
+		for _, p := range checker.CheckWebhook("event.item_added", r.Header, b) {
+			t.Errorf("OpenAPI: %s", p)
+		}
 		rc.mu.Lock()
 		rc.got, rc.bodies = append(rc.got, r), append(rc.bodies, b)
 		rc.mu.Unlock()
@@ -555,7 +564,7 @@ func TestWebhookMetricsAreServed(t *testing.T) {
 	rc := newHookReceiver(t, http.StatusOK)
 	c := as(h, h.Key)
 	wantDataObject(t, c.do(t, "POST", "/webhooks/test", map[string]any{"url": rc.URL, "event": "event.item_added"}), http.StatusOK)
-	resp, err := h.Service.App.Test(httptest.NewRequest("GET", "/metrics", nil), -1)
+	resp, err := h.Test(httptest.NewRequest("GET", "/metrics", nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/logctx"
 	"github.com/feedsvc/feedsvc/internal/service"
@@ -227,7 +229,7 @@ func (h *Harness) DoWith(method, path string, body any, headers map[string]strin
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := h.Service.App.Test(req, -1)
+	resp, err := h.Test(req)
 	if err != nil {
 		h.T.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -240,6 +242,58 @@ func (h *Harness) DoWith(method, path string, body any, headers map[string]strin
 		}
 	}
 	return out
+}
+
+// Test sends req through the app's in-memory transport, as App.Test
+// does, and holds the exchange to the OpenAPI document (openapitest): an
+// answer or a route the document does not describe fails the test. Every
+// request a test sends through the harness goes through here.
+func (h *Harness) Test(req *http.Request) (*http.Response, error) {
+	h.T.Helper()
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, fmt.Errorf("read the request body: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	target := req.URL.RequestURI()
+	header := req.Header.Clone()
+	resp, err := h.Service.App.Test(req, -1)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read the answer: %w", err)
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	h.conforms(openapitest.Exchange{
+		Method: req.Method, Target: target, Header: header, RequestBody: body,
+		Status: resp.StatusCode, ResponseHeader: resp.Header, ResponseBody: raw,
+	})
+	return resp, nil
+}
+
+// Client is an HTTP client for the address Listen returns whose exchanges
+// are held to the OpenAPI document like those of Test.
+func (h *Harness) Client() *http.Client {
+	return &http.Client{Transport: &openapitest.Transport{Base: http.DefaultTransport, Report: h.T.Errorf}}
+}
+
+// conforms fails the test where ex disagrees with the OpenAPI document.
+func (h *Harness) conforms(ex openapitest.Exchange) {
+	h.T.Helper()
+	checker, err := openapitest.Default()
+	if err != nil {
+		h.T.Errorf("load the OpenAPI document: %v", err)
+		return
+	}
+	for _, p := range checker.Check(ex) {
+		h.T.Errorf("OpenAPI: %s", p)
+	}
 }
 
 // MustStatus fails the test unless r has the status.

@@ -1,0 +1,100 @@
+package openapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestTheAreaFilesMergeIntoOneDocumentInTheOrderWritten(t *testing.T) {
+	fsys := fstest.MapFS{
+		"spec/openapi.yaml": {Data: []byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\ncomponents:\n  schemas:\n    Zed: {type: string}\n")},
+		"spec/b.yaml":       {Data: []byte("paths:\n  /z: {}\n  /a: {}\ncomponents:\n  schemas:\n    Alpha: {type: integer, minimum: 1}\n")},
+		"spec/a.yaml":       {Data: []byte("paths:\n  /m: {}\nwebhooks:\n  hook: {}\n")},
+	}
+	got, err := build(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"components":{"schemas":{"Zed":{"type":"string"},` +
+		`"Alpha":{"type":"integer","minimum":1}}},"paths":{"/m":{},"/z":{},"/a":{}},"webhooks":{"hook":{}}}`
+	if string(got) != want {
+		t.Fatalf("merged\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestAnAreaFileThatRedefinesOrMisplacesSomethingIsRefused(t *testing.T) {
+	root := "openapi: 3.1.0\ncomponents:\n  schemas:\n    Uuid: {type: string}\n"
+	cases := []struct {
+		name, area, want string
+	}{
+		{"a path defined twice", "paths:\n  /a: {}\n", "paths./a is defined twice"},
+		{"a component defined twice", "components:\n  schemas:\n    Uuid: {type: integer}\n", "components.schemas.Uuid is defined twice"},
+		{"a member only the root may hold", "info: {title: x}\n", `"info" belongs in openapi.yaml`},
+		{"a file that is not YAML", "paths: [\n", "parse spec/x.yaml"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name+" is refused", func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"spec/openapi.yaml": {Data: []byte(root)},
+				"spec/a.yaml":       {Data: []byte("paths:\n  /a: {}\n")},
+				"spec/x.yaml":       {Data: []byte(tc.area)},
+			}
+			_, err := build(fsys)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTheServiceDocumentIsJSONOfOpenAPI31(t *testing.T) {
+	doc, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		OpenAPI string         `json:"openapi"`
+		Paths   map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatalf("the document is not JSON: %v", err)
+	}
+	if d.OpenAPI != "3.1.0" || len(d.Paths) == 0 {
+		t.Fatalf("openapi %q with %d paths", d.OpenAPI, len(d.Paths))
+	}
+}
+
+func TestHeadersEveryAnswerCarriesAreDeclaredOnEveryResponse(t *testing.T) {
+	fsys := fstest.MapFS{
+		"spec/openapi.yaml": {Data: []byte(`openapi: 3.1.0
+x-every-answer-headers:
+  X-Request-Id: {schema: {type: string}}
+components:
+  responses:
+    Oops: {description: d}
+`)},
+		"spec/a.yaml": {Data: []byte(`paths:
+  /a:
+    get:
+      responses:
+        '200': {description: ok, headers: {X-Request-Id: {description: own}}}
+        '500': {$ref: '#/components/responses/Oops'}
+    post:
+      responses:
+        '201': {description: created}
+`)},
+	}
+	got, err := build(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"openapi":"3.1.0","components":{"responses":{"Oops":{"description":"d","headers":{"X-Request-Id":{"schema":{"type":"string"}}}}}},` +
+		`"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","headers":{"X-Request-Id":{"description":"own"}}},` +
+		`"500":{"$ref":"#/components/responses/Oops"}}},` +
+		`"post":{"responses":{"201":{"description":"created","headers":{"X-Request-Id":{"schema":{"type":"string"}}}}}}}}}`
+	if string(got) != want {
+		t.Fatalf("built\n%s\nwant\n%s", got, want)
+	}
+}
