@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,6 +42,17 @@ func (p Position) Less(o Position) bool {
 }
 
 func (p Position) String() string { return fmt.Sprintf("%d/%d", p.Commit, p.Prepare) }
+
+// ParsePosition reads a position as String writes it: "commit/prepare".
+func ParsePosition(s string) (Position, error) {
+	c, pr, ok := strings.Cut(s, "/")
+	commit, err1 := strconv.ParseUint(c, 10, 64)
+	prepare, err2 := strconv.ParseUint(pr, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return Position{}, fmt.Errorf("position %q: want COMMIT/PREPARE, two whole numbers", s)
+	}
+	return Position{Commit: commit, Prepare: prepare}, nil
+}
 
 // ExpectedRevision is the optimistic-concurrency precondition of an append.
 type ExpectedRevision struct {

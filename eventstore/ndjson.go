@@ -1,0 +1,395 @@
+package eventstore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// The NDJSON form of the log: one event a line, in log order.
+//
+//	{"position":{"commit":812,"prepare":1},"id":"…","stream":"newsfeed-…","revision":0,
+//	 "type":"NewsFeedCreated","time":"2026-11-22T10:04:05.123456Z","organization":"…",
+//	 "data":{…},"metadata":{…}}
+//
+// organization is the organizationId of the event's metadata (null for the
+// events every organization shares: articles, calendar events). data and
+// metadata are the stored JSON as Postgres renders it.
+
+// ExportFilter selects what Export writes. The zero value selects every
+// event.
+type ExportFilter struct {
+	// Types keeps events of these stored names; empty keeps every type.
+	Types []string
+	// StreamPrefix keeps events of streams whose id starts with it.
+	StreamPrefix string
+	// Organization keeps events recorded for this organization.
+	Organization uuid.UUID
+	// Since and Until bound the recording time, [Since, Until); a zero
+	// time is no bound.
+	Since, Until time.Time
+	// After starts the export strictly after this position.
+	After Position
+}
+
+// ExportProgress is how far an export or import has got.
+type ExportProgress struct {
+	Events int64
+	// Last is the position of the last event written (export) or read
+	// from the file (import).
+	Last Position
+}
+
+// ProgressFunc is told how far a long export or import has got, from the
+// goroutine doing it, about once per 16,384 events and at the end.
+type ProgressFunc func(ExportProgress)
+
+const progressEvery = 1 << 14
+
+// Every column is sent as text, so the line is assembled from the bytes
+// the server sends without parsing any of them (the position is parsed
+// only when progress is reported). The fence is ReadAll's: an export ends
+// where a reader could be sure nothing commits before it, so exporting
+// again from its last position skips nothing. ORDER BY names the columns
+// with their table: unqualified, it would sort by the text output columns
+// of the same names (position 10 before 9).
+const exportSQL = `
+SELECT transaction_id::text, global_position::text, event_id::text, stream_id, stream_revision::text, event_type,
+    to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    metadata->>'organizationId', data::text, metadata::text
+FROM events
+WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+  AND transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+  AND (cardinality($3::text[]) = 0 OR event_type = ANY($3::text[]))
+  AND ($4::text = '' OR starts_with(stream_id, $4::text))
+  AND ($5::text = '' OR metadata->>'organizationId' = $5::text)
+  AND ($6::timestamptz IS NULL OR recorded_at >= $6::timestamptz)
+  AND ($7::timestamptz IS NULL OR recorded_at < $7::timestamptz)
+ORDER BY events.transaction_id, events.global_position`
+
+// Export writes the events f selects to w as NDJSON, in log order, and
+// returns how many it wrote and the position of the last. It reads in one
+// query (one snapshot), streamed: memory does not grow with the log.
+func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, progress ProgressFunc) (ExportProgress, error) {
+	org := ""
+	if f.Organization != uuid.Nil {
+		org = f.Organization.String()
+	}
+	types := f.Types
+	if types == nil {
+		types = []string{}
+	}
+	rows, err := s.pool.Query(ctx, exportSQL,
+		strconv.FormatUint(f.After.Commit, 10), int64(min(f.After.Prepare, uint64(1<<63-1))),
+		types, f.StreamPrefix, org, timeOrNil(f.Since), timeOrNil(f.Until))
+	if err != nil {
+		return ExportProgress{}, fmt.Errorf("export events: %w", err)
+	}
+	defer rows.Close()
+
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var (
+		done ExportProgress
+		line []byte
+		last [2][]byte // the last row's position, as sent
+	)
+	for rows.Next() {
+		v := rows.RawValues()
+		line = appendEventLine(line[:0], v)
+		if _, err := bw.Write(line); err != nil {
+			return done, fmt.Errorf("export events: write: %w", err)
+		}
+		done.Events++
+		last[0], last[1] = append(last[0][:0], v[0]...), append(last[1][:0], v[1]...)
+		if progress != nil && done.Events%progressEvery == 0 {
+			done.Last = parsePosition(last)
+			progress(done)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return done, fmt.Errorf("export events after %d: %w", done.Events, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return done, fmt.Errorf("export events: write: %w", err)
+	}
+	done.Last = parsePosition(last)
+	if progress != nil {
+		progress(done)
+	}
+	return done, nil
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// appendEventLine renders one row of exportSQL. Numbers, ids and the time
+// are safe to copy as they are; stream, type and organization are quoted;
+// data and metadata are JSON already (Postgres renders jsonb on one line).
+func appendEventLine(b []byte, v [][]byte) []byte {
+	b = append(b, `{"position":{"commit":`...)
+	b = append(b, v[0]...)
+	b = append(b, `,"prepare":`...)
+	b = append(b, v[1]...)
+	b = append(b, `},"id":"`...)
+	b = append(b, v[2]...)
+	b = append(b, `","stream":`...)
+	b = appendJSONString(b, v[3])
+	b = append(b, `,"revision":`...)
+	b = append(b, v[4]...)
+	b = append(b, `,"type":`...)
+	b = appendJSONString(b, v[5])
+	b = append(b, `,"time":"`...)
+	b = append(b, v[6]...)
+	b = append(b, `","organization":`...)
+	if v[7] == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendJSONString(b, v[7])
+	}
+	b = append(b, `,"data":`...)
+	b = append(b, v[8]...)
+	b = append(b, `,"metadata":`...)
+	b = append(b, v[9]...)
+	return append(b, "}\n"...)
+}
+
+// appendJSONString quotes s as a JSON string. Postgres text is valid
+// UTF-8, so only quotes, backslashes and control characters need escapes.
+func appendJSONString(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+func parsePosition(p [2][]byte) Position {
+	c, _ := strconv.ParseUint(string(p[0]), 10, 64)
+	pr, _ := strconv.ParseUint(string(p[1]), 10, 64)
+	return Position{Commit: c, Prepare: pr}
+}
+
+// ErrStoreNotEmpty is the error of an import into a store that already
+// holds events.
+var ErrStoreNotEmpty = errors.New("the event store already holds events; import loads a log into an empty store only (use a new database)")
+
+// ErrNotAWholeLog is the error of an import whose streams do not each
+// start at revision 0 and go on without a gap (a filtered export, say):
+// commands could not append to such streams.
+var ErrNotAWholeLog = errors.New("the file is not a whole log")
+
+// maxImportLine bounds one line of an import file.
+const maxImportLine = 64 << 20
+
+// exportedEvent is one line of the NDJSON form.
+type exportedEvent struct {
+	Position struct {
+		Commit  *uint64 `json:"commit"`
+		Prepare *uint64 `json:"prepare"`
+	} `json:"position"`
+	ID           uuid.UUID       `json:"id"`
+	Stream       string          `json:"stream"`
+	Revision     *int64          `json:"revision"`
+	Type         string          `json:"type"`
+	Time         time.Time       `json:"time"`
+	Organization *string         `json:"organization"`
+	Data         json.RawMessage `json:"data"`
+	Metadata     json.RawMessage `json:"metadata"`
+}
+
+// Import loads an NDJSON export into the store, which must hold no events
+// (ErrStoreNotEmpty otherwise). Events keep their ids, streams, revisions,
+// types, data, metadata and recording times, and their order: they are
+// appended in file order, which must be log order (positions ascending).
+// Their positions are new ones of this store. It is one transaction: a
+// file that fails anywhere (a malformed line, a duplicate id, a stream
+// that does not start at revision 0 or has a gap) leaves the store empty.
+// Concurrent appends wait until it ends.
+func (s *Postgres) Import(ctx context.Context, r io.Reader, progress ProgressFunc) (int64, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("import events: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
+	// Appends take ROW EXCLUSIVE, which this mode conflicts with; readers
+	// go on.
+	if _, err := tx.Exec(ctx, "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"); err != nil {
+		return 0, fmt.Errorf("import events: lock the log: %w", err)
+	}
+	var empty bool
+	if err := tx.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM events)").Scan(&empty); err != nil {
+		return 0, fmt.Errorf("import events: %w", err)
+	}
+	if !empty {
+		return 0, ErrStoreNotEmpty
+	}
+	src := &importSource{lines: bufio.NewReaderSize(r, 1<<20), progress: progress}
+	// global_position is left to its identity: COPY inserts in file order,
+	// one transaction id for all, so the log order is the file's.
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
+		[]string{"stream_id", "stream_revision", "event_id", "event_type", "data", "metadata", "recorded_at"}, src)
+	if src.err != nil {
+		return 0, fmt.Errorf("import events: %w", src.err)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("import events: line %d or before: %w", src.line, err)
+	}
+	if err := checkWholeStreams(ctx, tx); err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("import events: commit: %w", err)
+	}
+	if progress != nil {
+		progress(ExportProgress{Events: n, Last: src.last})
+	}
+	return n, nil
+}
+
+// checkWholeStreams makes sure every stream's revisions are 0, 1, 2, … in
+// log order, as appends leave them.
+func checkWholeStreams(ctx context.Context, tx pgx.Tx) error {
+	var stream string
+	var rev, want int64
+	err := tx.QueryRow(ctx, `SELECT stream_id, stream_revision, n FROM (
+			SELECT stream_id, stream_revision, row_number() OVER (PARTITION BY stream_id ORDER BY global_position) - 1 AS n
+			FROM events) AS s
+		WHERE stream_revision <> n LIMIT 1`).Scan(&stream, &rev, &want)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("import events: check streams: %w", err)
+	}
+	return fmt.Errorf("import events: stream %s has revision %d where %d belongs (an export filtered by type, stream, organization, time or position holds parts of streams): %w",
+		stream, rev, want, ErrNotAWholeLog)
+}
+
+// importSource feeds COPY from the file, one line at a time.
+type importSource struct {
+	lines    *bufio.Reader
+	progress ProgressFunc
+	line     int64
+	count    int64
+	last     Position
+	row      []any
+	err      error
+}
+
+func (s *importSource) Next() bool {
+	for {
+		raw, err := readLine(s.lines)
+		if err == io.EOF && len(raw) == 0 {
+			return false
+		}
+		if err != nil && err != io.EOF {
+			s.err = fmt.Errorf("read line %d: %w", s.line+1, err)
+			return false
+		}
+		s.line++
+		if len(trimSpace(raw)) == 0 {
+			continue
+		}
+		if s.err = s.parse(raw); s.err != nil {
+			return false
+		}
+		s.count++
+		if s.progress != nil && s.count%progressEvery == 0 {
+			s.progress(ExportProgress{Events: s.count, Last: s.last})
+		}
+		return true
+	}
+}
+
+func (s *importSource) parse(raw []byte) error {
+	if !utf8.Valid(raw) {
+		return fmt.Errorf("line %d: not UTF-8", s.line)
+	}
+	var e exportedEvent
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return fmt.Errorf("line %d: %w", s.line, err)
+	}
+	switch {
+	case e.Position.Commit == nil || e.Position.Prepare == nil:
+		return fmt.Errorf("line %d: no position", s.line)
+	case e.ID == uuid.Nil:
+		return fmt.Errorf("line %d: no event id", s.line)
+	case e.Stream == "" || e.Type == "":
+		return fmt.Errorf("line %d: no stream or type", s.line)
+	case e.Revision == nil || *e.Revision < 0:
+		return fmt.Errorf("line %d: no revision", s.line)
+	case e.Time.IsZero():
+		return fmt.Errorf("line %d: no time", s.line)
+	case !isObject(e.Data) || !isObject(e.Metadata):
+		return fmt.Errorf("line %d: data and metadata must be JSON objects", s.line)
+	}
+	pos := Position{Commit: *e.Position.Commit, Prepare: *e.Position.Prepare}
+	if s.count > 0 && !s.last.Less(pos) {
+		return fmt.Errorf("line %d: position %s does not follow %s: the file is not in log order", s.line, pos, s.last)
+	}
+	s.last = pos
+	s.row = []any{e.Stream, *e.Revision, e.ID, e.Type, e.Data, e.Metadata, e.Time}
+	return nil
+}
+
+func (s *importSource) Values() ([]any, error) { return s.row, nil }
+func (s *importSource) Err() error             { return s.err }
+
+// readLine returns the next line without its newline, however long (up to
+// maxImportLine).
+func readLine(r *bufio.Reader) ([]byte, error) {
+	line, err := r.ReadSlice('\n')
+	if err == nil {
+		return line[:len(line)-1], nil
+	}
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	long := append([]byte(nil), line...)
+	for {
+		line, err = r.ReadSlice('\n')
+		long = append(long, line...)
+		if len(long) > maxImportLine {
+			return nil, fmt.Errorf("line longer than %d bytes", maxImportLine)
+		}
+		switch {
+		case err == nil:
+			return long[:len(long)-1], nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return long, err
+		}
+	}
+}
+
+func isObject(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '{' }
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
