@@ -24,6 +24,7 @@ import (
 type EventItems struct{}
 
 func (EventItems) Name() string { return "eventitems" }
+func (EventItems) Version() int { return 1 }
 func (EventItems) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
 		"event_feed_spans", "event_detached_attachments"}

@@ -45,7 +45,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 	for _, p := range projectors {
 		prog := newProgress()
 		sub := NewSubscriber(store, db, SubscriberConfig{
-			Checkpoint: p.Name() + cfg.CheckpointSuffix, EventTypes: EventTypes(p),
+			Checkpoint: p.Name() + cfg.CheckpointSuffix, Version: p.Version(), EventTypes: EventTypes(p),
 			BatchSize: cfg.BatchSize, PollInterval: cfg.PollInterval,
 		}, prog, logger)
 		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p))

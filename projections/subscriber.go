@@ -95,6 +95,9 @@ func (d *deferred) flush(ctx context.Context, db bun.IDB) error {
 type SubscriberConfig struct {
 	// Checkpoint is the name of the checkpoint row (the consumer group).
 	Checkpoint string
+	// Version is recorded with a checkpoint row this subscriber creates:
+	// the version of the projector that starts the read model.
+	Version int
 	// EventTypes filters what is delivered; empty means everything.
 	EventTypes []string
 	BatchSize  int
@@ -158,7 +161,7 @@ func NewSubscriber(store eventstore.Store, db *bun.DB, cfg SubscriberConfig, pro
 // decides where reading starts.
 func (s *Subscriber) Subscribe(ctx context.Context, _ string) (<-chan *message.Message, error) {
 	if _, err := s.db.NewRaw(
-		"INSERT INTO projection_checkpoints (name) VALUES (?) ON CONFLICT (name) DO NOTHING", s.cfg.Checkpoint,
+		"INSERT INTO projection_checkpoints (name, version) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", s.cfg.Checkpoint, max(s.cfg.Version, 1),
 	).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("create checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}

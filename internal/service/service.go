@@ -22,6 +22,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/lease"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
@@ -37,6 +38,7 @@ type Service struct {
 	Commands *commands.Handler
 	Queries  *readmodel.Queries
 	Runner   *projections.Runner
+	Rebuilds *projections.Rebuilder
 	Ingest   *ingest.Worker
 	Waiter   *projections.Waiter
 	Keys     *auth.Store
@@ -82,6 +84,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			return nil, err
 		}
 	}
+	// Read models an older projector built are rebuilt on start where the
+	// projections role runs.
+	if cfg.Roles[config.RoleProjections] {
+		s.Rebuilds = &projections.Rebuilder{DSN: cfg.DatabaseURL, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
+	}
 	if cfg.Roles[config.RoleCrawler] {
 		client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
@@ -91,6 +98,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Metrics = metrics.New()
 	s.Metrics.WatchProjections(s.Runner)
+	s.Metrics.WatchRebuilds(s.Rebuilds)
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
@@ -113,6 +121,19 @@ func (s *Service) Run(ctx context.Context) error {
 		<-s.Runner.Running()
 		s.logger.Info("projections running", "projectors", len(s.Runner.Projectors()))
 	}
+	// Read models built by an older projector are rebuilt in the
+	// background while they keep serving.
+	rebuildCtx, stopRebuilds := context.WithCancel(ctx)
+	rebuildDone := make(chan struct{})
+	go func() {
+		defer close(rebuildDone)
+		if s.Rebuilds == nil {
+			return
+		}
+		if err := s.Rebuilds.RebuildOutdated(rebuildCtx, projections.All()); err != nil && !errors.Is(err, context.Canceled) {
+			s.logger.Error("rebuilding outdated read models", "err", err)
+		}
+	}()
 	// River stops when told to (shutdown), not when ctx ends: attempts in
 	// flight get to finish and record themselves.
 	if err := s.Webhooks.Start(context.WithoutCancel(ctx)); err != nil {
@@ -150,6 +171,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	stopCrawl()
 	<-crawlDone
+	stopRebuilds()
+	<-rebuildDone
 	return errors.Join(runErr, s.shutdown())
 }
 
