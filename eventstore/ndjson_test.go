@@ -249,6 +249,10 @@ func TestAnImportIsRefusedAndChangesNothingWhen(t *testing.T) {
 	_, typed := exportAll(t, src, eventstore.ExportFilter{Types: []string{"NewsFeedRenamed"}})
 	lines := bytes.SplitAfter(whole, []byte("\n"))
 	swapped := slices.Concat(lines[1], lines[0], bytes.Join(lines[2:], nil))
+	revisionsSwapped := slices.Concat(
+		bytes.Replace(lines[0], []byte(`"revision":0`), []byte(`"revision":1`), 1),
+		bytes.Replace(lines[1], []byte(`"revision":1`), []byte(`"revision":0`), 1),
+		bytes.Join(lines[2:], nil))
 	sameID := slices.Concat(lines[0], bytes.Replace(lines[1], []byte(parsed[1].ID.String()), []byte(parsed[0].ID.String()), 1))
 	cases := []struct {
 		name    string
@@ -265,6 +269,7 @@ func TestAnImportIsRefusedAndChangesNothingWhen(t *testing.T) {
 			}},
 		{name: "the file is a filtered export that holds parts of streams", file: typed, want: eventstore.ErrNotAWholeLog},
 		{name: "the file is not in log order", file: swapped, message: "not in log order"},
+		{name: "a stream's revisions are not in log order", file: revisionsSwapped, want: eventstore.ErrNotAWholeLog},
 		{name: "a line is not JSON", file: slices.Concat(lines[0], []byte("{oops\n"), lines[1]), message: "line 2"},
 		{name: "a line has no event id", file: bytes.Replace(lines[0], []byte(`"id":"`), []byte(`"xid":"`), 1), message: "no event id"},
 		{name: "a line repeats the one before", file: slices.Concat(lines[0], lines[0]), message: "not in log order"},
