@@ -183,6 +183,14 @@ type Store interface {
 	// an event committed out of order is returned after, never instead of,
 	// the events before it.
 	ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error)
+	// ReadAllOfTypes is ReadAll for a reader of some event types only (as
+	// EventStoreDB's server-side filters): up to max events of those types
+	// strictly after from, in log order, and the position the read
+	// reached, from which the reader goes on. That is the last event
+	// returned when there are max of them; otherwise the last event of any
+	// type the read passed (from when it passed none), so that a reader of
+	// rare types moves past the others without reading them.
+	ReadAllOfTypes(ctx context.Context, from Position, max int, types []string) ([]RecordedEvent, Position, error)
 	// SubscribeToAll is a catch-up subscription: every event after from, in
 	// order, then new events as they are appended, until ctx ends.
 	SubscribeToAll(ctx context.Context, from Position) (*Subscription, error)

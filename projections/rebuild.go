@@ -95,7 +95,7 @@ func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) 
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(runCtx) }()
 	progress := runner.Progress(p.Name())
-	go st.countLog(runCtx, r.DB)
+	go st.countLog(runCtx, r.DB, EventTypes(p))
 
 	started := time.Now()
 	logger.Info("rebuilding from the log into a shadow copy; the current read model serves meanwhile")
@@ -322,6 +322,10 @@ func withSearchPath(dsn, schema string) (string, error) {
 	}
 	q := u.Query()
 	q.Set("search_path", schema+",public")
+	// The shadow's batches need not wait for the disk: a crash loses only
+	// the shadow, which a rebuild starts anew, and the swap's own commit
+	// flushes everything written before it.
+	q.Set("synchronous_commit", "off")
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

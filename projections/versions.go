@@ -64,7 +64,8 @@ type RebuildSnapshot struct {
 	Version   int // the version being built
 	Phase     string
 	// Events is how many events the shadow projector has read; Total how
-	// many the log held when the rebuild started (0 until counted).
+	// many of its types the log held when the rebuild started (0 until
+	// counted).
 	Events, Total int64
 	Position      eventstore.Position
 	Started       time.Time
@@ -106,11 +107,12 @@ func (s *RebuildState) end(err error) {
 	})
 }
 
-// countLog counts the events the rebuild has to read, for its progress;
-// apart from the rebuild, so that it does not delay it.
-func (s *RebuildState) countLog(ctx context.Context, db *database.DB) {
+// countLog counts the events the rebuild has to read (those of the
+// projector's types), for its progress; apart from the rebuild, so that it
+// does not delay it.
+func (s *RebuildState) countLog(ctx context.Context, db *database.DB, types []string) {
 	var n int64
-	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM events").Scan(&n); err != nil {
+	if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM events WHERE event_type = ANY($1)", types).Scan(&n); err != nil {
 		return
 	}
 	s.update(func(v *RebuildSnapshot) { v.Total = n })
