@@ -371,17 +371,13 @@ func (r *Rebuilder) rebuildIfOutdated(ctx context.Context, p Projector) error {
 	}
 	defer unlock()
 	// Under the lock: the process that held it may have just swapped.
-	outdated, err := r.Outdated(ctx, []Projector{p})
-	if err != nil {
-		return err
-	}
-	if len(outdated) == 0 {
-		r.settleOthers([]Projector{p}, nil)
-		return nil
-	}
 	stored, err := StoredVersions(ctx, r.DB, []Projector{p})
 	if err != nil {
 		return err
+	}
+	if v, ok := stored[p.Name()]; !ok || v >= p.Version() {
+		r.settleOthers([]Projector{p}, nil)
+		return nil
 	}
 	r.logger().Info("read model outdated; rebuilding it in the background", "projector", p.Name(),
 		"stored_version", stored[p.Name()], "code_version", p.Version())
