@@ -428,7 +428,7 @@ func (s *Subscriber) read(ctx context.Context, from eventstore.Position) (*page,
 	return p, p.err
 }
 
-var errNacked = errors.New("handler nacked the event")
+var errNacked = errors.New("handler nacked the batch")
 
 // deliver hands one message to the router and waits for its verdict.
 func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Message) error {
