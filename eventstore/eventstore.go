@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,6 +42,17 @@ func (p Position) Less(o Position) bool {
 }
 
 func (p Position) String() string { return fmt.Sprintf("%d/%d", p.Commit, p.Prepare) }
+
+// ParsePosition reads a position as String writes it: "commit/prepare".
+func ParsePosition(s string) (Position, error) {
+	c, pr, ok := strings.Cut(s, "/")
+	commit, err1 := strconv.ParseUint(c, 10, 64)
+	prepare, err2 := strconv.ParseUint(pr, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return Position{}, fmt.Errorf("position %q: want COMMIT/PREPARE, two whole numbers", s)
+	}
+	return Position{Commit: commit, Prepare: prepare}, nil
+}
 
 // ExpectedRevision is the optimistic-concurrency precondition of an append.
 type ExpectedRevision struct {
@@ -170,6 +183,14 @@ type Store interface {
 	// an event committed out of order is returned after, never instead of,
 	// the events before it.
 	ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error)
+	// ReadAllOfTypes is ReadAll for a reader of some event types only (as
+	// EventStoreDB's server-side filters): up to max events of those types
+	// strictly after from, in log order, and the position the read
+	// reached, from which the reader goes on. That is the last event
+	// returned when there are max of them; otherwise the last event of any
+	// type the read passed (from when it passed none), so that a reader of
+	// rare types moves past the others without reading them.
+	ReadAllOfTypes(ctx context.Context, from Position, max int, types []string) ([]RecordedEvent, Position, error)
 	// SubscribeToAll is a catch-up subscription: every event after from, in
 	// order, then new events as they are appended, until ctx ends.
 	SubscribeToAll(ctx context.Context, from Position) (*Subscription, error)

@@ -5,5 +5,8 @@ import "github.com/jackc/pgx/v5/pgxpool"
 // ReadAllSQL lets the tests EXPLAIN the exact query ReadAll runs.
 const ReadAllSQL = readAllSQL
 
+// ReadAllOfTypesSQL lets the tests EXPLAIN ReadAllOfTypes' query.
+const ReadAllOfTypesSQL = readAllOfTypesSQL
+
 // PoolOf lets the contract open a second store on the same database.
 func PoolOf(s *Postgres) *pgxpool.Pool { return s.pool }

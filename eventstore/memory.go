@@ -189,6 +189,27 @@ func (m *Memory) ReadAll(ctx context.Context, from Position, max int) ([]Recorde
 	return out, nil
 }
 
+// ReadAllOfTypes reads up to max events of types after from. See Store.
+func (m *Memory) ReadAllOfTypes(ctx context.Context, from Position, max int, types []string) ([]RecordedEvent, Position, error) {
+	all, err := m.ReadAll(ctx, from, 0)
+	if err != nil {
+		return nil, from, err
+	}
+	var out []RecordedEvent
+	reached := from
+	for _, e := range all {
+		reached = e.Position
+		if !slices.Contains(types, e.Type) {
+			continue
+		}
+		out = append(out, e)
+		if max > 0 && len(out) == max {
+			break
+		}
+	}
+	return out, reached, nil
+}
+
 // SubscribeToAll starts a catch-up subscription after from. Every append
 // wakes it, so it polls only as a safeguard.
 func (m *Memory) SubscribeToAll(ctx context.Context, from Position) (*Subscription, error) {

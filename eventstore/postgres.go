@@ -167,6 +167,29 @@ WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
 ORDER BY transaction_id, global_position
 LIMIT $3`
 
+// readAllOfTypesSQL is readAllSQL for some types, with one more row: the
+// last event below the fence of any type (head true), in the same
+// snapshot, which is how far a read that returns fewer than max events
+// has seen. Skipped events are passed in the primary key without their
+// data leaving the server. ORDER BY names the columns with their table:
+// the output columns of the second branch have these names.
+const readAllOfTypesSQL = `
+WITH fence AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+(SELECT ` + recordedColumns + `, false AS head
+ FROM events
+ WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+   AND transaction_id < (SELECT xmin FROM fence)
+   AND event_type = ANY($4::text[])
+ ORDER BY events.transaction_id, events.global_position
+ LIMIT $3)
+UNION ALL
+(SELECT NULL, NULL, NULL, NULL, NULL, NULL, transaction_id::text::bigint, global_position, NULL, true
+ FROM events
+ WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+   AND transaction_id < (SELECT xmin FROM fence)
+ ORDER BY events.transaction_id DESC, events.global_position DESC
+ LIMIT 1)`
+
 // AppendToStream appends events atomically to stream. See Store. An event
 // with the zero ID gets a random one. Empty Data is stored as {} and empty
 // Metadata as {}. With no events it checks the expectation and returns the
@@ -453,6 +476,55 @@ func (s *Postgres) ReadAll(ctx context.Context, from Position, max int) ([]Recor
 		return nil, fmt.Errorf("read all after %s: %w", from, err)
 	}
 	return events, nil
+}
+
+// ReadAllOfTypes reads up to max events of types strictly after from,
+// stopping at the fence like ReadAll. See Store.
+func (s *Postgres) ReadAllOfTypes(ctx context.Context, from Position, max int, types []string) ([]RecordedEvent, Position, error) {
+	if max <= 0 {
+		max = math.MaxInt32
+	}
+	rows, err := s.pool.Query(ctx, readAllOfTypesSQL,
+		strconv.FormatUint(from.Commit, 10), int64(min(from.Prepare, math.MaxInt64)), int64(max), types)
+	if err != nil {
+		return nil, from, fmt.Errorf("read all of %v after %s: %w", types, from, err)
+	}
+	defer rows.Close()
+	events := make([]RecordedEvent, 0, min(max, 1024))
+	head, sawHead := from, false
+	for rows.Next() {
+		var (
+			e          RecordedEvent
+			id         *uuid.UUID
+			stream     *string
+			rev        *int64
+			typ        *string
+			at         *time.Time
+			txid, gpos int64
+			isHead     bool
+		)
+		if err := rows.Scan(&id, &stream, &rev, &typ, &e.Data, &e.Metadata, &txid, &gpos, &at, &isHead); err != nil {
+			return nil, from, fmt.Errorf("read all of %v after %s: %w", types, from, err)
+		}
+		e.Position = Position{Commit: uint64(txid), Prepare: uint64(gpos)}
+		if isHead {
+			head, sawHead = e.Position, true
+			continue
+		}
+		e.ID, e.StreamID, e.Revision, e.Type, e.RecordedAt = *id, *stream, uint64(*rev), *typ, *at
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, from, fmt.Errorf("read all of %v after %s: %w", types, from, err)
+	}
+	switch {
+	case len(events) == max:
+		return events, events[len(events)-1].Position, nil
+	case sawHead:
+		// Every event of types up to the head is among those returned.
+		return events, head, nil
+	}
+	return events, from, nil
 }
 
 func (s *Postgres) query(ctx context.Context, sql string, max int, args ...any) ([]RecordedEvent, error) {

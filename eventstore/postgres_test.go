@@ -63,6 +63,15 @@ func TestReadAllDoesNotPassATransactionThatCommitsOutOfOrder(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("read all returned %v while an older transaction is open: a reader would skip its event", storetest.IDs(got))
 	}
+	// A reader of other types must not be moved past it either.
+	typed, reached, err := s.ReadAllOfTypes(ctx, eventstore.Start, 10, []string{"Early", "Other"})
+	if err != nil {
+		t.Fatalf("read all of types: %v", err)
+	}
+	if len(typed) != 0 || reached != eventstore.Start {
+		t.Fatalf("read all of types returned %v and reached %s while an older transaction is open, want nothing and %s",
+			storetest.IDs(typed), reached, eventstore.Start)
+	}
 
 	if err := early.Commit(ctx); err != nil {
 		t.Fatalf("commit: %v", err)
@@ -103,4 +112,46 @@ func TestReadAllUsesThePrimaryKeyIndex(t *testing.T) {
 		return
 	}
 	t.Errorf("ReadAll does not use the primary key index:\n%s", strings.Join(plan, "\n"))
+}
+
+func TestReadAllOfTypesUsesThePrimaryKeyIndexInItsGenericPlan(t *testing.T) {
+	_, db, _ := newStore(t)
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `
+		INSERT INTO events (stream_id, stream_revision, event_id, event_type, data)
+		SELECT 's-' || (g % 100), g / 100, gen_random_uuid(), CASE WHEN g % 100 = 0 THEN 'Rare' ELSE 'Bulk' END, '{}'
+		FROM generate_series(0, 19999) AS g`); err != nil {
+		t.Fatalf("fill: %v", err)
+	}
+	if _, err := db.Pool.Exec(ctx, `ANALYZE events`); err != nil {
+		t.Fatalf("analyze: %v", err)
+	}
+	// A subscriber runs the statement prepared: after five runs Postgres
+	// may keep a plan made without the parameters' values.
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_generic_plan"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "RESET plan_cache_mode") //nolint:errcheck // the connection goes back to a test pool
+	if _, err := conn.Exec(ctx, "PREPARE typed(text, bigint, bigint, text[]) AS "+eventstore.ReadAllOfTypesSQL); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "DEALLOCATE typed") //nolint:errcheck // as above
+	rows, err := conn.Query(ctx, "EXPLAIN EXECUTE typed('0', 0, 1000, '{Rare}')", pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	text := strings.Join(plan, "\n")
+	if strings.Count(text, "using events_pkey") == 2 && !strings.Contains(text, "Sort") && !strings.Contains(text, "Seq Scan") {
+		return
+	}
+	t.Errorf("ReadAllOfTypes does not walk the primary key index:\n%s", text)
 }

@@ -13,6 +13,7 @@ import (
 type Articles struct{}
 
 func (Articles) Name() string     { return "articles" }
+func (Articles) Version() int     { return 1 }
 func (Articles) Tables() []string { return []string{"articles", "article_sources"} }
 func (Articles) Handlers() []Handler {
 	return []Handler{

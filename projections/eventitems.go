@@ -25,6 +25,7 @@ import (
 type EventItems struct{}
 
 func (EventItems) Name() string { return "eventitems" }
+func (EventItems) Version() int { return 2 } // 2: items carry their change key
 func (EventItems) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
 		"event_feed_spans", "event_detached_attachments"}

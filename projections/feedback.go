@@ -18,6 +18,7 @@ import (
 type Feedback struct{}
 
 func (Feedback) Name() string     { return "feedback" }
+func (Feedback) Version() int     { return 1 }
 func (Feedback) Tables() []string { return []string{"item_feedback", "feedback_counts"} }
 
 func (Feedback) Handlers() []Handler { return []Handler{On(projectFeedback)} }

@@ -14,6 +14,7 @@ import (
 type Feeds struct{}
 
 func (Feeds) Name() string     { return "feeds" }
+func (Feeds) Version() int     { return 1 }
 func (Feeds) Tables() []string { return []string{"feeds", "feed_sources"} }
 
 func (Feeds) Handlers() []Handler {

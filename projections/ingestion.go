@@ -15,6 +15,7 @@ import (
 type Ingestion struct{}
 
 func (Ingestion) Name() string     { return "ingestion" }
+func (Ingestion) Version() int     { return 1 }
 func (Ingestion) Tables() []string { return []string{"ingest_feeds", "ingest_attachments"} }
 
 func (Ingestion) Handlers() []Handler {

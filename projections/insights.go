@@ -26,6 +26,7 @@ import (
 type Insights struct{}
 
 func (Insights) Name() string { return "insights" }
+func (Insights) Version() int { return 1 }
 func (Insights) Tables() []string {
 	return []string{"insight_items", "insight_feedback", "insight_deleted_feeds"}
 }

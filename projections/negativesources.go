@@ -22,6 +22,7 @@ import (
 type NegativeSources struct{}
 
 func (NegativeSources) Name() string     { return "negativesources" }
+func (NegativeSources) Version() int     { return 1 }
 func (NegativeSources) Tables() []string { return []string{"insight_source_ratings"} }
 
 func (NegativeSources) Handlers() []Handler {

@@ -19,6 +19,7 @@ import (
 type NewsItems struct{}
 
 func (NewsItems) Name() string     { return "newsitems" }
+func (NewsItems) Version() int     { return 2 } // 2: items carry their change key
 func (NewsItems) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
 
 func (NewsItems) Handlers() []Handler { return []Handler{OnEnvelope(projectNewsItem)} }

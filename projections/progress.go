@@ -31,7 +31,8 @@ func (p *Progress) Position() eventstore.Position {
 	return p.pos
 }
 
-// Processed is how many events this process has read for the projector.
+// Processed is how many events of its types this process has read for
+// the projector.
 func (p *Progress) Processed() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -45,7 +46,8 @@ func (p *Progress) Err() error {
 	return p.err
 }
 
-// CaughtUpAt is when the projector last found nothing more to read.
+// CaughtUpAt is when the read began that last found nothing more to read:
+// everything committed before then is projected.
 func (p *Progress) CaughtUpAt() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -109,8 +111,12 @@ func (p *Progress) setErr(err error) {
 	p.err = err
 }
 
-func (p *Progress) markIdle() {
+// markIdle notes that a read which began at since found the log read to
+// its end.
+func (p *Progress) markIdle(since time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lastIdle = time.Now()
+	if since.After(p.lastIdle) {
+		p.lastIdle = since
+	}
 }

@@ -27,6 +27,7 @@ import (
 type counter struct{}
 
 func (counter) Name() string     { return "counter" }
+func (counter) Version() int     { return 1 }
 func (counter) Tables() []string { return []string{"test_event_counts"} }
 func (c counter) Handlers() []projections.Handler {
 	return []projections.Handler{projections.OnEvery(c.Project)}

@@ -22,6 +22,12 @@ import (
 type Projector interface {
 	// Name identifies the projector: its checkpoint and its rebuild command.
 	Name() string
+	// Version is the version of the read model it builds, from 1. Bump it
+	// with any change after which the read model built so far is wrong:
+	// what a handler writes, or a table's columns. On start, `feedsvc
+	// serve` rebuilds a read model whose stored version is older, in a
+	// shadow copy while the old one serves (RebuildOutdated).
+	Version() int
 	// Tables are the read-model tables it owns, recreated by a rebuild.
 	// Every table has one owner.
 	Tables() []string

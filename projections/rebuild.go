@@ -20,7 +20,21 @@ import (
 const rebuildSuffix = "@rebuild"
 
 // Rebuild recreates a projector's read model from position 0 while the
-// live one keeps serving, then swaps the two in one transaction.
+// live one keeps serving, then swaps the two in one transaction. It fails
+// with ErrRebuildRunning when another rebuild of the projector is under
+// way, in this process or another. See Rebuilder.Rebuild.
+func Rebuild(ctx context.Context, dsn string, main *database.DB, store eventstore.Store, p Projector, logger *slog.Logger) error {
+	r := &Rebuilder{DSN: dsn, DB: main, Store: store, Logger: logger}
+	return r.Rebuild(ctx, p)
+}
+
+// ErrRebuildRunning is the error of a rebuild asked for while another of
+// the same projector runs.
+var ErrRebuildRunning = errors.New("a rebuild of this projector is already running (see feedsvc projections list)")
+
+// Rebuild recreates p's read model from position 0 while the live one
+// keeps serving, then swaps the two in one transaction, and records p's
+// version as the read model's.
 //
 // The shadow copy is built in its own schema by a connection pool whose
 // search_path puts that schema first, so the projector's unqualified table
@@ -29,13 +43,40 @@ const rebuildSuffix = "@rebuild"
 // tables into public and hands the shadow's checkpoint to the live
 // projector. Readers blocked on the swap continue on the new tables: there
 // is no moment when reads answer from an empty model.
-func Rebuild(ctx context.Context, dsn string, main *database.DB, store eventstore.Store, p Projector, logger *slog.Logger) error {
-	schema := "rebuild_" + p.Name()
-	logger = logger.With("projector", p.Name())
-	if err := prepareShadow(ctx, main.Bun, schema, p); err != nil {
+//
+// A session lock held for the whole rebuild makes it the only one of p on
+// the database (ErrRebuildRunning otherwise): two rebuilds would share the
+// shadow schema. Its progress is kept in projection_rebuilds.
+func (r *Rebuilder) Rebuild(ctx context.Context, p Projector) error {
+	unlock, ok, err := r.lock(ctx, p)
+	if err != nil {
 		return err
 	}
-	shadowDSN, err := withSearchPath(dsn, schema)
+	if !ok {
+		return fmt.Errorf("rebuild %s: %w", p.Name(), ErrRebuildRunning)
+	}
+	defer unlock()
+	return r.rebuildLocked(ctx, p)
+}
+
+func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) {
+	schema := "rebuild_" + p.Name()
+	logger := r.logger().With("projector", p.Name(), "version", p.Version())
+	st := r.state(p)
+	st.begin(p.Version())
+	if err := r.record(ctx, p, "started", st); err != nil {
+		return err
+	}
+	defer func() {
+		st.end(err)
+		if rerr := r.record(context.WithoutCancel(ctx), p, "ended", st); rerr != nil {
+			logger.Warn("could not record the rebuild's end", "err", rerr)
+		}
+	}()
+	if err := prepareShadow(ctx, r.DB.Bun, schema, p); err != nil {
+		return err
+	}
+	shadowDSN, err := withSearchPath(r.DSN, schema)
 	if err != nil {
 		return err
 	}
@@ -45,7 +86,7 @@ func Rebuild(ctx context.Context, dsn string, main *database.DB, store eventstor
 	}
 	defer shadow.Close()
 
-	runner, err := NewRunner(store, shadow.Bun, logger, RunnerConfig{BatchSize: 1000, PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
+	runner, err := NewRunner(r.Store, shadow.Bun, logger, RunnerConfig{BatchSize: 1000, PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
 	if err != nil {
 		return err
 	}
@@ -54,13 +95,19 @@ func Rebuild(ctx context.Context, dsn string, main *database.DB, store eventstor
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(runCtx) }()
 	progress := runner.Progress(p.Name())
+	go st.countLog(runCtx, r.DB, EventTypes(p))
 
 	started := time.Now()
-	if err := waitCaughtUp(ctx, progress, started, logger, done); err != nil {
+	logger.Info("rebuilding from the log into a shadow copy; the current read model serves meanwhile")
+	if err := r.waitCaughtUp(ctx, p, st, progress, started, logger, done); err != nil {
 		return err
 	}
 	logger.Info("rebuild caught up, swapping", "events", progress.Processed(), "elapsed", time.Since(started).Round(time.Millisecond))
-	return swap(ctx, main.Bun, schema, p, progress, runner, done, logger)
+	st.setProgress(progress.Processed(), progress.Position())
+	st.setPhase(PhaseSwapping)
+	err = swap(ctx, r.DB.Bun, schema, p, progress, runner, done, logger)
+	st.setProgress(progress.Processed(), progress.Position())
+	return err
 }
 
 func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) error {
@@ -133,8 +180,8 @@ func indexStatements(ctx context.Context, db *bun.DB, schema, table string) ([]s
 func pgIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
 // waitCaughtUp reports progress until the shadow finds nothing more to read.
-func waitCaughtUp(ctx context.Context, progress *Progress, since time.Time, logger *slog.Logger, done <-chan error) error {
-	tick := time.NewTicker(2 * time.Second)
+func (r *Rebuilder) waitCaughtUp(ctx context.Context, p Projector, st *RebuildState, progress *Progress, since time.Time, logger *slog.Logger, done <-chan error) error {
+	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for {
 		if progress.CaughtUpAt().After(since) {
@@ -147,8 +194,13 @@ func waitCaughtUp(ctx context.Context, progress *Progress, since time.Time, logg
 			return fmt.Errorf("shadow projector stopped: %w", err)
 		case <-tick.C:
 			n := progress.Processed()
-			logger.Info("rebuilding", "events", n, "position", progress.Position().String(),
+			st.setProgress(n, progress.Position())
+			snap := st.Snapshot()
+			logger.Info("rebuilding", "events", n, "of", snap.Total, "position", progress.Position().String(),
 				"events_per_sec", int(float64(n)/time.Since(since).Seconds()), "last_error", errString(progress.Err()))
+			if err := r.record(ctx, p, "progress", st); err != nil {
+				logger.Warn("could not record the rebuild's progress", "err", err)
+			}
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -193,10 +245,10 @@ func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress 
 			}
 		}
 	}
-	if _, err := tx.NewRaw(`INSERT INTO projection_checkpoints (name, commit_position, prepare_position) VALUES (?, ?, ?)
+	if _, err := tx.NewRaw(`INSERT INTO projection_checkpoints (name, commit_position, prepare_position, version) VALUES (?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET commit_position = EXCLUDED.commit_position,
-		prepare_position = EXCLUDED.prepare_position, updated_at = now()`,
-		p.Name(), int64(pos.Commit), int64(pos.Prepare)).Exec(ctx); err != nil {
+		prepare_position = EXCLUDED.prepare_position, version = EXCLUDED.version, updated_at = now()`,
+		p.Name(), int64(pos.Commit), int64(pos.Prepare), p.Version()).Exec(ctx); err != nil {
 		return fmt.Errorf("hand over checkpoint: %w", err)
 	}
 	if _, err := tx.NewRaw("DELETE FROM projection_checkpoints WHERE name = ?", p.Name()+rebuildSuffix).Exec(ctx); err != nil {
@@ -208,7 +260,7 @@ func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit swap: %w", err)
 	}
-	logger.Info("rebuild swapped in", "position", pos.String())
+	logger.Info("rebuild swapped in; the rebuilt read model serves", "position", pos.String())
 	return nil
 }
 
@@ -270,6 +322,10 @@ func withSearchPath(dsn, schema string) (string, error) {
 	}
 	q := u.Query()
 	q.Set("search_path", schema+",public")
+	// The shadow's batches need not wait for the disk: a crash loses only
+	// the shadow, which a rebuild starts anew, and the swap's own commit
+	// flushes everything written before it.
+	q.Set("synchronous_commit", "off")
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -45,7 +44,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 	for _, p := range projectors {
 		prog := newProgress()
 		sub := NewSubscriber(store, db, SubscriberConfig{
-			Checkpoint: p.Name() + cfg.CheckpointSuffix, EventTypes: EventTypes(p),
+			Checkpoint: p.Name() + cfg.CheckpointSuffix, Version: p.Version(), EventTypes: EventTypes(p),
 			BatchSize: cfg.BatchSize, PollInterval: cfg.PollInterval,
 		}, prog, logger)
 		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p))
@@ -78,32 +77,35 @@ func (r *Runner) Projectors() []Projector { return r.projectors }
 func handlerFor(p Projector) message.NoPublishHandlerFunc {
 	handlers := dispatcherFor(p)
 	return func(msg *message.Message) error {
-		tx, ok := TxFromContext(msg.Context())
+		ctx := msg.Context()
+		tx, ok := TxFromContext(ctx)
 		if !ok {
 			return errors.New("message carries no batch transaction")
 		}
-		env, err := envelopeOf(msg)
-		if err != nil {
-			return err
+		b, ok := batchFromContext(ctx)
+		if !ok {
+			return errors.New("message carries no batch")
 		}
-		if err := handlers.project(msg.Context(), tx, env); err != nil {
-			return fmt.Errorf("%s: project %s %s: %w", p.Name(), env.Event.EventType(), env.EventID, err)
+		for _, env := range b.events {
+			if err := handlers.project(ctx, tx, env); err != nil {
+				b.err = fmt.Errorf("%s: project %s %s at %s: %w", p.Name(), env.Event.EventType(), env.EventID, env.Position, err)
+				return b.err
+			}
 		}
 		return nil
 	}
 }
 
-func envelopeOf(msg *message.Message) (Envelope, error) {
-	e, err := domain.DecodeEvent(msg.Metadata.Get(metaType), msg.Payload)
+// decodeEnvelope decodes a stored event for the handlers. An event this
+// build cannot decode fails its batch: it must stop the projector rather
+// than be skipped.
+func decodeEnvelope(e eventstore.RecordedEvent) (Envelope, error) {
+	ev, err := domain.DecodeEvent(e.Type, e.Data)
 	if err != nil {
 		return Envelope{}, err
 	}
-	rev, _ := strconv.ParseUint(msg.Metadata.Get(metaRevision), 10, 64)
-	commit, _ := strconv.ParseUint(msg.Metadata.Get(metaCommit), 10, 64)
-	prepare, _ := strconv.ParseUint(msg.Metadata.Get(metaPrepare), 10, 64)
-	at, _ := time.Parse(time.RFC3339Nano, msg.Metadata.Get(metaRecordedAt))
 	return Envelope{
-		Event: e, EventID: msg.UUID, StreamID: msg.Metadata.Get(metaStream), Revision: rev,
-		Position: eventstore.Position{Commit: commit, Prepare: prepare}, RecordedAt: at,
+		Event: ev, EventID: e.ID.String(), StreamID: e.StreamID, Revision: e.Revision,
+		Position: e.Position, RecordedAt: e.RecordedAt,
 	}, nil
 }

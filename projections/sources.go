@@ -14,6 +14,7 @@ import (
 type Sources struct{}
 
 func (Sources) Name() string     { return "sources" }
+func (Sources) Version() int     { return 1 }
 func (Sources) Tables() []string { return []string{"sources", "source_organizations"} }
 
 func (Sources) Handlers() []Handler {

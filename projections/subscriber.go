@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -16,16 +15,6 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 )
 
-// Message metadata keys set by the Subscriber.
-const (
-	metaType       = "event_type"
-	metaStream     = "stream_id"
-	metaRevision   = "stream_revision"
-	metaCommit     = "commit_position"
-	metaPrepare    = "prepare_position"
-	metaRecordedAt = "recorded_at"
-)
-
 type txKey struct{}
 
 // TxFromContext returns the batch transaction a message is delivered in;
@@ -33,6 +22,20 @@ type txKey struct{}
 func TxFromContext(ctx context.Context) (bun.Tx, bool) {
 	tx, ok := ctx.Value(txKey{}).(bun.Tx)
 	return tx, ok
+}
+
+type batchKey struct{}
+
+// batch is what one message carries: a batch's events, decoded, in log
+// order, and the first error a handler met projecting them.
+type batch struct {
+	events []Envelope
+	err    error
+}
+
+func batchFromContext(ctx context.Context) (*batch, bool) {
+	b, ok := ctx.Value(batchKey{}).(*batch)
+	return b, ok
 }
 
 // BatchWriter holds writes a projector postpones to the end of a batch, so
@@ -95,6 +98,9 @@ func (d *deferred) flush(ctx context.Context, db bun.IDB) error {
 type SubscriberConfig struct {
 	// Checkpoint is the name of the checkpoint row (the consumer group).
 	Checkpoint string
+	// Version is recorded with a checkpoint row this subscriber creates:
+	// the version of the projector that starts the read model.
+	Version int
 	// EventTypes filters what is delivered; empty means everything.
 	EventTypes []string
 	BatchSize  int
@@ -109,12 +115,16 @@ type SubscriberConfig struct {
 // Subscriber is a Watermill subscriber over the event store's global log.
 //
 // Each batch runs in one transaction: it takes the checkpoint's advisory
-// lock (so two processes never project the same batch), reads events after
-// the checkpoint, hands them one at a time to the handler with the
-// transaction in the message context, and writes the new checkpoint. An
-// acked batch commits; a nack rolls the whole batch back and it is
-// delivered again from the same checkpoint after a backoff. Nothing is
-// skipped and nothing applied twice.
+// lock (so two processes never project the same batch), reads the events
+// of the projector's types after the checkpoint (the store passes the
+// others), hands them to the handler as one message with the transaction
+// and the decoded events in its context, and writes the new checkpoint:
+// how far the read reached. An acked batch commits; a nack rolls the
+// whole batch back and it is delivered again from the same checkpoint
+// after a backoff. Nothing is skipped and nothing applied twice. One
+// message per batch rather than per event: Watermill's per-message
+// goroutine and metadata cost more than a projector's work on most
+// events.
 type Subscriber struct {
 	store    eventstore.Store
 	db       *bun.DB
@@ -127,9 +137,9 @@ type Subscriber struct {
 	closing   chan struct{}
 	wg        sync.WaitGroup
 
-	// ahead is the next page, being read while a batch is projected; only
-	// the loop goroutine touches it.
-	ahead *pageAhead
+	// ahead is the next page, being read (and decoded) while a batch is
+	// projected; only the loop goroutine touches it.
+	ahead *page
 }
 
 // NewSubscriber returns a subscriber reporting its position to progress.
@@ -158,7 +168,7 @@ func NewSubscriber(store eventstore.Store, db *bun.DB, cfg SubscriberConfig, pro
 // decides where reading starts.
 func (s *Subscriber) Subscribe(ctx context.Context, _ string) (<-chan *message.Message, error) {
 	if _, err := s.db.NewRaw(
-		"INSERT INTO projection_checkpoints (name) VALUES (?) ON CONFLICT (name) DO NOTHING", s.cfg.Checkpoint,
+		"INSERT INTO projection_checkpoints (name, version) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", s.cfg.Checkpoint, max(s.cfg.Version, 1),
 	).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("create checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
@@ -200,7 +210,7 @@ func (s *Subscriber) loop(ctx context.Context, out chan<- *message.Message) {
 	defer stop()
 	backoff := s.cfg.RetryBackoff
 	for ctx.Err() == nil {
-		n, err := s.batch(ctx, out)
+		caughtUp, err := s.batch(ctx, out)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.progress.setErr(err)
@@ -209,10 +219,10 @@ func (s *Subscriber) loop(ctx context.Context, out chan<- *message.Message) {
 			backoff = min(backoff*2, time.Minute)
 		case err != nil:
 			return
-		case n == 0:
+		case !caughtUp.IsZero():
 			s.progress.setErr(nil)
 			backoff = s.cfg.RetryBackoff
-			s.progress.markIdle()
+			s.progress.markIdle(caughtUp)
 			s.wait(ctx, appended)
 		default:
 			s.progress.setErr(nil)
@@ -239,8 +249,10 @@ func (s *Subscriber) wait(ctx context.Context, appended <-chan struct{}) {
 // errBusy: another process holds this checkpoint right now.
 var errBusy = errors.New("checkpoint held by another process")
 
-// batch projects one batch and reports how many events it read.
-func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (int, error) {
+// batch projects one batch. When its read found the log read to the end
+// (the fence), it returns when that read started: the projector had
+// caught up with everything committed before then.
+func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (caughtUp time.Time, err error) {
 	if s.ahead == nil {
 		// Most polls find nothing new, and so does the batch that follows
 		// one that emptied the log: looking first, outside a transaction,
@@ -249,24 +261,24 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 		// committed move seen, so nothing past the checkpoint is missed; a
 		// page found is used like one read ahead.
 		from := s.progress.Position()
-		events, err := s.store.ReadAll(ctx, from, s.cfg.BatchSize)
-		if err != nil {
-			return 0, fmt.Errorf("read events after %s: %w", from, err)
+		p := s.readPage(ctx, from)
+		if p.err != nil {
+			return time.Time{}, fmt.Errorf("read events after %s: %w", from, p.err)
 		}
-		if len(events) == 0 {
-			return 0, nil
+		if p.reached == from {
+			return p.started, nil
 		}
-		s.ahead = readPage(from, events)
+		s.ahead = p
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{})
 	if err != nil {
-		return 0, fmt.Errorf("begin batch: %w", err)
+		return time.Time{}, fmt.Errorf("begin batch: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after commit this is a no-op
 
 	var locked bool
 	if err := tx.NewRaw("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", lockKey(s.cfg.Checkpoint)).Scan(ctx, &locked); err != nil {
-		return 0, fmt.Errorf("lock checkpoint %s: %w", s.cfg.Checkpoint, err)
+		return time.Time{}, fmt.Errorf("lock checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
 	if !locked {
 		// Another process is projecting; follow its committed checkpoint so
@@ -274,87 +286,133 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (in
 		s.ahead = nil
 		pos, err := s.readCheckpoint(ctx, s.db)
 		if err != nil {
-			return 0, err
+			return time.Time{}, err
 		}
 		s.progress.set(pos)
-		return 0, nil
+		return time.Time{}, nil
 	}
 	from, err := s.readCheckpoint(ctx, tx)
 	if err != nil {
-		return 0, err
+		return time.Time{}, err
 	}
-	events, err := s.read(ctx, from)
+	p, err := s.read(ctx, from)
 	if err != nil {
-		return 0, fmt.Errorf("read events after %s: %w", from, err)
+		return time.Time{}, fmt.Errorf("read events after %s: %w", from, err)
 	}
-	if len(events) == 0 {
+	if p.reached == from {
 		s.progress.set(from)
-		return 0, nil
+		return p.started, nil
 	}
-	if len(events) == s.cfg.BatchSize {
+	if p.full {
 		// Catching up: read the next page while this one is projected.
-		s.ahead = s.readAhead(ctx, events[len(events)-1].Position)
+		s.ahead = s.readAhead(ctx, p.reached)
 	}
-	writes := &deferred{byKey: map[any]BatchWriter{}}
-	msgCtx := context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes)
-	for _, e := range events {
-		if len(s.types) > 0 && !s.types[e.Type] {
-			continue
-		}
-		if err := deliver(msgCtx, out, toMessage(e)); err != nil {
-			return 0, fmt.Errorf("event %s (%s at %s): %w", e.ID, e.Type, e.Position, err)
+	if len(p.events) > 0 {
+		if err := s.project(ctx, tx, out, p.events); err != nil {
+			return time.Time{}, err
 		}
 	}
-	if err := writes.flush(ctx, tx); err != nil {
-		return 0, fmt.Errorf("flush batch ending at %s: %w", events[len(events)-1].Position, err)
-	}
-	last := events[len(events)-1].Position
 	if _, err := tx.NewRaw(
 		"UPDATE projection_checkpoints SET commit_position = ?, prepare_position = ?, updated_at = now() WHERE name = ?",
-		int64(last.Commit), int64(last.Prepare), s.cfg.Checkpoint,
+		int64(p.reached.Commit), int64(p.reached.Prepare), s.cfg.Checkpoint,
 	).Exec(ctx); err != nil {
-		return 0, fmt.Errorf("write checkpoint %s: %w", s.cfg.Checkpoint, err)
+		return time.Time{}, fmt.Errorf("write checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("commit batch: %w", err)
+		return time.Time{}, fmt.Errorf("commit batch: %w", err)
 	}
-	s.progress.advance(last, len(events))
-	return len(events), nil
+	s.progress.advance(p.reached, len(p.events))
+	if !p.full {
+		return p.started, nil
+	}
+	return time.Time{}, nil
 }
 
-// pageAhead is a page read before its batch began.
-type pageAhead struct {
-	from   eventstore.Position
-	done   chan struct{}
-	events []eventstore.RecordedEvent
-	err    error
+// project hands a batch's events to the handler as one message and
+// flushes what the projector deferred.
+func (s *Subscriber) project(ctx context.Context, tx bun.Tx, out chan<- *message.Message, events []Envelope) error {
+	writes := &deferred{byKey: map[any]BatchWriter{}}
+	b := &batch{events: events}
+	msgCtx := context.WithValue(context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes), batchKey{}, b)
+	first, last := events[0], events[len(events)-1]
+	if err := deliver(msgCtx, out, message.NewMessage(first.EventID, nil)); err != nil {
+		if b.err != nil {
+			err = b.err
+		}
+		return fmt.Errorf("batch %s..%s: %w", first.Position, last.Position, err)
+	}
+	if err := writes.flush(ctx, tx); err != nil {
+		return fmt.Errorf("flush batch ending at %s: %w", last.Position, err)
+	}
+	return nil
+}
+
+// page is what a batch projects: the events of the subscriber's types
+// after from, decoded, and how far the read reached.
+type page struct {
+	from    eventstore.Position
+	started time.Time // when the read began
+	events  []Envelope
+	reached eventstore.Position
+	// full: the read stopped at the batch size, not at the end of the log.
+	full bool
+	err  error
+	done chan struct{}
+}
+
+// readPage reads and decodes the page after from.
+func (s *Subscriber) readPage(ctx context.Context, from eventstore.Position) *page {
+	p := &page{from: from, done: make(chan struct{})}
+	s.fill(ctx, p)
+	return p
 }
 
 // readAhead starts reading the page after from. The log below the fence
 // never changes, so a page read early is a prefix of what a read at the
 // start of the next batch would return: using it (when that batch starts
-// from the same checkpoint) skips nothing and repeats nothing.
-func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *pageAhead {
-	p := &pageAhead{from: from, done: make(chan struct{})}
+// from the same checkpoint) skips nothing and repeats nothing. It is
+// decoded there too, while the current batch is written.
+func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *page {
+	p := &page{from: from, done: make(chan struct{})}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer close(p.done)
-		p.events, p.err = s.store.ReadAll(ctx, from, s.cfg.BatchSize)
+		s.fill(ctx, p)
 	}()
 	return p
 }
 
-// readPage is a page already read.
-func readPage(from eventstore.Position, events []eventstore.RecordedEvent) *pageAhead {
-	p := &pageAhead{from: from, done: make(chan struct{}), events: events}
-	close(p.done)
-	return p
+// fill reads and decodes p, then closes p.done.
+func (s *Subscriber) fill(ctx context.Context, p *page) {
+	defer close(p.done)
+	p.started, p.reached = time.Now(), p.from
+	var events []eventstore.RecordedEvent
+	if len(s.cfg.EventTypes) > 0 {
+		events, p.reached, p.err = s.store.ReadAllOfTypes(ctx, p.from, s.cfg.BatchSize, s.cfg.EventTypes)
+	} else {
+		events, p.err = s.store.ReadAll(ctx, p.from, s.cfg.BatchSize)
+		if len(events) > 0 {
+			p.reached = events[len(events)-1].Position
+		}
+	}
+	if p.err != nil {
+		return
+	}
+	p.full = len(events) == s.cfg.BatchSize
+	p.events = make([]Envelope, 0, len(events))
+	for _, e := range events {
+		env, err := decodeEnvelope(e)
+		if err != nil {
+			p.err = fmt.Errorf("event %s (%s at %s): %w", e.ID, e.Type, e.Position, err)
+			return
+		}
+		p.events = append(p.events, env)
+	}
 }
 
 // read returns the page after from: the one read ahead when it starts
 // there and its read succeeded, else a fresh one.
-func (s *Subscriber) read(ctx context.Context, from eventstore.Position) ([]eventstore.RecordedEvent, error) {
+func (s *Subscriber) read(ctx context.Context, from eventstore.Position) (*page, error) {
 	if p := s.ahead; p != nil {
 		s.ahead = nil
 		select {
@@ -363,13 +421,14 @@ func (s *Subscriber) read(ctx context.Context, from eventstore.Position) ([]even
 			return nil, ctx.Err()
 		}
 		if p.from == from && p.err == nil {
-			return p.events, nil
+			return p, nil
 		}
 	}
-	return s.store.ReadAll(ctx, from, s.cfg.BatchSize)
+	p := s.readPage(ctx, from)
+	return p, p.err
 }
 
-var errNacked = errors.New("handler nacked the event")
+var errNacked = errors.New("handler nacked the batch")
 
 // deliver hands one message to the router and waits for its verdict.
 func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Message) error {
@@ -405,17 +464,6 @@ func readCheckpoint(ctx context.Context, db bun.IDB, name string) (eventstore.Po
 }
 
 func lockKey(checkpoint string) string { return "projection:" + checkpoint }
-
-func toMessage(e eventstore.RecordedEvent) *message.Message {
-	msg := message.NewMessage(e.ID.String(), e.Data)
-	msg.Metadata.Set(metaType, e.Type)
-	msg.Metadata.Set(metaStream, e.StreamID)
-	msg.Metadata.Set(metaRevision, strconv.FormatUint(e.Revision, 10))
-	msg.Metadata.Set(metaCommit, strconv.FormatUint(e.Position.Commit, 10))
-	msg.Metadata.Set(metaPrepare, strconv.FormatUint(e.Position.Prepare, 10))
-	msg.Metadata.Set(metaRecordedAt, e.RecordedAt.UTC().Format(time.RFC3339Nano))
-	return msg
-}
 
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

@@ -14,6 +14,7 @@ import (
 type Webhooks struct{}
 
 func (Webhooks) Name() string     { return "webhooks" }
+func (Webhooks) Version() int     { return 1 }
 func (Webhooks) Tables() []string { return []string{"webhooks"} }
 
 func (Webhooks) Handlers() []Handler { return WebhookHandlers("webhooks", nil) }

@@ -93,6 +93,7 @@ type dispatcher struct{ svc *Service }
 const DispatcherName = "webhook-dispatch"
 
 func (*dispatcher) Name() string     { return DispatcherName }
+func (*dispatcher) Version() int     { return 1 }
 func (*dispatcher) Tables() []string { return []string{"webhook_routes"} }
 
 func (d *dispatcher) Handlers() []projections.Handler {

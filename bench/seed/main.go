@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "seed:", err)
 		os.Exit(1)
 	}
+}
+
+// loadAverage is the 1-, 5- and 15-minute load average, for the record.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "n/a"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func defaultDB() string {
@@ -406,7 +420,7 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	drop := fs.Bool("drop", false, "drop the database afterwards")
 	events := fs.Int("events", 1_000_000, "NewsItemAdded events in the log (missing ones are added)")
 	feeds := fs.Int("feeds", 100, "feeds the items are spread over")
-	name := fs.String("projector", "newsitems", "projector to rebuild")
+	name := fs.String("projector", "newsitems", "projector to rebuild, or all (each of projections.All, one after the other)")
 	runs := fs.Int("runs", 1, "rebuilds to time, one after the other")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the rebuilds to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
@@ -417,9 +431,13 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if *events < 1 || *events > 20_000_000 || *feeds < 1 || *runs < 1 || *runs > 10 {
 		return errors.New("-events must be in [1, 2e7], -feeds >= 1, -runs in [1, 10]")
 	}
-	p, ok := projections.ByName(*name)
-	if !ok {
-		return fmt.Errorf("no projector %q", *name)
+	ps := projections.All()
+	if *name != "all" {
+		p, ok := projections.ByName(*name)
+		if !ok {
+			return fmt.Errorf("no projector %q", *name)
+		}
+		ps = []projections.Projector{p}
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -478,19 +496,25 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	store := eventstore.NewPostgres(db.Pool)
 	for run := 1; run <= *runs; run++ {
+		fmt.Fprintf(stdout, "run %d, load average %s\n", run, loadAverage())
 		t0 := time.Now()
-		if err := projections.Rebuild(ctx, *dsn, db, store, p, logger(*verbose)); err != nil {
-			return err
-		}
-		el := time.Since(t0)
-		var rows int64
-		if t := p.Tables(); len(t) > 0 {
-			if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t[0]}.Sanitize()).Scan(&rows); err != nil {
+		for _, p := range ps {
+			t1 := time.Now()
+			if err := projections.Rebuild(ctx, *dsn, db, store, p, logger(*verbose)); err != nil {
 				return err
 			}
+			el := time.Since(t1)
+			var rows int64
+			if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{p.Tables()[0]}.Sanitize()).Scan(&rows); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "  rebuild %-10s %d events in %8s = %7.0f events/s (%s rows: %d)\n",
+				p.Name(), n, el.Round(time.Millisecond), float64(n)/el.Seconds(), p.Tables()[0], rows)
 		}
-		fmt.Fprintf(stdout, "rebuild %s run %d: %d events in %s = %.0f events/s (%s rows: %d)\n",
-			p.Name(), run, n, el.Round(time.Millisecond), float64(n)/el.Seconds(), p.Tables()[0], rows)
+		if len(ps) > 1 {
+			el := time.Since(t0)
+			fmt.Fprintf(stdout, "  all %d projectors: %s\n", len(ps), el.Round(time.Millisecond))
+		}
 	}
 	return nil
 }

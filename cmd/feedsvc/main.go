@@ -30,6 +30,8 @@ commands:
   keys create|list|revoke|rate
                              manage API keys and their rates (feedsvc keys -h)
   projections list|rebuild   inspect or rebuild read models (feedsvc projections -h)
+  events export|import       write the event log as NDJSON, or load one into an
+                             empty store (feedsvc events -h)
   feeds events enable|disable FEED_ID [--reason TEXT]
                              switch an event feed as the operator (enabledSource admin)
 
@@ -81,6 +83,10 @@ func execute(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case "feeds":
 		return withDatabase(ctx, cfg, func(db *database.DB) error {
 			return runFeeds(ctx, db, args[1:], stdout, stderr)
+		})
+	case "events":
+		return withDatabase(ctx, cfg, func(db *database.DB) error {
+			return runEvents(ctx, db, args[1:], os.Stdin, stdout, stderr, logger)
 		})
 	case "projections":
 		return withDatabase(ctx, cfg, func(db *database.DB) error {

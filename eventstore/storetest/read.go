@@ -113,3 +113,58 @@ func readAllReturnsTheLogInOrderAndPages(t *testing.T, s eventstore.Store) {
 		})
 	}
 }
+
+func readAllOfTypesReturnsThoseTypesAndHowFarItRead(t *testing.T, s eventstore.Store) {
+	ctx := context.Background()
+	types := []string{"A", "B", "A", "C", "A", "B", "C", "C"}
+	var appended []eventstore.EventData
+	for i, typ := range types {
+		e := Event(typ)
+		MustAppend(t, s, fmt.Sprintf("s-%d", i%2), eventstore.Any(), e)
+		appended = append(appended, e)
+	}
+	log := ReadAllVisible(t, s, eventstore.Start, len(types))
+	ids := func(events []eventstore.RecordedEvent) []uuid.UUID { return IDs(events) }
+	of := func(want ...int) []uuid.UUID {
+		out := []uuid.UUID{}
+		for _, i := range want {
+			out = append(out, appended[i].ID)
+		}
+		return out
+	}
+	cases := []struct {
+		name    string
+		from    eventstore.Position
+		max     int
+		types   []string
+		want    []uuid.UUID
+		reached eventstore.Position
+	}{
+		{"all of one type, and the read reached the last event of any type", eventstore.Start, 0, []string{"A"}, of(0, 2, 4), log[7].Position},
+		{"several types keep log order", eventstore.Start, 0, []string{"B", "C"}, of(1, 3, 5, 6, 7), log[7].Position},
+		{"a full page reached its last event", eventstore.Start, 2, []string{"A"}, of(0, 2), log[2].Position},
+		{"a page that is not full reached the end of the log", log[2].Position, 2, []string{"A"}, of(4), log[7].Position},
+		{"nothing of the types after from still moves past the others", log[4].Position, 5, []string{"A"}, of(), log[7].Position},
+		{"a type nobody appended passes the whole log", eventstore.Start, 3, []string{"Z"}, of(), log[7].Position},
+		{"from the end nothing is read and the read stays at from", log[7].Position, 3, []string{"A"}, of(), log[7].Position},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, reached, err := s.ReadAllOfTypes(ctx, c.from, c.max, c.types)
+			if err != nil {
+				t.Fatalf("read all of types: %v", err)
+			}
+			if g := ids(got); !slices.Equal(g, c.want) && !(len(g) == 0 && len(c.want) == 0) {
+				t.Fatalf("read %v, want %v", g, c.want)
+			}
+			for _, e := range got {
+				if len(e.Data) == 0 || e.StreamID == "" || e.RecordedAt.IsZero() {
+					t.Fatalf("event %s came back without its data, stream or time: %+v", e.ID, e)
+				}
+			}
+			if reached != c.reached {
+				t.Fatalf("reached %s, want %s", reached, c.reached)
+			}
+		})
+	}
+}

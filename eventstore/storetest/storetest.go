@@ -40,6 +40,7 @@ func Run(t *testing.T, newStore func(t *testing.T) eventstore.Store, features Fe
 		{"ReadStreamReturnsEventsInRevisionOrder", readStreamReturnsEventsInRevisionOrder},
 		{"ReadStreamOfAStreamWithoutEventsIsNotFound", readStreamOfAStreamWithoutEventsIsNotFound},
 		{"ReadAllReturnsTheLogInOrderAndPages", readAllReturnsTheLogInOrderAndPages},
+		{"ReadAllOfTypesReturnsThoseTypesAndHowFarItRead", readAllOfTypesReturnsThoseTypesAndHowFarItRead},
 		{"AppendedSignalsListenersAfterEachAppend", appendedSignalsListenersAfterEachAppend},
 		{"AppendedSignalsOnlyListenersOfTheAppendedTypes", appendedSignalsOnlyListenersOfTheAppendedTypes},
 		{"SubscriptionDeliversEveryConcurrentAppendOnceAndInOrder", subscriptionDeliversEveryConcurrentAppendOnceAndInOrder},

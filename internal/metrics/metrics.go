@@ -76,3 +76,45 @@ func (c *projectionCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(caughtUpDesc, prometheus.GaugeValue, caughtUp, p.Name())
 	}
 }
+
+// WatchRebuilds reports the rebuilds of read models this process runs
+// (on start, for projectors newer than their read model).
+func (r *Registry) WatchRebuilds(rebuilder *projections.Rebuilder) {
+	if rebuilder == nil {
+		return
+	}
+	r.MustRegister(&rebuildCollector{rebuilder: rebuilder})
+}
+
+var (
+	rebuildPhaseDesc = prometheus.NewDesc("feedsvc_projection_rebuild_phase",
+		"1 for the phase a projector's rebuild is in, as this process sees it (outdated, waiting for another process, rebuilding, swapping, done, done by another process, failed).",
+		[]string{"projector", "phase"}, nil)
+	rebuildEventsDesc = prometheus.NewDesc("feedsvc_projection_rebuild_events_read",
+		"Events the projector's current or last rebuild in this process has read.", []string{"projector"}, nil)
+	rebuildTotalDesc = prometheus.NewDesc("feedsvc_projection_rebuild_events_total",
+		"Events in the log when the projector's current or last rebuild started (0 until counted).", []string{"projector"}, nil)
+	rebuildVersionDesc = prometheus.NewDesc("feedsvc_projection_rebuild_version",
+		"The version of the read model the projector's current or last rebuild builds.", []string{"projector"}, nil)
+)
+
+type rebuildCollector struct{ rebuilder *projections.Rebuilder }
+
+func (c *rebuildCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- rebuildPhaseDesc
+	ch <- rebuildEventsDesc
+	ch <- rebuildTotalDesc
+	ch <- rebuildVersionDesc
+}
+
+func (c *rebuildCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.rebuilder.States() {
+		if s.Phase == "" {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(rebuildPhaseDesc, prometheus.GaugeValue, 1, s.Projector, s.Phase)
+		ch <- prometheus.MustNewConstMetric(rebuildEventsDesc, prometheus.GaugeValue, float64(s.Events), s.Projector)
+		ch <- prometheus.MustNewConstMetric(rebuildTotalDesc, prometheus.GaugeValue, float64(s.Total), s.Projector)
+		ch <- prometheus.MustNewConstMetric(rebuildVersionDesc, prometheus.GaugeValue, float64(s.Version), s.Projector)
+	}
+}

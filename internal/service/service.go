@@ -25,6 +25,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/lease"
 	"github.com/feedsvc/feedsvc/parse"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
@@ -44,10 +45,12 @@ type Service struct {
 	Social  *social.Connector
 	Queries *readmodel.Queries
 	Runner  *projections.Runner
-	Ingest  *ingest.Worker
-	Waiter  *projections.Waiter
-	Keys    *auth.Store
-	Limiter *auth.Limiter
+	// Rebuilds rebuilds read models an older projector version built.
+	Rebuilds *projections.Rebuilder
+	Ingest   *ingest.Worker
+	Waiter   *projections.Waiter
+	Keys     *auth.Store
+	Limiter  *auth.Limiter
 	// Idempotency keeps the answers of writes sent with an Idempotency-Key.
 	Idempotency *idempotency.Store
 	Webhooks    *webhook.Service
@@ -98,6 +101,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	// One crawling client per process, so that its per-host limits and
 	// robots.txt cache hold for the crawler and the parse endpoint alike.
 	client := crawl.New(crawl.Options{UserAgent: crawl.DefaultUserAgent, AllowPrivateNetworks: cfg.AllowPrivateNetworks})
+	// Read models an older projector built are rebuilt on start where the
+	// projections role runs.
+	if cfg.Roles[config.RoleProjections] {
+		s.Rebuilds = &projections.Rebuilder{DSN: cfg.DatabaseURL, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
+	}
 	if cfg.Roles[config.RoleCrawler] {
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
 			s.Close()
@@ -106,6 +114,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Metrics = metrics.New()
 	s.Metrics.WatchProjections(s.Runner)
+	s.Metrics.WatchRebuilds(s.Rebuilds)
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
@@ -130,6 +139,19 @@ func (s *Service) Run(ctx context.Context) error {
 		<-s.Runner.Running()
 		s.logger.Info("projections running", "projectors", len(s.Runner.Projectors()))
 	}
+	// Read models built by an older projector are rebuilt in the
+	// background while they keep serving.
+	rebuildCtx, stopRebuilds := context.WithCancel(ctx)
+	rebuildDone := make(chan struct{})
+	go func() {
+		defer close(rebuildDone)
+		if s.Rebuilds == nil {
+			return
+		}
+		if err := s.Rebuilds.RebuildOutdated(rebuildCtx, projections.All()); err != nil && !errors.Is(err, context.Canceled) {
+			s.logger.Error("rebuilding outdated read models", "err", err)
+		}
+	}()
 	// River stops when told to (shutdown), not when ctx ends: attempts in
 	// flight get to finish and record themselves.
 	if err := s.Webhooks.Start(context.WithoutCancel(ctx)); err != nil {
@@ -168,6 +190,8 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	stopCrawl()
 	<-crawlDone
+	stopRebuilds()
+	<-rebuildDone
 	return errors.Join(runErr, s.shutdown())
 }
 

@@ -9,6 +9,7 @@ package migrations
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql/driver"
 	"embed"
 	"encoding/hex"
 	"fmt"
@@ -27,20 +28,36 @@ import (
 var files embed.FS
 
 // Migrate applies every pending migration under a lock, so concurrent
-// processes starting together do not race.
+// processes starting together do not race: the first migrates, the others
+// wait for it and then find nothing to do. The lock is a Postgres session
+// lock, which a process that dies lets go of with its connection (bun's
+// own lock is a row that a crash would leave behind, and that a process
+// starting beside another fails on instead of waiting).
 func Migrate(ctx context.Context, db *bun.DB) error {
 	ms := migrate.NewMigrations()
 	if err := ms.Discover(files); err != nil {
 		return fmt.Errorf("discover migrations: %w", err)
 	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("lock migrations: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock(hashtextextended('feedsvc:migrate', 0))"); err != nil {
+		return fmt.Errorf("lock migrations: %w", err)
+	}
+	defer func() {
+		_, err := conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtextextended('feedsvc:migrate', 0))")
+		if err != nil {
+			// The pool must not keep a session holding the lock: a bad
+			// connection is closed, and its session's locks go with it.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
 	m := migrate.NewMigrator(db, ms)
 	if err := m.Init(ctx); err != nil {
 		return fmt.Errorf("init migrations: %w", err)
 	}
-	if err := m.Lock(ctx); err != nil {
-		return fmt.Errorf("lock migrations: %w", err)
-	}
-	defer m.Unlock(ctx) //nolint:errcheck // unlock failure leaves a stale lock row we report below
 	if _, err := m.Migrate(ctx); err != nil {
 		return fmt.Errorf("apply migrations: %w", err)
 	}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
+)
+
+const eventsUsage = `Usage: feedsvc events <command> [flags]
+
+Commands:
+  export [--type T[,T…]] [--stream-prefix P] [--org ID|NAME] [--since TIME] [--until TIME]
+         [--from-position COMMIT/PREPARE] [--out FILE]
+                 write the event log as NDJSON, one event a line, in log order
+                 (stdout unless --out); progress goes to the log (stderr)
+  import [FILE]  load an export (a file, or stdin) into an empty event store;
+                 projectors then build the read models from it
+
+TIME is RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, midnight UTC);
+--since is inclusive, --until exclusive. --type may be repeated.
+`
+
+// progressInterval is how often a long export or import logs its progress.
+const progressInterval = 2 * time.Second
+
+// runEvents implements `feedsvc events export|import`.
+func runEvents(ctx context.Context, db *database.DB, args []string, stdin io.Reader, stdout, stderr io.Writer, logger *slog.Logger) error {
+	if len(args) == 0 || isHelp(args[0]) {
+		fmt.Fprint(stdout, eventsUsage)
+		if len(args) == 0 {
+			return errors.New("events: missing command")
+		}
+		return nil
+	}
+	store := eventstore.NewPostgres(db.Pool)
+	switch args[0] {
+	case "export":
+		return eventsExport(ctx, db, store, args[1:], stdout, stderr, logger)
+	case "import":
+		return eventsImport(ctx, store, args[1:], stdin, stderr, logger)
+	}
+	fmt.Fprint(stderr, eventsUsage)
+	return fmt.Errorf("events: unknown command %q", args[0])
+}
+
+// listFlag collects a flag given several times or as a comma list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for part := range strings.SplitSeq(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*l = append(*l, part)
+		}
+	}
+	return nil
+}
+
+func eventsExport(ctx context.Context, db *database.DB, store *eventstore.Postgres, args []string, stdout, stderr io.Writer, logger *slog.Logger) error {
+	fs := flag.NewFlagSet("events export", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var types listFlag
+	fs.Var(&types, "type", "keep events of this stored type (repeatable, or a comma list)")
+	prefix := fs.String("stream-prefix", "", "keep events of streams whose id starts with this (e.g. newsitem-)")
+	org := fs.String("org", "", "keep events recorded for this organization (id or name)")
+	since := fs.String("since", "", "keep events recorded at or after this time")
+	until := fs.String("until", "", "keep events recorded before this time")
+	from := fs.String("from-position", "", "start strictly after this position (COMMIT/PREPARE, e.g. the last exported line's)")
+	out := fs.String("out", "", "write to this file instead of stdout (written whole or not at all)")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("events export: unexpected argument %q", fs.Arg(0))
+	}
+	filter := eventstore.ExportFilter{Types: types, StreamPrefix: *prefix}
+	var err error
+	if filter.Since, err = parseTimeFlag("since", *since); err != nil {
+		return err
+	}
+	if filter.Until, err = parseTimeFlag("until", *until); err != nil {
+		return err
+	}
+	if !filter.Since.IsZero() && !filter.Until.IsZero() && !filter.Since.Before(filter.Until) {
+		return errors.New("events export: --since must be before --until")
+	}
+	if *from != "" {
+		if filter.After, err = eventstore.ParsePosition(*from); err != nil {
+			return fmt.Errorf("events export: --from-position: %w", err)
+		}
+	}
+	if *org != "" {
+		if filter.Organization, err = organizationID(ctx, db, *org); err != nil {
+			return err
+		}
+	}
+
+	w, commit, err := exportTarget(*out, stdout)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	logger.Info("exporting events", "out", cmp.Or(*out, "stdout"))
+	done, err := store.Export(ctx, w, filter, progressLogger(logger, "exporting events", started))
+	if err = commit(err); err != nil {
+		return fmt.Errorf("events export: %w", err)
+	}
+	logger.Info("events exported", "events", done.Events, "last_position", done.Last.String(),
+		"elapsed", time.Since(started).Round(time.Millisecond), "events_per_sec", rate(done.Events, started))
+	return nil
+}
+
+// exportTarget opens where an export goes. A file is written under a
+// temporary name and renamed by commit only when the export succeeded, so
+// a failed export never leaves a file that looks whole.
+func exportTarget(path string, stdout io.Writer) (io.Writer, func(error) error, error) {
+	if path == "" || path == "-" {
+		return stdout, func(err error) error { return err }, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.partial")
+	if err != nil {
+		return nil, nil, fmt.Errorf("events export: %w", err)
+	}
+	return f, func(err error) error {
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), path)
+		}
+		if err != nil {
+			_ = os.Remove(f.Name())
+		}
+		return err
+	}, nil
+}
+
+func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string, stdin io.Reader, stderr io.Writer, logger *slog.Logger) error {
+	fs := flag.NewFlagSet("events import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return fmt.Errorf("events import: unexpected argument %q", fs.Arg(1))
+	}
+	in, name := stdin, "stdin"
+	if path := fs.Arg(0); path != "" && path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("events import: %w", err)
+		}
+		defer f.Close()
+		in, name = f, path
+	}
+	started := time.Now()
+	logger.Info("importing events", "from", name)
+	n, err := store.Import(ctx, in, progressLogger(logger, "importing events", started))
+	if err != nil {
+		return fmt.Errorf("events import from %s: %w", name, err)
+	}
+	logger.Info("events imported; projectors build the read models when feedsvc serve runs",
+		"events", n, "elapsed", time.Since(started).Round(time.Millisecond), "events_per_sec", rate(n, started))
+	return nil
+}
+
+// progressLogger logs a long export's or import's progress every
+// progressInterval.
+func progressLogger(logger *slog.Logger, msg string, started time.Time) eventstore.ProgressFunc {
+	last := started
+	return func(p eventstore.ExportProgress) {
+		if time.Since(last) < progressInterval {
+			return
+		}
+		last = time.Now()
+		logger.Info(msg, "events", p.Events, "position", p.Last.String(), "events_per_sec", rate(p.Events, started))
+	}
+}
+
+func rate(n int64, since time.Time) int64 {
+	el := time.Since(since).Seconds()
+	if el <= 0 {
+		return 0
+	}
+	return int64(float64(n) / el)
+}
+
+func parseTimeFlag(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, time.DateOnly} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("events export: --%s: want RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22)", name)
+}
+
+// organizationID reads --org: an organization's id, or its name.
+func organizationID(ctx context.Context, db *database.DB, v string) (uuid.UUID, error) {
+	if id, err := uuid.Parse(v); err == nil {
+		return id, nil
+	}
+	var id uuid.UUID
+	err := db.Pool.QueryRow(ctx, "SELECT id FROM organizations WHERE name = $1", v).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, errors.New("events export: --org: no organization has that name (give its id to export one this installation does not know)")
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("events export: --org: %w", err)
+	}
+	return id, nil
+}

@@ -1,0 +1,307 @@
+package eventstore_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/eventstore/storetest"
+)
+
+// exportLine is what a test reads back from an export.
+type exportLine struct {
+	Position struct {
+		Commit  uint64 `json:"commit"`
+		Prepare uint64 `json:"prepare"`
+	} `json:"position"`
+	ID           uuid.UUID       `json:"id"`
+	Stream       string          `json:"stream"`
+	Revision     uint64          `json:"revision"`
+	Type         string          `json:"type"`
+	Time         time.Time       `json:"time"`
+	Organization *string         `json:"organization"`
+	Data         json.RawMessage `json:"data"`
+	Metadata     json.RawMessage `json:"metadata"`
+}
+
+func parseExport(t *testing.T, b []byte) []exportLine {
+	t.Helper()
+	var out []exportLine
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l exportLine
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			t.Fatalf("line %q is not an event: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func exportAll(t *testing.T, s *eventstore.Postgres, f eventstore.ExportFilter) ([]exportLine, []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	done, err := s.Export(context.Background(), &buf, f, nil)
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	lines := parseExport(t, buf.Bytes())
+	if int(done.Events) != len(lines) {
+		t.Fatalf("export reported %d events and wrote %d lines", done.Events, len(lines))
+	}
+	if len(lines) > 0 {
+		last := lines[len(lines)-1].Position
+		if done.Last != (eventstore.Position{Commit: last.Commit, Prepare: last.Prepare}) {
+			t.Fatalf("export reported last position %s, its last line has %d/%d", done.Last, last.Commit, last.Prepare)
+		}
+	}
+	return lines, buf.Bytes()
+}
+
+// orgEvent is an event recorded for org, as commands record them.
+func orgEvent(typ string, org uuid.UUID, data string) eventstore.EventData {
+	meta := fmt.Sprintf(`{"schemaVersion":1,"organizationId":%q}`, org)
+	if org == uuid.Nil {
+		meta = `{"schemaVersion":1}`
+	}
+	return eventstore.EventData{ID: uuid.New(), Type: typ, Data: []byte(data), Metadata: []byte(meta)}
+}
+
+// seedLog appends a small log of two organizations and a shared stream;
+// some data needs escaping when quoted.
+func seedLog(t *testing.T, s *eventstore.Postgres) (orgA, orgB uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	orgA, orgB = uuid.New(), uuid.New()
+	appends := []struct {
+		stream string
+		events []eventstore.EventData
+	}{
+		{"newsfeed-a", []eventstore.EventData{orgEvent("NewsFeedCreated", orgA, `{"name":"A \"quoted\" \\ name\n","emoji":"📰"}`), orgEvent("NewsFeedRenamed", orgA, `{"name":"A2"}`)}},
+		{"newsfeed-b", []eventstore.EventData{orgEvent("NewsFeedCreated", orgB, `{"name":"B"}`)}},
+		{"article-x", []eventstore.EventData{orgEvent("ArticleDiscovered", uuid.Nil, `{"url":"https://example.com/x"}`)}},
+		{"newsitem-a-x", []eventstore.EventData{orgEvent("NewsItemAdded", orgA, `{"n":1}`), orgEvent("FeedbackGiven", orgA, `{"rating":"positive"}`)}},
+		{"newsfeed-a", []eventstore.EventData{orgEvent("NewsFeedDescribed", orgA, `{"description":"d"}`)}},
+		// Positions past 9 in one transaction: text order is not log order.
+		{"webhook-b", slices.Repeat([]eventstore.EventData{{}}, 12)},
+	}
+	for _, a := range appends {
+		for i, e := range a.events {
+			if e.Type == "" {
+				a.events[i] = orgEvent("WebhookChanged", orgB, fmt.Sprintf(`{"n":%d}`, i))
+			}
+		}
+		if _, err := s.AppendToStream(ctx, a.stream, eventstore.Any(), a.events...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Exports stop at the fence as reads do.
+	storetest.ReadAllVisible(t, s, eventstore.Start, 19)
+	return orgA, orgB
+}
+
+func TestAnExportWritesEveryEventAsOneLineInLogOrder(t *testing.T) {
+	s, _, _ := newStore(t)
+	orgA, _ := seedLog(t, s)
+	stored, err := s.ReadAll(context.Background(), eventstore.Start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, raw := exportAll(t, s, eventstore.ExportFilter{})
+	if len(lines) != len(stored) || len(stored) != 19 {
+		t.Fatalf("exported %d lines for %d stored events (want 19)", len(lines), len(stored))
+	}
+	if !bytes.HasSuffix(raw, []byte("}\n")) {
+		t.Fatalf("the export does not end with a complete line: %q", raw[max(0, len(raw)-20):])
+	}
+	for i, e := range stored {
+		l := lines[i]
+		got := fmt.Sprintf("%d/%d %s %s %d %s", l.Position.Commit, l.Position.Prepare, l.ID, l.Stream, l.Revision, l.Type)
+		want := fmt.Sprintf("%s %s %s %d %s", e.Position, e.ID, e.StreamID, e.Revision, e.Type)
+		if got != want {
+			t.Fatalf("line %d is %s, want %s", i, got, want)
+		}
+		if !l.Time.Equal(e.RecordedAt) {
+			t.Fatalf("line %d time %s, recorded %s", i, l.Time, e.RecordedAt)
+		}
+		if !jsonEqual(t, l.Data, e.Data) || !jsonEqual(t, l.Metadata, e.Metadata) {
+			t.Fatalf("line %d data %s metadata %s, stored %s %s", i, l.Data, l.Metadata, e.Data, e.Metadata)
+		}
+	}
+	if org := lines[0].Organization; org == nil || *org != orgA.String() {
+		t.Fatalf("first line's organization %v, want %s", org, orgA)
+	}
+	if lines[3].Type != "ArticleDiscovered" || lines[3].Organization != nil {
+		t.Fatalf("a shared event has organization %v, want null", lines[3].Organization)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+func TestExportFiltersSelectTheEventsTheyName(t *testing.T) {
+	s, _, _ := newStore(t)
+	orgA, orgB := seedLog(t, s)
+	all, _ := exportAll(t, s, eventstore.ExportFilter{})
+	third := eventstore.Position{Commit: all[2].Position.Commit, Prepare: all[2].Position.Prepare}
+	cases := []struct {
+		name   string
+		filter eventstore.ExportFilter
+		want   func(exportLine, int) bool
+	}{
+		{"no filter keeps every event", eventstore.ExportFilter{},
+			func(exportLine, int) bool { return true }},
+		{"types keep the events of those types", eventstore.ExportFilter{Types: []string{"NewsFeedCreated", "FeedbackGiven"}},
+			func(l exportLine, _ int) bool { return l.Type == "NewsFeedCreated" || l.Type == "FeedbackGiven" }},
+		{"a stream prefix keeps the streams that start with it", eventstore.ExportFilter{StreamPrefix: "newsfeed-"},
+			func(l exportLine, _ int) bool { return strings.HasPrefix(l.Stream, "newsfeed-") }},
+		{"a prefix with LIKE wildcards matches them literally", eventstore.ExportFilter{StreamPrefix: "news%"},
+			func(exportLine, int) bool { return false }},
+		{"an organization keeps its events only", eventstore.ExportFilter{Organization: orgB},
+			func(l exportLine, _ int) bool { return l.Organization != nil && *l.Organization == orgB.String() }},
+		{"since is inclusive", eventstore.ExportFilter{Since: all[4].Time},
+			func(l exportLine, _ int) bool { return !l.Time.Before(all[4].Time) }},
+		{"until is exclusive", eventstore.ExportFilter{Until: all[4].Time},
+			func(l exportLine, _ int) bool { return l.Time.Before(all[4].Time) }},
+		{"a from position starts strictly after it", eventstore.ExportFilter{After: third},
+			func(_ exportLine, i int) bool { return i > 2 }},
+		{"filters combine", eventstore.ExportFilter{Organization: orgA, StreamPrefix: "newsfeed-", After: third},
+			func(l exportLine, i int) bool {
+				return i > 2 && strings.HasPrefix(l.Stream, "newsfeed-") && *l.Organization == orgA.String()
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var want []uuid.UUID
+			for i, l := range all {
+				if c.want(l, i) {
+					want = append(want, l.ID)
+				}
+			}
+			got, _ := exportAll(t, s, c.filter)
+			var ids []uuid.UUID
+			for _, l := range got {
+				ids = append(ids, l.ID)
+			}
+			if !slices.Equal(ids, want) {
+				t.Fatalf("exported %v, want %v", ids, want)
+			}
+		})
+	}
+}
+
+func TestAnImportIntoAnEmptyStoreKeepsIdsStreamsRevisionsTimesAndOrder(t *testing.T) {
+	src, _, _ := newStore(t)
+	seedLog(t, src)
+	lines, raw := exportAll(t, src, eventstore.ExportFilter{})
+	dst, _, _ := newStore(t)
+	n, err := dst.Import(context.Background(), bytes.NewReader(raw), nil)
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	storetest.ReadAllVisible(t, dst, eventstore.Start, len(lines))
+	if int(n) != len(lines) {
+		t.Fatalf("imported %d events of %d", n, len(lines))
+	}
+	again, _ := exportAll(t, dst, eventstore.ExportFilter{})
+	for i := range lines {
+		a, b := lines[i], again[i]
+		a.Position, b.Position = b.Position, a.Position // positions are the new store's
+		if fmt.Sprint(a.ID, a.Stream, a.Revision, a.Type, a.Time.UnixMicro(), a.Organization != nil) !=
+			fmt.Sprint(b.ID, b.Stream, b.Revision, b.Type, b.Time.UnixMicro(), b.Organization != nil) ||
+			!bytes.Equal(a.Data, b.Data) || !bytes.Equal(a.Metadata, b.Metadata) {
+			t.Fatalf("line %d changed in the round trip:\n%+v\n%+v", i, lines[i], again[i])
+		}
+	}
+	// The imported streams take appends where they left off.
+	res, err := dst.AppendToStream(context.Background(), "newsfeed-a", eventstore.Exact(2), orgEvent("NewsFeedRenamed", uuid.New(), `{}`))
+	if err != nil || res.NextExpectedRevision != 3 {
+		t.Fatalf("append after the import: %v (revision %d)", err, res.NextExpectedRevision)
+	}
+}
+
+func TestAnImportIsRefusedAndChangesNothingWhen(t *testing.T) {
+	src, _, _ := newStore(t)
+	seedLog(t, src)
+	parsed, whole := exportAll(t, src, eventstore.ExportFilter{})
+	_, typed := exportAll(t, src, eventstore.ExportFilter{Types: []string{"NewsFeedRenamed"}})
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	swapped := slices.Concat(lines[1], lines[0], bytes.Join(lines[2:], nil))
+	revisionsSwapped := slices.Concat(
+		bytes.Replace(lines[0], []byte(`"revision":0`), []byte(`"revision":1`), 1),
+		bytes.Replace(lines[1], []byte(`"revision":1`), []byte(`"revision":0`), 1),
+		bytes.Join(lines[2:], nil))
+	sameID := slices.Concat(lines[0], bytes.Replace(lines[1], []byte(parsed[1].ID.String()), []byte(parsed[0].ID.String()), 1))
+	cases := []struct {
+		name    string
+		prepare func(t *testing.T, s *eventstore.Postgres)
+		file    []byte
+		want    error
+		message string
+	}{
+		{name: "the store already holds events", file: whole, want: eventstore.ErrStoreNotEmpty,
+			prepare: func(t *testing.T, s *eventstore.Postgres) {
+				if _, err := s.AppendToStream(context.Background(), "other", eventstore.NoStream(), orgEvent("X", uuid.Nil, `{}`)); err != nil {
+					t.Fatal(err)
+				}
+			}},
+		{name: "the file is a filtered export that holds parts of streams", file: typed, want: eventstore.ErrNotAWholeLog},
+		{name: "the file is not in log order", file: swapped, message: "not in log order"},
+		{name: "a stream's revisions are not in log order", file: revisionsSwapped, want: eventstore.ErrNotAWholeLog},
+		{name: "a line is not JSON", file: slices.Concat(lines[0], []byte("{oops\n"), lines[1]), message: "line 2"},
+		{name: "a line has no event id", file: bytes.Replace(lines[0], []byte(`"id":"`), []byte(`"xid":"`), 1), message: "no event id"},
+		{name: "a line repeats the one before", file: slices.Concat(lines[0], lines[0]), message: "not in log order"},
+		{name: "an event id appears twice", file: sameID, message: "events_event_id_key"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dst, db, _ := newStore(t)
+			if c.prepare != nil {
+				c.prepare(t, dst)
+			}
+			var before int
+			if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM events").Scan(&before); err != nil {
+				t.Fatal(err)
+			}
+			_, err := dst.Import(context.Background(), bytes.NewReader(c.file), nil)
+			if err == nil {
+				t.Fatal("the import succeeded")
+			}
+			if c.want != nil && !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+			if !strings.Contains(err.Error(), c.message) {
+				t.Fatalf("error %q does not say %q", err, c.message)
+			}
+			var after int
+			if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM events").Scan(&after); err != nil {
+				t.Fatal(err)
+			}
+			if after != before {
+				t.Fatalf("the refused import left %d events (had %d)", after, before)
+			}
+		})
+	}
+}

@@ -1,0 +1,131 @@
+package projections_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/projections"
+)
+
+// newsWorkload stores articles found by the sources of news feeds, their
+// items, feedback on some of them and a webhook: with workload and
+// eventWorkload, every projector of All has something to project.
+func newsWorkload(t *testing.T, store eventstore.Store, db *database.DB, cmds *commands.Handler, org uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var feeds []uuid.UUID
+	for f := range 3 {
+		feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: fmt.Sprintf("news %d", f), Description: "d"})
+		must(err)
+		feeds = append(feeds, feed.ID)
+		site := fmt.Sprintf("news%d.example", f%2)
+		att, _, err := cmds.AttachSource(ctx, commands.AttachSource{
+			FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: feed.ID}, Request: domain.SourceRequest{SourceType: "site", Domain: &site},
+		})
+		must(err)
+		for a := range 8 {
+			published := time.Date(2026, 11, 1+a, 9, 0, 0, 0, time.UTC)
+			found, _, err := cmds.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: att.SourceID, Content: domain.ArticleContent{
+				URL: fmt.Sprintf("https://%s/story-%d", site, a), Title: fmt.Sprintf("Story %d", a), PublishedAt: &published,
+			}})
+			must(err)
+			_, _, err = cmds.AddNewsItem(ctx, commands.AddNewsItem{
+				FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType,
+				Article: found.ArticleDiscovered,
+			})
+			must(err)
+		}
+	}
+	// Feedback names items the read model knows.
+	runUntilCaughtUp(t, store, db, 50, projections.All()...)
+	var items []struct {
+		ID     uuid.UUID `bun:"id"`
+		FeedID uuid.UUID `bun:"feed_id"`
+	}
+	must(db.Bun.NewRaw("SELECT id, feed_id FROM news_items ORDER BY id").Scan(ctx, &items))
+	for i, it := range items {
+		if i%3 == 2 {
+			continue
+		}
+		_, _, err := cmds.GiveFeedback(ctx, commands.GiveFeedback{
+			FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: it.FeedID}, ItemID: it.ID,
+			Rating: []string{"positive", "negative", "neutral"}[i%3], Comment: fmt.Sprintf("comment %d", i),
+		})
+		must(err)
+	}
+	hook, _, err := cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: org, SecretID: uuid.New(), Config: domain.WebhookConfig{
+		URL: "https://hooks.example/a", Events: []string{"event.item_added"},
+	}})
+	must(err)
+	off := false
+	_, _, err = cmds.UpdateWebhook(ctx, commands.UpdateWebhook{WebhookRef: commands.WebhookRef{Org: org, ID: hook.ID}, Update: domain.WebhookUpdate{Enabled: &off}})
+	must(err)
+}
+
+func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *testing.T) {
+	ctx := context.Background()
+	src, _ := testdb.New(t)
+	store, cmds := sqlCommands(src)
+	org := uuid.New()
+	workload(t, cmds, org, 12)
+	eventWorkload(t, cmds, org)
+	newsWorkload(t, store, src, cmds, org)
+	runUntilCaughtUp(t, store, src, 50, projections.All()...)
+
+	var file bytes.Buffer
+	exported, err := store.Export(ctx, &file, eventstore.ExportFilter{}, nil)
+	if err != nil {
+		t.Fatalf("export: %v", err)
+	}
+	if total := countEvents(t, src); int(exported.Events) != total {
+		t.Fatalf("exported %d of %d events", exported.Events, total)
+	}
+
+	dst, _ := testdb.New(t)
+	dstStore, dstCmds := sqlCommands(dst)
+	imported, err := dstStore.Import(ctx, bytes.NewReader(file.Bytes()), nil)
+	if err != nil {
+		t.Fatalf("import: %v", err)
+	}
+	if imported != exported.Events {
+		t.Fatalf("imported %d of %d events", imported, exported.Events)
+	}
+	runUntilCaughtUp(t, dstStore, dst, 50, projections.All()...)
+	for _, p := range projections.All() {
+		var rows int
+		if err := src.Bun.NewRaw("SELECT count(*) FROM "+p.Tables()[0]).Scan(ctx, &rows); err != nil || rows == 0 {
+			t.Fatalf("the workload left %s empty (%v): the comparison would prove nothing", p.Tables()[0], err)
+		}
+		if want, got := dump(t, src.Bun, p), dump(t, dst.Bun, p); want != got {
+			t.Fatalf("%s differs after export and import:\noriginal:\n%s\nimported:\n%s", p.Name(), want, got)
+		}
+	}
+
+	// The imported installation takes commands on the imported streams.
+	var feed uuid.UUID
+	if err := dst.Bun.NewRaw("SELECT id FROM feeds WHERE kind = 'news' ORDER BY id LIMIT 1").Scan(ctx, &feed); err != nil {
+		t.Fatal(err)
+	}
+	name := "renamed after the import"
+	if _, _, err := dstCmds.UpdateFeed(ctx, commands.UpdateFeed{
+		FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: feed}, Update: domain.FeedUpdate{Name: &name},
+	}); err != nil {
+		t.Fatalf("a command on an imported feed: %v", err)
+	}
+}
