@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -112,7 +113,7 @@ func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *t
 		if err := src.Bun.NewRaw("SELECT count(*) FROM "+p.Tables()[0]).Scan(ctx, &rows); err != nil || rows == 0 {
 			t.Fatalf("the workload left %s empty (%v): the comparison would prove nothing", p.Tables()[0], err)
 		}
-		if want, got := dump(t, src.Bun, p), dump(t, dst.Bun, p); want != got {
+		if want, got := dumpPlaceless(t, src.Bun, p), dumpPlaceless(t, dst.Bun, p); want != got {
 			t.Fatalf("%s differs after export and import:\noriginal:\n%s\nimported:\n%s", p.Name(), want, got)
 		}
 	}
@@ -128,4 +129,22 @@ func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *t
 	}); err != nil {
 		t.Fatalf("a command on an imported feed: %v", err)
 	}
+}
+
+// dumpPlaceless is dump without the log positions rows keep (items' change
+// keys, the insights' tie-breakers): an imported log has the new store's
+// positions, in the same order.
+func dumpPlaceless(t *testing.T, db bun.IDB, p projections.Projector) string {
+	t.Helper()
+	var out string
+	for _, table := range p.Tables() {
+		var rows []string
+		err := db.NewRaw(fmt.Sprintf("SELECT (to_jsonb(t) - 'change_commit' - 'change_prepare' - 'log_commit' - 'log_prepare')::text AS r FROM %s AS t ORDER BY r", table)).
+			Scan(context.Background(), &rows)
+		if err != nil {
+			t.Fatalf("dump %s: %v", table, err)
+		}
+		out += fmt.Sprintf("%s %d rows\n%v\n", table, len(rows), rows)
+	}
+	return out
 }
