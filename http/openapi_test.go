@@ -25,14 +25,20 @@ import (
 var routeParam = regexp.MustCompile(`:(\w+)`)
 
 // servedOperations are the app's routes as "METHOD /path" in OpenAPI's
-// spelling; HEAD, which Fiber adds for every GET, is left out.
+// spelling; HEAD, which Fiber adds for every GET, is left out, and so is
+// CONNECT, which only the catch-all routes of capabilities not offered
+// take and OpenAPI 3.1 has no field for. A trailing wildcard (every path
+// below) is the document's `{path}` of an item marked x-any-depth.
 func servedOperations(app *fiber.App) []string {
 	var out []string
 	for _, r := range app.GetRoutes(true) {
-		if r.Method == fiber.MethodHead {
+		if r.Method == fiber.MethodHead || r.Method == fiber.MethodConnect {
 			continue
 		}
 		path := routeParam.ReplaceAllString(r.Path, "{$1}")
+		if p, ok := strings.CutSuffix(path, "/*"); ok {
+			path = p + "/{path}"
+		}
 		if len(path) > 1 {
 			path = strings.TrimSuffix(path, "/")
 		}

@@ -63,6 +63,11 @@ func build(fsys fs.FS) ([]byte, error) {
 			return nil, fmt.Errorf("merge %s: %w", name, err)
 		}
 	}
+	// Writes first, so that the headers every answer carries reach the
+	// responses a write's additions copy out of components.
+	if err := addWriteAdditions(root); err != nil {
+		return nil, err
+	}
 	if err := addCommonHeaders(root); err != nil {
 		return nil, err
 	}
@@ -132,6 +137,119 @@ func declareHeaders(components, response, headers *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// writeAdditions is the root member that names what every write (a POST,
+// PATCH or DELETE that takes a key) shares: `parameters` it takes (an
+// Idempotency-Key) and `answer-headers` any of its answers may carry (a
+// replay flag). Written once, they are added to each such operation; a
+// response it names by $ref is copied in place, so that the headers stay
+// off the reads that name the same component.
+const writeAdditions = "x-every-write"
+
+// writeMethods are the operations writeAdditions applies to.
+var writeMethods = []string{"post", "patch", "delete"}
+
+func addWriteAdditions(root *yaml.Node) error {
+	additions := lookup(root, writeAdditions)
+	if additions == nil {
+		return nil
+	}
+	removeMember(root, writeAdditions)
+	if additions.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: want a mapping with parameters and answer-headers", writeAdditions)
+	}
+	params, headers := lookup(additions, "parameters"), lookup(additions, "answer-headers")
+	if params != nil && params.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s.parameters: want a sequence", writeAdditions)
+	}
+	if headers != nil && headers.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s.answer-headers: want a mapping of header names to headers", writeAdditions)
+	}
+	components := child(root, "components")
+	paths := lookup(root, "paths")
+	if paths == nil {
+		return nil
+	}
+	for i := 1; i < len(paths.Content); i += 2 {
+		for _, method := range writeMethods {
+			op := lookup(paths.Content[i], method)
+			if op == nil || takesNoKey(op) {
+				continue
+			}
+			if params != nil {
+				own := sequence(op, "parameters")
+				own.Content = append(own.Content, params.Content...)
+			}
+			if err := declareOwnHeaders(components, lookup(op, "responses"), headers); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// takesNoKey reports whether an operation says `security: []`.
+func takesNoKey(op *yaml.Node) bool {
+	sec := lookup(op, "security")
+	return sec != nil && sec.Kind == yaml.SequenceNode && len(sec.Content) == 0
+}
+
+// declareOwnHeaders adds the headers to each of responses, copying a
+// response component in place rather than changing it.
+func declareOwnHeaders(components, responses, headers *yaml.Node) error {
+	if responses == nil || headers == nil {
+		return nil
+	}
+	for j := 1; j < len(responses.Content); j += 2 {
+		response := responses.Content[j]
+		if ref := lookup(response, "$ref"); ref != nil {
+			name, ok := strings.CutPrefix(ref.Value, "#/components/responses/")
+			component := lookup(child(components, "responses"), name)
+			if !ok || component == nil {
+				return fmt.Errorf("response $ref %q names no response component", ref.Value)
+			}
+			response = copyMapping(component)
+			if own := lookup(response, "headers"); own != nil {
+				replaceMember(response, "headers", copyMapping(own))
+			}
+			responses.Content[j] = response
+		}
+		own := child(response, "headers")
+		for i := 0; i < len(headers.Content); i += 2 {
+			if lookup(own, headers.Content[i].Value) == nil {
+				own.Content = append(own.Content, headers.Content[i], headers.Content[i+1])
+			}
+		}
+	}
+	return nil
+}
+
+// copyMapping is a mapping whose members can be changed without changing
+// m's (the members' values are shared).
+func copyMapping(m *yaml.Node) *yaml.Node {
+	c := *m
+	c.Content = slices.Clone(m.Content)
+	return &c
+}
+
+func replaceMember(m *yaml.Node, key string, v *yaml.Node) {
+	for i := 0; i < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = v
+			return
+		}
+	}
+}
+
+// sequence is m's sequence member key, added when missing.
+func sequence(m *yaml.Node, key string) *yaml.Node {
+	if v := lookup(m, key); v != nil {
+		return v
+	}
+	v := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	return v
 }
 
 func removeMember(m *yaml.Node, key string) {

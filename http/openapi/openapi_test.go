@@ -98,3 +98,46 @@ components:
 		t.Fatalf("built\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestWhatEveryWriteSharesIsAddedToWritesThatTakeAKeyOnly(t *testing.T) {
+	fsys := fstest.MapFS{
+		"spec/openapi.yaml": {Data: []byte(`openapi: 3.1.0
+x-every-write:
+  parameters:
+    - {name: Idempotency-Key, in: header}
+  answer-headers:
+    Idempotent-Replayed: {schema: {const: 'true'}}
+components:
+  responses:
+    Oops: {description: d, headers: {Retry-After: {schema: {type: string}}}}
+`)},
+		"spec/a.yaml": {Data: []byte(`paths:
+  /a:
+    get:
+      responses:
+        '500': {$ref: '#/components/responses/Oops'}
+    post:
+      responses:
+        '201': {description: created}
+        '500': {$ref: '#/components/responses/Oops'}
+  /open:
+    delete:
+      security: []
+      responses:
+        '200': {description: ok}
+`)},
+	}
+	got, err := build(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"openapi":"3.1.0","components":{"responses":{"Oops":{"description":"d","headers":{"Retry-After":{"schema":{"type":"string"}}}}}},` +
+		`"paths":{"/a":{"get":{"responses":{"500":{"$ref":"#/components/responses/Oops"}}},` +
+		`"post":{"responses":{"201":{"description":"created","headers":{"Idempotent-Replayed":{"schema":{"const":"true"}}}},` +
+		`"500":{"description":"d","headers":{"Retry-After":{"schema":{"type":"string"}},"Idempotent-Replayed":{"schema":{"const":"true"}}}}},` +
+		`"parameters":[{"name":"Idempotency-Key","in":"header"}]}},` +
+		`"/open":{"delete":{"security":[],"responses":{"200":{"description":"ok"}}}}}}`
+	if string(got) != want {
+		t.Fatalf("built\n%s\nwant\n%s", got, want)
+	}
+}

@@ -150,7 +150,20 @@ func (c *Checker) Check(ex Exchange) []string {
 	}
 	item, errs, template := paths.FindPath(req, c.model, c.options)
 	if hasPathError(errs) {
-		return c.checkUnrouted(ex)
+		below, ok := c.pathBelow(req.URL.EscapedPath())
+		if !ok {
+			return c.checkUnrouted(ex)
+		}
+		// Held to the operation of the path that serves every depth, as
+		// its one segment; the target keeps its query.
+		ex.Target = below
+		if req.URL.RawQuery != "" {
+			ex.Target += "?" + req.URL.RawQuery
+		}
+		if req, err = ex.request(); err != nil {
+			return []string{err.Error()}
+		}
+		item, _, template = paths.FindPath(req, c.model, c.options)
 	}
 	var problems []string
 	if ok, errs := c.responses.ValidateHttpResponse(req, ex.response(req)); !ok {
@@ -184,6 +197,32 @@ func (c *Checker) undeclaredHeaders(req *http.Request, ex Exchange, item *v3.Pat
 	}
 	return responses.ValidateResponseHeaders(req, ex.response(req), orderedmap.New[string, *v3.Header](), template,
 		strconv.Itoa(ex.Status), config.WithStrictMode())
+}
+
+// anyDepth is the extension of a path item `/prefix/{path}` that serves
+// every path below /prefix, however deep: OpenAPI's templates match one
+// segment each, and a route such as Fiber's `/prefix/*` answers them all.
+const anyDepth = "x-any-depth"
+
+// pathBelow finds the documented path item marked anyDepth that serves
+// path, a path deeper than one segment below its prefix, and returns path
+// as that item's one segment (the rest's slashes escaped).
+func (c *Checker) pathBelow(path string) (string, bool) {
+	for template, item := range c.model.Paths.PathItems.FromOldest() {
+		prefix, ok := strings.CutSuffix(template, "/{path}")
+		if !ok || item.Extensions == nil {
+			continue
+		}
+		if flag := item.Extensions.GetOrZero(anyDepth); flag == nil || flag.Value != "true" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(path, prefix+"/")
+		if !ok || !strings.Contains(rest, "/") {
+			continue
+		}
+		return prefix + "/" + strings.ReplaceAll(rest, "/", "%2F"), true
+	}
+	return "", false
 }
 
 // unroutedAnswers are what the service may answer a request no operation

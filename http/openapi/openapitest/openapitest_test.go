@@ -103,6 +103,12 @@ func TestAnswersThatDriftFromTheDocumentAreReported(t *testing.T) {
 			answer{200, `{"success":true,"data":{}}`, nil}},
 		{"a request the document refuses, accepted", "POST", "/feeds/news", `{"name":"Tech"}`,
 			answer{201, good, nil}},
+		{"a path deep below a capability not offered, answered other than documented", "GET", "/research/jobs/1", "",
+			answer{200, `{"success":true,"data":{}}`, nil}},
+		{"a rate-limit header on an unlimited route's answer spelled wrong", "GET", get, "",
+			answer{200, good, map[string]string{"RateLimit-Remaining": "many"}}},
+		{"a replay flag on a read", "GET", get, "",
+			answer{200, good, map[string]string{"Idempotent-Replayed": "true"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name+" is reported", func(t *testing.T) {
@@ -130,6 +136,11 @@ func TestAnswersAsDocumentedPass(t *testing.T) {
 			answer{401, `{"success":false,"error":"Authentication failed (api-key): missing Authorization header","code":"AUTHENTICATION_FAILED"}`, map[string]string{"WWW-Authenticate": `Bearer realm="feedsvc"`}}},
 		{"a wrong method answered 405", "PUT", "/feeds/news", "{}",
 			answer{405, `{"success":false,"error":{"code":"METHOD_NOT_ALLOWED","message":"this method is not allowed on this path"}}`, map[string]string{"Allow": "GET, POST"}}},
+		{"a path deep below a capability not offered, answered 501", "DELETE", "/research/jobs/1", "",
+			answer{501, `{"success":false,"error":{"code":"NOT_IMPLEMENTED","message":"deep research is not offered"}}`, nil}},
+		{"a replayed create with its headers", "POST", "/feeds/news", `{"name":"Tech","description":"Technology news"}`,
+			answer{201, good, map[string]string{"Idempotent-Replayed": "true", "X-Request-Id": "abc-1", "RateLimit-Limit": "600",
+				"RateLimit-Remaining": "599", "RateLimit-Reset": "12", "RateLimit-Policy": "600;w=60"}}},
 		{"an event feed echoing config members of its own", "GET", "/feeds/events/" + feedID, "",
 			answer{200, `{"success":true,"data":{"id":"` + feedID + `","name":"n","description":"d","enabled":true,"enabledSource":"api",` +
 				`"config":{"theme":"dark","version":1},"createdAt":"2026-11-22T10:04:05.123Z","updatedAt":"2026-11-22T10:04:05.123Z"}}`, nil}},
