@@ -344,7 +344,8 @@ func TestAWebhookIsChangedDisabledReEnabledAndDeletedWithItsAnswerAtOnceVisible(
 	t.Run("an invalid change changes nothing", func(t *testing.T) {
 		wantValidation(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"url": "nope", "enabled": false}), "url")
 		wantValidation(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"events": []string{}}), "events")
-		wantNotFound(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"eventFeedIds": []string{feed[:35] + "0"}}), "eventFeed", feed[:35]+"0")
+		unknown := uuid.NewString() // never one of this organization's feeds
+		wantNotFound(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"eventFeedIds": []string{unknown}}), "eventFeed", unknown)
 		if got := wantDataObject(t, c.do(t, "GET", "/webhooks/"+id, nil), http.StatusOK); jsonOf(got) != jsonOf(enabled) {
 			t.Fatalf("refused patches left %s", jsonOf(got))
 		}
