@@ -103,7 +103,7 @@ func pageParams(c *fiber.Ctx, def int) (limit, offset int, err error) {
 
 func intParam(c *fiber.Ctx, name string, def, min, max int) (int, error) {
 	raw := c.Query(name)
-	if raw == "" {
+	if raw == "" && !c.Context().QueryArgs().Has(name) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(raw)
