@@ -13,6 +13,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	// Events are read in the zones their pages name: the zone database
+	// travels in the binary, so a minimal image without one still has it.
+	_ "time/tzdata"
 
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
