@@ -1,7 +1,9 @@
 package http
 
 import (
+	"context"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -19,9 +21,23 @@ const maxRequestIDLen = 128
 // context, so every log line written with it names the request.
 func requestID(c *fiber.Ctx) error {
 	id := assignRequestID(c)
-	c.SetUserContext(logctx.WithRequestID(c.UserContext(), id))
+	ctx := logctx.WithRequestID(c.UserContext(), id)
+	// A read has a deadline: a query over a whole organization's history
+	// must not hold a connection for as long as the client cares to wait.
+	// Writes are bounded where they commit (consistency wait, idempotency
+	// lease), and cutting one short mid-append would only turn a success
+	// into a 503.
+	if c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readDeadline)
+		defer cancel()
+	}
+	c.SetUserContext(ctx)
 	return c.Next()
 }
+
+// readDeadline bounds the work of one read request.
+const readDeadline = 15 * time.Second
 
 // assignRequestID picks the request's id and sets it on the answer. It
 // also serves answers written outside the routes (a request the server

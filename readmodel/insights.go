@@ -296,7 +296,7 @@ func (q *Queries) NegativeSources(ctx context.Context, org uuid.UUID, minFeedbac
 			SELECT * FROM rated ORDER BY negative::float8 / entries DESC, negative DESC, source_id LIMIT ?2 OFFSET ?3
 		)
 		SELECT t.total, p.source_id IS NOT NULL AS present, p.source_id, p.positive, p.negative, p.neutral,
-			coalesce(so.details, s.details, '{}') AS details
+			CASE WHEN so.source_id IS NULL THEN '{}'::jsonb ELSE coalesce(so.details, s.details) END AS details
 		FROM (SELECT count(*) AS total FROM rated) AS t
 		LEFT JOIN page AS p ON true
 		LEFT JOIN sources AS s ON s.id = p.source_id

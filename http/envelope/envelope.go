@@ -9,6 +9,7 @@
 package envelope
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 
@@ -135,6 +136,9 @@ func Classify(err error) *Error {
 	case errors.Is(err, commands.ErrBusy):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Status: fiber.StatusServiceUnavailable,
+			Message: "the request took longer than the service allows; retry, or narrow it (a feed, a time range)"}
 	case errors.Is(err, commands.ErrLagging):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}

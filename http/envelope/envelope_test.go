@@ -1,7 +1,9 @@
 package envelope_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -77,5 +79,12 @@ func TestA401IsFlatInEveryDialect(t *testing.T) {
 		if status != 401 || body["code"] != "AUTHENTICATION_FAILED" || body["error"] != "Authentication failed (api-key): missing Authorization header" {
 			t.Fatalf("%d %v", status, body)
 		}
+	}
+}
+
+func TestARequestThatRanOutOfTimeAnswers503NotA500(t *testing.T) {
+	err := fmt.Errorf("rank sources: %w", context.DeadlineExceeded)
+	if got := envelope.Classify(err); got.Status != fiber.StatusServiceUnavailable {
+		t.Fatalf("a deadline answers %d (%q); want 503", got.Status, got.Message)
 	}
 }
