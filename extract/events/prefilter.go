@@ -33,15 +33,21 @@ func mayHold(page []byte) bool {
 	return hasFold(page, calendarLinkMarks)
 }
 
-// hasFold reports whether s contains one of marks, ignoring ASCII case,
-// without copying s: each mark is looked for at the occurrences of its
-// first byte that has no case ('.', '=', ':', '/'), which bytes.IndexByte
-// finds fast.
+// hasFold reports whether s contains one of marks (lower-case ASCII),
+// ignoring ASCII case, without copying s: each mark is looked for at the
+// occurrences of its first byte that has no case ('.', '=', ':', '/'),
+// which bytes.IndexByte finds fast, and most occurrences are ruled out by
+// the byte beside them.
 func hasFold(s []byte, marks [][]byte) bool {
 	for _, m := range marks {
-		k := bytes.IndexFunc(m, func(r rune) bool { return r < 'A' || r > 'z' || (r > 'Z' && r < 'a') })
+		k := bytes.IndexFunc(m, func(r rune) bool { return r < 'a' || r > 'z' })
 		if k < 0 {
 			k = 0
+		}
+		// next is the mark's byte beside its anchor, checked first.
+		next := k + 1
+		if next == len(m) {
+			next = k - 1
 		}
 		for from := k; from < len(s); {
 			i := bytes.IndexByte(s[from:], m[k])
@@ -49,11 +55,25 @@ func hasFold(s []byte, marks [][]byte) bool {
 				break
 			}
 			at := from + i - k
-			if at+len(m) <= len(s) && bytes.EqualFold(s[at:at+len(m)], m) {
+			from += i + 1
+			if at+len(m) > len(s) || lower(s[at+next]) != m[next] {
+				continue
+			}
+			j := 0
+			for j < len(m) && lower(s[at+j]) == m[j] {
+				j++
+			}
+			if j == len(m) {
 				return true
 			}
-			from += i + 1
 		}
 	}
 	return false
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
