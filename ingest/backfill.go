@@ -173,7 +173,7 @@ type articleRow struct {
 	DiscoveredAt time.Time  `bun:"discovered_at"`
 }
 
-// event rebuilds the article's discovery as item writers take it.
+// event rebuilds the article's discovery as intakes take it.
 func (r articleRow) event(sourceID uuid.UUID) domain.ArticleDiscovered {
 	var published *time.Time
 	if r.PublishedAt != nil {
