@@ -2,7 +2,7 @@ package domain
 
 // FeedKind is what a feed collects: news items or events. Feed commands,
 // events, attachments and items are shared by every kind; the kind selects
-// the event names, the stream and the item writer.
+// the event names, the stream and the intake (ingest/intake).
 type FeedKind string
 
 const (

@@ -74,10 +74,11 @@ func (w *Worker) attachmentsOf(ctx context.Context, sourceID uuid.UUID) ([]Attac
 	return out, nil
 }
 
-// distribute adds an article to every feed of its source that accepts it.
-// The attachments are read afresh for each article, after the article was
-// recorded in crawl_seen: an attachment too new to be seen here is then
-// guaranteed to see the article in its backfill (see backfill.go).
+// distribute adds an article to every feed of its source whose kind takes
+// articles and that accepts it. The attachments are read afresh for each
+// article, after the article was recorded in crawl_seen: an attachment too
+// new to be seen here is then guaranteed to see the article in its
+// backfill (see backfill.go).
 func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, article domain.ArticleDiscovered) (int, error) {
 	atts, err := w.attachmentsOf(ctx, sourceID)
 	if err != nil {
@@ -85,26 +86,33 @@ func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, article dom
 	}
 	added := 0
 	for _, a := range atts {
-		if !a.accepts(article.EffectiveAt) {
-			continue
-		}
-		ok, err := w.addItem(ctx, a, article)
+		n, err := w.offerArticle(ctx, a, article)
+		added += n
 		if err != nil {
 			return added, err
-		}
-		if ok {
-			added++
 		}
 	}
 	return added, nil
 }
 
-// addItem puts an article into an attachment's feed through the writer of
-// the feed's kind; false when the feed already had it.
-func (w *Worker) addItem(ctx context.Context, a Attachment, article domain.ArticleDiscovered) (bool, error) {
-	items, ok := w.items[a.FeedKind]
-	if !ok {
-		return false, fmt.Errorf("add article %s to feed %s: no item writer for %s feeds", article.NewsPageID, a.FeedID, a.FeedKind)
+// offerArticle puts an article into an attachment's feed when the feed's
+// kind takes articles and the attachment accepts it; it returns 1 when
+// the feed did not have it yet. Crawls and backfills offer articles this
+// one way.
+func (w *Worker) offerArticle(ctx context.Context, a Attachment, article domain.ArticleDiscovered) (int, error) {
+	if _, ok := w.intakes.For(a.FeedKind); !ok {
+		return 0, fmt.Errorf("add article %s to feed %s: no intake for %s feeds", article.NewsPageID, a.FeedID, a.FeedKind)
 	}
-	return items.AddItem(ctx, a, article)
+	in, ok := w.intakes.articles(a.FeedKind)
+	if !ok || !a.accepts(article.EffectiveAt) {
+		return 0, nil
+	}
+	added, err := in.AddArticle(ctx, a, article)
+	if err != nil {
+		return 0, fmt.Errorf("add article %s to feed %s: %w", article.NewsPageID, a.FeedID, err)
+	}
+	if added {
+		return 1, nil
+	}
+	return 0, nil
 }

@@ -20,9 +20,14 @@ const backfillsPerTick = 20
 // with articles this crawler recorded; the backfill is retried next tick.
 var errArticlesBehind = errors.New("articles read model is behind the crawler")
 
+// A backfill reads the source's recorded facts (articles, events) of the
+// attachment's window, whatever feeds were attached when they were
+// recorded, and offers each kind the feed's intake takes.
+//
 // Why backfills cannot miss an article: a crawl records each article in
 // crawl_seen before it reads the source's attachments to distribute it
-// (ingestCandidate). An attachment that crawl did not see was projected
+// (ingestCandidate); events likewise in ingest_source_events
+// (markEventsFound). An attachment that crawl did not see was projected
 // after that read, and its backfill starts only after it is projected, so
 // the backfill's read of crawl_seen comes later still and finds the
 // article. crawl_seen is written by the crawler itself, without projection
@@ -65,7 +70,7 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) {
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := w.backfills.Keep(bctx, a.AttachmentID, cancel)
-	found, added, err := w.backfill(bctx, a)
+	articles, events, added, err := w.backfill(bctx, a)
 	stop()
 
 	rctx, rcancel := lease.ReleaseContext()
@@ -88,16 +93,36 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) {
 		return
 	}
 	w.log.Info("backfill done", "attachment_id", a.AttachmentID, "feed_id", a.FeedID, "source_id", a.SourceID,
-		"articles", found, "items_added", added, "since", a.acceptingSince(), "duration", time.Since(start).Round(time.Millisecond))
+		"articles", articles, "events", events, "items_added", added, "since", a.acceptingSince(), "duration", time.Since(start).Round(time.Millisecond))
 }
 
-// backfill adds every known article of the attachment's source that the
-// attachment accepts. It returns how many articles it considered and how
-// many items it added.
-func (w *Worker) backfill(ctx context.Context, a Attachment) (found, added int, err error) {
-	if a.FeedKind == domain.FeedEvents {
-		return w.backfillEvents(ctx, a)
+// backfill offers the attachment every recorded fact of its source that
+// its feed kind takes (articles, events) and that it accepts. It returns
+// how many articles and events it considered and how many items it added.
+func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, events, added int, err error) {
+	if _, ok := w.intakes.For(a.FeedKind); !ok {
+		return 0, 0, 0, fmt.Errorf("backfill attachment %s: no intake for %s feeds", a.AttachmentID, a.FeedKind)
 	}
+	if _, ok := w.intakes.articles(a.FeedKind); ok {
+		n, k, err := w.backfillArticles(ctx, a)
+		articles, added = n, added+k
+		if err != nil {
+			return articles, events, added, err
+		}
+	}
+	if _, ok := w.intakes.events(a.FeedKind); ok {
+		n, k, err := w.backfillEvents(ctx, a)
+		events, added = n, added+k
+		if err != nil {
+			return articles, events, added, err
+		}
+	}
+	return articles, events, added, nil
+}
+
+// backfillArticles adds every known article of the attachment's source
+// that the attachment accepts.
+func (w *Worker) backfillArticles(ctx context.Context, a Attachment) (found, added int, err error) {
 	since := a.acceptingSince()
 	var seen []uuid.UUID
 	err = w.db.NewRaw(`SELECT DISTINCT article_id FROM crawl_seen
@@ -126,16 +151,10 @@ func (w *Worker) backfill(ctx context.Context, a Attachment) (found, added int, 
 	// Oldest first, so that the newest article gets the latest item time
 	// and lists first.
 	for _, r := range rows {
-		ev := r.event(a.SourceID)
-		if !a.accepts(ev.EffectiveAt) {
-			continue
-		}
-		ok, err := w.addItem(ctx, a, ev)
+		n, err := w.offerArticle(ctx, a, r.event(a.SourceID))
+		added += n
 		if err != nil {
 			return len(rows), added, err
-		}
-		if ok {
-			added++
 		}
 	}
 	return len(rows), added, nil
@@ -154,7 +173,7 @@ type articleRow struct {
 	DiscoveredAt time.Time  `bun:"discovered_at"`
 }
 
-// event rebuilds the article's discovery as item writers take it.
+// event rebuilds the article's discovery as intakes take it.
 func (r articleRow) event(sourceID uuid.UUID) domain.ArticleDiscovered {
 	var published *time.Time
 	if r.PublishedAt != nil {

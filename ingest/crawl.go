@@ -146,8 +146,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	}
 	complete := len(rest) == 0
 	stats.Backlog = !complete
-	t := takesOf(accepting)
-	if t.events && !l.Backlog {
+	if !l.Backlog {
 		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
 		if err != nil {
 			return err
@@ -174,7 +173,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, t, stats)
+			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, listedDocument, stats)
 			if ctx.Err() != nil {
 				return // shutdown is neither the URL's fault nor the site's
 			}
@@ -391,12 +390,24 @@ func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connect
 	return todo, nil, nil
 }
 
+// candidateKind is what a candidate is known to be before it is fetched.
+type candidateKind int
+
+const (
+	// listedDocument: a document a listing named (or a known event
+	// document), read by every reader.
+	listedDocument candidateKind = iota
+	// calendarFile: a calendar file a page linked to, read for its events
+	// only (a calendar is no article).
+	calendarFile
+)
+
 // processCandidate fetches one candidate through the source's connector,
-// stores what it holds (an article, events) and adds it to the source's
+// records what it holds (an article, events) and adds it to the source's
 // feeds. It returns how it failed (zero on success) for the caller to
 // judge; a failure never stops the crawl.
-func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, t takes, stats *crawlStats) (failureKind, error) {
-	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, t, stats)
+func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, stats *crawlStats) (failureKind, error) {
+	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, what, stats)
 	if err != nil {
 		stats.add(func(s *crawlStats) { s.Failed++ })
 		return kind, err
@@ -410,18 +421,22 @@ func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector,
 	return 0, nil
 }
 
-// ingestCandidate is processCandidate's work. The order of its steps is what
-// keeps a concurrently attached feed from missing the article (see
-// distribute), and a crash between them from losing it: the URL is skipped
-// only once markDistributed ran, and every step is idempotent.
-func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, t takes, stats *crawlStats) (
+// ingestCandidate is processCandidate's work: facts first, feeds second.
+// The document is read for its events and for an article whatever feeds
+// the source has; each is recorded as the source's (ingest_source_events,
+// crawl_seen) before the attachments are read to distribute it, which is
+// what keeps a concurrently attached feed of any kind from missing it (see
+// backfill.go), and the URL is skipped by later polls only once
+// markDistributed ran, so a crash between the steps loses nothing: every
+// step is idempotent.
+func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, stats *crawlStats) (
 	isNew bool, added int, kind failureKind, err error) {
 	doc, err := conn.Fetch(ctx, c)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
 	if err != nil {
 		kind := classifyFetch(err)
-		if kind == permanentFailure && t.events {
-			// A page that is gone holds no event any more.
+		if kind == permanentFailure {
+			// A document that is gone holds no event any more.
 			if rerr := w.releaseEvents(ctx, c.URL, nil); rerr != nil {
 				w.log.Warn("could not release the events of a gone document", "url", c.URL, "err", rerr)
 			}
@@ -432,20 +447,26 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 	// the worker is stopping, rather than leave it half recorded.
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	if t.events {
-		n, calendars, err := w.ingestEvents(storeCtx, sourceID, doc)
-		stats.add(func(s *crawlStats) { s.Items += n; s.Calendars = append(s.Calendars, calendars...) })
-		if err != nil {
-			return false, 0, storeFailure, err
-		}
+	n, holds, calendars, err := w.ingestEvents(storeCtx, sourceID, doc)
+	stats.add(func(s *crawlStats) { s.Items += n; s.Calendars = append(s.Calendars, calendars...) })
+	if err != nil {
+		return false, 0, storeFailure, err
 	}
-	if !t.articles {
-		return false, 0, 0, w.markDistributed(storeCtx, sourceID, c.URL)
+	if what == calendarFile {
+		return false, 0, 0, w.markDistributed(storeCtx, sourceID, c.URL, holds == 0)
 	}
 	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing
 	// named it (news sitemaps and feeds carry titles).
 	if err != nil && !(errors.Is(err, extract.ErrNoTitle) && c.Title != "") {
+		if holds > 0 {
+			// An event document that is no article (a calendar, a page
+			// without a title) has been read for all it holds.
+			return false, 0, 0, w.markDistributed(storeCtx, sourceID, c.URL, false)
+		}
+		if rerr := w.releaseEvents(storeCtx, c.URL, nil); rerr != nil {
+			w.log.Warn("could not release the events of a document that holds none", "url", c.URL, "err", rerr)
+		}
 		return false, 0, permanentFailure, fmt.Errorf("article: %w", err)
 	}
 	content := articleContent(c, page)
@@ -466,7 +487,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		// The row stays pending, so the next poll distributes it again.
 		return false, added, storeFailure, fmt.Errorf("distribute: %w", err)
 	}
-	if err := w.markDistributed(storeCtx, sourceID, c.URL); err != nil {
+	if err := w.markDistributed(storeCtx, sourceID, c.URL, holds == 0); err != nil {
 		return false, added, storeFailure, err
 	}
 	return isNew, added, 0, nil

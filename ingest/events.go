@@ -13,18 +13,17 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-// Event feeds take events rather than articles: the documents a source
-// offers are read for the events they hold (a page's JSON-LD or
-// Microdata, a calendar file), each event is recorded once for every feed,
-// and each event attachment of the source that accepts it gets it as an
-// item. Event documents are re-read on every regular poll, because events
-// change in place (a new date, a cancellation) where articles do not; the
-// recorder turns a change into an EventChanged that every feed's item
-// reflects.
+// Events are facts of a source like articles: every document a crawl
+// fetches is read for the events it holds (a page's JSON-LD or Microdata,
+// a calendar file), each event is recorded once for every feed, whichever
+// feeds the source has, and then offered to each attachment whose feed
+// kind takes events (EventIntake) and that accepts it. Documents that held
+// events are re-read on every regular poll, because events change in place
+// (a new date, a cancellation) where articles do not; the recorder turns a
+// change into an EventChanged that every feed's item reflects.
 
-// EventSink reads documents for events, records them, and puts events
-// into event feeds.
-type EventSink interface {
+// EventRecorder reads documents for events and records them.
+type EventRecorder interface {
 	// ReadEvents extracts the events a document holds and the calendars
 	// (.ics, webcal:) it links to.
 	ReadEvents(doc document.Document) (ReadEvents, error)
@@ -33,9 +32,6 @@ type EventSink interface {
 	// on the event (see holders.go): it is recorded only when the event is
 	// new, and otherwise just reports the event as it stands.
 	RecordEvent(ctx context.Context, sourceID uuid.UUID, e ReadEvent, deferred bool) (FoundEvent, error)
-	// AddEventItem puts an event into the feed of an attachment; it must be
-	// idempotent per attachment and event (added false the second time).
-	AddEventItem(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
 }
 
 // ReadEvents is what one document holds.
@@ -65,22 +61,7 @@ type FoundEvent struct {
 
 // acceptsEvent is domain.AcceptsEvent for this attachment.
 func (a Attachment) acceptsEvent(e FoundEvent, now time.Time) bool {
-	return a.FeedKind == domain.FeedEvents && domain.AcceptsEvent(a.enabled(), a.acceptingSince(), e.ChangedAt, e.LastEnd, now)
-}
-
-// takes is which kinds of item a crawl of a source is for.
-type takes struct{ articles, events bool }
-
-func takesOf(atts []Attachment) takes {
-	var t takes
-	for _, a := range atts {
-		if a.FeedKind == domain.FeedEvents {
-			t.events = true
-		} else {
-			t.articles = true
-		}
-	}
-	return t
+	return domain.AcceptsEvent(a.enabled(), a.acceptingSince(), e.ChangedAt, e.LastEnd, now)
 }
 
 // maxCalendarsPerCrawl bounds the calendar files one crawl follows from
@@ -88,38 +69,42 @@ func takesOf(atts []Attachment) takes {
 const maxCalendarsPerCrawl = 20
 
 // ingestEvents records the events of a fetched document and distributes
-// them; it returns how many items it added and the calendars the document
-// links to.
-func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (added int, calendars []string, err error) {
-	if w.events == nil {
-		return 0, nil, fmt.Errorf("source %s has event feeds but the worker has no event sink", sourceID)
-	}
+// them; it returns how many items it added, how many events the document
+// holds and the calendars it links to. A document the event reader cannot
+// read holds no event; the other readers judge it.
+func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (added, holds int, calendars []string, err error) {
 	read, err := w.events.ReadEvents(doc)
 	if err != nil {
-		return 0, nil, fmt.Errorf("read events of %s: %w", doc.URL, err)
+		w.log.Debug("document read for no events", "source_id", sourceID, "url", doc.URL, "err", err)
+		return 0, 0, nil, nil
+	}
+	if len(read.Events) == 0 {
+		// What the document held before is let go by markDistributed, in
+		// the statement that completes the URL.
+		return 0, 0, read.Calendars, nil
 	}
 	found, err := w.recordEvents(ctx, sourceID, doc.URL, read.Events)
 	if err != nil || len(found) == 0 {
-		return 0, read.Calendars, err
+		return 0, len(read.Events), read.Calendars, err
 	}
 	if err := w.markEventsFound(ctx, sourceID, doc.URL, found); err != nil {
-		return 0, read.Calendars, err
+		return 0, len(read.Events), read.Calendars, err
 	}
 	// The attachments are read once per document, after its events were
 	// marked found (the ordering distribute relies on), not once per event:
 	// a calendar may hold hundreds.
 	atts, err := w.attachmentsOf(ctx, sourceID)
 	if err != nil {
-		return 0, read.Calendars, err
+		return 0, len(read.Events), read.Calendars, err
 	}
 	for _, e := range found {
 		n, err := w.offerEvent(ctx, atts, e)
 		added += n
 		if err != nil {
-			return added, read.Calendars, err
+			return added, len(read.Events), read.Calendars, err
 		}
 	}
-	return added, read.Calendars, nil
+	return added, len(read.Events), read.Calendars, nil
 }
 
 // recordEvents records what a document says of the events it holds where
@@ -164,15 +149,20 @@ func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url st
 	return nil
 }
 
-// offerEvent adds an event to every event feed among atts that accepts
-// it; the backfill offers a source's known events the same way.
+// offerEvent adds an event to every feed among atts whose kind takes
+// events and that accepts it; the backfill offers a source's known events
+// the same way.
 func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e FoundEvent) (int, error) {
 	added := 0
 	for _, a := range atts {
-		if !a.acceptsEvent(e, w.now()) {
+		if _, ok := w.intakes.For(a.FeedKind); !ok {
+			return added, fmt.Errorf("add event %s to feed %s: no intake for %s feeds", e.ID, a.FeedID, a.FeedKind)
+		}
+		in, ok := w.intakes.events(a.FeedKind)
+		if !ok || !a.acceptsEvent(e, w.now()) {
 			continue
 		}
-		ok, err := w.events.AddEventItem(ctx, a, e.ID)
+		ok, err := in.AddEvent(ctx, a, e.ID)
 		if err != nil {
 			return added, fmt.Errorf("add event %s to feed %s: %w", e.ID, a.FeedID, err)
 		}
@@ -215,8 +205,8 @@ func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, li
 	return out, nil
 }
 
-// backfillEvents adds to a new event attachment every event its source
-// has found that the attachment accepts.
+// backfillEvents adds to a new attachment every event its source has
+// found that the attachment accepts.
 func (w *Worker) backfillEvents(ctx context.Context, a Attachment) (found, added int, err error) {
 	var events []FoundEvent
 	err = w.db.NewRaw(`SELECT event_id AS id, changed_at, last_end FROM ingest_source_events
@@ -250,7 +240,7 @@ func (w *Worker) followCalendars(ctx context.Context, conn connector.Connector, 
 		}
 		read[u] = true
 		followed++
-		kind, err := w.processCandidate(ctx, conn, sourceID, connector.Candidate{URL: u}, takes{events: true}, stats)
+		kind, err := w.processCandidate(ctx, conn, sourceID, connector.Candidate{URL: u}, calendarFile, stats)
 		if err != nil {
 			w.log.Info("calendar failed; will retry next poll", "source_id", sourceID, "url", u, "kind", kind.String(), "err", err)
 		}

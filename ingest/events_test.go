@@ -12,14 +12,16 @@ import (
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
-// venueSite is a small venue website: a sitemap listing two event pages,
-// one with a schema.org MusicEvent in JSON-LD, the other linking to an
-// iCalendar file with two more events. Its quartet can be cancelled
-// between crawls.
+// venueSite is a small venue website: a sitemap listing a news page and
+// two event pages, one with a schema.org MusicEvent in JSON-LD, the other
+// linking to an iCalendar file with two more events. Its quartet can be
+// cancelled between crawls, and an encore (a news page and an event page)
+// published.
 type venueSite struct {
 	*httptest.Server
 	mu        sync.Mutex
 	cancelled bool
+	encore    bool
 	start     time.Time
 }
 
@@ -30,11 +32,35 @@ func newVenueSite(t *testing.T) *venueSite {
 	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/xml")
 		today := time.Now().UTC().Format("2006-01-02")
+		more := ""
+		v.mu.Lock()
+		if v.encore {
+			more = fmt.Sprintf("<url><loc>%[1]s/news/encore</loc><lastmod>%[2]s</lastmod></url>\n<url><loc>%[1]s/events/encore</loc><lastmod>%[2]s</lastmod></url>\n", v.URL, today)
+		}
+		v.mu.Unlock()
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<url><loc>%[1]s/news/new-season</loc><lastmod>%[2]s</lastmod></url>
 <url><loc>%[1]s/events/quartet</loc><lastmod>%[2]s</lastmod></url>
 <url><loc>%[1]s/events/season</loc><lastmod>%[2]s</lastmod></url>
-</urlset>`, v.URL, today)
+%[3]s</urlset>`, v.URL, today, more)
+	})
+	news := func(path, title string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html><head><title>%[1]s | Hall</title>
+<meta property="og:title" content="%[1]s"><meta property="article:published_time" content="%[2]s">
+</head><body><h1>%[1]s</h1><p>The hall's news.</p></body></html>`, title, time.Now().UTC().Add(-time.Hour).Format(time.RFC3339))
+		})
+	}
+	news("/news/new-season", "The new season")
+	news("/news/encore", "An encore")
+	mux.HandleFunc("/events/encore", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html><head><title>Encore | Hall</title>
+<script type="application/ld+json">{"@context":"https://schema.org","@type":"MusicEvent","name":"Encore",
+"startDate":"%s","endDate":"%s","location":{"@type":"Place","name":"Town Hall","address":"Marktplatz 1, Berlin"}}</script>
+</head><body><h1>Encore</h1></body></html>`, v.start.Add(96*time.Hour).Format(time.RFC3339), v.start.Add(98*time.Hour).Format(time.RFC3339))
 	})
 	mux.HandleFunc("/events/quartet", func(w http.ResponseWriter, r *http.Request) {
 		v.mu.Lock()
@@ -73,6 +99,14 @@ func newVenueSite(t *testing.T) *venueSite {
 	v.Server = httptest.NewServer(mux)
 	t.Cleanup(v.Close)
 	return v
+}
+
+// publishEncore adds the encore's news page and event page to the
+// sitemap.
+func (v *venueSite) publishEncore() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.encore = true
 }
 
 func (v *venueSite) cancelQuartet() {

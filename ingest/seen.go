@@ -64,13 +64,18 @@ func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a
 
 // markDistributed completes a seen URL: later polls skip it. The URL
 // succeeded, so its earlier failures no longer matter: they go in the same
-// statement, one round trip per article.
-func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url string) error {
+// statement, one round trip per article. heldNone says the document holds
+// no event now: whatever it held before is let go in the same statement
+// (holders.go), so reading every document for events costs the
+// article-only path no round trip.
+func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url string, heldNone bool) error {
 	// An upsert: a document that fed no article (one read only for its
 	// events) has no row yet, and is dealt with all the same.
-	_, err := w.db.NewRaw(`WITH cleared AS (DELETE FROM crawl_failures WHERE source_id = ? AND url = ?)
+	_, err := w.db.NewRaw(`WITH cleared AS (DELETE FROM crawl_failures WHERE source_id = ? AND url = ?),
+		released AS (DELETE FROM ingest_event_holders WHERE ? AND url = ?)
 		INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) VALUES (?, ?, now(), now())
-		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`, sourceID, url, sourceID, url).Exec(ctx)
+		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`,
+		sourceID, url, heldNone, url, sourceID, url).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record %s as distributed: %w", url, err)
 	}

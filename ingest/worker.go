@@ -1,10 +1,12 @@
 // Package ingest is the crawler role: it decides which source records are
 // due, leases each so that one process crawls it at a time, has the
-// source's connector (package connector) list and fetch what is new, turns
-// the documents into articles, hands each to the item writer of every feed
-// that takes it, and backfills newly attached sources from articles
-// already known. It knows no kind of source and no kind of feed: those are
-// the registered connectors and item writers.
+// source's connector (package connector) list and fetch what is new, reads
+// every document for everything it holds (an article, events) and records
+// that as facts of the source whatever feeds are attached, then hands each
+// fact to every attached feed whose kind takes it, and backfills newly
+// attached sources from the facts already recorded (intake.go). It knows
+// no kind of source and no kind of feed: those are the registered
+// connectors and intakes.
 //
 // It reads the projected attachment and article tables, which lag the event
 // store by milliseconds, and its own operational tables (crawl_state,
@@ -25,7 +27,6 @@ import (
 
 	"github.com/feedsvc/feedsvc/backoff"
 	"github.com/feedsvc/feedsvc/connector"
-	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/lease"
 )
 
@@ -114,12 +115,11 @@ type Parts struct {
 	Connectors *connector.Registry
 	// Articles records the articles crawls find.
 	Articles ArticleRecorder
-	// Items puts articles into feeds, one writer per feed kind that takes
-	// articles.
-	Items map[domain.FeedKind]ItemWriter
-	// Events records the events documents hold and puts them into event
-	// feeds; nil when no feed takes events.
-	Events EventSink
+	// Events reads documents for the events they hold and records them.
+	Events EventRecorder
+	// Intakes put what sources hold into feeds, one per feed kind;
+	// attachments of a kind without one get nothing.
+	Intakes *Intakes
 }
 
 // Worker crawls due sources and runs backfills until its context ends.
@@ -127,8 +127,8 @@ type Worker struct {
 	db         *bun.DB
 	connectors *connector.Registry
 	articles   ArticleRecorder
-	items      map[domain.FeedKind]ItemWriter
-	events     EventSink
+	events     EventRecorder
+	intakes    *Intakes
 	cfg        Config
 	log        *slog.Logger
 	now        func() time.Time
@@ -147,7 +147,7 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 	cfg = cfg.withDefaults()
 	log := logger.With("component", "ingest", "owner", cfg.Owner)
 	return &Worker{
-		db: parts.DB, connectors: parts.Connectors, articles: parts.Articles, items: parts.Items, events: parts.Events,
+		db: parts.DB, connectors: parts.Connectors, articles: parts.Articles, events: parts.Events, intakes: parts.Intakes,
 		cfg: cfg, log: log, now: time.Now,
 		crawls: lease.New(parts.DB, lease.Table{Name: "crawl_state", Key: "source_id", Claimable: "t.next_at <= now()"},
 			cfg.Owner, cfg.LeaseDuration, log),

@@ -18,7 +18,11 @@ import (
 // Microdata when no JSON-LD block holds an event, and the calendars it
 // links to. Events without a readable start are dropped.
 func fromHTML(d document.Document, pageURL *url.URL) (drafts []draft, dropped int, calendars []string, err error) {
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(extract.ToUTF8(d.Body, d.ContentType)))
+	body := extract.ToUTF8(d.Body, d.ContentType)
+	if !mayHold(body) {
+		return nil, 0, nil, nil
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("%w: %w", extract.ErrUnparsable, err)
 	}

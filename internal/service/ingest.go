@@ -16,12 +16,14 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/extract/events"
 	"github.com/feedsvc/feedsvc/ingest"
+	"github.com/feedsvc/feedsvc/ingest/intake"
 )
 
 // NewIngestWorker wires an ingestion worker to the service's database and
 // commands: every connector (websites read through client, platform
-// accounts through the service's providers), and an item writer per feed
-// kind. The service runs one built with the configured
+// accounts through the service's providers), the readers that record what
+// documents hold (articles, events), and the intake of every feed kind
+// (package ingest/intake). The service runs one built with the configured
 // client; tests build their own with other clients and schedules.
 func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ingest.Worker, error) {
 	connectors, err := connector.NewRegistry(
@@ -31,14 +33,19 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 	if err != nil {
 		return nil, err
 	}
+	intakes, err := ingest.NewIntakes(
+		intake.News{Commands: s.Commands},
+		intake.Events{Commands: s.Commands},
+	)
+	if err != nil {
+		return nil, err
+	}
 	return ingest.New(ingest.Parts{
 		DB:         s.DB.Bun,
 		Connectors: connectors,
 		Articles:   articles{s.Commands},
-		Items: map[domain.FeedKind]ingest.ItemWriter{
-			domain.FeedNews: newsItems{s.Commands},
-		},
-		Events: eventSink{cmds: s.Commands, log: s.logger},
+		Events:     eventReader{cmds: s.Commands, log: s.logger},
+		Intakes:    intakes,
 	}, cfg, s.logger), nil
 }
 
@@ -51,25 +58,14 @@ func (a articles) RecordArticle(ctx context.Context, sourceID uuid.UUID, content
 	return d.ArticleDiscovered, d.New, err
 }
 
-// newsItems writes the items of news feeds.
-type newsItems struct{ cmds *commands.Handler }
-
-func (n newsItems) AddItem(ctx context.Context, to ingest.Attachment, article domain.ArticleDiscovered) (bool, error) {
-	added, _, err := n.cmds.AddNewsItem(ctx, commands.AddNewsItem{
-		FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
-		SourceID: to.SourceID, SourceType: to.SourceType, Article: article,
-	})
-	return added, err
-}
-
-// eventSink reads documents for events (extract/events) and records them
-// and the items of event feeds through commands.
-type eventSink struct {
+// eventReader reads documents for events (extract/events) and records
+// them through commands.
+type eventReader struct {
 	cmds *commands.Handler
 	log  *slog.Logger
 }
 
-func (s eventSink) ReadEvents(doc document.Document) (ingest.ReadEvents, error) {
+func (s eventReader) ReadEvents(doc document.Document) (ingest.ReadEvents, error) {
 	found, err := events.Extract(doc, events.Options{Now: time.Now()})
 	if err != nil {
 		return ingest.ReadEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
@@ -84,21 +80,10 @@ func (s eventSink) ReadEvents(doc document.Document) (ingest.ReadEvents, error) 
 	return out, nil
 }
 
-func (s eventSink) RecordEvent(ctx context.Context, sourceID uuid.UUID, e ingest.ReadEvent, deferred bool) (ingest.FoundEvent, error) {
+func (s eventReader) RecordEvent(ctx context.Context, sourceID uuid.UUID, e ingest.ReadEvent, deferred bool) (ingest.FoundEvent, error) {
 	ev, _, err := s.cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
 	if err != nil {
 		return ingest.FoundEvent{}, err
 	}
 	return ingest.FoundEvent{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
-}
-
-func (s eventSink) AddEventItem(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
-	_, res, err := s.cmds.AddEventItem(ctx, commands.AddEventItem{
-		ItemTarget: domain.ItemTarget{
-			FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
-			SourceID: to.SourceID, SourceType: to.SourceType,
-		},
-		EventID: eventID,
-	})
-	return !res.Empty(), err
 }

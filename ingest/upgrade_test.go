@@ -1,0 +1,52 @@
+package ingest_test
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+// An installation from before facts were recorded whatever feeds exist
+// has a source crawled for its news feed only: no events recorded. The
+// upgrade's migration makes the next crawl read the recent documents again,
+// by every reader, so an event feed attached afterwards fills.
+func TestAfterTheUpgradeAFeedOfTheKindASourceWasNeverReadForFills(t *testing.T) {
+	t.Parallel()
+	sql, err := os.ReadFile("../readmodel/migrations/20261126100000_facts_first_reread.up.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := newVenueSite(t)
+	h := servicetest.Start(t, withPollInterval(time.Hour), servicetest.WithCrawler())
+	c := client{h, h.Key}
+	news := c.createFeed("Hall news")
+	source := c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})["sourceId"].(string)
+	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) }, "the news feed's articles")
+	// What the old crawler left: the documents seen, no event recorded.
+	db := h.Service.DB.Bun
+	for _, table := range []string{"ingest_source_events", "ingest_event_documents"} {
+		if _, err := db.ExecContext(t.Context(), "DELETE FROM "+table+" WHERE source_id = ?", source); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(t.Context(), "DELETE FROM ingest_event_holders"); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, stmt := range strings.Split(string(sql), "--bun:split") {
+		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+			t.Fatalf("the upgrade's migration: %v", err)
+		}
+	}
+	events := c.createEventFeed("Hall events")
+	c.attachEvents(events, source)
+	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(events), venueEvents) },
+		"the event feed attached after the upgrade to get the site's events")
+	if got := c.articleURLs(news); !slices.Equal(got, venueArticles(site)) {
+		t.Fatalf("after the re-read the news feed lists %v", got)
+	}
+}
