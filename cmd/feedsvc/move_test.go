@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -409,5 +410,36 @@ func TestAMovedInstallationDeliversOnlyWhatHappensAfterTheMove(t *testing.T) {
 	got, total := recv.counts()
 	if total != old+1 || got[after] != 1 {
 		t.Fatalf("the receiver got %d deliveries (%d of the new item), want %d: each old item once, before the move, and the new one once", total, got[after], old+1)
+	}
+
+	// Asked to, a move delivers again from a position of the file: here
+	// the last old item's.
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last struct {
+		ID       string `json:"id"`
+		Position struct{ Commit, Prepare uint64 }
+	}
+	for line := range bytes.Lines(b) {
+		if bytes.Contains(line, []byte(`"type":"EventItemAdded"`)) {
+			if err := json.Unmarshal(line, &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	again := newInstallation(t)
+	from := fmt.Sprintf("%d/%d", last.Position.Commit, last.Position.Prepare)
+	if out, err := again.run(t, "events", "import", "--redeliver-from", from, file); err != nil {
+		t.Fatalf("import --redeliver-from %s: %v\n%s", from, err, out)
+	}
+	if _, err := again.db.Pool.Exec(ctx, "INSERT INTO webhook_secrets (id, organization_id, secret, created_at) VALUES ($1, $2, $3, $4)", secrets[0]...); err != nil {
+		t.Fatal(err)
+	}
+	again.serve(t)
+	recv.await(t, "the redelivery of the last old item", func(got map[string]int) bool { return got[last.ID] == 2 })
+	if n := again.count(t, "webhook_deliveries"); n != 1 {
+		t.Fatalf("redelivering from the last old item queued %d deliveries, want 1", n)
 	}
 }
