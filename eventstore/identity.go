@@ -62,6 +62,11 @@ func identity(ctx context.Context, db interface {
 		SELECT id, imported_from, imported_at, partial FROM made
 		UNION ALL SELECT id, imported_from, imported_at, partial FROM event_store
 		LIMIT 1`).Scan(&id.ID, &id.ImportedFrom, &id.ImportedAt, &id.Partial)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Another session made the row after this statement's snapshot.
+		err = db.QueryRow(ctx, "SELECT id, imported_from, imported_at, partial FROM event_store").
+			Scan(&id.ID, &id.ImportedFrom, &id.ImportedAt, &id.Partial)
+	}
 	if err != nil {
 		return Identity{}, fmt.Errorf("read the event store's identity: %w", err)
 	}

@@ -27,8 +27,9 @@ const eventsUsage = `Usage: feedsvc events <command> [flags]
 Commands:
   export [--type T[,T…]] [--stream-prefix P] [--org ID|NAME] [--since TIME] [--until TIME]
          [--from-position COMMIT/PREPARE] [--out FILE]
-                 write the event log as NDJSON, one event a line, in log order
-                 (stdout unless --out); progress goes to the log (stderr)
+                 write the event log as NDJSON, one event a line, in log order,
+                 between a header and a trailer (count and checksum); stdout
+                 unless --out; progress goes to the log (stderr)
   import [--partial] [--allow-unknown-types] [--redeliver-from COMMIT/PREPARE] [FILE]
                  load an export (a file, or stdin) into an empty event store;
                  projectors then build the read models from it. The file must be
