@@ -3,11 +3,13 @@ package eventstore
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"slices"
 	"strconv"
@@ -21,15 +23,99 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// The NDJSON form of the log: one event a line, in log order.
+// The NDJSON form of the log (format version 2): a header line, one event
+// a line in log order, and a trailer line.
 //
+//	{"feedsvcExport":{"version":2,"store":"…","exportedAt":"…","partial":false,"filters":{},
+//	 "first":{"commit":812,"prepare":1},"last":{"commit":9051,"prepare":8001}}}
 //	{"position":{"commit":812,"prepare":1},"id":"…","stream":"newsfeed-…","revision":0,
 //	 "type":"NewsFeedCreated","time":"2026-11-22T10:04:05.123456Z","organization":"…",
 //	 "data":{…},"metadata":{…}}
+//	…
+//	{"feedsvcExportEnd":{"events":8001,"sha256":"…"}}
 //
 // organization is the organizationId of the event's metadata (null for the
 // events every organization shares: articles, calendar events). data and
-// metadata are the stored JSON as Postgres renders it.
+// metadata are the stored JSON as Postgres renders it. The header names
+// the store, the filters and the first and last position exported; the
+// trailer counts the events and holds the SHA-256 of every byte before it
+// (the header and the event lines), so that an import can tell a whole
+// file from one cut short, edited or missing a line. Version 1 files, the
+// event lines alone, cannot prove that and are not read.
+
+// ExportVersion is the version of the format Export writes and Import
+// reads.
+const ExportVersion = 2
+
+// ExportHeader is an export's first line.
+type ExportHeader struct {
+	Version    int       `json:"version"`
+	Store      uuid.UUID `json:"store"`
+	ExportedAt time.Time `json:"exportedAt"`
+	// Partial: the file is not the whole log (filters were used, or the
+	// store itself holds a partial log).
+	Partial bool          `json:"partial"`
+	Filters headerFilters `json:"filters"`
+	// First and Last are the positions of the first and last event
+	// written; nil when none was.
+	First *Position `json:"first"`
+	Last  *Position `json:"last"`
+}
+
+// ExportTrailer is an export's last line.
+type ExportTrailer struct {
+	Events int64  `json:"events"`
+	SHA256 string `json:"sha256"`
+}
+
+// headerFilters are the filters an export used, as its header names them.
+type headerFilters struct {
+	Types        []string   `json:"types,omitempty"`
+	StreamPrefix string     `json:"streamPrefix,omitempty"`
+	Organization *uuid.UUID `json:"organization,omitempty"`
+	Since        *time.Time `json:"since,omitempty"`
+	Until        *time.Time `json:"until,omitempty"`
+	After        *Position  `json:"after,omitempty"`
+}
+
+func (f ExportFilter) header() headerFilters {
+	h := headerFilters{Types: f.Types, StreamPrefix: f.StreamPrefix, Since: timeOrNil(f.Since), Until: timeOrNil(f.Until)}
+	if f.Organization != uuid.Nil {
+		h.Organization = &f.Organization
+	}
+	if f.After != Start {
+		h.After = &f.After
+	}
+	return h
+}
+
+func (h headerFilters) used() bool {
+	return len(h.Types) > 0 || h.StreamPrefix != "" || h.Organization != nil || h.Since != nil || h.Until != nil || h.After != nil
+}
+
+// MarshalJSON writes a position as the event lines do.
+func (p Position) MarshalJSON() ([]byte, error) {
+	return fmt.Appendf(nil, `{"commit":%d,"prepare":%d}`, p.Commit, p.Prepare), nil
+}
+
+// UnmarshalJSON reads a position as MarshalJSON writes it.
+func (p *Position) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Commit  *uint64 `json:"commit"`
+		Prepare *uint64 `json:"prepare"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.Commit == nil || v.Prepare == nil {
+		return errors.New("position must be {commit, prepare}, whole numbers")
+	}
+	*p = Position{Commit: *v.Commit, Prepare: *v.Prepare}
+	return nil
+}
+
+// The members naming an export's header and trailer lines.
+const (
+	headerMember  = "feedsvcExport"
+	trailerMember = "feedsvcExportEnd"
+)
 
 // ExportFilter selects what Export writes. The zero value selects every
 // event.
@@ -72,15 +158,26 @@ const progressEvery = 1 << 14
 const exportSQL = `
 SELECT transaction_id::text::bigint, global_position, event_id, stream_id, stream_revision, event_type, recorded_at,
     metadata->>'organizationId', data::text, metadata::text
-FROM events
+FROM events` + exportWhere + `
+ORDER BY events.transaction_id, events.global_position`
+
+const exportWhere = `
 WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
   AND transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
   AND (cardinality($3::text[]) = 0 OR event_type = ANY($3::text[]))
   AND ($4::text = '' OR starts_with(stream_id, $4::text))
   AND ($5::text = '' OR metadata->>'organizationId' = $5::text)
   AND ($6::timestamptz IS NULL OR recorded_at >= $6::timestamptz)
-  AND ($7::timestamptz IS NULL OR recorded_at < $7::timestamptz)
-ORDER BY events.transaction_id, events.global_position`
+  AND ($7::timestamptz IS NULL OR recorded_at < $7::timestamptz)`
+
+// exportEndsSQL finds the first and last event an export writes, for its
+// header, in the export's snapshot: two walks of the primary key, one
+// from each end (for a whole log, one index entry each).
+const exportEndsSQL = `
+SELECT (SELECT ARRAY[transaction_id::text::bigint, global_position] FROM events` + exportWhere + `
+        ORDER BY events.transaction_id, events.global_position LIMIT 1),
+       (SELECT ARRAY[transaction_id::text::bigint, global_position] FROM events` + exportWhere + `
+        ORDER BY events.transaction_id DESC, events.global_position DESC LIMIT 1)`
 
 // exportFormats are the formats exportSQL's columns must come in for
 // appendEventLine; text is the same in both (anyFormat).
@@ -91,10 +188,15 @@ var exportFormats = []int16{
 	anyFormat, pgx.BinaryFormatCode, anyFormat, anyFormat, anyFormat,
 }
 
-// Export writes the events f selects to w as NDJSON, in log order, and
-// returns how many it wrote and the position of the last. It reads in one
-// query (one snapshot), streamed: memory does not grow with the log.
+// Export writes the events f selects to w as NDJSON, in log order,
+// between a header and a trailer, and returns how many it wrote and the
+// position of the last. It reads in one snapshot, streamed: memory does
+// not grow with the log.
 func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, progress ProgressFunc) (ExportProgress, error) {
+	id, err := s.Identity(ctx)
+	if err != nil {
+		return ExportProgress{}, fmt.Errorf("export events: %w", err)
+	}
 	org := ""
 	if f.Organization != uuid.Nil {
 		org = f.Organization.String()
@@ -103,7 +205,9 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 	if types == nil {
 		types = []string{}
 	}
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	// Repeatable read: the header's first and last position and the
+	// events come from one snapshot (and so from one fence).
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return ExportProgress{}, fmt.Errorf("export events: %w", err)
 	}
@@ -114,9 +218,23 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
 		return ExportProgress{}, fmt.Errorf("export events: %w", err)
 	}
-	rows, err := tx.Query(ctx, exportSQL,
-		strconv.FormatUint(f.After.Commit, 10), int64(min(f.After.Prepare, uint64(1<<63-1))),
-		types, f.StreamPrefix, org, timeOrNil(f.Since), timeOrNil(f.Until))
+	args := []any{strconv.FormatUint(f.After.Commit, 10), int64(min(f.After.Prepare, uint64(1<<63-1))),
+		types, f.StreamPrefix, org, timeOrNil(f.Since), timeOrNil(f.Until)}
+	head := ExportHeader{Version: ExportVersion, Store: id.ID, ExportedAt: time.Now().UTC(), Filters: f.header()}
+	head.Partial = head.Filters.used() || id.Partial != nil
+	var first, last []int64
+	if err := tx.QueryRow(ctx, exportEndsSQL, args...).Scan(&first, &last); err != nil {
+		return ExportProgress{}, fmt.Errorf("export events: find the first and last: %w", err)
+	}
+	if len(first) == 2 && len(last) == 2 {
+		head.First = &Position{Commit: uint64(first[0]), Prepare: uint64(first[1])}
+		head.Last = &Position{Commit: uint64(last[0]), Prepare: uint64(last[1])}
+	}
+	headLine, err := json.Marshal(map[string]ExportHeader{headerMember: head})
+	if err != nil {
+		return ExportProgress{}, fmt.Errorf("export events: header: %w", err)
+	}
+	rows, err := tx.Query(ctx, exportSQL, args...)
 	if err != nil {
 		return ExportProgress{}, fmt.Errorf("export events: %w", err)
 	}
@@ -126,15 +244,21 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 		return ExportProgress{}, err
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
+	sum := sha256.New()
 	var (
 		done ExportProgress
-		line []byte
+		line = append(headLine, '\n')
 	)
+	sum.Write(line)
+	if _, err := bw.Write(line); err != nil {
+		return done, fmt.Errorf("export events: write: %w", err)
+	}
 	for rows.Next() {
 		v := rows.RawValues()
 		if line, err = appendEventLine(line[:0], v); err != nil {
 			return done, fmt.Errorf("export events after %d: %w", done.Events, err)
 		}
+		sum.Write(line)
 		if _, err := bw.Write(line); err != nil {
 			return done, fmt.Errorf("export events: write: %w", err)
 		}
@@ -146,6 +270,18 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 	}
 	if err := rows.Err(); err != nil {
 		return done, fmt.Errorf("export events after %d: %w", done.Events, err)
+	}
+	if (head.Last == nil) != (done.Events == 0) || (head.Last != nil && *head.Last != done.Last) {
+		// Cannot happen in one snapshot; a file whose header lied would be
+		// refused by every import.
+		return done, fmt.Errorf("export events: the header's last position %v is not the last exported, %s", head.Last, done.Last)
+	}
+	tail, err := json.Marshal(map[string]ExportTrailer{trailerMember: {Events: done.Events, SHA256: hex.EncodeToString(sum.Sum(nil))}})
+	if err != nil {
+		return done, fmt.Errorf("export events: trailer: %w", err)
+	}
+	if _, err := bw.Write(append(tail, '\n')); err != nil {
+		return done, fmt.Errorf("export events: write: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
 		return done, fmt.Errorf("export events: write: %w", err)
@@ -256,56 +392,167 @@ var ErrStoreNotEmpty = errors.New("the event store already holds events; import 
 // commands could not append to such streams.
 var ErrNotAWholeLog = errors.New("the file is not a whole log")
 
+// ErrNotAnExport is the error of an import of a file that does not start
+// with an export's header: empty, something else, or an export of format
+// version 1, whose files cannot show whether they are whole.
+var ErrNotAnExport = errors.New("the file is not an export of this format")
+
+// ErrIncomplete is the error of an import of a file that lacks its
+// trailer, or whose events do not match it: cut short, or changed.
+var ErrIncomplete = errors.New("the file is not the whole export")
+
+// ErrPartialExport is the error of an import, without ImportOptions.Partial,
+// of an export made with filters.
+var ErrPartialExport = errors.New("the file is a partial export")
+
+// ErrUnknownEventType is the error of an import of an event whose type
+// ImportOptions.KnownType does not know.
+var ErrUnknownEventType = errors.New("unknown event type")
+
 // maxImportLine bounds one line of an import file.
 const maxImportLine = 64 << 20
+
+// ImportOptions say what Import accepts and what it does before it commits.
+type ImportOptions struct {
+	// Partial accepts a partial export (made with filters): the store is
+	// then marked partial, an analysis copy that CheckServable refuses,
+	// and its streams are not checked for gaps.
+	Partial bool
+	// KnownType tells the event types the importer knows; nil knows every
+	// type. An event of another type fails the import unless
+	// AllowUnknownTypes.
+	KnownType         func(string) bool
+	AllowUnknownTypes bool
+	// Mark is a position of the file (the positions its lines carry):
+	// Imported.BeforeMark is where the last event before it lands.
+	Mark *Position
+	// BeforeCommit runs in the import's transaction once the file is
+	// loaded and checked: what it records commits with the events or not
+	// at all.
+	BeforeCommit func(ctx context.Context, tx pgx.Tx, done Imported) error
+	Progress     ProgressFunc
+}
+
+// Imported is what an import loaded.
+type Imported struct {
+	Header ExportHeader
+	Events int64
+	// Last is the position in this store of the last event imported (Start
+	// when none was).
+	Last Position
+	// BeforeMark is the position in this store of the last event the file
+	// holds before ImportOptions.Mark (Start when none).
+	BeforeMark Position
+	// UnknownTypes counts the events of unknown types kept
+	// (AllowUnknownTypes), by type.
+	UnknownTypes map[string]int64
+}
 
 // Import loads an NDJSON export into the store, which must hold no events
 // (ErrStoreNotEmpty otherwise). Events keep their ids, streams, revisions,
 // types, data, metadata and recording times, and their order: they are
 // appended in file order, which must be log order (positions ascending).
-// Their positions are new ones of this store. It is one transaction: a
-// file that fails anywhere (a malformed line, a duplicate id, a stream
-// that does not start at revision 0 or has a gap) leaves the store empty.
-// Concurrent appends wait until it ends.
-func (s *Postgres) Import(ctx context.Context, r io.Reader, progress ProgressFunc) (int64, error) {
+// Their positions are new ones of this store. The file must be whole: its
+// header first (ErrNotAnExport), its trailer last with the count and
+// checksum of what came before (ErrIncomplete), no filters unless
+// o.Partial (ErrPartialExport), every stream starting at revision 0
+// without a gap (ErrNotAWholeLog), known types (ErrUnknownEventType). It
+// is one transaction: a file that fails anywhere leaves the store as it
+// was. Concurrent appends wait until it ends.
+func (s *Postgres) Import(ctx context.Context, r io.Reader, o ImportOptions) (Imported, error) {
+	src := &importSource{lines: bufio.NewReaderSize(r, 1<<20), opts: o, sum: sha256.New(), unknown: map[string]int64{}}
+	head, err := src.header()
+	if err != nil {
+		return Imported{}, fmt.Errorf("import events: %w", err)
+	}
+	if head.Partial && !o.Partial {
+		return Imported{}, fmt.Errorf("import events: %w (filters %s): it lacks events of the log, so commands could not append to its streams; "+
+			"export the whole log to move an installation, or import it with --partial for an analysis copy, which feedsvc serve refuses to run on", ErrPartialExport, filtersText(head))
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("import events: %w", err)
+		return Imported{}, fmt.Errorf("import events: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
 	// Appends take ROW EXCLUSIVE, which this mode conflicts with; readers
 	// go on.
 	if _, err := tx.Exec(ctx, "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"); err != nil {
-		return 0, fmt.Errorf("import events: lock the log: %w", err)
+		return Imported{}, fmt.Errorf("import events: lock the log: %w", err)
 	}
 	var empty bool
 	if err := tx.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM events)").Scan(&empty); err != nil {
-		return 0, fmt.Errorf("import events: %w", err)
+		return Imported{}, fmt.Errorf("import events: %w", err)
 	}
 	if !empty {
-		return 0, ErrStoreNotEmpty
+		return Imported{}, ErrStoreNotEmpty
 	}
-	src := &importSource{lines: bufio.NewReaderSize(r, 1<<20), progress: progress}
 	// global_position is left to its identity: COPY inserts in file order,
 	// one transaction id for all, so the log order is the file's.
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
 		[]string{"stream_id", "stream_revision", "event_id", "event_type", "data", "metadata", "recorded_at"}, src)
 	if src.err != nil {
-		return 0, fmt.Errorf("import events: %w", src.err)
+		return Imported{}, fmt.Errorf("import events: %w", src.err)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("import events: line %d or before: %w", src.line, err)
+		return Imported{}, fmt.Errorf("import events: line %d or before: %w", src.line, err)
 	}
-	if err := checkWholeStreams(ctx, tx); err != nil {
-		return 0, err
+	if !o.Partial {
+		if err := checkWholeStreams(ctx, tx); err != nil {
+			return Imported{}, err
+		}
+	}
+	done := Imported{Header: head, Events: n, UnknownTypes: src.unknown}
+	if done.Last, err = positionOf(ctx, tx, src.lastID); err != nil {
+		return Imported{}, err
+	}
+	if done.BeforeMark, err = positionOf(ctx, tx, src.beforeMarkID); err != nil {
+		return Imported{}, err
+	}
+	var partial []byte
+	if head.Partial {
+		if partial, err = json.Marshal(head.Filters); err != nil {
+			return Imported{}, fmt.Errorf("import events: %w", err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO event_store (id, imported_from, imported_at, partial) VALUES (gen_random_uuid(), $1, now(), $2)
+		ON CONFLICT (one) DO UPDATE SET imported_from = EXCLUDED.imported_from, imported_at = EXCLUDED.imported_at, partial = EXCLUDED.partial`,
+		head.Store, partial); err != nil {
+		return Imported{}, fmt.Errorf("import events: record where the log came from: %w", err)
+	}
+	if o.BeforeCommit != nil {
+		if err := o.BeforeCommit(ctx, tx, done); err != nil {
+			return Imported{}, fmt.Errorf("import events: %w", err)
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return 0, fmt.Errorf("import events: commit: %w", err)
+		return Imported{}, fmt.Errorf("import events: commit: %w", err)
 	}
-	if progress != nil {
-		progress(ExportProgress{Events: n, Last: src.last})
+	if o.Progress != nil {
+		o.Progress(ExportProgress{Events: n, Last: src.last})
 	}
-	return n, nil
+	return done, nil
+}
+
+// filtersText is the filters of a header as a reader reads them.
+func filtersText(h ExportHeader) string {
+	if !h.Filters.used() {
+		return "none; the store it came from holds a partial log"
+	}
+	b, _ := json.Marshal(h.Filters)
+	return string(b)
+}
+
+// positionOf is where the event id landed in this store (Start for none).
+func positionOf(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Position, error) {
+	if id == uuid.Nil {
+		return Start, nil
+	}
+	var commit, prepare int64
+	if err := tx.QueryRow(ctx, "SELECT transaction_id::text::bigint, global_position FROM events WHERE event_id = $1", id).
+		Scan(&commit, &prepare); err != nil {
+		return Start, fmt.Errorf("import events: find event %s: %w", id, err)
+	}
+	return Position{Commit: uint64(commit), Prepare: uint64(prepare)}, nil
 }
 
 // checkWholeStreams makes sure every stream's revisions are 0, 1, 2, … in
@@ -327,43 +574,151 @@ func checkWholeStreams(ctx context.Context, tx pgx.Tx) error {
 	if err != nil {
 		return fmt.Errorf("import events: check streams: %w", err)
 	}
-	return fmt.Errorf("import events: stream %s has revision %d without revision %d before it (an export filtered by type, stream, organization, time or position holds parts of streams): %w",
+	return fmt.Errorf("import events: stream %s has revision %d without revision %d before it (a line was removed, or the log it came from was partial): %w",
 		stream, rev, rev-1, ErrNotAWholeLog)
 }
 
-// importSource feeds COPY from the file, one line at a time.
+// importSource feeds COPY from the file, one line at a time, and checks
+// the file against its header and trailer as it goes.
 type importSource struct {
-	lines    *bufio.Reader
-	progress ProgressFunc
-	line     int64
-	count    int64
-	last     Position
-	row      []any
-	err      error
+	lines *bufio.Reader
+	opts  ImportOptions
+	head  ExportHeader
+	sum   hash.Hash
+	line  int64
+	count int64
+	first Position
+	last  Position
+	// lastID and beforeMarkID are the ids of the last event and of the
+	// last before opts.Mark.
+	lastID, beforeMarkID uuid.UUID
+	unknown              map[string]int64
+	row                  []any
+	err                  error
+}
+
+// next reads the next line with its number, counting it into the
+// checksum; io.EOF at the end.
+func (s *importSource) next() ([]byte, error) {
+	raw, err := readLine(s.lines)
+	if err == io.EOF && len(raw) == 0 {
+		return nil, io.EOF
+	}
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read line %d: %w", s.line+1, err)
+	}
+	s.line++
+	return raw, nil
+}
+
+// header reads the file's first line, which must be a version 2 header.
+func (s *importSource) header() (ExportHeader, error) {
+	raw, err := s.next()
+	if err == io.EOF {
+		return ExportHeader{}, fmt.Errorf("%w: the file is empty (an export holds a header line and a trailer line even when it holds no events)", ErrNotAnExport)
+	}
+	if err != nil {
+		return ExportHeader{}, err
+	}
+	s.hashLine(raw)
+	var line struct {
+		Header   *json.RawMessage `json:"feedsvcExport"`
+		Position *json.RawMessage `json:"position"`
+	}
+	if json.Unmarshal(raw, &line) != nil || line.Header == nil {
+		if line.Position != nil {
+			return ExportHeader{}, fmt.Errorf("%w: it starts with an event, not a header: an export of format version 1 (before feedsvc wrote headers and trailers), which cannot show whether it is whole; export the log again with this feedsvc (feedsvc events export --out FILE)", ErrNotAnExport)
+		}
+		return ExportHeader{}, fmt.Errorf("%w: line 1 is not an export header", ErrNotAnExport)
+	}
+	var h ExportHeader
+	if err := json.Unmarshal(*line.Header, &h); err != nil {
+		return ExportHeader{}, fmt.Errorf("%w: line 1: the header is malformed: %v", ErrNotAnExport, err)
+	}
+	if h.Version != ExportVersion {
+		return ExportHeader{}, fmt.Errorf("%w: the header says format version %d; this feedsvc reads version %d", ErrNotAnExport, h.Version, ExportVersion)
+	}
+	if h.Store == uuid.Nil || (h.First == nil) != (h.Last == nil) {
+		return ExportHeader{}, fmt.Errorf("%w: line 1: the header lacks its store or has one of first and last without the other", ErrNotAnExport)
+	}
+	s.head = h
+	return h, nil
+}
+
+// hashLine counts a line, with the newline the export wrote after it,
+// into the checksum.
+func (s *importSource) hashLine(raw []byte) {
+	s.sum.Write(raw)
+	s.sum.Write([]byte{'\n'})
 }
 
 func (s *importSource) Next() bool {
 	for {
-		raw, err := readLine(s.lines)
-		if err == io.EOF && len(raw) == 0 {
+		raw, err := s.next()
+		if err == io.EOF {
+			s.err = fmt.Errorf("%w: it ends after line %d (%d events) without its trailer: it was cut short; export it again", ErrIncomplete, s.line, s.count)
 			return false
 		}
-		if err != nil && err != io.EOF {
-			s.err = fmt.Errorf("read line %d: %w", s.line+1, err)
+		if err != nil {
+			s.err = err
 			return false
 		}
-		s.line++
-		if len(trimSpace(raw)) == 0 {
-			continue
+		if t, ok := trailer(raw); ok {
+			s.err = s.end(t)
+			return false
 		}
+		s.hashLine(raw)
 		if s.err = s.parse(raw); s.err != nil {
 			return false
 		}
 		s.count++
-		if s.progress != nil && s.count%progressEvery == 0 {
-			s.progress(ExportProgress{Events: s.count, Last: s.last})
+		if s.opts.Progress != nil && s.count%progressEvery == 0 {
+			s.opts.Progress(ExportProgress{Events: s.count, Last: s.last})
 		}
 		return true
+	}
+}
+
+// trailer reads raw as a trailer line, if it is one.
+func trailer(raw []byte) (*ExportTrailer, bool) {
+	if !gjson.GetBytes(raw, trailerMember).Exists() {
+		return nil, false
+	}
+	var line struct {
+		Trailer *ExportTrailer `json:"feedsvcExportEnd"`
+	}
+	if err := json.Unmarshal(raw, &line); err != nil || line.Trailer == nil {
+		return &ExportTrailer{Events: -1}, true
+	}
+	return line.Trailer, true
+}
+
+// end checks the trailer against what was read, and that nothing follows
+// it.
+func (s *importSource) end(t *ExportTrailer) error {
+	switch {
+	case t.Events < 0:
+		return fmt.Errorf("%w: line %d: the trailer is malformed", ErrIncomplete, s.line)
+	case t.Events != s.count:
+		return fmt.Errorf("%w: the trailer counts %d events, the file holds %d: lines were removed or added", ErrIncomplete, t.Events, s.count)
+	case t.SHA256 != hex.EncodeToString(s.sum.Sum(nil)):
+		return fmt.Errorf("%w: the checksum in the trailer does not match the file's lines: the file was changed after the export", ErrIncomplete)
+	case s.count > 0 && (s.head.First == nil || *s.head.First != s.first || *s.head.Last != s.last):
+		return fmt.Errorf("%w: the file's events run from %s to %s, its header says %v to %v", ErrIncomplete, s.first, s.last, s.head.First, s.head.Last)
+	case s.count == 0 && s.head.First != nil:
+		return fmt.Errorf("%w: the file holds no events, its header says %s to %s", ErrIncomplete, s.head.First, s.head.Last)
+	}
+	for {
+		raw, err := s.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if len(trimSpace(raw)) != 0 {
+			return fmt.Errorf("%w: line %d follows the trailer", ErrIncomplete, s.line)
+		}
 	}
 }
 
@@ -402,7 +757,19 @@ func (s *importSource) parse(raw []byte) error {
 	if s.count > 0 && !s.last.Less(e.position) {
 		return fmt.Errorf("line %d: position %s does not follow %s: the file is not in log order", s.line, e.position, s.last)
 	}
-	s.last = e.position
+	if s.opts.KnownType != nil && !s.opts.KnownType(e.typ) {
+		if !s.opts.AllowUnknownTypes {
+			return fmt.Errorf("line %d: %w %q: this feedsvc does not know it (a newer one wrote it?); --allow-unknown-types keeps such events, which no projector reads", s.line, ErrUnknownEventType, e.typ)
+		}
+		s.unknown[e.typ]++
+	}
+	if s.count == 0 {
+		s.first = e.position
+	}
+	s.last, s.lastID = e.position, e.id
+	if s.opts.Mark != nil && e.position.Less(*s.opts.Mark) {
+		s.beforeMarkID = e.id
+	}
 	s.row = []any{e.stream, e.revision, e.id, e.typ, e.data, e.metadata, e.time}
 	return nil
 }

@@ -119,15 +119,15 @@ func BenchmarkImport(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		got, err := dst.Import(ctx, bufio.NewReaderSize(in, 1<<20), nil)
+		got, err := dst.Import(ctx, bufio.NewReaderSize(in, 1<<20), eventstore.ImportOptions{})
 		elapsed += time.Since(t0)
 		b.StopTimer()
 		in.Close()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if got != int64(n) {
-			b.Fatalf("imported %d of %d", got, n)
+		if got.Events != int64(n) {
+			b.Fatalf("imported %d of %d", got.Events, n)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "events/s")

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,17 +35,27 @@ type exportLine struct {
 	Metadata     json.RawMessage `json:"metadata"`
 }
 
+// parseExport checks an export's header and trailer lines and returns its
+// event lines.
 func parseExport(t *testing.T, b []byte) []exportLine {
 	t.Helper()
 	var out []exportLine
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 1<<20)
+	var raw [][]byte
 	for sc.Scan() {
+		raw = append(raw, slices.Clone(sc.Bytes()))
+	}
+	if len(raw) < 2 || !bytes.HasPrefix(raw[0], []byte(`{"feedsvcExport":{"version":2,`)) ||
+		!bytes.HasPrefix(raw[len(raw)-1], []byte(`{"feedsvcExportEnd":{"events":`)) {
+		t.Fatalf("the export lacks its header or trailer:\n%s", b)
+	}
+	for _, line := range raw[1 : len(raw)-1] {
 		var l exportLine
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
-			t.Fatalf("line %q is not an event: %v", sc.Text(), err)
+			t.Fatalf("line %q is not an event: %v", line, err)
 		}
 		out = append(out, l)
 	}
@@ -217,13 +228,13 @@ func TestAnImportIntoAnEmptyStoreKeepsIdsStreamsRevisionsTimesAndOrder(t *testin
 	seedLog(t, src)
 	lines, raw := exportAll(t, src, eventstore.ExportFilter{})
 	dst, _, _ := newStore(t)
-	n, err := dst.Import(context.Background(), bytes.NewReader(raw), nil)
+	n, err := dst.Import(context.Background(), bytes.NewReader(raw), eventstore.ImportOptions{})
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
 	storetest.ReadAllVisible(t, dst, eventstore.Start, len(lines))
-	if int(n) != len(lines) {
-		t.Fatalf("imported %d events of %d", n, len(lines))
+	if int(n.Events) != len(lines) {
+		t.Fatalf("imported %d events of %d", n.Events, len(lines))
 	}
 	again, _ := exportAll(t, dst, eventstore.ExportFilter{})
 	for i := range lines {
@@ -242,22 +253,60 @@ func TestAnImportIntoAnEmptyStoreKeepsIdsStreamsRevisionsTimesAndOrder(t *testin
 	}
 }
 
+// signed makes an export file of the event lines given, with a header and
+// trailer that match them (as a careful forger would), so that a test
+// reaches the checks behind the checksum.
+func signed(t *testing.T, header []byte, events ...[]byte) []byte {
+	t.Helper()
+	var h map[string]map[string]any
+	if err := json.Unmarshal(header, &h); err != nil {
+		t.Fatal(err)
+	}
+	first, last := any(nil), any(nil)
+	if len(events) > 0 {
+		first, last = gjsonPosition(t, events[0]), gjsonPosition(t, events[len(events)-1])
+	}
+	h["feedsvcExport"]["first"], h["feedsvcExport"]["last"] = first, last
+	head, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := slices.Concat(append(head, '\n'), bytes.Join(events, nil))
+	sum := sha256.Sum256(file)
+	return fmt.Appendf(file, `{"feedsvcExportEnd":{"events":%d,"sha256":"%x"}}`+"\n", len(events), sum)
+}
+
+func gjsonPosition(t *testing.T, line []byte) any {
+	t.Helper()
+	var l struct{ Position any }
+	if err := json.Unmarshal(line, &l); err != nil {
+		t.Fatal(err)
+	}
+	return l.Position
+}
+
 func TestAnImportIsRefusedAndChangesNothingWhen(t *testing.T) {
 	src, _, _ := newStore(t)
 	seedLog(t, src)
 	parsed, whole := exportAll(t, src, eventstore.ExportFilter{})
 	_, typed := exportAll(t, src, eventstore.ExportFilter{Types: []string{"NewsFeedRenamed"}})
-	lines := bytes.SplitAfter(whole, []byte("\n"))
-	swapped := slices.Concat(lines[1], lines[0], bytes.Join(lines[2:], nil))
-	revisionsSwapped := slices.Concat(
+	all := bytes.SplitAfter(whole, []byte("\n"))
+	head, lines, tail := all[0], all[1:len(all)-2], all[len(all)-2] // the split leaves an empty last piece
+	swapped := signed(t, head, slices.Concat([][]byte{lines[1], lines[0]}, lines[2:])...)
+	revisionsSwapped := signed(t, head, slices.Concat([][]byte{
 		bytes.Replace(lines[0], []byte(`"revision":0`), []byte(`"revision":1`), 1),
-		bytes.Replace(lines[1], []byte(`"revision":1`), []byte(`"revision":0`), 1),
-		bytes.Join(lines[2:], nil))
-	sameID := slices.Concat(lines[0], bytes.Replace(lines[1], []byte(parsed[1].ID.String()), []byte(parsed[0].ID.String()), 1))
+		bytes.Replace(lines[1], []byte(`"revision":1`), []byte(`"revision":0`), 1)},
+		lines[2:])...)
+	sameID := signed(t, head, lines[0], bytes.Replace(lines[1], []byte(parsed[1].ID.String()), []byte(parsed[0].ID.String()), 1))
+	changed := bytes.Replace(lines[18], []byte(`"n": 11`), []byte(`"n": 12`), 1)
+	if bytes.Equal(changed, lines[18]) {
+		t.Fatalf("the last line %s has no n of 11 to change", lines[18])
+	}
 	cases := []struct {
 		name    string
 		prepare func(t *testing.T, s *eventstore.Postgres)
 		file    []byte
+		opts    eventstore.ImportOptions
 		want    error
 		message string
 	}{
@@ -267,12 +316,22 @@ func TestAnImportIsRefusedAndChangesNothingWhen(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
-		{name: "the file is a filtered export that holds parts of streams", file: typed, want: eventstore.ErrNotAWholeLog},
+		{name: "the file is empty", file: nil, want: eventstore.ErrNotAnExport, message: "empty"},
+		{name: "the file has no header (format version 1)", file: bytes.Join(lines, nil), want: eventstore.ErrNotAnExport, message: "export the log again"},
+		{name: "the file has no trailer", file: slices.Concat(head, bytes.Join(lines, nil)), want: eventstore.ErrIncomplete, message: "cut short"},
+		{name: "the file lost a line", file: slices.Concat(head, bytes.Join(lines[:len(lines)-1], nil), tail), want: eventstore.ErrIncomplete, message: "counts 19 events, the file holds 18"},
+		{name: "a line was changed", file: slices.Concat(head, bytes.Join(lines[:18], nil), changed, tail),
+			want: eventstore.ErrIncomplete, message: "checksum"},
+		{name: "a line follows the trailer", file: slices.Concat(whole, lines[0]), want: eventstore.ErrIncomplete, message: "follows the trailer"},
+		{name: "the file is a filtered export", file: typed, want: eventstore.ErrPartialExport, message: `"types":["NewsFeedRenamed"]`},
+		{name: "an event's type is unknown", file: whole, opts: eventstore.ImportOptions{KnownType: func(t string) bool { return t != "FeedbackGiven" }},
+			want: eventstore.ErrUnknownEventType, message: `"FeedbackGiven"`},
 		{name: "the file is not in log order", file: swapped, message: "not in log order"},
 		{name: "a stream's revisions are not in log order", file: revisionsSwapped, want: eventstore.ErrNotAWholeLog},
-		{name: "a line is not JSON", file: slices.Concat(lines[0], []byte("{oops\n"), lines[1]), message: "line 2"},
-		{name: "a line has no event id", file: bytes.Replace(lines[0], []byte(`"id":"`), []byte(`"xid":"`), 1), message: "no event id"},
-		{name: "a line repeats the one before", file: slices.Concat(lines[0], lines[0]), message: "not in log order"},
+		{name: "a stream lacks a revision", file: signed(t, head, slices.Concat(lines[:1], lines[2:])...), want: eventstore.ErrNotAWholeLog, message: "revision 2 without revision 1"},
+		{name: "a line is not JSON", file: signed(t, head, lines[0], []byte("{oops\n"), lines[1]), message: "line 3"},
+		{name: "a line has no event id", file: signed(t, head, bytes.Replace(lines[0], []byte(`"id":"`), []byte(`"xid":"`), 1)), message: "no event id"},
+		{name: "a line repeats the one before", file: signed(t, head, lines[0], lines[0]), message: "not in log order"},
 		{name: "an event id appears twice", file: sameID, message: "events_event_id_key"},
 	}
 	for _, c := range cases {
@@ -285,7 +344,7 @@ func TestAnImportIsRefusedAndChangesNothingWhen(t *testing.T) {
 			if err := db.Pool.QueryRow(context.Background(), "SELECT count(*) FROM events").Scan(&before); err != nil {
 				t.Fatal(err)
 			}
-			_, err := dst.Import(context.Background(), bytes.NewReader(c.file), nil)
+			_, err := dst.Import(context.Background(), bytes.NewReader(c.file), c.opts)
 			if err == nil {
 				t.Fatal("the import succeeded")
 			}

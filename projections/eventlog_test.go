@@ -100,12 +100,12 @@ func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *t
 
 	dst, _ := testdb.New(t)
 	dstStore, dstCmds := sqlCommands(dst)
-	imported, err := dstStore.Import(ctx, bytes.NewReader(file.Bytes()), nil)
+	imported, err := dstStore.Import(ctx, bytes.NewReader(file.Bytes()), eventstore.ImportOptions{})
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	if imported != exported.Events {
-		t.Fatalf("imported %d of %d events", imported, exported.Events)
+	if imported.Events != exported.Events {
+		t.Fatalf("imported %d of %d events", imported.Events, exported.Events)
 	}
 	runUntilCaughtUp(t, dstStore, dst, 50, projections.All()...)
 	for _, p := range projections.All() {

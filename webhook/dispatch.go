@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
@@ -157,6 +159,16 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 	if len(items) == 0 {
 		return nil
 	}
+	// Items an installation this log was moved from delivered already are
+	// not delivered again.
+	through, err := deliveredThrough(ctx, db)
+	if err != nil {
+		return err
+	}
+	items = slices.DeleteFunc(items, func(a added) bool { return !through.Less(a.env.Position) })
+	if len(items) == 0 {
+		return nil
+	}
 	hooks, err := match(ctx, db, items)
 	if err != nil {
 		return err
@@ -292,4 +304,32 @@ func (s *Service) queue(ctx context.Context, db bun.IDB, payloads []payloadRow, 
 		return fmt.Errorf("queue deliveries: %w", err)
 	}
 	return nil
+}
+
+// RecordDeliveredThrough records, in tx, that the item-added events up to
+// and including position at were delivered elsewhere: by the installation
+// an imported log was exported from (`feedsvc events import`). The
+// dispatcher still reads them, to rebuild its copy of the subscriptions,
+// but queues no delivery for them.
+func RecordDeliveredThrough(ctx context.Context, tx pgx.Tx, at eventstore.Position) error {
+	if _, err := tx.Exec(ctx, `INSERT INTO webhook_delivered_through (commit_position, prepare_position) VALUES ($1, $2)
+		ON CONFLICT (one) DO UPDATE SET commit_position = EXCLUDED.commit_position, prepare_position = EXCLUDED.prepare_position, recorded_at = now()`,
+		int64(at.Commit), int64(at.Prepare)); err != nil {
+		return fmt.Errorf("record the webhooks delivered through %s: %w", at, err)
+	}
+	return nil
+}
+
+// deliveredThrough is the position up to which deliveries were made
+// elsewhere (Start when none were).
+func deliveredThrough(ctx context.Context, db bun.IDB) (eventstore.Position, error) {
+	var commit, prepare int64
+	err := db.NewRaw("SELECT commit_position, prepare_position FROM webhook_delivered_through").Scan(ctx, &commit, &prepare)
+	if errors.Is(err, sql.ErrNoRows) {
+		return eventstore.Start, nil
+	}
+	if err != nil {
+		return eventstore.Start, fmt.Errorf("read where deliveries start: %w", err)
+	}
+	return eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}, nil
 }

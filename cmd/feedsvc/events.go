@@ -16,8 +16,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/webhook"
 )
 
 const eventsUsage = `Usage: feedsvc events <command> [flags]
@@ -25,10 +27,17 @@ const eventsUsage = `Usage: feedsvc events <command> [flags]
 Commands:
   export [--type T[,T…]] [--stream-prefix P] [--org ID|NAME] [--since TIME] [--until TIME]
          [--from-position COMMIT/PREPARE] [--out FILE]
-                 write the event log as NDJSON, one event a line, in log order
-                 (stdout unless --out); progress goes to the log (stderr)
-  import [FILE]  load an export (a file, or stdin) into an empty event store;
-                 projectors then build the read models from it
+                 write the event log as NDJSON, one event a line, in log order,
+                 between a header and a trailer (count and checksum); stdout
+                 unless --out; progress goes to the log (stderr)
+  import [--partial] [--allow-unknown-types] [--redeliver-from COMMIT/PREPARE] [FILE]
+                 load an export (a file, or stdin) into an empty event store;
+                 projectors then build the read models from it. The file must be
+                 whole (header, trailer, count and checksum) and unfiltered;
+                 --partial takes a filtered export as an analysis copy, which
+                 serve refuses to run on. Webhooks count the imported events as
+                 delivered; --redeliver-from delivers those from that position of
+                 the file on again (0/0: all)
 
 TIME is RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, midnight UTC);
 --since is inclusive, --until exclusive. --type may be repeated.
@@ -155,11 +164,38 @@ func exportTarget(path string, stdout io.Writer) (io.Writer, func(error) error, 
 func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string, stdin io.Reader, stderr io.Writer, logger *slog.Logger) error {
 	fs := flag.NewFlagSet("events import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	partial := fs.Bool("partial", false, "accept an export made with filters, as an analysis copy that feedsvc serve refuses to run on")
+	unknown := fs.Bool("allow-unknown-types", false, "keep events of types this feedsvc does not know (no projector reads them)")
+	redeliver := fs.String("redeliver-from", "", "deliver webhooks again for the file's events from this position on (COMMIT/PREPARE as the file's lines give it; 0/0: all)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {
 		return fmt.Errorf("events import: unexpected argument %q", fs.Arg(1))
+	}
+	known := map[string]bool{}
+	for _, t := range domain.EventTypeNames() {
+		known[t] = true
+	}
+	opts := eventstore.ImportOptions{
+		Partial: *partial, AllowUnknownTypes: *unknown, KnownType: func(t string) bool { return known[t] },
+		// The moved installation delivered the imported events' webhooks
+		// already: its dispatcher rebuilds its subscriptions from the
+		// whole log but queues nothing up to here.
+		BeforeCommit: func(ctx context.Context, tx pgx.Tx, done eventstore.Imported) error {
+			through := done.Last
+			if *redeliver != "" {
+				through = done.BeforeMark
+			}
+			return webhook.RecordDeliveredThrough(ctx, tx, through)
+		},
+	}
+	if *redeliver != "" {
+		from, err := eventstore.ParsePosition(*redeliver)
+		if err != nil {
+			return fmt.Errorf("events import: --redeliver-from: %w", err)
+		}
+		opts.Mark = &from
 	}
 	in, name := stdin, "stdin"
 	if path := fs.Arg(0); path != "" && path != "-" {
@@ -172,12 +208,27 @@ func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string
 	}
 	started := time.Now()
 	logger.Info("importing events", "from", name)
-	n, err := store.Import(ctx, in, progressLogger(logger, "importing events", started))
+	opts.Progress = progressLogger(logger, "importing events", started)
+	done, err := store.Import(ctx, in, opts)
 	if err != nil {
-		return fmt.Errorf("events import from %s: %w", name, err)
+		return fmt.Errorf("events import from %s: %w (nothing was imported)", name, err)
 	}
-	logger.Info("events imported; projectors build the read models when feedsvc serve runs",
-		"events", n, "elapsed", time.Since(started).Round(time.Millisecond), "events_per_sec", rate(n, started))
+	for t, n := range done.UnknownTypes {
+		logger.Warn("kept events of a type this feedsvc does not know (--allow-unknown-types); no projector reads them", "type", t, "events", n)
+	}
+	if done.Header.Partial {
+		logger.Warn("imported a partial export as an analysis copy: feedsvc serve refuses to run on this database", "filters", done.Header.Filters)
+	}
+	through := done.Last
+	if opts.Mark != nil {
+		through = done.BeforeMark
+	}
+	msg := "events imported; projectors build the read models when feedsvc serve runs, and webhooks are delivered for events after the imported ones"
+	if opts.Mark != nil {
+		msg += " and for those from --redeliver-from on"
+	}
+	logger.Info(msg, "events", done.Events, "from_store", done.Header.Store.String(), "webhooks_delivered_through", through.String(),
+		"elapsed", time.Since(started).Round(time.Millisecond), "events_per_sec", rate(done.Events, started))
 	return nil
 }
 

@@ -68,6 +68,13 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s := &Service{Config: cfg, DB: db, logger: logger}
 	s.Store = eventstore.NewPostgres(db.Pool)
+	// An analysis copy imported from a filtered export lacks events of its
+	// streams: serving it would answer lists with holes, and commands
+	// could not append.
+	if err := s.Store.CheckServable(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	s.Queries = readmodel.NewQueries(db.Bun)
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
 	s.Commands = commands.New(s.Store, s.Queries, commands.CheckingSources(s.Social))

@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS webhook_delivered_through;
+--bun:split
+DROP TABLE IF EXISTS event_store;
