@@ -26,13 +26,21 @@ type ConnLimits struct {
 	PerIP int
 }
 
-// A refused connection is answered, then drained briefly so the answer is
-// not lost to a reset (the client may still be sending its request). At
-// most maxLingering refusals are drained at once; past that they are only
-// closed, so a flood of refused connections costs no more.
+// Every connection the server closes is closed the way RFC 9112 section
+// 9.6 asks ("lingering close"): its sending side first, so the answer
+// already written goes out and ends with a FIN, then what the client still
+// sends is read and dropped for a while, and only then is it closed. A
+// socket closed with unread bytes in it answers them with a reset, which
+// can destroy the answer before the client reads it: a 400 or 408 written
+// by the transport while a large body is still arriving, or a refusal at a
+// connection cap. The drain is bounded in time, bytes and number: at most
+// maxLingering connections linger at once (past that they are closed at
+// once, so a flood costs no more), each for lingerFor and lingerBytes at
+// most, counted against the caps until it is closed.
 const (
-	lingerFor    = 500 * time.Millisecond
-	maxLingering = 64
+	lingerFor    = 2 * time.Second
+	lingerBytes  = 64 << 20
+	maxLingering = 256
 )
 
 // LimitConns wraps ln so it hands the server no more connections than
@@ -87,7 +95,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 			l.refuse(c, refused)
 			continue
 		}
-		return &countedConn{Conn: c, release: func() { l.release(ip) }}, nil
+		return &countedConn{Conn: c, release: func() { l.release(ip) }, lingering: l.lingering}, nil
 	}
 }
 
@@ -131,16 +139,26 @@ func (l *limitedListener) refuse(c net.Conn, refused *envelope.Error) {
 	}
 	go func() {
 		defer func() { <-l.lingering }()
-		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(lingerFor))
 		if _, err := c.Write(refusal(refused)); err != nil {
+			c.Close()
 			return
 		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+		linger(c)
 	}()
+}
+
+// linger closes c's sending side, reads and drops what the client still
+// sends until it closes its side, lingerFor passes or lingerBytes are
+// read, then closes c.
+func linger(c net.Conn) {
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(lingerFor))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, lingerBytes))
 }
 
 // peerAddr is the client's address; invalid for a non-IP listener.
@@ -151,14 +169,29 @@ func peerAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// countedConn gives its place back once, however often it is closed.
+// countedConn gives its place back once, however often it is closed, and
+// is closed lingering (see lingerFor) when a lingering slot is free.
 type countedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	once      sync.Once
+	release   func()
+	lingering chan struct{}
 }
 
 func (c *countedConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
+	c.once.Do(func() {
+		select {
+		case c.lingering <- struct{}{}:
+		default:
+			c.Conn.Close()
+			c.release()
+			return
+		}
+		go func() {
+			defer func() { <-c.lingering }()
+			defer c.release()
+			linger(c.Conn)
+		}()
+	})
+	return nil
 }

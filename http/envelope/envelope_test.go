@@ -20,8 +20,12 @@ import (
 func answer(t *testing.T, d envelope.Dialect, err error) (int, map[string]any) {
 	t.Helper()
 	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
-	app.Get("/x", envelope.Speak(d), func(*fiber.Ctx) error { return err })
-	resp, testErr := app.Test(httptest.NewRequest("GET", "/x", nil))
+	path := "/feeds/news/x"
+	if d == envelope.Events {
+		path = "/feeds/events/x"
+	}
+	app.Get(path, func(*fiber.Ctx) error { return err })
+	resp, testErr := app.Test(httptest.NewRequest("GET", path, nil))
 	if testErr != nil {
 		t.Fatal(testErr)
 	}
@@ -86,5 +90,27 @@ func TestARequestThatRanOutOfTimeAnswers503NotA500(t *testing.T) {
 	err := fmt.Errorf("rank sources: %w", context.DeadlineExceeded)
 	if got := envelope.Classify(err); got.Status != fiber.StatusServiceUnavailable {
 		t.Fatalf("a deadline answers %d (%q); want 503", got.Status, got.Message)
+	}
+}
+
+func TestTheDialectIsThePathsAsTheRouterMatchesIt(t *testing.T) {
+	tests := []struct {
+		path string
+		want envelope.Dialect
+	}{
+		{"/feeds/events", envelope.Events},
+		{"/feeds/events/", envelope.Events},
+		{"/FEEDS/Events/abc/items", envelope.Events},
+		{"/v0/feeds/events/abc/items", envelope.Events},
+		{"/feeds/eventsx", envelope.News},
+		{"/feeds/news/abc", envelope.News},
+		{"/webhooks", envelope.News},
+		{"/", envelope.News},
+		{"", envelope.News},
+	}
+	for _, tt := range tests {
+		if got := envelope.For(tt.path); got != tt.want {
+			t.Errorf("For(%q) = %+v, want %+v", tt.path, got, tt.want)
+		}
 	}
 }
