@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -170,12 +172,57 @@ func peerAddr(c net.Conn) netip.Addr {
 }
 
 // countedConn gives its place back once, however often it is closed, and
-// is closed lingering (see lingerFor) when a lingering slot is free.
+// is closed lingering (see lingerFor) when a lingering slot is free. It
+// also keeps the start of the latest request head read (see requestPath).
 type countedConn struct {
 	net.Conn
 	once      sync.Once
 	release   func()
 	lingering chan struct{}
+
+	// head holds the first bytes read after the last answer was written:
+	// the start of the request now being read. The server reads and
+	// writes a connection from one goroutine at a time.
+	head         []byte
+	answeredLast bool
+}
+
+// maxHead is how much of a request head is kept: a request line longer
+// than that has no path worth knowing.
+const maxHead = 1 << 10
+
+func (c *countedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && (c.head == nil || c.answeredLast) {
+		c.head = append(c.head[:0], b[:min(n, maxHead)]...)
+		c.answeredLast = false
+	}
+	return n, err
+}
+
+func (c *countedConn) Write(b []byte) (int, error) {
+	c.answeredLast = true
+	return c.Conn.Write(b)
+}
+
+// requestPath is the path in the request line of the request being read,
+// for the answer the transport writes to a request whose head it could
+// not parse (fasthttp keeps nothing of it): its path decides the answer's
+// dialect. A pipelined request read in one go with the one before it is
+// not seen, and the path is then that earlier request's; "" when the line
+// has no target.
+func (c *countedConn) requestPath() string {
+	line, _, _ := strings.Cut(string(c.head), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 2 {
+		return ""
+	}
+	target := fields[1]
+	if u, err := url.Parse(target); err == nil && u.IsAbs() {
+		target = u.EscapedPath()
+	}
+	path, _, _ := strings.Cut(target, "?")
+	return path
 }
 
 func (c *countedConn) Close() error {

@@ -76,6 +76,12 @@ func TestEveryErrorOnAnEventPathSpeaksTheEventDialect(t *testing.T) {
 		{"a compressed body", request("POST /feeds/events HTTP/1.1", auth, "Content-Encoding: gzip", "Content-Length: 2") + "{}", 415},
 		{"a bad chunk", request("POST /feeds/events HTTP/1.1", auth, "Transfer-Encoding: chunked") + "zz\r\n", 400},
 		{"an invalid Idempotency-Key", request("POST /feeds/events HTTP/1.1", auth, "Idempotency-Key: \xe9", "Content-Length: 2") + "{}", 400},
+		{"an Idempotency-Key with a control byte", request("POST /feeds/events HTTP/1.1", auth, "Idempotency-Key: a\x01b", "Content-Length: 2") + "{}", 400},
+		{"a header name with a space", request("POST /feeds/events HTTP/1.1", auth, "Bad Header: x", "Content-Length: 2") + "{}", 400},
+		{"two Content-Lengths", request("POST /feeds/events/ HTTP/1.1", auth, "Content-Length: 2", "Content-Length: 3") + "{}", 400},
+		{"two Host headers", request("GET /feeds/events HTTP/1.1", auth, "Host: other"), 400},
+		{"a request line with an absolute target", request("GET http://feedsvc/v0/feeds/events/x/items HTTP/1.1", auth, "Bad Header: x"), 400},
+		{"headers over 8 KiB", request("GET /feeds/events HTTP/1.1", auth, "X: "+strings.Repeat("a", 9000)), 431},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +95,7 @@ func TestEveryErrorOnAnEventPathSpeaksTheEventDialect(t *testing.T) {
 }
 
 // A request the transport refuses while its body is still arriving (here a
-// header line fasthttp cannot parse, as an invalid Idempotency-Key can be)
+// head fasthttp cannot parse, as an invalid Idempotency-Key can make it)
 // is answered at once; the connection is then closed lingering, so a
 // client that goes on sending its 1.65 MB body reads the answer instead
 // of a reset.
@@ -99,7 +105,7 @@ func TestAnEarlyAnswerReachesAClientThatKeepsSending(t *testing.T) {
 	body := `{"name":"` + strings.Repeat("n", 1_650_000) + `","description":"d"}`
 	cases := []struct{ name, header string }{
 		{"an Idempotency-Key with a control byte", "Idempotency-Key: a\x01b"},
-		{"a header name with a space", "Bad Header: x"},
+		{"a second, conflicting Content-Length", "Content-Length: 5"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,7 +124,7 @@ func TestAnEarlyAnswerReachesAClientThatKeepsSending(t *testing.T) {
 			}
 			br := bufio.NewReader(conn)
 			r := readAnswer(t, conn, br)
-			wantError(t, r, http.StatusBadRequest, "VALIDATION_ERROR")
+			wantError(t, r, http.StatusBadRequest, "BAD_REQUEST")
 			wantClosed(t, conn, br)
 		})
 	}
