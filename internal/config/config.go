@@ -55,7 +55,7 @@ type Config struct {
 	// counted in Postgres.
 	RateLimitFailure auth.FailureMode
 	LogLevel         string
-	LogFormat string
+	LogFormat        string
 	// Platforms are the providers' settings of platform sources.
 	Platforms platform.Settings
 }

@@ -28,7 +28,7 @@ func Unavailable(err error) bool {
 	}
 	switch {
 	case strings.HasPrefix(pgErr.Code, "08"), // connection_exception
-		strings.HasPrefix(pgErr.Code, "53"), // insufficient_resources: too_many_connections, out_of_memory, disk_full
+		strings.HasPrefix(pgErr.Code, "53"),                                 // insufficient_resources: too_many_connections, out_of_memory, disk_full
 		pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
 		return true
 	}
