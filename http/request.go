@@ -52,8 +52,8 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 // textOnly refuses a body that is not text every store can hold: bytes
 // that are not UTF-8 (encoding/json would store them as U+FFFD in a string
 // and pass them on unchanged in a json.RawMessage, which Postgres then
-// refuses), and the escapes \u0000 and unpaired surrogates, which neither
-// a Postgres text column nor jsonb accepts. Checked once here, for every
+// refuses), and unpaired surrogate escapes, which jsonb refuses. (A NUL
+// is refused by the validation of each field, which names it.) Checked once here, for every
 // member of every body, so no route can store or choke on them.
 func textOnly(body []byte) error {
 	if !utf8.Valid(body) {
@@ -71,8 +71,6 @@ func textOnly(body []byte) error {
 		switch {
 		case !ok:
 			continue // not an escape encoding/json reads; it refuses it itself
-		case r == 0:
-			return envelope.BadRequest("body", "must not contain the NUL character (\\u0000)")
 		case utf16.IsSurrogate(r):
 			next, ok := hexRune(body[min(i+7, len(body)):])
 			if r >= 0xdc00 || !ok || i+6 >= len(body) || body[i+5] != '\\' || body[i+6] != 'u' || next < 0xdc00 || next > 0xdfff {

@@ -138,15 +138,16 @@ func Classify(err error) *Error {
 	case errors.Is(err, commands.ErrBusy):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
+	// A lagging write says so even when its wait ran out of time.
+	case errors.Is(err, commands.ErrLagging):
+		return &Error{Status: fiber.StatusServiceUnavailable,
+			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}
 	case database.Unavailable(err):
 		return &Error{Status: fiber.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: "the service's database is busy or unreachable; retry shortly (a write with the same Idempotency-Key, so that it is made once)"}
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Status: fiber.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: "the request took longer than the service allows; retry, or narrow it (a feed, a time range)"}
-	case errors.Is(err, commands.ErrLagging):
-		return &Error{Status: fiber.StatusServiceUnavailable,
-			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}
 	}
 	return &Error{Status: fiber.StatusInternalServerError, Message: "unexpected failure, retrying is advised"}
 }
