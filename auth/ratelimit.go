@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,12 +30,95 @@ type Limiter struct {
 	pool *pgxpool.Pool
 	// def is the rate of keys without their own.
 	def Rate
+	// onFailure is what a request gets when its count cannot be taken.
+	onFailure FailureMode
+	// local counts requests in this process while Postgres cannot.
+	local localCounts
 }
 
+// FailureMode is what the limiter does with a request whose count cannot
+// be taken in Postgres (the database refuses connections, is at its
+// limit, or does not answer within takeTimeout). In every mode the
+// request is then counted in this process, in the same windows, so a key
+// past its limit is refused 429 even while the shared count is down: a
+// flood that fills the database cannot switch the limit off.
+type FailureMode string
+
+const (
+	// FailClosed answers every request of a limited key 503 with
+	// Retry-After while its count cannot be taken.
+	FailClosed FailureMode = "closed"
+	// FailLocal serves the request when this process's own count allows
+	// it: the limit then holds per process rather than across them.
+	FailLocal FailureMode = "local"
+	// FailClosedForOwnRates is the default: FailClosed for keys given a
+	// rate of their own (`keys create --rate`, `keys rate`), whose limit
+	// was chosen for them, and FailLocal for keys on the service's rate.
+	FailClosedForOwnRates FailureMode = "own-rates-closed"
+)
+
+// ParseFailureMode reads a FailureMode by its name.
+func ParseFailureMode(s string) (FailureMode, error) {
+	switch m := FailureMode(strings.ToLower(strings.TrimSpace(s))); m {
+	case FailClosed, FailLocal, FailClosedForOwnRates:
+		return m, nil
+	}
+	return "", fmt.Errorf("rate limit failure mode %q: want %s, %s or %s", s, FailClosedForOwnRates, FailClosed, FailLocal)
+}
+
+// takeTimeout bounds the wait for a count: past it the count is taken as
+// failed, rather than a request waiting on a pool the database starves.
+const takeTimeout = 2 * time.Second
+
 // NewLimiter counts in pool's database, limiting keys without a rate of
-// their own to def.
-func NewLimiter(pool *pgxpool.Pool, def Rate) *Limiter {
-	return &Limiter{pool: pool, def: def}
+// their own to def; onFailure says what a request gets while the count
+// cannot be taken (the zero value is FailClosedForOwnRates).
+func NewLimiter(pool *pgxpool.Pool, def Rate, onFailure FailureMode) *Limiter {
+	if onFailure == "" {
+		onFailure = FailClosedForOwnRates
+	}
+	return &Limiter{pool: pool, def: def, onFailure: onFailure, local: localCounts{windows: make(map[uuid.UUID]localWindow)}}
+}
+
+// failsClosed reports whether a request of p is refused while its count
+// cannot be taken.
+func (l *Limiter) failsClosed(p Principal) bool {
+	return l.onFailure == FailClosed || l.onFailure == FailClosedForOwnRates && p.Rate != nil
+}
+
+// localCounts is the in-process count of each key in its current window,
+// kept while Postgres cannot count.
+type localCounts struct {
+	mu      sync.Mutex
+	windows map[uuid.UUID]localWindow
+}
+
+type localWindow struct {
+	start time.Time
+	hits  int
+}
+
+// take counts one request of key under rate at now, in the windows
+// Postgres uses (multiples of the window since the Unix epoch).
+func (lc *localCounts) take(key uuid.UUID, rate Rate, now time.Time) Usage {
+	secs := int64(rate.Window / time.Second)
+	start := time.Unix(now.Unix()/secs*secs, 0)
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	w := lc.windows[key]
+	if !w.start.Equal(start) {
+		w = localWindow{start: start}
+		// Ended windows go as new ones start: the map holds at most one
+		// window per key seen while counting failed.
+		for k, other := range lc.windows {
+			if !other.start.Add(maxRateWindow).After(now) {
+				delete(lc.windows, k)
+			}
+		}
+	}
+	w.hits++
+	lc.windows[key] = w
+	return Usage{Rate: rate, Used: w.hits, Reset: max(1, int(math.Ceil(start.Add(rate.Window).Sub(now).Seconds())))}
 }
 
 // Usage is a key's standing in its current window.
@@ -62,6 +148,8 @@ RETURNING w.hits, ceil(extract(epoch FROM w.ends_at - now()))::int`
 
 // Take counts a request of key under rate.
 func (l *Limiter) Take(ctx context.Context, key uuid.UUID, rate Rate) (Usage, error) {
+	ctx, cancel := context.WithTimeout(ctx, takeTimeout)
+	defer cancel()
 	secs := int(rate.Window / time.Second)
 	u := Usage{Rate: rate}
 	if err := l.pool.QueryRow(ctx, takeSQL, key, secs).Scan(&u.Used, &u.Reset); err != nil {
@@ -92,8 +180,9 @@ func (l *Limiter) RateFor(p Principal) Rate {
 // answers with the RateLimit-Limit, -Remaining and -Reset headers of the
 // IETF draft (and RateLimit-Policy); past the limit it answers 429
 // TOO_MANY_REQUESTS with Retry-After. It must run after Middleware. When
-// the count cannot be taken the request is served, and the failure logged:
-// a database that cannot count will fail the request's own work anyway.
+// the count cannot be taken in Postgres, the request is counted in this
+// process and the limiter's FailureMode decides (a 503 with Retry-After,
+// or the local count's answer); the failure is logged.
 func RateLimit(l *Limiter) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		p, ok := PrincipalFrom(c)
@@ -106,8 +195,14 @@ func RateLimit(l *Limiter) fiber.Handler {
 		}
 		u, err := l.Take(c.UserContext(), p.KeyID, rate)
 		if err != nil {
-			slog.WarnContext(c.UserContext(), "rate limit not checked", "key_id", p.KeyID, "err", err)
-			return c.Next()
+			u = l.local.take(p.KeyID, rate, time.Now())
+			closed := l.failsClosed(p) && u.Allowed()
+			slog.WarnContext(c.UserContext(), "rate limit not counted in the database; counted in this process", "key_id", p.KeyID, "refused", closed || !u.Allowed(), "err", err)
+			if closed {
+				c.Set(fiber.HeaderRetryAfter, "1")
+				return &envelope.Error{Status: fiber.StatusServiceUnavailable, Code: envelope.CodeUnavailable,
+					Message: "the request rate of this API key cannot be checked right now; retry shortly"}
+			}
 		}
 		reset := strconv.Itoa(u.Reset)
 		c.Set("RateLimit-Limit", strconv.Itoa(rate.Limit))

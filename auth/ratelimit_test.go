@@ -23,7 +23,7 @@ func twoProcesses(t testing.TB, def Rate) (*Limiter, *Limiter) {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close)
-	return NewLimiter(db.Pool, def), NewLimiter(other.Pool, def)
+	return NewLimiter(db.Pool, def, FailClosedForOwnRates), NewLimiter(other.Pool, def, FailClosedForOwnRates)
 }
 
 // freshWindow waits, when the current window of rate is about to end, for
@@ -138,7 +138,7 @@ func TestAKeyCarriesItsOwnRateOrTheDefault(t *testing.T) {
 	s, _, _ := newTestStore(t)
 	ctx := context.Background()
 	def := Rate{Limit: 100, Window: time.Minute}
-	l := NewLimiter(nil, def)
+	l := NewLimiter(nil, def, FailClosedForOwnRates)
 	own := Rate{Limit: 600, Window: time.Minute}
 	cases := []struct {
 		name string
@@ -205,7 +205,7 @@ func TestAKeyCarriesItsOwnRateOrTheDefault(t *testing.T) {
 // request costs: the upsert that counts it and reads the window.
 func BenchmarkLimiterTake(b *testing.B) {
 	db, _ := testdb.New(b)
-	l := NewLimiter(db.Pool, Unlimited)
+	l := NewLimiter(db.Pool, Unlimited, FailClosedForOwnRates)
 	rate := Rate{Limit: maxRateLimit, Window: time.Hour}
 	ctx := context.Background()
 	b.Run("one key, serial", func(b *testing.B) {

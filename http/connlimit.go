@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,13 +28,21 @@ type ConnLimits struct {
 	PerIP int
 }
 
-// A refused connection is answered, then drained briefly so the answer is
-// not lost to a reset (the client may still be sending its request). At
-// most maxLingering refusals are drained at once; past that they are only
-// closed, so a flood of refused connections costs no more.
+// Every connection the server closes is closed the way RFC 9112 section
+// 9.6 asks ("lingering close"): its sending side first, so the answer
+// already written goes out and ends with a FIN, then what the client still
+// sends is read and dropped for a while, and only then is it closed. A
+// socket closed with unread bytes in it answers them with a reset, which
+// can destroy the answer before the client reads it: a 400 or 408 written
+// by the transport while a large body is still arriving, or a refusal at a
+// connection cap. The drain is bounded in time, bytes and number: at most
+// maxLingering connections linger at once (past that they are closed at
+// once, so a flood costs no more), each for lingerFor and lingerBytes at
+// most, counted against the caps until it is closed.
 const (
-	lingerFor    = 500 * time.Millisecond
-	maxLingering = 64
+	lingerFor    = 2 * time.Second
+	lingerBytes  = 64 << 20
+	maxLingering = 256
 )
 
 // LimitConns wraps ln so it hands the server no more connections than
@@ -87,7 +97,7 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 			l.refuse(c, refused)
 			continue
 		}
-		return &countedConn{Conn: c, release: func() { l.release(ip) }}, nil
+		return &countedConn{Conn: c, release: func() { l.release(ip) }, lingering: l.lingering}, nil
 	}
 }
 
@@ -131,16 +141,26 @@ func (l *limitedListener) refuse(c net.Conn, refused *envelope.Error) {
 	}
 	go func() {
 		defer func() { <-l.lingering }()
-		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(lingerFor))
 		if _, err := c.Write(refusal(refused)); err != nil {
+			c.Close()
 			return
 		}
-		if tc, ok := c.(*net.TCPConn); ok {
-			_ = tc.CloseWrite()
-		}
-		_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<10))
+		linger(c)
 	}()
+}
+
+// linger closes c's sending side, reads and drops what the client still
+// sends until it closes its side, lingerFor passes or lingerBytes are
+// read, then closes c.
+func linger(c net.Conn) {
+	defer c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok || cw.CloseWrite() != nil {
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(lingerFor))
+	_, _ = io.Copy(io.Discard, io.LimitReader(c, lingerBytes))
 }
 
 // peerAddr is the client's address; invalid for a non-IP listener.
@@ -151,14 +171,74 @@ func peerAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// countedConn gives its place back once, however often it is closed.
+// countedConn gives its place back once, however often it is closed, and
+// is closed lingering (see lingerFor) when a lingering slot is free. It
+// also keeps the start of the latest request head read (see requestPath).
 type countedConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	once      sync.Once
+	release   func()
+	lingering chan struct{}
+
+	// head holds the first bytes read after the last answer was written:
+	// the start of the request now being read. The server reads and
+	// writes a connection from one goroutine at a time.
+	head         []byte
+	answeredLast bool
+}
+
+// maxHead is how much of a request head is kept: a request line longer
+// than that has no path worth knowing.
+const maxHead = 1 << 10
+
+func (c *countedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 && (c.head == nil || c.answeredLast) {
+		c.head = append(c.head[:0], b[:min(n, maxHead)]...)
+		c.answeredLast = false
+	}
+	return n, err
+}
+
+func (c *countedConn) Write(b []byte) (int, error) {
+	c.answeredLast = true
+	return c.Conn.Write(b)
+}
+
+// requestPath is the path in the request line of the request being read,
+// for the answer the transport writes to a request whose head it could
+// not parse (fasthttp keeps nothing of it): its path decides the answer's
+// dialect. A pipelined request read in one go with the one before it is
+// not seen, and the path is then that earlier request's; "" when the line
+// has no target.
+func (c *countedConn) requestPath() string {
+	line, _, _ := strings.Cut(string(c.head), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 2 {
+		return ""
+	}
+	target := fields[1]
+	if u, err := url.Parse(target); err == nil && u.IsAbs() {
+		target = u.EscapedPath()
+	}
+	path, _, _ := strings.Cut(target, "?")
+	return path
 }
 
 func (c *countedConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
+	c.once.Do(func() {
+		select {
+		case c.lingering <- struct{}{}:
+		default:
+			c.Conn.Close()
+			c.release()
+			return
+		}
+		go func() {
+			defer func() { <-c.lingering }()
+			defer c.release()
+			linger(c.Conn)
+		}()
+	})
+	return nil
 }

@@ -16,7 +16,8 @@ import (
 )
 
 // Fuzz targets over what clients send: request bodies with their
-// Content-Type and Content-Encoding, and item-list queries. Whatever the
+// Content-Type and Content-Encoding (every body the OpenAPI document
+// takes, event feed configs and webhooks included), and item-list queries. Whatever the
 // input, the answer is never a 5xx and always a JSON envelope. The seed
 // corpus is in testdata/fuzz; `go test` runs it, and .ci/run fuzzes each
 // target for a bounded time.
@@ -70,6 +71,14 @@ func FuzzRequestDecoding(f *testing.F) {
 	att := wantListOf(f, h, "/feeds/news/"+fx.feedID+"/sources")[0]["id"].(string)
 	feed := "/feeds/news/" + fx.feedID
 	item := feed + "/items/" + fx.items[0]
+	events := newEventFeed(f, h, "fuzzed")
+	eventItem := events.add(f, events.attach(f, "events.example"), oneTime("fuzzed", time.Now().Add(24*time.Hour).Truncate(time.Hour), time.Hour))
+	eventFeed := "/feeds/events/" + events.id.String()
+	hook := h.Do("POST", "/webhooks", map[string]any{"url": "https://hooks.example.com/in", "events": []string{"event.item_added"}}).MustStatus(f, http.StatusCreated).Data()["id"].(string)
+	// Every operation of the OpenAPI document that takes a body, but POST
+	// /parse and POST /webhooks/test, which fetch from or send to the URL
+	// they are given. New routes go at the end: the corpus names routes by
+	// their index.
 	routes := []struct{ method, path string }{
 		{"POST", "/feeds/news"},
 		{"PATCH", feed},
@@ -77,8 +86,20 @@ func FuzzRequestDecoding(f *testing.F) {
 		{"PATCH", feed + "/sources/" + att},
 		{"POST", item + "/feedback"},
 		{"POST", "/sources"},
+		{"POST", "/feeds/events"},
+		{"PATCH", eventFeed},
+		{"POST", eventFeed + "/sources"},
+		{"POST", eventFeed + "/items/" + eventItem.String() + "/feedback"},
+		{"POST", "/webhooks"},
+		{"PATCH", "/webhooks/" + hook},
 	}
 	f.Add(uint8(0), "application/json", "", []byte(`{"name":"n","description":"d"}`))
+	f.Add(uint8(6), "application/json", "", []byte(`{"name":"n","description":"d","config":{"keywords":["jazz"],"geo":{"lat":52.5,"lng":13.4,"radiusKm":25}}}`))
+	f.Add(uint8(7), "application/json", "", []byte(`{"config":{"keywords":["a\u00e9"],"theme":"dark"}}`))
+	f.Add(uint8(8), "application/json", "", []byte(`{"sourceType":"site","domain":"events.example.org"}`))
+	f.Add(uint8(9), "application/json", "", []byte(`{"rating":1,"comment":"good"}`))
+	f.Add(uint8(10), "application/json", "", []byte(`{"url":"https://hooks.example.com/a","events":["event.item_added"]}`))
+	f.Add(uint8(11), "application/json", "", []byte(`{"enabled":false,"url":"https://hooks.example.com/b"}`))
 	f.Fuzz(func(t *testing.T, route uint8, contentType, contentEncoding string, body []byte) {
 		if !httpguts.ValidHeaderFieldValue(contentType) || !httpguts.ValidHeaderFieldValue(contentEncoding) {
 			t.Skip("not a header value a client can send")

@@ -7,7 +7,10 @@ import (
 	"io"
 	"mime"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -33,6 +36,9 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 	if len(body) == 0 || body[0] != '{' {
 		return envelope.BadRequest("body", "must be a JSON object")
 	}
+	if err := textOnly(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
@@ -41,6 +47,50 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 		return envelope.BadRequest("body", "must hold a single JSON object")
 	}
 	return nil
+}
+
+// textOnly refuses a body that is not text every store can hold: bytes
+// that are not UTF-8 (encoding/json would store them as U+FFFD in a string
+// and pass them on unchanged in a json.RawMessage, which Postgres then
+// refuses), and unpaired surrogate escapes, which jsonb refuses. (A NUL
+// is refused by the validation of each field, which names it.) Checked once here, for every
+// member of every body, so no route can store or choke on them.
+func textOnly(body []byte) error {
+	if !utf8.Valid(body) {
+		return envelope.BadRequest("body", "must be UTF-8 text")
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' || i+1 >= len(body) {
+			continue
+		}
+		i++ // the escaped character: a second backslash is not an escape
+		if body[i] != 'u' {
+			continue
+		}
+		r, ok := hexRune(body[i+1:])
+		switch {
+		case !ok:
+			continue // not an escape encoding/json reads; it refuses it itself
+		case utf16.IsSurrogate(r):
+			next, ok := hexRune(body[min(i+7, len(body)):])
+			if r >= 0xdc00 || !ok || i+6 >= len(body) || body[i+5] != '\\' || body[i+6] != 'u' || next < 0xdc00 || next > 0xdfff {
+				return envelope.BadRequest("body", "must not contain unpaired UTF-16 surrogate escapes")
+			}
+			i += 10 // both escapes of the pair
+			continue
+		}
+		i += 4
+	}
+	return nil
+}
+
+// hexRune reads the four hex digits of a \u escape.
+func hexRune(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
+	return rune(n), err == nil
 }
 
 // jsonMediaType accepts application/json and application/*+json with at

@@ -109,12 +109,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 		app.Use(observe(deps.Metrics))
 		app.Get("/metrics", metricsHandler(deps.Metrics))
 	}
-	// Event paths speak their dialect from the start, so that what refuses
-	// a request before its route does (a repeated parameter, a missing
-	// scope) answers in it too.
-	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
-		app.Use(prefix, envelope.Speak(envelope.Events))
-	}
+	// Which dialect an error speaks is decided from its path alone
+	// (envelope.For), so the answers written before any route runs speak it.
 	app.Use(boundBody(app, cfg.BodyLimit, readTimeout))
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
@@ -182,7 +178,7 @@ type handlers struct {
 // the power to change feeds.
 func (h *handlers) routes(app *fiber.App) {
 	newsScope := auth.RequireScope(auth.ScopeNews)
-	news := app.Group("/feeds/news", envelope.Speak(envelope.News))
+	news := app.Group("/feeds/news")
 	news.Post("/", newsScope, h.createFeed(newsFeeds))
 	news.Get("/", newsScope, h.listFeeds(newsFeeds))
 	news.Get("/:feedId", newsScope, h.getFeed(newsFeeds))
@@ -201,7 +197,7 @@ func (h *handlers) routes(app *fiber.App) {
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	eventsScope := auth.RequireScope(auth.ScopeEvents)
-	events := app.Group("/feeds/events") // the event dialect is set in New for every event path
+	events := app.Group("/feeds/events")
 	events.Post("/", eventsScope, h.createFeed(eventFeeds))
 	events.Get("/", eventsScope, h.listFeeds(eventFeeds))
 	events.Get("/:id", eventsScope, h.getFeed(eventFeeds))
@@ -216,7 +212,7 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Get("/:id/items/:itemId/history", items, h.itemHistory(domain.FeedEvents, "id"))
 	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
-	insights := app.Group("/insights", envelope.Speak(envelope.News), items)
+	insights := app.Group("/insights", items)
 	insights.Get("/feedback", h.feedbackInsights)
 	insights.Get("/sources/negative", h.negativeSources)
 
@@ -225,9 +221,9 @@ func (h *handlers) routes(app *fiber.App) {
 	sources.Get("/", h.listSources)
 	sources.Get("/:id", h.getSource)
 
-	app.Post("/parse", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeParse), h.parsePage)
+	app.Post("/parse", auth.RequireScope(auth.ScopeParse), h.parsePage)
 
-	hooks := app.Group("/webhooks", envelope.Speak(envelope.News), auth.RequireScope(auth.ScopeWebhooks))
+	hooks := app.Group("/webhooks", auth.RequireScope(auth.ScopeWebhooks))
 	hooks.Post("/", h.createWebhook)
 	hooks.Get("/", h.listWebhooks)
 	hooks.Post("/test", h.testWebhook)

@@ -37,6 +37,11 @@ func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logge
 	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
 		answer := transportError(err)
 		render(app, fctx, func(c *fiber.Ctx) error {
+			// A head that could not be read leaves no path in the request
+			// (fasthttp resets it); the connection kept its request line.
+			if path := requestPathOf(fctx.Conn()); path != "" {
+				c.Path(path)
+			}
 			logger.Debug("request not read", "status", answer.Status, "request_id", assignRequestID(c))
 			return answer
 		})
@@ -88,4 +93,16 @@ func transportError(err error) *envelope.Error {
 		return envelope.ForStatus(fiber.StatusRequestEntityTooLarge)
 	}
 	return envelope.ForStatus(fiber.StatusBadRequest)
+}
+
+// requestPathOf is the path of the request being read on conn, as far as
+// its connection saw it; "" when it is not known.
+func requestPathOf(conn net.Conn) string {
+	if d, ok := conn.(*drainedConn); ok {
+		conn = d.Conn
+	}
+	if c, ok := conn.(*countedConn); ok {
+		return c.requestPath()
+	}
+	return ""
 }

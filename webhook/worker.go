@@ -65,9 +65,14 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 		})
 	}()
 	last := job.Attempt >= job.MaxAttempts
-	failingSince, err := s.record(ctx, a, job.Args.Run, now, res, last)
+	failingSince, err := s.recordSent(ctx, a, job.Args.Run, now, res, last)
 	if err != nil {
-		return err
+		// Sent but not recorded: failing the job would make River run it
+		// again and POST the same body again (issue 26: a refused record
+		// caused 5 duplicate POSTs). The job ends here instead; the
+		// delivery stays pending, and the log says so.
+		s.logger.Error("webhook attempt sent but its outcome not recorded; not sent again", "delivery", a.ID, "outcome", res.Outcome, "err", err)
+		return river.JobCancel(err)
 	}
 	s.metrics.attempt(res, last)
 	if res.OK() {
@@ -75,6 +80,37 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	}
 	s.disableIfFailing(ctx, a.WebhookID, *failingSince, now)
 	return fmt.Errorf("attempt %d of delivery %s: %s", job.Attempt, a.ID, res.Error)
+}
+
+// recordPatience bounds how long a sent attempt's outcome is retried to
+// be recorded: a database refusing connections for a moment (at
+// max_connections, restarting) gets that long to come back.
+const recordPatience = 15 * time.Second
+
+// recordSent records an attempt that was sent, retrying while the
+// database refuses. Ordering is what keeps a receiver from getting the
+// same body twice: everything that can fail before the POST (loading the
+// delivery, its webhook and its secrets) fails before anything is sent,
+// and the job is then retried with nothing sent; once the POST is made,
+// the attempt is the job's last act that can fail the job, so its record
+// is retried here, with a context of its own (the job's may be cancelled
+// by a shutdown), rather than by running the job, and the POST, again.
+func (s *Service) recordSent(ctx context.Context, a attempt, run int, at time.Time, res Result, last bool) (*time.Time, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordPatience)
+	defer cancel()
+	for try := 1; ; try++ {
+		since, err := s.record(ctx, a, run, at, res, last)
+		if err == nil {
+			return since, nil
+		}
+		wait := backoff.Delay(try, 50*time.Millisecond, time.Second)
+		s.logger.Warn("record webhook attempt; retrying", "delivery", a.ID, "try", try, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // attempt is what one attempt needs, read in one query: the delivery (its

@@ -248,7 +248,7 @@ func TestKeysCarryARateGivenAtCreateAndChangedLater(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return auth.NewLimiter(db.Pool, def).RateFor(p)
+		return auth.NewLimiter(db.Pool, def, auth.FailClosedForOwnRates).RateFor(p)
 	}
 	out, stderr, err := run(t, db, "create", "--org", "acme", "--rate", "600/min")
 	if err != nil {

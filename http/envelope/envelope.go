@@ -12,12 +12,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/database"
 )
 
 // Dialect is how a route group names its errors.
@@ -36,19 +38,19 @@ var (
 	Events = Dialect{badRequest: "BAD_REQUEST", internal: "INTERNAL_SERVER_ERROR"}
 )
 
-type dialectKey struct{}
-
-// Speak makes a route group's errors use d.
-func Speak(d Dialect) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		c.Locals(dialectKey{}, d)
-		return c.Next()
-	}
-}
-
-func dialectOf(c *fiber.Ctx) Dialect {
-	if d, ok := c.Locals(dialectKey{}).(Dialect); ok {
-		return d
+// For is the dialect of the route that serves path: Events for every path
+// under /feeds/events and /v0/feeds/events, News for every other. It is
+// decided from the path alone, the way the router matches it (without
+// regard to case, trailing slashes ignored), so that an answer written
+// before any route runs (by the transport, a connection cap, the body
+// limit, authentication, the rate limit, a recovered panic) speaks the
+// same dialect as the route would have.
+func For(path string) Dialect {
+	p := strings.ToLower(path)
+	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
+		if rest, ok := strings.CutPrefix(p, prefix); ok && (rest == "" || rest[0] == '/') {
+			return Events
+		}
 	}
 	return News
 }
@@ -136,12 +138,16 @@ func Classify(err error) *Error {
 	case errors.Is(err, commands.ErrBusy):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
-	case errors.Is(err, context.DeadlineExceeded):
-		return &Error{Status: fiber.StatusServiceUnavailable,
-			Message: "the request took longer than the service allows; retry, or narrow it (a feed, a time range)"}
+	// A lagging write says so even when its wait ran out of time.
 	case errors.Is(err, commands.ErrLagging):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}
+	case database.Unavailable(err):
+		return &Error{Status: fiber.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the service's database is busy or unreachable; retry shortly (a write with the same Idempotency-Key, so that it is made once)"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Status: fiber.StatusServiceUnavailable, Code: CodeUnavailable,
+			Message: "the request took longer than the service allows; retry, or narrow it (a feed, a time range)"}
 	}
 	return &Error{Status: fiber.StatusInternalServerError, Message: "unexpected failure, retrying is advised"}
 }
@@ -201,7 +207,12 @@ func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 			// to send a bearer token.
 			c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="feedsvc"`)
 		}
-		return c.Status(e.Status).JSON(e.Body(dialectOf(c)))
+		// Every 503 passes (a database at its limit, a read past its
+		// deadline, a lagging read model): say when to come back.
+		if e.Status == fiber.StatusServiceUnavailable && len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+			c.Set(fiber.HeaderRetryAfter, "1")
+		}
+		return c.Status(e.Status).JSON(e.Body(For(c.Path())))
 	}
 }
 

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -20,8 +24,12 @@ import (
 func answer(t *testing.T, d envelope.Dialect, err error) (int, map[string]any) {
 	t.Helper()
 	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
-	app.Get("/x", envelope.Speak(d), func(*fiber.Ctx) error { return err })
-	resp, testErr := app.Test(httptest.NewRequest("GET", "/x", nil))
+	path := "/feeds/news/x"
+	if d == envelope.Events {
+		path = "/feeds/events/x"
+	}
+	app.Get(path, func(*fiber.Ctx) error { return err })
+	resp, testErr := app.Test(httptest.NewRequest("GET", path, nil))
 	if testErr != nil {
 		t.Fatal(testErr)
 	}
@@ -86,5 +94,70 @@ func TestARequestThatRanOutOfTimeAnswers503NotA500(t *testing.T) {
 	err := fmt.Errorf("rank sources: %w", context.DeadlineExceeded)
 	if got := envelope.Classify(err); got.Status != fiber.StatusServiceUnavailable {
 		t.Fatalf("a deadline answers %d (%q); want 503", got.Status, got.Message)
+	}
+}
+
+func TestTheDialectIsThePathsAsTheRouterMatchesIt(t *testing.T) {
+	tests := []struct {
+		path string
+		want envelope.Dialect
+	}{
+		{"/feeds/events", envelope.Events},
+		{"/feeds/events/", envelope.Events},
+		{"/FEEDS/Events/abc/items", envelope.Events},
+		{"/v0/feeds/events/abc/items", envelope.Events},
+		{"/feeds/eventsx", envelope.News},
+		{"/feeds/news/abc", envelope.News},
+		{"/webhooks", envelope.News},
+		{"/", envelope.News},
+		{"", envelope.News},
+	}
+	for _, tt := range tests {
+		if got := envelope.For(tt.path); got != tt.want {
+			t.Errorf("For(%q) = %+v, want %+v", tt.path, got, tt.want)
+		}
+	}
+}
+
+// A database that refuses connections or is at its limit (issue 26.4)
+// answers 503 SERVICE_UNAVAILABLE with Retry-After in either dialect,
+// never 500.
+func TestADatabaseThatRefusesAnswers503WithRetryAfter(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, refused := pgx.Connect(context.Background(), "postgres://postgres@"+addr+"/x?sslmode=disable&connect_timeout=1")
+	if refused == nil {
+		t.Fatal("a closed port accepted a connection")
+	}
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"a refused connection", fmt.Errorf("load feed: %w", refused)},
+		{"too many clients", fmt.Errorf("load feed: %w", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"})},
+		{"a server starting up", &pgconn.PgError{Code: "57P03"}},
+		{"a connection lost", &pgconn.PgError{Code: "08006"}},
+	}
+	for _, tc := range cases {
+		for _, d := range []envelope.Dialect{envelope.News, envelope.Events} {
+			app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
+			path := "/feeds/news/x"
+			if d == envelope.Events {
+				path = "/feeds/events/x"
+			}
+			app.Get(path, func(*fiber.Ctx) error { return tc.err })
+			resp, err := app.Test(httptest.NewRequest("GET", path, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), `"SERVICE_UNAVAILABLE"`) {
+				t.Errorf("%s on %s: %d Retry-After %q %s", tc.name, path, resp.StatusCode, resp.Header.Get("Retry-After"), raw)
+			}
+		}
 	}
 }

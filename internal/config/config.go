@@ -51,8 +51,11 @@ type Config struct {
 	// RateLimit is the request rate of keys without their own; the zero
 	// Rate limits nothing.
 	RateLimit auth.Rate
-	LogLevel  string
-	LogFormat string
+	// RateLimitFailure is what a request gets while its rate cannot be
+	// counted in Postgres.
+	RateLimitFailure auth.FailureMode
+	LogLevel         string
+	LogFormat        string
 	// Platforms are the providers' settings of platform sources.
 	Platforms platform.Settings
 }
@@ -93,6 +96,9 @@ func FromEnv() (Config, error) {
 	}
 	if c.RateLimit, err = auth.ParseRate(env("FEEDSVC_RATE_LIMIT", DefaultRateLimit)); err != nil {
 		return Config{}, fmt.Errorf("FEEDSVC_RATE_LIMIT: %w", err)
+	}
+	if c.RateLimitFailure, err = auth.ParseFailureMode(env("FEEDSVC_RATE_LIMIT_FAILURE", string(auth.FailClosedForOwnRates))); err != nil {
+		return Config{}, fmt.Errorf("FEEDSVC_RATE_LIMIT_FAILURE: %w", err)
 	}
 	if c.Platforms, err = platform.SettingsFromEnv(os.LookupEnv); err != nil {
 		return Config{}, err

@@ -79,7 +79,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
 	s.Commands = commands.New(s.Store, s.Queries, commands.CheckingSources(s.Social))
 	s.Keys = auth.NewStore(db.Bun)
-	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit)
+	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit, cfg.RateLimitFailure)
 	s.Idempotency = idempotency.NewStore(db.Pool)
 	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
