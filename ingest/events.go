@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/extract/events"
 )
 
 // Event feeds take events rather than articles: the documents a source
@@ -42,6 +44,9 @@ type EventSink interface {
 type ReadEvents struct {
 	Events    []ReadEvent
 	Calendars []string
+	// CutOff says which bound cut the document short (Events are what
+	// fitted); empty when it was read whole.
+	CutOff string
 }
 
 // ReadEvent is one event as a document states it.
@@ -87,10 +92,17 @@ func takesOf(atts []Attachment) takes {
 // the pages it read.
 const maxCalendarsPerCrawl = 20
 
+// eventsAtOnce is how many of a document's events are recorded, marked
+// found and offered together: a document whose recording runs out of time
+// keeps what it recorded, and the next poll goes on from there.
+const eventsAtOnce = 100
+
 // ingestEvents records the events of a fetched document and distributes
 // them; it returns how many items it added and the calendars the document
-// links to.
-func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (added int, calendars []string, err error) {
+// links to. The crawl records at most Config.MaxEventsPerCrawl events of a
+// source; a document cut short (by its own bounds or that one) is noted
+// in stats and its kept events are recorded.
+func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added int, calendars []string, err error) {
 	if w.events == nil {
 		return 0, nil, fmt.Errorf("source %s has event feeds but the worker has no event sink", sourceID)
 	}
@@ -98,38 +110,60 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	if err != nil {
 		return 0, nil, fmt.Errorf("read events of %s: %w", doc.URL, err)
 	}
-	found, err := w.recordEvents(ctx, sourceID, doc.URL, read.Events)
-	if err != nil || len(found) == 0 {
+	if read.CutOff != "" {
+		stats.cutOff(doc.URL, read.CutOff)
+	}
+	kept := read.Events[:stats.takeEvents(len(read.Events), w.cfg.MaxEventsPerCrawl)]
+	if len(kept) < len(read.Events) {
+		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", events.BoundSourceEvents, w.cfg.MaxEventsPerCrawl))
+		events.CountCutOff(events.BoundSourceEvents)
+	}
+	if len(kept) == 0 {
+		return 0, read.Calendars, nil
+	}
+	// The document is known to hold events before any is recorded, so
+	// that one whose recording runs out of time is read again at the next
+	// poll (eventRechecks) even when no page links to it then.
+	if err := w.markEventDocument(ctx, sourceID, doc.URL); err != nil {
 		return 0, read.Calendars, err
 	}
-	if err := w.markEventsFound(ctx, sourceID, doc.URL, found); err != nil {
-		return 0, read.Calendars, err
-	}
-	// The attachments are read once per document, after its events were
-	// marked found (the ordering distribute relies on), not once per event:
-	// a calendar may hold hundreds.
-	atts, err := w.attachmentsOf(ctx, sourceID)
+	held, err := w.claimEvents(ctx, doc.URL, kept)
 	if err != nil {
 		return 0, read.Calendars, err
 	}
-	for _, e := range found {
-		n, err := w.offerEvent(ctx, atts, e)
-		added += n
+	// The attachments are read once per document, after its first events
+	// were marked found (the ordering distribute relies on), not once per
+	// event: a calendar may hold hundreds.
+	var atts []Attachment
+	for chunk := range slices.Chunk(kept, eventsAtOnce) {
+		found, err := w.recordEvents(ctx, sourceID, doc.URL, chunk, held)
 		if err != nil {
 			return added, read.Calendars, err
 		}
+		if err := w.markEventsFound(ctx, sourceID, found); err != nil {
+			return added, read.Calendars, err
+		}
+		if atts == nil {
+			if atts, err = w.attachmentsOf(ctx, sourceID); err != nil {
+				return added, read.Calendars, err
+			}
+		}
+		for _, e := range found {
+			n, err := w.offerEvent(ctx, atts, e)
+			added += n
+			if err != nil {
+				return added, read.Calendars, err
+			}
+		}
 	}
-	return added, read.Calendars, nil
+	// Events a cut took away are still the document's: only those it no
+	// longer holds are let go.
+	return added, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
 }
 
 // recordEvents records what a document says of the events it holds where
-// it has the word on them (holders.go), and lets go of the events it no
-// longer holds.
-func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []ReadEvent) ([]FoundEvent, error) {
-	held, err := w.claimEvents(ctx, url, events)
-	if err != nil {
-		return nil, err
-	}
+// it has the word on them (held, from claimEvents; holders.go).
+func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []ReadEvent, held map[uuid.UUID]bool) ([]FoundEvent, error) {
 	found := make([]FoundEvent, 0, len(events))
 	for _, e := range events {
 		f, err := w.events.RecordEvent(ctx, sourceID, e, !held[e.ID])
@@ -138,13 +172,23 @@ func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url strin
 		}
 		found = append(found, f)
 	}
-	return found, w.releaseEvents(ctx, url, events)
+	return found, nil
 }
 
-// markEventsFound records the source's events and the document that held
-// them, before they are distributed: a backfill that starts later finds
-// them here (see backfill.go for the ordering argument).
-func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url string, events []FoundEvent) error {
+// markEventDocument records that a document of the source holds events.
+func (w *Worker) markEventDocument(ctx context.Context, sourceID uuid.UUID, url string) error {
+	_, err := w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
+		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record event document %s: %w", url, err)
+	}
+	return nil
+}
+
+// markEventsFound records the source's events before they are
+// distributed: a backfill that starts later finds them here (see
+// backfill.go for the ordering argument).
+func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events []FoundEvent) error {
 	ids, changed, ends := make([]string, len(events)), make([]time.Time, len(events)), make([]time.Time, len(events))
 	for i, e := range events {
 		ids[i], changed[i], ends[i] = e.ID.String(), e.ChangedAt, e.LastEnd
@@ -155,11 +199,6 @@ func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url st
 		sourceID, pgdialect.Array(ids), pgdialect.Array(changed), pgdialect.Array(ends)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record events of source %s: %w", sourceID, err)
-	}
-	_, err = w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
-		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record event document %s: %w", url, err)
 	}
 	return nil
 }
