@@ -131,6 +131,9 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	if err != nil {
 		return 0, read.Calendars, err
 	}
+	if kept, err = w.newFirst(ctx, sourceID, kept); err != nil {
+		return 0, read.Calendars, err
+	}
 	// The attachments are read once per document, after its first events
 	// were marked found (the ordering distribute relies on), not once per
 	// event: a calendar may hold hundreds.
@@ -159,6 +162,42 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	// Events a cut took away are still the document's: only those it no
 	// longer holds are let go.
 	return added, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
+}
+
+// newFirst orders events the source has not found yet before those it
+// has (each in document order): a document too big to record within one
+// poll's store deadline then gets further at every poll instead of
+// recording its first events again and again.
+func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []ReadEvent) ([]ReadEvent, error) {
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID.String()
+	}
+	var known []uuid.UUID
+	err := w.db.NewRaw(`SELECT event_id FROM ingest_source_events WHERE source_id = ? AND event_id = ANY(?::uuid[])`,
+		sourceID, pgdialect.Array(ids)).Scan(ctx, &known)
+	if err != nil {
+		return nil, fmt.Errorf("read known events of source %s: %w", sourceID, err)
+	}
+	if len(known) == 0 {
+		return evs, nil
+	}
+	isKnown := make(map[uuid.UUID]bool, len(known))
+	for _, id := range known {
+		isKnown[id] = true
+	}
+	out := make([]ReadEvent, 0, len(evs))
+	for _, e := range evs {
+		if !isKnown[e.ID] {
+			out = append(out, e)
+		}
+	}
+	for _, e := range evs {
+		if isKnown[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // recordEvents records what a document says of the events it holds where
