@@ -38,7 +38,7 @@ const (
 	DefaultMaxCalendarBytes   = 2 << 20
 	DefaultMaxEvents          = 1000
 	DefaultMaxRecurrenceSteps = 500_000
-	DefaultMaxTime            = 2 * time.Second
+	DefaultMaxTime            = 5 * time.Second
 	DefaultMaxEventsPerCrawl  = 5000
 )
 
@@ -91,12 +91,15 @@ type work struct {
 	// steps is the recurrence budget left, shared by the document's rules.
 	steps    int
 	deadline time.Time
-	cut      *CutOff
+	// finderBuilt: the zone finder was built before the document was
+	// read; if its reading builds it, the build's seconds are not its own.
+	finderBuilt bool
+	cut         *CutOff
 }
 
 func newWork(l Limits, now time.Time) *work {
 	l = l.withDefaults()
-	return &work{limits: l, steps: l.MaxRecurrenceSteps, deadline: now.Add(l.MaxTime)}
+	return &work{limits: l, steps: l.MaxRecurrenceSteps, deadline: now.Add(l.MaxTime), finderBuilt: zoneFinderBuild.Load() != 0}
 }
 
 // cutAt records that bound cut the document (the first bound counts).
@@ -114,7 +117,11 @@ func (w *work) late() bool {
 	if w.cut != nil && w.cut.Bound == BoundTime {
 		return true
 	}
-	if time.Now().Before(w.deadline) {
+	deadline := w.deadline
+	if !w.finderBuilt {
+		deadline = deadline.Add(time.Duration(zoneFinderBuild.Load()))
+	}
+	if time.Now().Before(deadline) {
 		return false
 	}
 	w.cutAt(BoundTime, w.limits.MaxTime.Milliseconds())
