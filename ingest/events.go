@@ -119,7 +119,9 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 		events.CountCutOff(events.BoundSourceEvents)
 	}
 	if len(kept) == 0 {
-		return 0, read.Calendars, nil
+		// A document that no longer holds an event lets go of its word on
+		// it, so another document that holds it has the word.
+		return 0, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
 	}
 	// The document is known to hold events before any is recorded, so
 	// that one whose recording runs out of time is read again at the next
