@@ -37,12 +37,17 @@ type calendar struct {
 // fromICalendar reads the VEVENTs of an iCalendar file: a master event per
 // UID with its RRULE, RDATE and EXDATE, and the RECURRENCE-ID overrides of
 // single recurrences. An event without a readable start is dropped. Only
-// the first MaxCalendarBytes are read, and only MaxEvents events drafted.
+// the first MaxCalendarBytes are read, at most 4 VEVENTs for each of the
+// MaxEvents events kept, and only MaxEvents events drafted.
 func fromICalendar(d document.Document, work *work) (out []draft, dropped int, err error) {
 	body := bytes.TrimPrefix(extract.ToUTF8(d.Body, d.ContentType), []byte("\ufeff"))
-	if cut, ok := cutCalendar(body, work.limits.MaxCalendarBytes); ok {
+	if cut, bound := cutCalendar(body, work.limits.MaxCalendarBytes, veventsPerEvent*work.limits.MaxEvents); bound != "" {
 		body = cut
-		work.cutAt(BoundCalendarBytes, int64(work.limits.MaxCalendarBytes))
+		limit := int64(work.limits.MaxCalendarBytes)
+		if bound == BoundEvents {
+			limit = int64(work.limits.MaxEvents)
+		}
+		work.cutAt(bound, limit)
 	}
 	cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -128,24 +128,50 @@ func (w *work) late() bool {
 	return true
 }
 
+// veventsPerEvent is how many VEVENTs are read for each event kept: a
+// series' overrides are VEVENTs of their own.
+const veventsPerEvent = 4
+
 // cutCalendar keeps the VEVENTs that begin within limit bytes of an
-// iCalendar file and closes the calendar after them. Components before
-// the first VEVENT (time zones) are kept as they are.
-func cutCalendar(body []byte, limit int) ([]byte, bool) {
-	if len(body) <= limit {
-		return body, false
+// iCalendar file, and at most maxVEvents of them, and closes the calendar
+// after them. Components before the first VEVENT (time zones) are kept as
+// they are. It scans the file once and decodes nothing: the decoder then
+// reads only what is kept.
+func cutCalendar(body []byte, limit, maxVEvents int) (cut []byte, bound string) {
+	begin := []byte("\nBEGIN:VEVENT")
+	// A VEVENT runs from its BEGIN to the next one; it fits when that is
+	// within limit. last is the BEGIN of the last VEVENT seen, -1 before
+	// the first.
+	last, n, at := -1, 0, -1
+	for from := 0; ; {
+		i := bytes.Index(body[from:], begin)
+		if i < 0 {
+			break
+		}
+		p := from + i
+		if p > limit {
+			at, bound = last, BoundCalendarBytes
+			break
+		}
+		if n++; n > maxVEvents {
+			at, bound = p, BoundEvents
+			break
+		}
+		last, from = p, p+1
 	}
-	head := body[:limit]
-	i := bytes.LastIndex(head, []byte("\nBEGIN:VEVENT"))
-	if i < 0 {
-		i = bytes.LastIndexByte(head, '\n')
+	if bound == "" && len(body) > limit {
+		at, bound = last, BoundCalendarBytes
 	}
-	if i < 0 {
-		i = 0
+	if bound == "" {
+		return body, ""
 	}
-	out := make([]byte, 0, i+len("\r\nEND:VCALENDAR\r\n"))
-	out = append(out, bytes.TrimRight(body[:i], "\r")...)
-	return append(out, "\r\nEND:VCALENDAR\r\n"...), true
+	if at < 0 {
+		// Not even one VEVENT fits: keep the lines within the limit.
+		at = max(0, bytes.LastIndexByte(body[:limit], '\n'))
+	}
+	out := make([]byte, 0, at+len("\r\nEND:VCALENDAR\r\n"))
+	out = append(out, bytes.TrimRight(body[:at], "\r")...)
+	return append(out, "\r\nEND:VCALENDAR\r\n"...), bound
 }
 
 // readers lets at most half the process's processors read documents at

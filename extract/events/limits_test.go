@@ -39,8 +39,10 @@ func TestAHostileCalendarIsCutAtItsBoundAndKeepsWhatFits(t *testing.T) {
 			eventstest.Secondly(1000), noTimeBound, BoundRecurrence, 1000, 1000},
 		{"rules that never yield an instance stop at the budget instead of walking to year 9999",
 			eventstest.Impossible(20), noTimeBound, BoundRecurrence, 60, 60},
-		{"5 MiB of small events is read up to the byte bound and the events bound",
-			eventstest.ManySmall(5 << 20), noTimeBound, BoundCalendarBytes, DefaultMaxEvents, DefaultMaxEvents},
+		{"5 MiB of small events is read up to four VEVENTs per event kept, not decoded whole",
+			eventstest.ManySmall(5 << 20), noTimeBound, BoundEvents, DefaultMaxEvents, DefaultMaxEvents},
+		{"a calendar is read up to the byte bound (20 KiB: 271 small events)",
+			eventstest.ManySmall(5 << 20), Limits{MaxTime: time.Hour, MaxCalendarBytes: 20 << 10}, BoundCalendarBytes, 271, 271},
 		{"a calendar under the byte bound with more events than the events bound keeps the first ones",
 			eventstest.ManySmall(150 << 10), noTimeBound, BoundEvents, DefaultMaxEvents, DefaultMaxEvents},
 		{"a document whose time is up keeps what it read so far",
@@ -90,10 +92,25 @@ func TestAnHonestCalendarIsNotCutOff(t *testing.T) {
 
 func TestACutCalendarEndsAfterItsLastWholeEvent(t *testing.T) {
 	body := []byte("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:a\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nUID:b\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
-	cut, ok := cutCalendar(body, bytes.Index(body, []byte("UID:b")))
 	want := "BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:a\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
-	if !ok || string(cut) != want {
-		t.Fatalf("cut %q, want %q", cut, want)
+	tests := []struct {
+		name              string
+		limit, maxVEvents int
+		bound             string
+	}{
+		{"by bytes", bytes.Index(body, []byte("UID:b")), 10, BoundCalendarBytes},
+		{"by VEVENTs", len(body), 1, BoundEvents},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cut, bound := cutCalendar(body, tt.limit, tt.maxVEvents)
+			if bound != tt.bound || string(cut) != want {
+				t.Fatalf("cut %q by %q, want %q by %q", cut, bound, want, tt.bound)
+			}
+		})
+	}
+	if cut, bound := cutCalendar(body, len(body), 2); bound != "" || !bytes.Equal(cut, body) {
+		t.Fatalf("a calendar within both bounds was cut by %q: %q", bound, cut)
 	}
 }
 
