@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,10 +61,13 @@ func readP99(t *testing.T, client *http.Client, url, key string, n int) time.Dur
 
 // Issue 19: while a hostile calendar was read, every API request slowed
 // (median 1.2 s). The p99 of a cheap authenticated read while the probe's
-// calendars are parsed, four at a time, stays within twice the idle p99
-// measured in the same run (plus 5 ms, a scheduling quantum on a loaded
-// two-core machine, so that a sub-millisecond idle p99 does not make the
-// bound a coin toss).
+// calendars are parsed, four at a time, stays within twice the idle p99.
+// The machine is shared, so idle and hostile blocks alternate (five of
+// each, 200 reads a block) and the medians of their p99s are compared: a
+// burst of load from elsewhere then hits one block of each kind, not one
+// kind; 5 ms are allowed on top, a scheduling quantum of a loaded
+// two-core machine, so a sub-millisecond idle p99 does not make the bound
+// a coin toss.
 func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures latency under load")
@@ -74,14 +78,13 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	feed := createFeed(t, as(h, h.Key), "Latency", "p99")["id"].(string)
 	read := addr + "/feeds/news/" + feed
-	const n = 400
+	const rounds, n = 5, 200
 	readP99(t, client, read, h.Key, 50) // warm up connections and caches
-	idle := readP99(t, client, read, h.Key, n)
 
+	var hostile atomic.Bool
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	parsed := 0
+	var parsed atomic.Int64
 	for i := range 4 {
 		wg.Add(1)
 		go func() {
@@ -91,6 +94,10 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 				case <-stop:
 					return
 				default:
+				}
+				if !hostile.Load() {
+					time.Sleep(5 * time.Millisecond)
+					continue
 				}
 				body, _ := json.Marshal(map[string]string{"url": site.URL + paths[j%len(paths)]})
 				req, _ := http.NewRequest("POST", addr+"/parse", bytes.NewReader(body))
@@ -102,22 +109,28 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				mu.Lock()
-				parsed++
-				mu.Unlock()
+				parsed.Add(1)
 			}
 		}()
 	}
-	time.Sleep(200 * time.Millisecond) // the parses are under way
-	hostile := readP99(t, client, read, h.Key, n)
+	var idle, busy []time.Duration
+	for range rounds {
+		idle = append(idle, readP99(t, client, read, h.Key, n))
+		hostile.Store(true)
+		time.Sleep(200 * time.Millisecond) // the parses are under way
+		busy = append(busy, readP99(t, client, read, h.Key, n))
+		hostile.Store(false)
+		time.Sleep(500 * time.Millisecond) // the parses under way finish
+	}
 	close(stop)
 	wg.Wait()
-	t.Logf("p99 idle %v, while reading hostile calendars %v (%d parsed)", idle, hostile, parsed)
-	if parsed == 0 {
+	slices.Sort(idle)
+	slices.Sort(busy)
+	t.Logf("p99 per block idle %v, while reading hostile calendars %v (%d parsed)", idle, busy, parsed.Load())
+	if parsed.Load() == 0 {
 		t.Fatal("no hostile calendar was parsed during the measurement")
 	}
-	if limit := 2*idle + 5*time.Millisecond; hostile > limit {
-		t.Fatalf("p99 under hostile reading %v, want at most %v (idle %v)", hostile, limit, idle)
+	if med, limit := busy[rounds/2], 2*idle[rounds/2]+5*time.Millisecond; med > limit {
+		t.Fatalf("median p99 under hostile reading %v, want at most %v (idle %v)", med, limit, idle[rounds/2])
 	}
 }
-
