@@ -164,3 +164,19 @@ func procStatusKB(t *testing.T, field string) int {
 	t.Fatal(fmt.Sprintf("no %s in /proc/self/status", field))
 	return 0
 }
+
+// BenchmarkHostileCalendar reads each of the probe's hostile calendars
+// with the default bounds: what one costs is what the bounds allow.
+func BenchmarkHostileCalendar(b *testing.B) {
+	for _, c := range eventstest.Calendars() {
+		doc := calendarDoc(c.Body)
+		b.Run(c.Name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Extract(doc, Options{Now: crawlNow}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
