@@ -30,6 +30,15 @@ func TestDomainsAreNormalizedOrRefused(t *testing.T) {
 		{"example.com:", "", false},
 		{"..", "", false},
 		{"user@example.com", "", false},
+		// Host names have limits (RFC 1035): 253 characters, labels of 63.
+		{strings.Repeat("a", 63) + ".com", strings.Repeat("a", 63) + ".com", true},
+		{strings.Repeat("a", 64) + ".com", "", false},
+		{strings.Repeat("abcdefghi.", 25) + "com", strings.Repeat("abcdefghi.", 25) + "com", true},
+		{strings.Repeat("abcdefghi.", 25) + "info", "", false},
+		{strings.Repeat("a", 100_000), "", false},
+		// Unicode names count in their Punycode form.
+		{"bücher.example", "bücher.example", true},
+		{strings.Repeat("ü", 60) + ".example", "", false},
 	}
 	for _, c := range cases {
 		got, err := domain.NormalizeDomain(c.in)

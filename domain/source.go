@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+	"golang.org/x/net/idna"
 )
 
 // SourceType is what kind of place content is collected from. Platform kinds
@@ -203,7 +204,38 @@ func NormalizeDomain(raw string) (string, error) {
 	if !validHost(host, err == nil) {
 		return "", invalid("domain", "must be a domain without path, like example.com")
 	}
+	if !shortHost(host) {
+		return "", invalid("domain", hostTooLong)
+	}
 	return d, nil
+}
+
+// hostTooLong is the issue of a host name over the DNS's limits.
+const hostTooLong = "must be a host name of at most 253 characters, each label of at most 63"
+
+// shortHost: a host name within the DNS's limits (RFC 1035 2.3.4), counted
+// in its ASCII form (a Unicode name as its xn-- Punycode labels): at most
+// 253 characters without a final dot, each label at most 63. An address
+// literal passes.
+func shortHost(host string) bool {
+	if len(host) > 4*253 {
+		// No Unicode name this long fits in 253 ASCII characters; this
+		// also spares encoding a hostile one.
+		return false
+	}
+	if net.ParseIP(strings.Trim(host, "[]")) != nil {
+		return true
+	}
+	ascii, err := idna.Punycode.ToASCII(strings.TrimSuffix(host, "."))
+	if err != nil || len(ascii) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(ascii, ".") {
+		if len(label) > 63 {
+			return false
+		}
+	}
+	return true
 }
 
 // validHost accepts a host name (letters, digits, '-' and '_' in dot-separated
@@ -260,6 +292,9 @@ func NormalizeURL(field, raw string) (string, error) {
 	}
 	if !validHost(u.Hostname(), u.Port() != "" || strings.Contains(u.Hostname(), ":")) {
 		return "", invalid(field, "must have a valid host")
+	}
+	if !shortHost(u.Hostname()) {
+		return "", invalid(field, hostTooLong)
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
 	u.Host = strings.ToLower(u.Host)

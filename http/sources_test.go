@@ -3,6 +3,7 @@ package http_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,9 @@ func TestAttachingASiteWithAnInvalidDomainAnswers400NamingTheDomain(t *testing.T
 		{"angle brackets", `{"sourceType":"site","domain":"a<b>.example"}`},
 		{"a percent escape", `{"sourceType":"site","domain":"%41.example"}`},
 		{"a label starting with a hyphen", `{"sourceType":"site","domain":"-a.example"}`},
+		{"a 100,000-character domain", `{"sourceType":"site","domain":"` + strings.Repeat("a", 100_000) + `.com"}`},
+		{"a label of 64 characters", `{"sourceType":"site","domain":"` + strings.Repeat("a", 64) + `.com"}`},
+		{"a name of 254 characters", `{"sourceType":"site","domain":"` + strings.Repeat("abcdefghi.", 25) + `info"}`},
 	}
 	for _, tc := range cases {
 		t.Run("with "+tc.name, func(t *testing.T) {

@@ -209,6 +209,8 @@ func TestWebhookBodiesAreValidatedAndARefusedOneStoresNothing(t *testing.T) {
 		{"a private address", map[string]any{"url": "http://192.168.1.10/", "events": ok}, "url"},
 		{"the metadata address", map[string]any{"url": "http://169.254.169.254/latest", "events": ok}, "url"},
 		{"a url that is not a string", map[string]any{"url": 5, "events": ok}, "url"},
+		{"a host of 100,000 characters", map[string]any{"url": "https://" + strings.Repeat("a", 100_000) + ".com/", "events": ok}, "url"},
+		{"a host label of 64 characters", map[string]any{"url": "https://" + strings.Repeat("a", 64) + ".com/", "events": ok}, "url"},
 		{"no events", map[string]any{"url": "https://example.com/"}, "events"},
 		{"empty events", map[string]any{"url": "https://example.com/", "events": []string{}}, "events"},
 		{"an unknown event", map[string]any{"url": "https://example.com/", "events": []string{"news.item_added"}}, "events"},

@@ -23,8 +23,8 @@ const (
 	// articlesAtOnce is how many articles of one source are fetched
 	// concurrently; the crawl client's per-host limit applies on top.
 	articlesAtOnce = 8
-	// storeTimeout bounds the database steps of one article.
-	storeTimeout = 30 * time.Second
+	// DefaultStoreTimeout bounds the database steps of one document.
+	DefaultStoreTimeout = 30 * time.Second
 )
 
 // crawlStats is what one crawl did, for the progress log.
@@ -46,6 +46,37 @@ type crawlStats struct {
 	Backlog bool
 	// Calendars are the calendar files the crawl's pages link to.
 	Calendars []string
+	// Events counts the events the crawl took for recording
+	// (Config.MaxEventsPerCrawl bounds them).
+	Events int
+	// CutOffs are the documents a bound cut short, with the bound.
+	CutOffs []string
+}
+
+// takeEvents takes up to n of the crawl's room for events and says how
+// many it took.
+func (s *crawlStats) takeEvents(n, limit int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n = max(0, min(n, limit-s.Events))
+	s.Events += n
+	return n
+}
+
+// cutOff notes a document a bound cut short.
+func (s *crawlStats) cutOff(url, why string) {
+	s.add(func(s *crawlStats) { s.CutOffs = append(s.CutOffs, url+": "+why) })
+}
+
+// cutOffNote is what a successful crawl records as the source's last
+// error: the documents bounds cut short, empty when none.
+func (s *crawlStats) cutOffNote() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.CutOffs) == 0 {
+		return ""
+	}
+	return truncate(fmt.Sprintf("documents cut off (what fitted was kept): %s", strings.Join(s.CutOffs, "; ")), 2000)
 }
 
 func (s *crawlStats) add(f func(*crawlStats)) {
@@ -81,7 +112,7 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 	attrs := []any{
 		"source_id", l.SourceID, "listings", stats.Listings, "listing_errors", stats.ListingErrors,
 		"candidates", stats.Candidates, "skipped", stats.Skipped, "fetched", stats.Fetched, "errors", stats.Failed,
-		"new_articles", stats.NewArticles, "items_added", stats.Items, "backlog", stats.Backlog,
+		"new_articles", stats.NewArticles, "items_added", stats.Items, "backlog", stats.Backlog, "cut_off", len(stats.CutOffs),
 		"duration", time.Since(start).Round(time.Millisecond),
 	}
 	switch how {
@@ -445,9 +476,9 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 	}
 	// Once the document is in hand, the few database steps finish even if
 	// the worker is stopping, rather than leave it half recorded.
-	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StoreTimeout)
 	defer cancel()
-	n, holds, calendars, err := w.ingestEvents(storeCtx, sourceID, doc)
+	n, holds, calendars, err := w.ingestEvents(storeCtx, sourceID, doc, stats)
 	stats.add(func(s *crawlStats) { s.Items += n; s.Calendars = append(s.Calendars, calendars...) })
 	if err != nil {
 		return false, 0, storeFailure, err

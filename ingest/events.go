@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/extract/events"
 )
 
 // Events are facts of a source like articles: every document a crawl
@@ -38,6 +40,9 @@ type EventRecorder interface {
 type ReadEvents struct {
 	Events    []ReadEvent
 	Calendars []string
+	// CutOff says which bound cut the document short (Events are what
+	// fitted); empty when it was read whole.
+	CutOff string
 }
 
 // ReadEvent is one event as a document states it.
@@ -68,53 +73,123 @@ func (a Attachment) acceptsEvent(e FoundEvent, now time.Time) bool {
 // the pages it read.
 const maxCalendarsPerCrawl = 20
 
+// eventsAtOnce is how many of a document's events are recorded, marked
+// found and offered together: a document whose recording runs out of time
+// keeps what it recorded, and the next poll goes on from there.
+const eventsAtOnce = 100
+
 // ingestEvents records the events of a fetched document and distributes
 // them; it returns how many items it added, how many events the document
 // holds and the calendars it links to. A document the event reader cannot
-// read holds no event; the other readers judge it.
-func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document) (added, holds int, calendars []string, err error) {
+// read holds no event; the other readers judge it. The crawl records at
+// most Config.MaxEventsPerCrawl events of a source; a document cut short
+// (by its own bounds or that one) is noted in stats and its kept events
+// are recorded, new ones first, a chunk at a time.
+func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, calendars []string, err error) {
 	read, err := w.events.ReadEvents(doc)
 	if err != nil {
 		w.log.Debug("document read for no events", "source_id", sourceID, "url", doc.URL, "err", err)
 		return 0, 0, nil, nil
+	}
+	if read.CutOff != "" {
+		stats.cutOff(doc.URL, read.CutOff)
 	}
 	if len(read.Events) == 0 {
 		// What the document held before is let go by markDistributed, in
 		// the statement that completes the URL.
 		return 0, 0, read.Calendars, nil
 	}
-	found, err := w.recordEvents(ctx, sourceID, doc.URL, read.Events)
-	if err != nil || len(found) == 0 {
-		return 0, len(read.Events), read.Calendars, err
+	holds = len(read.Events)
+	kept := read.Events[:stats.takeEvents(len(read.Events), w.cfg.MaxEventsPerCrawl)]
+	if len(kept) < len(read.Events) {
+		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", events.BoundSourceEvents, w.cfg.MaxEventsPerCrawl))
+		events.CountCutOff(events.BoundSourceEvents)
 	}
-	if err := w.markEventsFound(ctx, sourceID, doc.URL, found); err != nil {
-		return 0, len(read.Events), read.Calendars, err
+	if len(kept) == 0 {
+		// Events a cut took away are still the document's: only those it
+		// no longer holds are let go.
+		return 0, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
 	}
-	// The attachments are read once per document, after its events were
-	// marked found (the ordering distribute relies on), not once per event:
-	// a calendar may hold hundreds.
-	atts, err := w.attachmentsOf(ctx, sourceID)
+	// The document is known to hold events before any is recorded, so
+	// that one whose recording runs out of time is read again at the next
+	// poll (eventRechecks) even when no page links to it then.
+	if err := w.markEventDocument(ctx, sourceID, doc.URL); err != nil {
+		return 0, holds, read.Calendars, err
+	}
+	held, err := w.claimEvents(ctx, doc.URL, kept)
 	if err != nil {
-		return 0, len(read.Events), read.Calendars, err
+		return 0, holds, read.Calendars, err
 	}
-	for _, e := range found {
-		n, err := w.offerEvent(ctx, atts, e)
-		added += n
+	if kept, err = w.newFirst(ctx, sourceID, kept); err != nil {
+		return 0, holds, read.Calendars, err
+	}
+	// The attachments are read once per document, after its first events
+	// were marked found (the ordering distribute relies on), not once per
+	// event: a calendar may hold hundreds.
+	var atts []Attachment
+	for chunk := range slices.Chunk(kept, eventsAtOnce) {
+		found, err := w.recordEvents(ctx, sourceID, doc.URL, chunk, held)
 		if err != nil {
-			return added, len(read.Events), read.Calendars, err
+			return added, holds, read.Calendars, err
+		}
+		if err := w.markEventsFound(ctx, sourceID, found); err != nil {
+			return added, holds, read.Calendars, err
+		}
+		if atts == nil {
+			if atts, err = w.attachmentsOf(ctx, sourceID); err != nil {
+				return added, holds, read.Calendars, err
+			}
+		}
+		for _, e := range found {
+			n, err := w.offerEvent(ctx, atts, e)
+			added += n
+			if err != nil {
+				return added, holds, read.Calendars, err
+			}
 		}
 	}
-	return added, len(read.Events), read.Calendars, nil
+	return added, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
+}
+
+// newFirst orders events the source has not found yet before those it
+// has (each in document order): a document too big to record within one
+// poll's store deadline then gets further at every poll instead of
+// recording its first events again and again.
+func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []ReadEvent) ([]ReadEvent, error) {
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID.String()
+	}
+	var known []uuid.UUID
+	err := w.db.NewRaw(`SELECT event_id FROM ingest_source_events WHERE source_id = ? AND event_id = ANY(?::uuid[])`,
+		sourceID, pgdialect.Array(ids)).Scan(ctx, &known)
+	if err != nil {
+		return nil, fmt.Errorf("read known events of source %s: %w", sourceID, err)
+	}
+	if len(known) == 0 {
+		return evs, nil
+	}
+	isKnown := make(map[uuid.UUID]bool, len(known))
+	for _, id := range known {
+		isKnown[id] = true
+	}
+	out := make([]ReadEvent, 0, len(evs))
+	for _, e := range evs {
+		if !isKnown[e.ID] {
+			out = append(out, e)
+		}
+	}
+	for _, e := range evs {
+		if isKnown[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // recordEvents records what a document says of the events it holds where
-// it has the word on them (holders.go), and lets go of the events it no
-// longer holds.
-func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []ReadEvent) ([]FoundEvent, error) {
-	held, err := w.claimEvents(ctx, url, events)
-	if err != nil {
-		return nil, err
-	}
+// it has the word on them (held, from claimEvents; holders.go).
+func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []ReadEvent, held map[uuid.UUID]bool) ([]FoundEvent, error) {
 	found := make([]FoundEvent, 0, len(events))
 	for _, e := range events {
 		f, err := w.events.RecordEvent(ctx, sourceID, e, !held[e.ID])
@@ -123,13 +198,23 @@ func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url strin
 		}
 		found = append(found, f)
 	}
-	return found, w.releaseEvents(ctx, url, events)
+	return found, nil
 }
 
-// markEventsFound records the source's events and the document that held
-// them, before they are distributed: a backfill that starts later finds
-// them here (see backfill.go for the ordering argument).
-func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url string, events []FoundEvent) error {
+// markEventDocument records that a document of the source holds events.
+func (w *Worker) markEventDocument(ctx context.Context, sourceID uuid.UUID, url string) error {
+	_, err := w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
+		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("record event document %s: %w", url, err)
+	}
+	return nil
+}
+
+// markEventsFound records the source's events before they are
+// distributed: a backfill that starts later finds them here (see
+// backfill.go for the ordering argument).
+func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events []FoundEvent) error {
 	ids, changed, ends := make([]string, len(events)), make([]time.Time, len(events)), make([]time.Time, len(events))
 	for i, e := range events {
 		ids[i], changed[i], ends[i] = e.ID.String(), e.ChangedAt, e.LastEnd
@@ -140,11 +225,6 @@ func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, url st
 		sourceID, pgdialect.Array(ids), pgdialect.Array(changed), pgdialect.Array(ends)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record events of source %s: %w", sourceID, err)
-	}
-	_, err = w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
-		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record event document %s: %w", url, err)
 	}
 	return nil
 }

@@ -113,9 +113,11 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 		if stats.Backlog {
 			next = 0
 		}
-		err = w.crawls.Release(ctx, l.SourceID, `failures = 0, last_error = '', backlog = ?,
+		// A document cut short by a bound is no failure of the source, but
+		// its reason is kept where failures are.
+		err = w.crawls.Release(ctx, l.SourceID, `failures = 0, last_error = ?, backlog = ?,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now(), last_success_at = now(),
-			covered_since = coalesce(?, covered_since)`, stats.Backlog, next.Milliseconds(), cov)
+			covered_since = coalesce(?, covered_since)`, stats.cutOffNote(), stats.Backlog, next.Milliseconds(), cov)
 	case failed:
 		err = w.crawls.Release(ctx, l.SourceID, `failures = failures + 1, last_error = ?, backlog = false,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()`,

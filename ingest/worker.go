@@ -27,6 +27,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/backoff"
 	"github.com/feedsvc/feedsvc/connector"
+	"github.com/feedsvc/feedsvc/extract/events"
 	"github.com/feedsvc/feedsvc/lease"
 )
 
@@ -74,6 +75,16 @@ type Config struct {
 	// count, so a site that is down for a while (5xx, timeouts, robots.txt
 	// unreadable) loses none of the articles it listed meanwhile.
 	GiveUpAfter time.Duration
+	// Documents bound the work of reading one document for events (the
+	// event sink applies them); MaxEventsPerCrawl bounds the events one
+	// crawl of a source records (events.DefaultMaxEventsPerCrawl when
+	// zero): the rest wait for the next crawl.
+	Documents         events.Limits
+	MaxEventsPerCrawl int
+	// StoreTimeout bounds the database steps of one fetched document
+	// (DefaultStoreTimeout when zero); a document whose events take longer
+	// is gone on with at the next poll.
+	StoreTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -103,6 +114,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.GiveUpAfter <= 0 {
 		c.GiveUpAfter = DefaultGiveUpAfter
+	}
+	if c.StoreTimeout <= 0 {
+		c.StoreTimeout = DefaultStoreTimeout
+	}
+	if c.MaxEventsPerCrawl <= 0 {
+		c.MaxEventsPerCrawl = events.DefaultMaxEventsPerCrawl
 	}
 	return c
 }

@@ -83,12 +83,20 @@ type Parser struct {
 	client *crawl.Client
 	logger *slog.Logger
 	now    func() time.Time
+	limits events.Limits
 }
 
 // New returns a Parser fetching through client: share the process's, so
 // that its per-host limits and robots.txt cache are shared too.
 func New(client *crawl.Client, logger *slog.Logger) *Parser {
 	return &Parser{client: client, logger: logger, now: time.Now}
+}
+
+// WithLimits bounds the reading of each page's events as the crawler's
+// (config.Config.Documents); zero fields take extract/events' defaults.
+func (p *Parser) WithLimits(l events.Limits) *Parser {
+	p.limits = l
+	return p
 }
 
 // Parse reads the page. A page that could not be fetched is a
@@ -166,10 +174,13 @@ func (p *Parser) read(doc document.Document, res *Result) error {
 // events are the events the document holds, with the ids they have when
 // a crawl records them; none when it is neither a page nor a calendar.
 func (p *Parser) events(doc document.Document, now time.Time) []domain.EventDetails {
-	found, err := events.Extract(doc, events.Options{Now: now})
+	found, err := events.Extract(doc, events.Options{Now: now, Limits: p.limits})
 	out := make([]domain.EventDetails, 0, len(found.Events))
 	if err != nil {
 		return out
+	}
+	if found.CutOff != nil {
+		p.logger.Info("parse: document cut off; what fitted is answered", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit)
 	}
 	for _, d := range found.Events {
 		_, d = domain.IdentifiedEvent(d)

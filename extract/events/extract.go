@@ -28,6 +28,10 @@ type Options struct {
 	// Horizon is how far ahead recurrences are expanded; DefaultHorizon
 	// when zero.
 	Horizon time.Duration
+	// Limits bound the work of the document (limits.go).
+	Limits Limits
+	// work is the document's budget, set by Extract.
+	work *work
 }
 
 // Result is what one document holds.
@@ -40,18 +44,28 @@ type Result struct {
 	// webcal: links rewritten to https), absolute, for the crawler to
 	// fetch next.
 	Calendars []string
+	// CutOff is the bound that cut the document short, nil when it was
+	// read whole; Events are then what fitted.
+	CutOff *CutOff
 }
 
 // Extract finds the events of a document: an iCalendar file's VEVENTs, an
 // HTML page's schema.org events (JSON-LD, else Microdata) and the
 // calendars it links to, or a platform post's event (post.go). A malformed part (one JSON-LD block, one event)
-// is skipped, never the rest.
+// is skipped, never the rest. A document over one of opts.Limits is cut
+// off (Result.CutOff), never refused.
 func Extract(d document.Document, opts Options) (Result, error) {
 	base, err := url.Parse(d.URL)
 	if err != nil || !base.IsAbs() {
 		return Result{}, fmt.Errorf("extract events: invalid document URL %q", d.URL)
 	}
 	opts = opts.withDefaults()
+	readers <- struct{}{}
+	defer func() { <-readers }()
+	// The budget starts once the document may be read: waiting for
+	// another document's turn is not this one's time.
+	work := newWork(opts.Limits, time.Now())
+	opts.work = work
 	var drafts []draft
 	var calendars []string
 	var dropped int
@@ -62,7 +76,7 @@ func Extract(d document.Document, opts Options) (Result, error) {
 	case platform.IsPost(d):
 		drafts, dropped, err = fromPost(d)
 	case isCalendar(d):
-		drafts, dropped, err = fromICalendar(d)
+		drafts, dropped, err = fromICalendar(d, work)
 	case d.IsHTML():
 		drafts, dropped, calendars, err = fromHTML(d, base)
 		pageURL = d.URL
@@ -74,12 +88,22 @@ func Extract(d document.Document, opts Options) (Result, error) {
 	}
 	res := Result{Calendars: calendars, Dropped: dropped}
 	for _, dr := range identify(drafts, d.URL) {
+		if len(res.Events) == work.limits.MaxEvents {
+			work.cutAt(BoundEvents, int64(work.limits.MaxEvents))
+			break
+		}
+		if work.late() {
+			break
+		}
 		details, err := domain.NewEventDetails(dr.details(d.URL, pageURL, opts))
 		if err != nil {
 			res.Dropped++
 			continue
 		}
 		res.Events = append(res.Events, details)
+	}
+	if res.CutOff = work.cut; res.CutOff != nil {
+		cutOffs.WithLabelValues(res.CutOff.Bound).Inc()
 	}
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,13 +30,25 @@ type calendar struct {
 	zones map[string]*time.Location
 	// zone is the calendar's own zone (X-WR-TIMEZONE), nil when unnamed.
 	zone *time.Location
+	// work is the document's budget.
+	work *work
 }
 
 // fromICalendar reads the VEVENTs of an iCalendar file: a master event per
 // UID with its RRULE, RDATE and EXDATE, and the RECURRENCE-ID overrides of
-// single recurrences. An event without a readable start is dropped.
-func fromICalendar(d document.Document) (out []draft, dropped int, err error) {
+// single recurrences. An event without a readable start is dropped. Only
+// the first MaxCalendarBytes are read, at most 4 VEVENTs for each of the
+// MaxEvents events kept, and only MaxEvents events drafted.
+func fromICalendar(d document.Document, work *work) (out []draft, dropped int, err error) {
 	body := bytes.TrimPrefix(extract.ToUTF8(d.Body, d.ContentType), []byte("\ufeff"))
+	if cut, bound := cutCalendar(body, work.limits.MaxCalendarBytes, veventsPerEvent*work.limits.MaxEvents); bound != "" {
+		body = cut
+		limit := int64(work.limits.MaxCalendarBytes)
+		if bound == BoundEvents {
+			limit = int64(work.limits.MaxEvents)
+		}
+		work.cutAt(bound, limit)
+	}
 	cal, err := ical.NewDecoder(bytes.NewReader(body)).Decode()
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, 0, fmt.Errorf("%w: %w", ErrBadCalendar, err)
@@ -43,7 +56,7 @@ func fromICalendar(d document.Document) (out []draft, dropped int, err error) {
 	if cal == nil {
 		return nil, 0, fmt.Errorf("%w: no VCALENDAR", ErrBadCalendar)
 	}
-	c := calendar{zones: map[string]*time.Location{}}
+	c := calendar{zones: map[string]*time.Location{}, work: work}
 	for _, comp := range cal.Children {
 		if comp.Name == ical.CompTimezone {
 			id := propValue(comp, ical.PropTimezoneID)
@@ -52,6 +65,10 @@ func fromICalendar(d document.Document) (out []draft, dropped int, err error) {
 	}
 	c.zone = c.resolve(propValue(cal.Component, "X-WR-TIMEZONE"))
 	masters, overrides, order := groupByUID(cal.Children)
+	if max := work.limits.MaxEvents; len(order) > max {
+		order = order[:max]
+		work.cutAt(BoundEvents, int64(max))
+	}
 	out = make([]draft, 0, len(order))
 	add := func(dr draft, ok bool) {
 		if !ok {
@@ -61,6 +78,9 @@ func fromICalendar(d document.Document) (out []draft, dropped int, err error) {
 		out = append(out, dr)
 	}
 	for _, uid := range order {
+		if work.late() {
+			break
+		}
 		if m := masters[uid]; m != nil {
 			add(c.draft(m, overrides[uid]))
 			continue
@@ -231,6 +251,7 @@ func (c calendar) recurrence(ev *ical.Component, first span, loc *time.Location)
 			return nil
 		}
 		opt.Dtstart = first.start
+		c.trimTimes(opt)
 		r, err := rrule.NewRRule(*opt)
 		if err != nil {
 			return nil
@@ -250,6 +271,32 @@ func (c calendar) recurrence(ev *ical.Component, first span, loc *time.Location)
 		}
 	}
 	return set
+}
+
+// maxTimesPerDay bounds the times of day a rule's BYHOUR, BYMINUTE and
+// BYSECOND name together: rrule-go builds them all for each rule, and
+// generates each of a period's days at each of them at once.
+const maxTimesPerDay = 1440
+
+// trimTimes keeps a rule's earliest times of day when its BYHOUR,
+// BYMINUTE and BYSECOND name more than maxTimesPerDay together (a rule
+// with every one of them names 86,400): seconds go first, then minutes.
+// The rule is then cut off.
+func (c calendar) trimTimes(opt *rrule.ROption) {
+	n := func(l []int) int { return max(1, len(l)) }
+	if n(opt.Byhour)*n(opt.Byminute)*n(opt.Bysecond) <= maxTimesPerDay {
+		return
+	}
+	keep := func(l []int, room int) []int {
+		if len(l) <= room {
+			return l
+		}
+		slices.Sort(l)
+		return l[:max(1, room)]
+	}
+	opt.Bysecond = keep(opt.Bysecond, maxTimesPerDay/(n(opt.Byhour)*n(opt.Byminute)))
+	opt.Byminute = keep(opt.Byminute, maxTimesPerDay/(n(opt.Byhour)*n(opt.Bysecond)))
+	c.work.cutAt(BoundRecurrence, int64(c.work.limits.MaxRecurrenceSteps))
 }
 
 // valueKind tells dates from date-times in an RDATE or EXDATE: a date

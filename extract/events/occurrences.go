@@ -64,8 +64,12 @@ type schedule struct {
 	dates []instance
 }
 
-// window is the span recurrences are expanded over.
-type window struct{ from, to time.Time }
+// window is the span recurrences are expanded over, with the document's
+// budget.
+type window struct {
+	from, to time.Time
+	work     *work
+}
 
 // newWindow: from the first of the month a week before now (UTC), so that
 // every crawl in a month expands the same past instances and a re-crawl
@@ -75,6 +79,7 @@ func newWindow(opts Options) window {
 	return window{
 		from: time.Date(past.Year(), past.Month(), 1, 0, 0, 0, 0, time.UTC),
 		to:   opts.Now.Add(opts.Horizon),
+		work: opts.work,
 	}
 }
 
@@ -93,8 +98,13 @@ func (s schedule) expand(w window, loc *time.Location) (out []instance, horizon 
 	used := map[int64]bool{}
 	var before, after time.Time
 	occurrences := 0
+	spent := w.spend(s.set.GetRRule())
 	next := s.set.Iterator()
 	for step := 0; step < maxRuleSteps; step++ {
+		if step%256 == 255 && w.work.late() {
+			end = t0(out, w.to)
+			break
+		}
 		t, ok := next()
 		if !ok {
 			break
@@ -119,6 +129,9 @@ func (s schedule) expand(w window, loc *time.Location) (out []instance, horizon 
 		out = append(out, in)
 		occurrences += n
 	}
+	if spent() {
+		end = t0(out, w.to)
+	}
 	out = s.movedIn(out, used, w)
 	switch {
 	case len(out) > 0:
@@ -128,6 +141,36 @@ func (s schedule) expand(w window, loc *time.Location) (out []instance, horizon 
 		out = []instance{s.recurrence(after, loc)}
 	}
 	return out, &end
+}
+
+// t0 is where an expansion cut short stopped: the start of the last
+// instance kept, else the window's end.
+func t0(out []instance, end time.Time) time.Time {
+	if len(out) > 0 {
+		return out[len(out)-1].span.start
+	}
+	return end
+}
+
+// spend gives a rule its share of the document's recurrence budget (at
+// most maxRuleSteps) and returns what, once the rule is expanded, takes
+// the steps it used from the document's budget and tells whether the rule
+// spent its share, i.e. was cut off where it stopped.
+func (w window) spend(r *rrule.RRule) (spent func() bool) {
+	if r == nil || w.work == nil {
+		return func() bool { return false }
+	}
+	share := min(maxRuleSteps, w.work.steps)
+	left := share
+	r.SetBudget(&left)
+	return func() bool {
+		w.work.steps -= share - left
+		if left > 0 {
+			return false
+		}
+		w.work.cutAt(BoundRecurrence, int64(w.work.limits.MaxRecurrenceSteps))
+		return true
+	}
 }
 
 // recurrence is the instance that starts at t: an override when one names

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringsaturn/tzf"
@@ -17,6 +18,8 @@ import (
 // polygons. Building it takes seconds and tens of MB, so it is built on the
 // first event that has coordinates but no zone, once.
 var zoneFinder = sync.OnceValue(func() tzf.F {
+	start := time.Now()
+	defer func() { zoneFinderBuild.Store(int64(time.Since(start))) }()
 	f, err := tzf.NewDefaultFinder()
 	if err != nil {
 		slog.Error("time zone finder unavailable; zones from coordinates fall back to the gazetteer", "err", err)
@@ -24,6 +27,10 @@ var zoneFinder = sync.OnceValue(func() tzf.F {
 	}
 	return f
 })
+
+// zoneFinderBuild is how long building zoneFinder took (zero until it is
+// built): the document whose reading built it is not charged for it.
+var zoneFinderBuild atomic.Int64
 
 // eventZone is the event's IANA zone, first of: the zone the data names;
 // the zone at its coordinates; the zone of its city, or of its country

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/extract/events"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/platform"
 )
@@ -58,6 +59,12 @@ type Config struct {
 	LogFormat        string
 	// Platforms are the providers' settings of platform sources.
 	Platforms platform.Settings
+	// Documents bound the work of reading one document for events,
+	// whatever reaches it (crawl, POST /parse, a linked calendar).
+	Documents events.Limits
+	// MaxEventsPerCrawl bounds the events one crawl of a source records;
+	// the rest wait for the next crawl.
+	MaxEventsPerCrawl int
 }
 
 // FromEnv reads the configuration; malformed values are errors, not defaults.
@@ -86,6 +93,21 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.MaxConnsPerIP, err = count("FEEDSVC_MAX_CONNS_PER_IP", 256, 0); err != nil {
+		return Config{}, err
+	}
+	if c.Documents.MaxCalendarBytes, err = count("FEEDSVC_MAX_CALENDAR_BYTES", events.DefaultMaxCalendarBytes, 1); err != nil {
+		return Config{}, err
+	}
+	if c.Documents.MaxEvents, err = count("FEEDSVC_MAX_EVENTS_PER_DOCUMENT", events.DefaultMaxEvents, 1); err != nil {
+		return Config{}, err
+	}
+	if c.Documents.MaxRecurrenceSteps, err = count("FEEDSVC_MAX_RECURRENCE_STEPS", events.DefaultMaxRecurrenceSteps, 1); err != nil {
+		return Config{}, err
+	}
+	if c.Documents.MaxTime, err = duration("FEEDSVC_MAX_DOCUMENT_TIME", events.DefaultMaxTime); err != nil {
+		return Config{}, err
+	}
+	if c.MaxEventsPerCrawl, err = count("FEEDSVC_MAX_EVENTS_PER_CRAWL", events.DefaultMaxEventsPerCrawl, 1); err != nil {
 		return Config{}, err
 	}
 	if c.AllowPrivateNetworks, err = boolean("FEEDSVC_ALLOW_PRIVATE_NETWORKS"); err != nil {

@@ -44,7 +44,7 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 		DB:         s.DB.Bun,
 		Connectors: connectors,
 		Articles:   articles{s.Commands},
-		Events:     eventReader{cmds: s.Commands, log: s.logger},
+		Events:     eventReader{cmds: s.Commands, log: s.logger, limits: cfg.Documents},
 		Intakes:    intakes,
 	}, cfg, s.logger), nil
 }
@@ -58,22 +58,29 @@ func (a articles) RecordArticle(ctx context.Context, sourceID uuid.UUID, content
 	return d.ArticleDiscovered, d.New, err
 }
 
-// eventReader reads documents for events (extract/events) and records
-// them through commands.
+// eventReader reads documents for events (extract/events) within the
+// document bounds and records them through commands.
 type eventReader struct {
-	cmds *commands.Handler
-	log  *slog.Logger
+	cmds   *commands.Handler
+	log    *slog.Logger
+	limits events.Limits
 }
 
 func (s eventReader) ReadEvents(doc document.Document) (ingest.ReadEvents, error) {
-	found, err := events.Extract(doc, events.Options{Now: time.Now()})
+	found, err := events.Extract(doc, events.Options{Now: time.Now(), Limits: s.limits})
 	if err != nil {
 		return ingest.ReadEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
+	}
+	if found.CutOff != nil {
+		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Events))
 	}
 	if found.Dropped > 0 {
 		s.log.Info("events without what an event needs were dropped", "url", doc.URL, "dropped", found.Dropped)
 	}
 	out := ingest.ReadEvents{Calendars: found.Calendars, Events: make([]ingest.ReadEvent, len(found.Events))}
+	if found.CutOff != nil {
+		out.CutOff = found.CutOff.String()
+	}
 	for i, d := range found.Events {
 		out.Events[i] = ingest.ReadEvent{ID: domain.EventID(d.Identity), Details: d, Precedence: events.Precedence(doc, d)}
 	}

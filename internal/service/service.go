@@ -18,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/connector/social"
 	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/extract/events"
 	"github.com/feedsvc/feedsvc/history"
 	apihttp "github.com/feedsvc/feedsvc/http"
 	"github.com/feedsvc/feedsvc/idempotency"
@@ -114,7 +115,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		s.Rebuilds = &projections.Rebuilder{DSN: cfg.DatabaseURL, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
 	}
 	if cfg.Roles[config.RoleCrawler] {
-		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{PollInterval: cfg.PollInterval}); err != nil {
+		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
+			PollInterval: cfg.PollInterval, Documents: cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
+		}); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -123,6 +126,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Metrics.WatchProjections(s.Runner)
 	s.Metrics.WatchRebuilds(s.Rebuilds)
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
+	s.Metrics.MustRegister(events.Metrics())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
@@ -132,7 +136,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
 		History:        history.New(s.Store, s.Queries),
-		Parser:         parse.New(client, logger),
+		Parser:         parse.New(client, logger).WithLimits(cfg.Documents),
 	})
 	return s, nil
 }

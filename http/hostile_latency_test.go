@@ -1,0 +1,136 @@
+package http_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/extract/events/eventstest"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+// hostileCalendars serves the probe's hostile calendars (issue 19).
+func hostileCalendars(t *testing.T) (*httptest.Server, []string) {
+	mux := http.NewServeMux()
+	var paths []string
+	for _, c := range eventstest.Calendars() {
+		body := c.Body
+		path := "/" + c.Name + ".ics"
+		paths = append(paths, path)
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/calendar; charset=utf-8")
+			_, _ = w.Write(body)
+		})
+	}
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "User-agent: *\nAllow: /\n") })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, paths
+}
+
+// p99 of n sequential cheap reads through the real socket.
+func readP99(t *testing.T, client *http.Client, url, key string, n int) time.Duration {
+	t.Helper()
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		lat = append(lat, time.Since(start))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("read answered %d", resp.StatusCode)
+		}
+	}
+	slices.Sort(lat)
+	return lat[len(lat)*99/100]
+}
+
+// Issue 19: while a hostile calendar was read, every API request slowed
+// (median 1.2 s). The p99 of a cheap authenticated read while the probe's
+// calendars are parsed, four at a time, stays within twice the idle p99.
+// The machine is shared, so idle and hostile blocks alternate (five of
+// each, 200 reads a block) and the medians of their p99s are compared: a
+// burst of load from elsewhere then hits one block of each kind, not one
+// kind; 5 ms are allowed on top, a scheduling quantum of a loaded
+// two-core machine, so a sub-millisecond idle p99 does not make the bound
+// a coin toss.
+func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures latency under load")
+	}
+	h := servicetest.Start(t)
+	addr := "http://" + h.Listen()
+	site, paths := hostileCalendars(t)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	feed := createFeed(t, as(h, h.Key), "Latency", "p99")["id"].(string)
+	read := addr + "/feeds/news/" + feed
+	const rounds, n = 5, 200
+	readP99(t, client, read, h.Key, 50) // warm up connections and caches
+
+	var hostile atomic.Bool
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var parsed atomic.Int64
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := i; ; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !hostile.Load() {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				body, _ := json.Marshal(map[string]string{"url": site.URL + paths[j%len(paths)]})
+				req, _ := http.NewRequest("POST", addr+"/parse", bytes.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+h.Key)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
+				if err != nil {
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				parsed.Add(1)
+			}
+		}()
+	}
+	var idle, busy []time.Duration
+	for range rounds {
+		idle = append(idle, readP99(t, client, read, h.Key, n))
+		hostile.Store(true)
+		time.Sleep(200 * time.Millisecond) // the parses are under way
+		busy = append(busy, readP99(t, client, read, h.Key, n))
+		hostile.Store(false)
+		time.Sleep(500 * time.Millisecond) // the parses under way finish
+	}
+	close(stop)
+	wg.Wait()
+	slices.Sort(idle)
+	slices.Sort(busy)
+	t.Logf("p99 per block idle %v, while reading hostile calendars %v (%d parsed)", idle, busy, parsed.Load())
+	if parsed.Load() == 0 {
+		t.Fatal("no hostile calendar was parsed during the measurement")
+	}
+	if med, limit := busy[rounds/2], 2*idle[rounds/2]+5*time.Millisecond; med > limit {
+		t.Fatalf("median p99 under hostile reading %v, want at most %v (idle %v)", med, limit, idle[rounds/2])
+	}
+}

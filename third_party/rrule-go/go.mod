@@ -1,0 +1,3 @@
+module github.com/teambition/rrule-go
+
+go 1.16
