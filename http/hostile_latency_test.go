@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/extract/events/eventstest"
+	"github.com/feedsvc/feedsvc/ingest/calendar/calendartest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
@@ -21,7 +21,7 @@ import (
 func hostileCalendars(t *testing.T) (*httptest.Server, []string) {
 	mux := http.NewServeMux()
 	var paths []string
-	for _, c := range eventstest.Calendars() {
+	for _, c := range calendartest.Calendars() {
 		body := c.Body
 		path := "/" + c.Name + ".ics"
 		paths = append(paths, path)
