@@ -163,7 +163,7 @@ func TestInstagramPostsAndReelsBecomeNewsItems(t *testing.T) {
 		fake.Delete("1801")
 		fake.Publish("nasa", platformtest.InstagramMedia{ID: "1806", Caption: "New", MediaType: "IMAGE", MediaProductType: "FEED",
 			MediaURL: "https://scontent.cdninstagram.com/new.jpg", Shortcode: "C0fffffffff", Timestamp: time.Now().UTC()})
-		eventually(t, 5*time.Second, func() bool { return items(t, h, feed, "")["https://www.instagram.com/p/C0fffffffff/"] != nil }, "the new post")
+		eventually(t, 15*time.Second, func() bool { return items(t, h, feed, "")["https://www.instagram.com/p/C0fffffffff/"] != nil }, "the new post")
 		if items(t, h, feed, "")["https://www.instagram.com/p/C0aaaaaaaaa/"] == nil {
 			t.Errorf("the deleted post's item is gone")
 		}

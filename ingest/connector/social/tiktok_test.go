@@ -133,7 +133,7 @@ func TestTikTokVideosBecomeNewsItems(t *testing.T) {
 		issued := fake.Issued()
 		fake.RevokeTokens()
 		fake.Publish("nasa", platformtest.TikTokVideo{ID: 7301234567890123455, Description: "New", Created: time.Now().UTC()})
-		eventually(t, 5*time.Second, func() bool {
+		eventually(t, 15*time.Second, func() bool {
 			return items(t, h, feed, "")["https://www.tiktok.com/@nasa/video/7301234567890123455"] != nil
 		}, "the new video")
 		if fake.Issued() != issued+1 {

@@ -202,7 +202,7 @@ func TestTwitterPostsBecomeNewsItemsThroughBackfillAndMonitoring(t *testing.T) {
 
 	t.Run("a new post appears at the next poll", func(t *testing.T) {
 		fake.Post("11348282", platformtest.Tweet{ID: "1006", Text: "Brand new", CreatedAt: time.Now().UTC()})
-		eventually(t, 5*time.Second, func() bool { return items(t, h, feed, "")[base+"1006"] != nil }, "the new post")
+		eventually(t, 15*time.Second, func() bool { return items(t, h, feed, "")[base+"1006"] != nil }, "the new post")
 		if n := len(items(t, h, feed, "")); n != 5 {
 			t.Errorf("%d items, want 5", n)
 		}
@@ -211,7 +211,7 @@ func TestTwitterPostsBecomeNewsItemsThroughBackfillAndMonitoring(t *testing.T) {
 	t.Run("a second feed of the account gets the same posts by backfill", func(t *testing.T) {
 		second := newsFeed(t, h, "X again")
 		h.Do("POST", "/feeds/news/"+second+"/sources", map[string]any{"sourceType": "twitter", "username": "nasawebb"}).MustStatus(t, http.StatusCreated)
-		eventually(t, 5*time.Second, func() bool { return len(items(t, h, second, "")) == 5 }, "the second feed's backfill")
+		eventually(t, 15*time.Second, func() bool { return len(items(t, h, second, "")) == 5 }, "the second feed's backfill")
 		first := items(t, h, feed, "")
 		for url, it := range items(t, h, second, "") {
 			if first[url]["newsPageId"] != it["newsPageId"] || first[url]["id"] == it["id"] {
@@ -246,7 +246,7 @@ func TestARateLimitedPlatformIsLeftAloneUntilItsReset(t *testing.T) {
 	reset := time.Unix(time.Now().Add(3*time.Second).Unix(), 0)
 	fake.RateLimit(1, reset)
 	startWorker(t, h, workerConfig(200*time.Millisecond))
-	eventually(t, 5*time.Second, func() bool { return len(fake.Requests()) >= 2 }, "the crawl to meet the rate limit")
+	eventually(t, 15*time.Second, func() bool { return len(fake.Requests()) >= 2 }, "the crawl to meet the rate limit")
 	limitedAt := fake.Requests()[1].At
 
 	t.Run("a source add meanwhile answers 503 and stores nothing", func(t *testing.T) {
