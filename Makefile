@@ -26,7 +26,7 @@ test-race:
 
 ## bench: the quick benchmarks (see bench/README.md for the full runs and figures)
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./eventstore/ ./extract/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./eventstore/ ./ingest/extract/
 	bash bench/run.sh
 
 ## bench-ingest: time from attaching a generated 2,000-article site to all its

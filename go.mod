@@ -98,4 +98,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/teambition/rrule-go => ./third_party/rrule-go
+replace github.com/teambition/rrule-go => ./internal/third_party/rrule-go

@@ -17,7 +17,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
-	"github.com/feedsvc/feedsvc/idempotency"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
 // maxAttempts bounds the retries of a command that keeps losing the race

@@ -10,7 +10,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
-	"github.com/feedsvc/feedsvc/idempotency"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
 // streamLen counts a stream's events.

@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // Event item list rules (api.md 4.6, 8 and D8).
@@ -175,9 +175,9 @@ func eventList(b []byte, feedID uuid.UUID, page readmodel.EventItemPage, f readm
 		}
 		item := eventItem(it, occurrenceBlock(it, f), scores[it.EventID])
 		if f.Shape.Legacy {
-			b = eventshape.AppendLegacy(b, item, true)
+			b = shape.AppendLegacy(b, item, true)
 		} else {
-			b = eventshape.AppendCurrent(b, item)
+			b = shape.AppendCurrent(b, item)
 		}
 	}
 	// The rest as every item list has it; the items stay as written,
@@ -198,12 +198,12 @@ func eventList(b []byte, feedID uuid.UUID, page readmodel.EventItemPage, f readm
 // occurrenceBlock is an item's block for the list's query: its range and
 // status; on a page of changes with neither, every occurrence, as the
 // single item shows them.
-func occurrenceBlock(it readmodel.EventItem, f readmodel.EventItemFilter) eventshape.Occurrences {
+func occurrenceBlock(it readmodel.EventItem, f readmodel.EventItemFilter) shape.Occurrences {
 	w := f.Window()
 	if f.After != nil && w.From == nil && w.To == nil && f.Status == "" {
-		return eventshape.Everything(it.Occurrences, f.Now)
+		return shape.Everything(it.Occurrences, f.Now)
 	}
-	return eventshape.InWindow(it.Occurrences, w, f.Status, f.Now)
+	return shape.InWindow(it.Occurrences, w, f.Status, f.Now)
 }
 
 // getEventItem answers one item with every instance and occurrence of its
@@ -225,8 +225,8 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	item := eventItem(it, eventshape.Everything(it.Occurrences, domain.Now()), scores[it.EventID])
-	return envelope.OKJSON(c, fiber.StatusOK, eventshape.AppendCurrent(nil, item))
+	item := eventItem(it, shape.Everything(it.Occurrences, domain.Now()), scores[it.EventID])
+	return envelope.OKJSON(c, fiber.StatusOK, shape.AppendCurrent(nil, item))
 }
 
 func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
@@ -256,8 +256,8 @@ func (h *handlers) scores(c *fiber.Ctx, items []readmodel.EventItem, config doma
 }
 
 // eventItem is what the shapes render an item from.
-func eventItem(it readmodel.EventItem, block eventshape.Occurrences, score *float64) eventshape.Item {
-	return eventshape.Item{
+func eventItem(it readmodel.EventItem, block shape.Occurrences, score *float64) shape.Item {
+	return shape.Item{
 		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
 		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: score,
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/idempotency"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
 // headerIdempotencyKey names a write so that it can be repeated safely.

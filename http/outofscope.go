@@ -3,8 +3,9 @@ package http
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/keyauth"
+	"github.com/feedsvc/feedsvc/internal/auth"
 )
 
 // notOffered are the capabilities whose scopes keys carry (D3) but which
@@ -26,7 +27,7 @@ func outOfScope(app *fiber.App) {
 	for _, n := range notOffered {
 		answer := &envelope.Error{Status: fiber.StatusNotImplemented, Code: envelope.CodeNotImplemented, Message: n.message}
 		refuse := func(*fiber.Ctx) error { return answer }
-		app.All(n.path, auth.RequireScope(n.scope), refuse)
-		app.All(n.path+"/*", auth.RequireScope(n.scope), refuse)
+		app.All(n.path, keyauth.RequireScope(n.scope), refuse)
+		app.All(n.path+"/*", keyauth.RequireScope(n.scope), refuse)
 	}
 }

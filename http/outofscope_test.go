@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 

@@ -8,9 +8,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/parse"
+	"github.com/feedsvc/feedsvc/ingest/parse"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // Codes of the parse endpoint's own failures.
@@ -120,14 +120,14 @@ func parseOut(res parse.Result) (parseJSON, error) {
 	}
 	for _, d := range res.Events {
 		id := domain.EventID(d.Identity)
-		it, err := eventshape.Standalone(d, false, id, id, res.ReadAt)
+		it, err := shape.Standalone(d, false, id, id, res.ReadAt)
 		if err != nil {
 			return parseJSON{}, err
 		}
-		if it.Source, err = eventshape.SourceBlock(d); err != nil {
+		if it.Source, err = shape.SourceBlock(d); err != nil {
 			return parseJSON{}, err
 		}
-		out.Events = append(out.Events, eventshape.AppendCurrent(nil, it))
+		out.Events = append(out.Events, shape.AppendCurrent(nil, it))
 	}
 	return out, nil
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 

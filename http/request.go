@@ -15,8 +15,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/keyauth"
 )
 
 // decodeBody reads a JSON object into dst. Wrong types, trailing data and
@@ -196,6 +196,6 @@ func pathUUIDs(c *fiber.Ctx, outer, inner string) (uuid.UUID, uuid.UUID, error) 
 
 // organization is the caller's organization; the auth middleware ran first.
 func organization(c *fiber.Ctx) uuid.UUID {
-	p, _ := auth.PrincipalFrom(c)
+	p, _ := keyauth.PrincipalFrom(c)
 	return p.OrganizationID
 }

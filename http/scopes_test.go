@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/internal/auth"
 )
 
 // The scope table of the README, route by route: which scopes let a key use

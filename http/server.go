@@ -10,17 +10,18 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
-	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
-	"github.com/feedsvc/feedsvc/history"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/keyauth"
 	"github.com/feedsvc/feedsvc/http/openapi"
-	"github.com/feedsvc/feedsvc/idempotency"
+	"github.com/feedsvc/feedsvc/ingest/parse"
+	"github.com/feedsvc/feedsvc/internal/auth"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
-	"github.com/feedsvc/feedsvc/parse"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/history"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -63,7 +64,7 @@ type Deps struct {
 	// EventRelevance scores event items against their feed's config
 	// (relevanceScore); when nil, items are not scored and the member is
 	// omitted. The service sets it to extraction's scoring.
-	EventRelevance eventshape.RelevanceFunc
+	EventRelevance shape.RelevanceFunc
 	// History reads an item's events from the event store.
 	History *history.Reader
 	// Webhooks keeps signing secrets and the delivery log, and sends test
@@ -117,9 +118,9 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
-	app.Use(auth.Middleware(deps.Keys, cfg.RequireHTTPS))
+	app.Use(keyauth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	if deps.Limiter != nil {
-		app.Use(auth.RateLimit(deps.Limiter))
+		app.Use(keyauth.RateLimit(deps.Limiter))
 	}
 	if deps.Idempotency != nil {
 		app.Use(idempotent(deps.Idempotency, deps.Logger))
@@ -177,7 +178,7 @@ type handlers struct {
 // need items alone, so a key can be handed to a reader of items without
 // the power to change feeds.
 func (h *handlers) routes(app *fiber.App) {
-	newsScope := auth.RequireScope(auth.ScopeNews)
+	newsScope := keyauth.RequireScope(auth.ScopeNews)
 	news := app.Group("/feeds/news")
 	news.Post("/", newsScope, h.createFeed(newsFeeds))
 	news.Get("/", newsScope, h.listFeeds(newsFeeds))
@@ -189,14 +190,14 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Patch("/:feedId/sources/:sourceId", newsScope, h.updateNewsSource)
 	news.Delete("/:feedId/sources/:sourceId", newsScope, h.detachSource(newsFeed))
 
-	items := auth.RequireScope(auth.ScopeItems)
+	items := keyauth.RequireScope(auth.ScopeItems)
 	news.Get("/:feedId/items", items, h.listNewsItems)
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
 	news.Get("/:feedId/items/:itemId/history", items, h.itemHistory(domain.FeedNews, "feedId"))
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
-	eventsScope := auth.RequireScope(auth.ScopeEvents)
+	eventsScope := keyauth.RequireScope(auth.ScopeEvents)
 	events := app.Group("/feeds/events")
 	events.Post("/", eventsScope, h.createFeed(eventFeeds))
 	events.Get("/", eventsScope, h.listFeeds(eventFeeds))
@@ -216,14 +217,14 @@ func (h *handlers) routes(app *fiber.App) {
 	insights.Get("/feedback", h.feedbackInsights)
 	insights.Get("/sources/negative", h.negativeSources)
 
-	sources := app.Group("/sources", auth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
+	sources := app.Group("/sources", keyauth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)
 	sources.Get("/:id", h.getSource)
 
-	app.Post("/parse", auth.RequireScope(auth.ScopeParse), h.parsePage)
+	app.Post("/parse", keyauth.RequireScope(auth.ScopeParse), h.parsePage)
 
-	hooks := app.Group("/webhooks", auth.RequireScope(auth.ScopeWebhooks))
+	hooks := app.Group("/webhooks", keyauth.RequireScope(auth.ScopeWebhooks))
 	hooks.Post("/", h.createWebhook)
 	hooks.Get("/", h.listWebhooks)
 	hooks.Post("/test", h.testWebhook)

@@ -3,8 +3,8 @@ package http
 import (
 	"time"
 
-	"github.com/feedsvc/feedsvc/eventshape"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // timestamp renders the API's time format, the one every shape uses.
-func timestamp(t time.Time) string { return eventshape.Timestamp(t) }
+func timestamp(t time.Time) string { return shape.Timestamp(t) }

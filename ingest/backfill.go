@@ -10,7 +10,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/lease"
+	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
 // backfillsPerTick bounds the backfills one tick starts.

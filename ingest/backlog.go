@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/connector"
+	"github.com/feedsvc/feedsvc/ingest/connector"
 )
 
 // A crawl cut short by MaxFetchesPerCrawl leaves what it did not fetch

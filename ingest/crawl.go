@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/extract"
-	"github.com/feedsvc/feedsvc/lease"
+	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/extract"
+	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
 const (

@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/feedsvc/feedsvc/connector"
-	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/extract/events"
+	"github.com/feedsvc/feedsvc/ingest/calendar"
+	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/document"
 )
 
 // Events are facts of a source like articles: every document a crawl
@@ -102,8 +102,8 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	holds = len(read.Events)
 	kept := read.Events[:stats.takeEvents(len(read.Events), w.cfg.MaxEventsPerCrawl)]
 	if len(kept) < len(read.Events) {
-		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", events.BoundSourceEvents, w.cfg.MaxEventsPerCrawl))
-		events.CountCutOff(events.BoundSourceEvents)
+		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", calendar.BoundSourceEvents, w.cfg.MaxEventsPerCrawl))
+		calendar.CountCutOff(calendar.BoundSourceEvents)
 	}
 	if len(kept) == 0 {
 		// Events a cut took away are still the document's: only those it
@@ -201,7 +201,7 @@ func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url strin
 	return found, nil
 }
 
-// markEventDocument records that a document of the source holds events.
+// markEventDocument records that a document of the source holds calendar.
 func (w *Worker) markEventDocument(ctx context.Context, sourceID uuid.UUID, url string) error {
 	_, err := w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
 		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)

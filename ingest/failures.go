@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/connector"
 )
 
 // How a candidate's failure is judged. A site that is down for half an hour

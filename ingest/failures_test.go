@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/connector"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/connector"
 )
 
 // failure is a fetch error as its connector judged it (the web

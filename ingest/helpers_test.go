@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/ingest"
+	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )

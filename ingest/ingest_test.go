@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/crawl"
+	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/feedsvc/feedsvc/document"
+	"github.com/feedsvc/feedsvc/ingest/document"
 )
 
 // Conditional GET of listings. A crawl reads the validators its source's

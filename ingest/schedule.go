@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/feedsvc/feedsvc/connector"
+	"github.com/feedsvc/feedsvc/ingest/connector"
 )
 
 // leased is a source this process holds the crawl lease of, with what the

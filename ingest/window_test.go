@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/connector"
+	"github.com/feedsvc/feedsvc/ingest/connector"
 )
 
 // The date window is judged here, for candidates of every kind of listing;

@@ -25,10 +25,10 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/feedsvc/feedsvc/backoff"
-	"github.com/feedsvc/feedsvc/connector"
-	"github.com/feedsvc/feedsvc/extract/events"
-	"github.com/feedsvc/feedsvc/lease"
+	"github.com/feedsvc/feedsvc/ingest/calendar"
+	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/internal/backoff"
+	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
 // Defaults for zero Config fields.
@@ -77,9 +77,9 @@ type Config struct {
 	GiveUpAfter time.Duration
 	// Documents bound the work of reading one document for events (the
 	// event sink applies them); MaxEventsPerCrawl bounds the events one
-	// crawl of a source records (events.DefaultMaxEventsPerCrawl when
+	// crawl of a source records (calendar.DefaultMaxEventsPerCrawl when
 	// zero): the rest wait for the next crawl.
-	Documents         events.Limits
+	Documents         calendar.Limits
 	MaxEventsPerCrawl int
 	// StoreTimeout bounds the database steps of one fetched document
 	// (DefaultStoreTimeout when zero); a document whose events take longer
@@ -119,7 +119,7 @@ func (c Config) withDefaults() Config {
 		c.StoreTimeout = DefaultStoreTimeout
 	}
 	if c.MaxEventsPerCrawl <= 0 {
-		c.MaxEventsPerCrawl = events.DefaultMaxEventsPerCrawl
+		c.MaxEventsPerCrawl = calendar.DefaultMaxEventsPerCrawl
 	}
 	return c
 }

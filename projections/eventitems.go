@@ -12,8 +12,8 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // EventItems projects the events every feed shares and the items of every
@@ -104,15 +104,15 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 	if err != nil {
 		return fmt.Errorf("encode details of event %s: %w", id, err)
 	}
-	current, err := eventshape.RenderStatic(d, false)
+	current, err := shape.RenderStatic(d, false)
 	if err != nil {
 		return err
 	}
-	legacy, err := eventshape.RenderStatic(d, true)
+	legacy, err := shape.RenderStatic(d, true)
 	if err != nil {
 		return err
 	}
-	source, err := eventshape.SourceBlock(d)
+	source, err := shape.SourceBlock(d)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ type visibleItem struct {
 // insertOccurrences writes the occurrence rows of items, from their event's
 // details, and widens their feeds' longest span: one statement for every
 // item and occurrence. When an occurrence and an instance are over comes
-// from the domain (eventshape.Flatten), so the range query and the
+// from the domain (shape.Flatten), so the range query and the
 // occurrence blocks agree.
 func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d domain.EventDetails) error {
 	rows := occurrenceRows(d)
@@ -252,7 +252,7 @@ func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d d
 
 // occurrenceRow is one occurrence of an event as the range index holds it.
 type occurrenceRow struct {
-	eventshape.Occurrence
+	shape.Occurrence
 	ends, prevEnds, prevStart time.Time
 }
 
@@ -263,7 +263,7 @@ type occurrenceRow struct {
 // the event's first there.
 func occurrenceRows(d domain.EventDetails) []occurrenceRow {
 	var rows []occurrenceRow
-	for _, o := range eventshape.Flatten(d) {
+	for _, o := range shape.Flatten(d) {
 		rows = append(rows, occurrenceRow{Occurrence: o, ends: domain.EventOccurrence{Start: o.Start, End: o.End}.Ends()})
 	}
 	slices.SortFunc(rows, func(a, b occurrenceRow) int {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // The list query finds, orders and counts items on the range index alone;
@@ -90,9 +90,9 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	occurrences := map[uuid.UUID][]eventshape.Occurrence{}
+	occurrences := map[uuid.UUID][]shape.Occurrence{}
 	for _, it := range all.Items {
-		occurrences[it.ID] = eventshape.Flatten(details[it.EventID])
+		occurrences[it.ID] = shape.Flatten(details[it.EventID])
 	}
 
 	for round := range 300 {
@@ -113,11 +113,11 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			t.Fatal(err)
 		}
 		var got []uuid.UUID
-		window := eventshape.Window{From: &f.Since, To: &f.Until}
+		window := shape.Window{From: &f.Since, To: &f.Until}
 		for _, it := range page.Items {
 			got = append(got, it.ID)
-			fromRows := string(eventshape.AppendCurrent(nil, eventshape.Item{Occurrences: eventshape.InWindow(it.Occurrences, window, f.Status, f.Now)}))
-			fromDetails := string(eventshape.AppendCurrent(nil, eventshape.Item{Occurrences: eventshape.InWindow(occurrences[it.ID], window, f.Status, f.Now)}))
+			fromRows := string(shape.AppendCurrent(nil, shape.Item{Occurrences: shape.InWindow(it.Occurrences, window, f.Status, f.Now)}))
+			fromDetails := string(shape.AppendCurrent(nil, shape.Item{Occurrences: shape.InWindow(occurrences[it.ID], window, f.Status, f.Now)}))
 			if fromRows != fromDetails {
 				t.Fatalf("round %d: item %s's block from the index rows differs from its details':\n%s\n%s", round, it.ID, fromRows, fromDetails)
 			}
@@ -143,14 +143,14 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 
 // expectedPage is every matching item's id in the filter's order, from the
 // occurrence blocks.
-func expectedPage(items []readmodel.EventItem, occurrences map[uuid.UUID][]eventshape.Occurrence, f readmodel.EventItemFilter) []uuid.UUID {
+func expectedPage(items []readmodel.EventItem, occurrences map[uuid.UUID][]shape.Occurrence, f readmodel.EventItemFilter) []uuid.UUID {
 	type match struct {
 		it    readmodel.EventItem
 		first time.Time
 	}
 	var ms []match
 	for _, it := range items {
-		block := eventshape.InWindow(occurrences[it.ID], eventshape.Window{From: &f.Since, To: &f.Until}, f.Status, f.Now)
+		block := shape.InWindow(occurrences[it.ID], shape.Window{From: &f.Since, To: &f.Until}, f.Status, f.Now)
 		if block.Next != nil {
 			ms = append(ms, match{it, block.Next.Start})
 		}

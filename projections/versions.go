@@ -13,7 +13,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/lease"
+	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
 // progressEvery is how often a rebuild logs and records its progress.

@@ -18,7 +18,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // EventItem is one event in one feed, with its event's members as the
@@ -30,10 +30,10 @@ type EventItem struct {
 	SourceID   uuid.UUID
 	SourceType string
 	AddedAt    time.Time
-	Static     eventshape.Static
+	Static     shape.Static
 	// Source is the source block, when asked for.
 	Source      []byte
-	Occurrences []eventshape.Occurrence
+	Occurrences []shape.Occurrence
 	// Change is where the item last changed (ChangeKey).
 	Change ChangeKey
 	// Removed marks an item that has left the feed (a page of changes
@@ -85,8 +85,8 @@ type EventItemFilter struct {
 }
 
 // Window is the filter's range of occurrence dates.
-func (f EventItemFilter) Window() eventshape.Window {
-	var w eventshape.Window
+func (f EventItemFilter) Window() shape.Window {
+	var w shape.Window
 	if !f.Since.IsZero() {
 		w.From = &f.Since
 	}
@@ -301,13 +301,13 @@ func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
 			items = append(items, EventItem{ID: it.ID, FeedID: it.FeedID, EventID: it.EventID, Change: it.Change, Removed: true})
 			continue
 		}
-		it.Static = eventshape.Static{Head: head, Published: published, Tail: tail}
+		it.Static = shape.Static{Head: head, Published: published, Tail: tail}
 		if len(source) > 0 {
 			it.Source = source
 		}
-		it.Occurrences = make([]eventshape.Occurrence, len(ids))
+		it.Occurrences = make([]shape.Occurrence, len(ids))
 		for k := range ids {
-			o := eventshape.Occurrence{ID: ids[k], InstanceID: instances[k], Start: starts[k], Stated: statuses[k], InstanceEnds: instanceEnds[k]}
+			o := shape.Occurrence{ID: ids[k], InstanceID: instances[k], Start: starts[k], Stated: statuses[k], InstanceEnds: instanceEnds[k]}
 			if ends[k].Valid {
 				end := ends[k].Time
 				o.End = &end

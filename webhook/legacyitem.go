@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/eventshape"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // LegacyItem renders a delivery's data as the /v0 event item list renders
@@ -12,9 +12,9 @@ import (
 // every occurrence and the clock at the moment of the add, so the body is
 // a function of the log.
 func LegacyItem(item domain.EventItemAdded, d domain.EventDetails) (json.RawMessage, error) {
-	it, err := eventshape.Standalone(d, true, item.ItemID, item.EventID, item.At)
+	it, err := shape.Standalone(d, true, item.ItemID, item.EventID, item.At)
 	if err != nil {
 		return nil, err
 	}
-	return eventshape.AppendLegacy(nil, it, false), nil
+	return shape.AppendLegacy(nil, it, false), nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/feedsvc/feedsvc/idempotency"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
 // Secrets keeps webhook signing secrets.

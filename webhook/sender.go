@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/feedsvc/feedsvc/safehttp"
+	"github.com/feedsvc/feedsvc/internal/safehttp"
 )
 
 // SenderOptions configure a Sender.

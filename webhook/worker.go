@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/riverqueue/river"
 
-	"github.com/feedsvc/feedsvc/backoff"
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/backoff"
 )
 
 // deliveryWorker makes one attempt of a delivery per River job attempt.

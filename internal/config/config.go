@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
-	"github.com/feedsvc/feedsvc/extract/events"
+	"github.com/feedsvc/feedsvc/ingest/calendar"
+	"github.com/feedsvc/feedsvc/ingest/platform"
+	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/platform"
 )
 
 // Roles a process can take; `serve` takes all of them unless FEEDSVC_ROLES
@@ -61,7 +61,7 @@ type Config struct {
 	Platforms platform.Settings
 	// Documents bound the work of reading one document for events,
 	// whatever reaches it (crawl, POST /parse, a linked calendar).
-	Documents events.Limits
+	Documents calendar.Limits
 	// MaxEventsPerCrawl bounds the events one crawl of a source records;
 	// the rest wait for the next crawl.
 	MaxEventsPerCrawl int
@@ -95,19 +95,19 @@ func FromEnv() (Config, error) {
 	if c.MaxConnsPerIP, err = count("FEEDSVC_MAX_CONNS_PER_IP", 256, 0); err != nil {
 		return Config{}, err
 	}
-	if c.Documents.MaxCalendarBytes, err = count("FEEDSVC_MAX_CALENDAR_BYTES", events.DefaultMaxCalendarBytes, 1); err != nil {
+	if c.Documents.MaxCalendarBytes, err = count("FEEDSVC_MAX_CALENDAR_BYTES", calendar.DefaultMaxCalendarBytes, 1); err != nil {
 		return Config{}, err
 	}
-	if c.Documents.MaxEvents, err = count("FEEDSVC_MAX_EVENTS_PER_DOCUMENT", events.DefaultMaxEvents, 1); err != nil {
+	if c.Documents.MaxEvents, err = count("FEEDSVC_MAX_EVENTS_PER_DOCUMENT", calendar.DefaultMaxEvents, 1); err != nil {
 		return Config{}, err
 	}
-	if c.Documents.MaxRecurrenceSteps, err = count("FEEDSVC_MAX_RECURRENCE_STEPS", events.DefaultMaxRecurrenceSteps, 1); err != nil {
+	if c.Documents.MaxRecurrenceSteps, err = count("FEEDSVC_MAX_RECURRENCE_STEPS", calendar.DefaultMaxRecurrenceSteps, 1); err != nil {
 		return Config{}, err
 	}
-	if c.Documents.MaxTime, err = duration("FEEDSVC_MAX_DOCUMENT_TIME", events.DefaultMaxTime); err != nil {
+	if c.Documents.MaxTime, err = duration("FEEDSVC_MAX_DOCUMENT_TIME", calendar.DefaultMaxTime); err != nil {
 		return Config{}, err
 	}
-	if c.MaxEventsPerCrawl, err = count("FEEDSVC_MAX_EVENTS_PER_CRAWL", events.DefaultMaxEventsPerCrawl, 1); err != nil {
+	if c.MaxEventsPerCrawl, err = count("FEEDSVC_MAX_EVENTS_PER_CRAWL", calendar.DefaultMaxEventsPerCrawl, 1); err != nil {
 		return Config{}, err
 	}
 	if c.AllowPrivateNetworks, err = boolean("FEEDSVC_ALLOW_PRIVATE_NETWORKS"); err != nil {

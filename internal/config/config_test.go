@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
+	"github.com/feedsvc/feedsvc/internal/auth"
 )
 
 func TestTheDefaultRateLimitIsReadFromTheEnvironment(t *testing.T) {

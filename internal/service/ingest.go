@@ -9,13 +9,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
-	"github.com/feedsvc/feedsvc/connector"
-	"github.com/feedsvc/feedsvc/connector/web"
-	"github.com/feedsvc/feedsvc/crawl"
-	"github.com/feedsvc/feedsvc/document"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/extract/events"
 	"github.com/feedsvc/feedsvc/ingest"
+	"github.com/feedsvc/feedsvc/ingest/calendar"
+	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/connector/web"
+	"github.com/feedsvc/feedsvc/ingest/crawl"
+	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/ingest/intake"
 )
 
@@ -63,11 +63,11 @@ func (a articles) RecordArticle(ctx context.Context, sourceID uuid.UUID, content
 type eventReader struct {
 	cmds   *commands.Handler
 	log    *slog.Logger
-	limits events.Limits
+	limits calendar.Limits
 }
 
 func (s eventReader) ReadEvents(doc document.Document) (ingest.ReadEvents, error) {
-	found, err := events.Extract(doc, events.Options{Now: time.Now(), Limits: s.limits})
+	found, err := calendar.Extract(doc, calendar.Options{Now: time.Now(), Limits: s.limits})
 	if err != nil {
 		return ingest.ReadEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
 	}
@@ -82,7 +82,7 @@ func (s eventReader) ReadEvents(doc document.Document) (ingest.ReadEvents, error
 		out.CutOff = found.CutOff.String()
 	}
 	for i, d := range found.Events {
-		out.Events[i] = ingest.ReadEvent{ID: domain.EventID(d.Identity), Details: d, Precedence: events.Precedence(doc, d)}
+		out.Events[i] = ingest.ReadEvent{ID: domain.EventID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
 	}
 	return out, nil
 }

@@ -13,25 +13,25 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/commands"
-	"github.com/feedsvc/feedsvc/connector/social"
-	"github.com/feedsvc/feedsvc/crawl"
 	"github.com/feedsvc/feedsvc/eventstore"
-	"github.com/feedsvc/feedsvc/extract/events"
-	"github.com/feedsvc/feedsvc/history"
 	apihttp "github.com/feedsvc/feedsvc/http"
-	"github.com/feedsvc/feedsvc/idempotency"
 	"github.com/feedsvc/feedsvc/ingest"
+	"github.com/feedsvc/feedsvc/ingest/calendar"
+	"github.com/feedsvc/feedsvc/ingest/connector/social"
+	"github.com/feedsvc/feedsvc/ingest/crawl"
+	"github.com/feedsvc/feedsvc/ingest/parse"
+	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
+	"github.com/feedsvc/feedsvc/internal/lease"
 	"github.com/feedsvc/feedsvc/internal/metrics"
-	"github.com/feedsvc/feedsvc/lease"
-	"github.com/feedsvc/feedsvc/parse"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/history"
 	"github.com/feedsvc/feedsvc/readmodel/migrations"
-	"github.com/feedsvc/feedsvc/relevance"
+	"github.com/feedsvc/feedsvc/readmodel/relevance"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -123,10 +123,14 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		}
 	}
 	s.Metrics = metrics.New()
-	s.Metrics.WatchProjections(s.Runner)
-	s.Metrics.WatchRebuilds(s.Rebuilds)
+	if s.Runner != nil {
+		s.Metrics.MustRegister(s.Runner.Collector())
+	}
+	if s.Rebuilds != nil {
+		s.Metrics.MustRegister(s.Rebuilds.Collector())
+	}
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
-	s.Metrics.MustRegister(events.Metrics())
+	s.Metrics.MustRegister(calendar.Metrics())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,

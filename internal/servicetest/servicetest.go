@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/auth"
 	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
+	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/logctx"
 	"github.com/feedsvc/feedsvc/internal/service"

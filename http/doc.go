@@ -1,0 +1,8 @@
+// Package http is the service's JSON API over Fiber: the routes of both
+// feed kinds and both response generations (current and /v0), request
+// decoding and its bounds, the connection caps, idempotent writes, and
+// the OpenAPI document and reference it serves. Its subpackages are the
+// error envelope (envelope), key authentication and rate limiting as
+// middleware (keyauth) and the OpenAPI document (openapi). Handlers call
+// commands to write and read models to read; nothing below imports it.
+package http

@@ -1,0 +1,88 @@
+package keyauth
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/internal/auth"
+)
+
+// refusingPool is a pool whose every connection is refused: a port that
+// was just listened on and closed, so nothing answers there.
+func refusingPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	pool, err := pgxpool.New(context.Background(), "postgres://postgres@"+addr+"/feedsvc?sslmode=disable&connect_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// When Postgres refuses to count (issue 26.3: a 100/min key passed 298
+// requests while the server was at max_connections), a key with a rate of
+// its own is refused 503 by default, and every key is still held to its
+// limit by this process's own count: a flood cannot switch the limit off.
+func TestARefusedCountNeverLetsAFloodPast(t *testing.T) {
+	rate := auth.Rate{Limit: 5, Window: time.Minute}
+	cases := []struct {
+		name     string
+		mode     auth.FailureMode
+		ownRate  bool
+		wantPass int
+		wantCode int
+	}{
+		{"a key with its own rate fails closed by default", auth.FailClosedForOwnRates, true, 0, fiber.StatusServiceUnavailable},
+		{"a key on the service's rate is counted locally by default", auth.FailClosedForOwnRates, false, 5, fiber.StatusTooManyRequests},
+		{"every key fails closed in the closed mode", auth.FailClosed, false, 0, fiber.StatusServiceUnavailable},
+		{"a key with its own rate is counted locally in the local mode", auth.FailLocal, true, 5, fiber.StatusTooManyRequests},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := auth.NewLimiter(refusingPool(t), rate, tc.mode)
+			p := auth.Principal{KeyID: uuid.New()}
+			if tc.ownRate {
+				p.Rate = &rate
+			}
+			app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
+			app.Use(func(c *fiber.Ctx) error { c.Locals(principalKey{}, p); return c.Next() })
+			app.Use(RateLimit(l))
+			app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+			passed := 0
+			for i := 0; i < 20; i++ {
+				resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch resp.StatusCode {
+				case fiber.StatusNoContent:
+					passed++
+				case tc.wantCode, fiber.StatusTooManyRequests:
+					if resp.Header.Get("Retry-After") == "" {
+						t.Fatalf("a %d without Retry-After", resp.StatusCode)
+					}
+				default:
+					t.Fatalf("request %d answered %d", i, resp.StatusCode)
+				}
+			}
+			if passed != tc.wantPass {
+				t.Fatalf("%d of 20 requests passed; want %d", passed, tc.wantPass)
+			}
+		})
+	}
+}

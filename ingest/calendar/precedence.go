@@ -1,0 +1,29 @@
+package calendar
+
+import (
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/document"
+)
+
+// Precedence of a document as the word on an event it holds, for when two
+// documents say different things about one event (a page and its .ics
+// export rarely word a description alike): the event's own page over a
+// page that lists it among others, over a calendar file, which carries
+// less (no images, offers or capacity).
+const (
+	PrecedenceCalendar = 1
+	PrecedenceListing  = 2
+	PrecedenceOwnPage  = 3
+)
+
+// Precedence ranks doc as a source of the event d it holds.
+func Precedence(doc document.Document, d domain.EventDetails) int {
+	switch {
+	case isCalendar(doc):
+		return PrecedenceCalendar
+	case d.Identity == "url:"+normalizeURL(doc.URL):
+		return PrecedenceOwnPage
+	default:
+		return PrecedenceListing
+	}
+}
