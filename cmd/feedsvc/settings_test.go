@@ -47,8 +47,8 @@ func settingsInSource(t *testing.T) []string {
 	return names
 }
 
-func TestEverySettingTheCodeReadsIsNamedInTheUsageAndTheREADME(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestEverySettingTheCodeReadsIsNamedInTheUsageAndTheOperatingGuide(t *testing.T) {
+	readme, err := os.ReadFile("../../docs/operating.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestEverySettingTheCodeReadsIsNamedInTheUsageAndTheREADME(t *testing.T) {
 			t.Errorf("%s is read by the code but missing from `feedsvc -h`", name)
 		}
 		if !strings.Contains(string(readme), "`"+name+"`") {
-			t.Errorf("%s is read by the code but not documented in README.md", name)
+			t.Errorf("%s is read by the code but not documented in docs/operating.md", name)
 		}
 	}
 }
