@@ -173,8 +173,8 @@ type handlers struct {
 	targets domain.TargetPolicy
 }
 
-// routes wires each route behind the scopes that may use it (the README's
-// scope table): feeds and their sources need news; item reads and feedback
+// routes wires each route behind the scopes that may use it (the scope table
+// of docs/api-notes.md): feeds and their sources need news; item reads and feedback
 // need items alone, so a key can be handed to a reader of items without
 // the power to change feeds.
 func (h *handlers) routes(app *fiber.App) {

@@ -12,7 +12,7 @@ import (
 // NegativeSources counts, per organization and source record, the
 // feedback given on items the source brought, for the ranking of sources
 // by their share of negative feedback (GET /insights/sources/negative).
-// It is the README's worked example of adding an insight: a table created
+// It is the worked example (docs/read-models.md) of adding an insight: a table created
 // empty by a migration, this projector, and a query; its first run (or
 // `feedsvc projections rebuild negativesources`) reads the whole log, so
 // the ranking covers all feedback ever given.

@@ -52,7 +52,7 @@ type FeedbackInsight struct {
 	Neutral  int
 	// ItemsRated counts the group's distinct items with an entry; Items
 	// the group's items that existed when its window closed (see the
-	// README), which always include the rated ones.
+	// insights notes in docs/api-notes.md), which always include the rated ones.
 	ItemsRated int
 	Items      int
 	// Comments are the latest five non-empty comments, newest first.

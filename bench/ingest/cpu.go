@@ -40,7 +40,7 @@ type backendCPU struct {
 	last  map[int]time.Duration
 	// outside is the oldest write transaction of another database seen:
 	// the event store's readers wait behind any transaction on the server
-	// (see the README's "Keep transactions short"), so another session's
+	// (see "Keep transactions short" in docs/operating.md), so another session's
 	// long transaction stalls the run.
 	outside time.Duration
 }

@@ -18,8 +18,8 @@ const (
 	DefaultFacebookAPIURL  = "https://graph.facebook.com/v21.0"
 )
 
-// Settings are the operator's platform settings (README, "Platform
-// sources"). A platform's API is used when its credentials are set; else
+// Settings are the operator's platform settings (docs/platforms.md and
+// docs/operating.md). A platform's API is used when its credentials are set; else
 // RSSHub, when RSSHubURL is; else the platform has no provider and its
 // sources are refused.
 type Settings struct {
