@@ -5,12 +5,28 @@ func All() []Projector {
 	return []Projector{Feeds{}, Sources{}, NewsItems{}, EventItems{}, Articles{}, Feedback{}, Ingestion{}, Webhooks{}, Insights{}, NegativeSources{}}
 }
 
+// Unwaited is implemented by a projector whose read model no API answer
+// reads, so that a write of the API does not wait for it (D6). Every other
+// projector is waited for: it declares nothing.
+type Unwaited interface {
+	Projector
+	// Unwaited says why writes need not wait.
+	Unwaited() string
+}
+
 // Consistent returns the projectors a write of the API waits for before it
-// answers (D6): the read models the API reads, and the crawler's view of
-// attachments, since a disable or a delete must stop the crawling at once.
-// Articles, written only by the crawler, are left out.
+// answers (D6): every projector of All but those that declare themselves
+// Unwaited. The read models the API reads are among them, and so is the
+// crawler's view of attachments, since a disable or a delete must stop
+// the crawling at once.
 func Consistent() []Projector {
-	return []Projector{Feeds{}, Sources{}, NewsItems{}, EventItems{}, Feedback{}, Ingestion{}, Webhooks{}, Insights{}, NegativeSources{}}
+	var out []Projector
+	for _, p := range All() {
+		if _, unwaited := p.(Unwaited); !unwaited {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // ByName finds a projector of All by name.

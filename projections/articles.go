@@ -15,6 +15,10 @@ type Articles struct{}
 func (Articles) Name() string     { return "articles" }
 func (Articles) Version() int     { return 1 }
 func (Articles) Tables() []string { return []string{"articles", "article_sources"} }
+
+// Unwaited: articles are written by the crawler alone and read by it and
+// by item writers, never by an API answer.
+func (Articles) Unwaited() string { return "written only by the crawler" }
 func (Articles) Handlers() []Handler {
 	return []Handler{
 		On(func(ctx context.Context, db bun.IDB, e domain.ArticleDiscovered) error {

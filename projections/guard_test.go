@@ -45,3 +45,22 @@ func TestEveryReadModelTableHasOneOwner(t *testing.T) {
 		}
 	}
 }
+
+// Writes wait for every projector but those that declare themselves
+// Unwaited: the list is derived, so a new read model the API reads is
+// waited for without being named anywhere.
+func TestWritesWaitForEveryProjectorButTheUnwaited(t *testing.T) {
+	waited := map[string]bool{}
+	for _, p := range projections.Consistent() {
+		waited[p.Name()] = true
+	}
+	for _, p := range projections.All() {
+		_, unwaited := p.(projections.Unwaited)
+		if waited[p.Name()] == unwaited {
+			t.Errorf("projector %s: waited for %v, declares Unwaited %v", p.Name(), waited[p.Name()], unwaited)
+		}
+	}
+	if waited["articles"] || !waited["newsitems"] || !waited["ingestion"] {
+		t.Errorf("waited for %v: want every projector the API reads (newsitems, ingestion, …) and not articles", waited)
+	}
+}
