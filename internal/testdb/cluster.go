@@ -29,6 +29,8 @@ import (
 type Cluster struct {
 	// URL is the cluster's postgres database, as superuser postgres.
 	URL string
+	// held are the connections Squeeze and Exhaust hold, not yet released.
+	held []*pgx.Conn
 }
 
 // ClusterOptions are a private cluster's settings.
@@ -139,12 +141,25 @@ func (c *Cluster) Database(name string) string {
 	return u
 }
 
-// Exhaust opens connections to the cluster until it refuses one with too
-// many clients, and holds them until release. First it ends every other
-// client's session, so a client that held connections (a service's pool)
-// must connect again, and is refused; sessions that get in between are
-// ended and their slots taken, until every slot is held here.
+// Squeeze opens connections to the cluster until it refuses one with too
+// many clients, and holds them until release: sessions already open (a
+// service's pool) keep their connections, and a new connection is
+// refused, as on a server that other clients filled.
+func (c *Cluster) Squeeze(t testing.TB) (release func()) {
+	t.Helper()
+	return c.take(t, false)
+}
+
+// Exhaust is Squeeze, and it also ends every other client's session, so
+// that a client that held connections must connect again, and is refused;
+// sessions that get in between are ended and their slots taken, until
+// every slot is held here.
 func (c *Cluster) Exhaust(t testing.TB) (release func()) {
+	t.Helper()
+	return c.take(t, true)
+}
+
+func (c *Cluster) take(t testing.TB, endOthers bool) (release func()) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -152,6 +167,7 @@ func (c *Cluster) Exhaust(t testing.TB) (release func()) {
 	release = func() {
 		for _, conn := range held {
 			_ = conn.Close(context.Background())
+			c.held = slices.DeleteFunc(c.held, func(h *pgx.Conn) bool { return h == conn })
 		}
 		held = nil
 	}
@@ -161,17 +177,20 @@ func (c *Cluster) Exhaust(t testing.TB) (release func()) {
 		var pgErr *pgconn.PgError
 		switch {
 		case err == nil:
-			held = append(held, conn)
+			held, c.held = append(held, conn), append(c.held, conn)
 			continue
 		case errors.As(err, &pgErr) && pgErr.Code == "53300": // too_many_connections
 		default:
-			t.Fatalf("exhaust private cluster: %v", err)
+			t.Fatalf("take the private cluster's connections: %v", err)
 		}
-		if len(held) == 0 {
+		if !endOthers {
+			return release
+		}
+		if len(c.held) == 0 {
 			t.Fatal("exhaust private cluster: refused before any connection was held")
 		}
 		var others int
-		if err := held[0].QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		if err := c.held[0].QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 			WHERE backend_type = 'client backend' AND application_name <> 'testdb-exhaust'`).Scan(&others); err != nil {
 			t.Fatalf("exhaust private cluster: end other sessions: %v", err)
 		}
