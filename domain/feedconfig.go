@@ -3,7 +3,9 @@ package domain
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -61,6 +63,14 @@ func ParseFeedConfig(raw []byte) (FeedConfig, error) {
 		}
 		c.Geo = geo
 	}
+	for _, name := range slices.Sorted(maps.Keys(members)) { // sorted: the same body names the same field
+		if strings.ContainsRune(name, 0) {
+			return FeedConfig{}, invalid("config", "must not contain NUL characters")
+		}
+		if holdsNUL(members[name]) {
+			return FeedConfig{}, invalid("config."+name, "must not contain NUL characters")
+		}
+	}
 	if k, ok := members["keywords"]; ok && string(k) != "null" {
 		keywords, err := parseKeywords(k)
 		if err != nil {
@@ -76,6 +86,42 @@ func ParseFeedConfig(raw []byte) (FeedConfig, error) {
 	}
 	c.raw = stored
 	return c, nil
+}
+
+// holdsNUL reports whether a JSON value has a NUL (\u0000) in any string or
+// object key: Postgres jsonb refuses it, so a config holding one could not
+// be stored (it answered 500). Only NUL is refused, not other control
+// characters: stored configs are parsed again when their events are read,
+// and one holding another control character may already be in a log.
+func holdsNUL(raw json.RawMessage) bool {
+	if !bytes.Contains(raw, []byte(`\u0000`)) {
+		return false // a NUL can only be written escaped in valid JSON
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	return nulIn(v)
+}
+
+func nulIn(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.ContainsRune(v, 0)
+	case []any:
+		for _, e := range v {
+			if nulIn(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) || nulIn(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func parseGeoArea(raw json.RawMessage) (*GeoArea, error) {

@@ -121,6 +121,11 @@ func TestInvalidEventFeedRequestsAnswerABadRequestNamingTheField(t *testing.T) {
 		{"a create whose geo has no radius", "POST", "/feeds/events", map[string]any{"name": "n", "description": "d", "config": map[string]any{"geo": map[string]any{"lat": 1, "lng": 2}}}, "config.geo"},
 		{"a create whose latitude is out of range", "POST", "/feeds/events", map[string]any{"name": "n", "description": "d", "config": map[string]any{"geo": map[string]any{"lat": 91, "lng": 2, "radiusKm": 5}}}, "config.geo.lat"},
 		{"a create whose keywords are not strings", "POST", "/feeds/events", map[string]any{"name": "n", "description": "d", "config": map[string]any{"keywords": []int{1}}}, "config.keywords"},
+		// Postgres jsonb refuses NUL: these answered 500 (issue 26).
+		{"a create whose keywords hold a NUL", "POST", "/feeds/events", map[string]any{"name": "n", "description": "d", "config": map[string]any{"keywords": []string{"a\x00b"}}}, "config.keywords"},
+		{"a create whose unknown member holds a NUL deep inside", "POST", "/feeds/events", map[string]any{"name": "n", "description": "d", "config": map[string]any{"extra": map[string]any{"x": []string{"\x00"}}}}, "config.extra"},
+		{"a create whose member name holds a NUL", "POST", "/feeds/events", map[string]any{"name": "n", "description": "d", "config": map[string]any{"a\x00": 1}}, "config"},
+		{"an update whose keywords hold a NUL", "PATCH", "/feeds/events/" + id, map[string]any{"config": map[string]any{"keywords": []string{"\x00"}}}, "config.keywords"},
 		{"an update with an empty name", "PATCH", "/feeds/events/" + id, map[string]any{"name": ""}, "name"},
 		{"a get of a malformed id", "GET", "/feeds/events/not-a-uuid", nil, "id"},
 		{"a delete of a malformed id", "DELETE", "/feeds/events/123", nil, "id"},

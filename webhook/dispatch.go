@@ -45,6 +45,10 @@ const (
 	StatusDelivered = "delivered"
 	StatusFailed    = "failed"
 	StatusCancelled = "cancelled"
+	// StatusUnknown is a delivery whose job ended without its outcome
+	// recorded: its last attempt may have reached the receiver. It is
+	// set by housekeeping (markUnknown) and may be redelivered.
+	StatusUnknown = "unknown"
 )
 
 // deliveryRow is a row of webhook_deliveries: one event for one webhook.

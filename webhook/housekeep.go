@@ -22,11 +22,19 @@ type housekeepWorker struct {
 	svc *Service
 }
 
-// Work removes unused secrets, finished deliveries past retention with
-// their bodies, and the failure streaks of deleted webhooks.
 func (w *housekeepWorker) Work(ctx context.Context, _ *river.Job[housekeepArgs]) error {
-	s := w.svc
+	return w.svc.Housekeep(ctx)
+}
+
+// Housekeep marks deliveries whose job ended without an outcome unknown,
+// and removes unused secrets, finished deliveries past retention with
+// their bodies, and the failure streaks of deleted webhooks. River runs it
+// hourly and when the webhooks role starts, in one process at a time.
+func (s *Service) Housekeep(ctx context.Context) error {
 	now := s.cfg.Now()
+	if err := s.markUnknown(ctx, now); err != nil {
+		return err
+	}
 	if _, err := s.secrets.Housekeep(ctx, now); err != nil {
 		return err
 	}
@@ -42,6 +50,36 @@ func (w *housekeepWorker) Work(ctx context.Context, _ *river.Job[housekeepArgs])
 	}
 	if _, err := db.NewRaw(`DELETE FROM webhook_health h WHERE NOT EXISTS (SELECT 1 FROM webhook_routes r WHERE r.id = h.webhook_id)`).Exec(ctx); err != nil {
 		return fmt.Errorf("remove failure streaks of deleted webhooks: %w", err)
+	}
+	return nil
+}
+
+// markUnknown makes visible, and redeliverable, a delivery left pending
+// with no job to finish it. That happens when an attempt was sent but its
+// record was refused for longer than Config.RecordPatience (the job ends
+// rather than send again, see deliveryWorker.Work), or when the last
+// attempt failed before sending (its delivery, webhook or secrets could
+// not be read). Either way nothing will change the delivery any more, and
+// whether the receiver got it is not known: the status says so, the
+// delivery's attempts show what was recorded, and redeliver (which
+// refuses a pending delivery) sends it again on request. The job of a
+// delivery's current run is found by its arguments, as the unique job
+// River holds for (delivery, run); one still waiting, retrying or running
+// keeps the delivery pending. A redelivery committing while this runs
+// may be marked unknown although its new job is queued: that job still
+// sends and records its outcome, so the mark lasts until then.
+func (s *Service) markUnknown(ctx context.Context, now time.Time) error {
+	res, err := s.db.NewRaw(`UPDATE webhook_deliveries d SET status = ?, updated_at = ?
+		WHERE d.status = ? AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = ?
+			AND j.args @> jsonb_build_object('deliveryId', d.id, 'run', d.runs)
+			AND j.state NOT IN ('completed', 'cancelled', 'discarded'))`,
+		StatusUnknown, now, StatusPending, deliveryArgs{}.Kind()).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("mark deliveries left without a job unknown: %w", err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		s.metrics.deliveries.WithLabelValues(StatusUnknown).Add(float64(n))
+		s.logger.Warn("webhook deliveries left pending without a job marked unknown; they may be redelivered", "deliveries", n)
 	}
 	return nil
 }

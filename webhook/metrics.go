@@ -27,7 +27,7 @@ func newMetrics(db bun.IDB) *Metrics {
 		}, []string{"kind", "outcome"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "feedsvc_webhook_deliveries_total",
-			Help: "Webhook deliveries that ended, by outcome: delivered, failed (every attempt failed), cancelled (webhook deleted or disabled).",
+			Help: "Webhook deliveries that ended, by outcome: delivered, failed (every attempt failed), cancelled (webhook deleted or disabled), unknown (its job ended without an outcome recorded).",
 		}, []string{"outcome"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "feedsvc_webhook_attempt_duration_seconds",

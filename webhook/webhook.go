@@ -78,6 +78,10 @@ type Config struct {
 	// hands it to another process: the time a crashed process's attempts
 	// wait. Default: the job timeout plus 30 s.
 	RescueAfter time.Duration
+	// RecordPatience is how long a sent attempt's outcome is retried to be
+	// recorded before the job gives up on it (default 15 s; tests shorten
+	// it).
+	RecordPatience time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -98,6 +102,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = domain.Now
+	}
+	if c.RecordPatience <= 0 {
+		c.RecordPatience = recordPatience
 	}
 	if c.RescueAfter < c.jobTimeout() {
 		c.RescueAfter = c.jobTimeout() + 30*time.Second

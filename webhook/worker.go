@@ -69,8 +69,9 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	if err != nil {
 		// Sent but not recorded: failing the job would make River run it
 		// again and POST the same body again (issue 26: a refused record
-		// caused 5 duplicate POSTs). The job ends here instead; the
-		// delivery stays pending, and the log says so.
+		// caused 5 duplicate POSTs). The job ends here instead, the
+		// delivery still pending; the log says so, and housekeeping marks
+		// it unknown once the database takes writes (see markUnknown).
 		s.logger.Error("webhook attempt sent but its outcome not recorded; not sent again", "delivery", a.ID, "outcome", res.Outcome, "err", err)
 		return river.JobCancel(err)
 	}
@@ -83,8 +84,9 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 }
 
 // recordPatience bounds how long a sent attempt's outcome is retried to
-// be recorded: a database refusing connections for a moment (at
-// max_connections, restarting) gets that long to come back.
+// be recorded by default (Config.RecordPatience): a database refusing
+// connections for a moment (at max_connections, restarting) gets that
+// long to come back.
 const recordPatience = 15 * time.Second
 
 // recordSent records an attempt that was sent, retrying while the
@@ -96,7 +98,7 @@ const recordPatience = 15 * time.Second
 // is retried here, with a context of its own (the job's may be cancelled
 // by a shutdown), rather than by running the job, and the POST, again.
 func (s *Service) recordSent(ctx context.Context, a attempt, run int, at time.Time, res Result, last bool) (*time.Time, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordPatience)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.RecordPatience)
 	defer cancel()
 	for try := 1; ; try++ {
 		since, err := s.record(ctx, a, run, at, res, last)

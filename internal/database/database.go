@@ -84,7 +84,9 @@ func EnsureDatabase(ctx context.Context, dsn string) error {
 	if err != nil && !errors.As(err, &pgErr) {
 		return fmt.Errorf("create database %s: %w", name, err)
 	}
-	if err != nil && pgErr.Code != "42P04" { // duplicate_database: another process won the race
+	// duplicate_database: another process won the race; or, when both
+	// got past the check at once, unique_violation on pg_database's name.
+	if err != nil && pgErr.Code != "42P04" && pgErr.Code != "23505" {
 		return fmt.Errorf("create database %s: %w", name, err)
 	}
 	return nil
