@@ -2,6 +2,9 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# go.mod replaces rrule-go with the patched copy in the tree; its go.mod
+# must be there for the module download.
+COPY internal/third_party/rrule-go/go.mod internal/third_party/rrule-go/
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/feedsvc ./cmd/feedsvc
