@@ -174,7 +174,7 @@ func anItemIsAddedOnce(t *testing.T, newStore func(*testing.T) (*commands.Handle
 	}
 	feed := uuid.New()
 	for i, want := range []bool{true, false} {
-		added, _, err := h.AddNewsItem(ctx, commands.AddNewsItem{FeedID: feed, OrganizationID: uuid.New(), SourceID: src, SourceType: domain.SourceSite, Article: d.ArticleDiscovered})
+		added, _, err := h.AddNewsItem(ctx, commands.AddNewsItem{ItemTarget: domain.ItemTarget{FeedID: feed, OrganizationID: uuid.New(), SourceID: src, SourceType: domain.SourceSite}, Article: d.ArticleDiscovered})
 		if err != nil || added != want {
 			t.Fatalf("add #%d: added %v err %v, want %v", i+1, added, err, want)
 		}

@@ -48,21 +48,14 @@ func (h *Handler) DiscoverArticle(ctx context.Context, c DiscoverArticle) (Disco
 
 // AddNewsItem puts an article into a feed through one of its attachments.
 type AddNewsItem struct {
-	FeedID         uuid.UUID
-	OrganizationID uuid.UUID
-	AttachmentID   uuid.UUID
-	SourceID       uuid.UUID
-	SourceType     domain.SourceType
-	Article        domain.ArticleDiscovered
+	domain.ItemTarget
+	Article domain.ArticleDiscovered
 }
 
 // AddNewsItem appends the item unless the feed already has the article;
 // added is false in that case.
 func (h *Handler) AddNewsItem(ctx context.Context, c AddNewsItem) (added bool, res Result, err error) {
-	to := domain.ItemTarget{
-		FeedID: c.FeedID, OrganizationID: c.OrganizationID, AttachmentID: c.AttachmentID,
-		SourceID: c.SourceID, SourceType: c.SourceType,
-	}
+	to := c.ItemTarget
 	_, res, err = decide(ctx, h, change[*domain.NewsItem]{
 		stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
 		empty: func() *domain.NewsItem { return &domain.NewsItem{} },

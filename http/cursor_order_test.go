@@ -42,8 +42,8 @@ func (f *orderFixture) crawl(ctx context.Context, url string) error {
 		return err
 	}
 	_, _, err = svc.Commands.AddNewsItem(ctx, commands.AddNewsItem{
-		FeedID: uuid.MustParse(f.feedID), OrganizationID: f.org, AttachmentID: uuid.MustParse(f.att["id"].(string)),
-		SourceID: f.source, SourceType: domain.SourceSite, Article: d.ArticleDiscovered,
+		ItemTarget: domain.ItemTarget{FeedID: uuid.MustParse(f.feedID), OrganizationID: f.org, AttachmentID: uuid.MustParse(f.att["id"].(string)),
+			SourceID: f.source, SourceType: domain.SourceSite}, Article: d.ArticleDiscovered,
 	})
 	return err
 }

@@ -51,8 +51,8 @@ func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleCont
 		t.Fatal(err)
 	}
 	added, res, err := svc.Commands.AddNewsItem(ctx, commands.AddNewsItem{
-		FeedID: feedID, OrganizationID: org.OrganizationID, AttachmentID: org.ID, SourceID: sourceID,
-		SourceType: domain.SourceSite, Article: d.ArticleDiscovered,
+		ItemTarget: domain.ItemTarget{FeedID: feedID, OrganizationID: org.OrganizationID, AttachmentID: org.ID, SourceID: sourceID,
+			SourceType: domain.SourceSite}, Article: d.ArticleDiscovered,
 	})
 	if err != nil || !added {
 		t.Fatalf("add item: added %v err %v", added, err)

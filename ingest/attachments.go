@@ -30,6 +30,15 @@ type Attachment struct {
 	FeedEnabledAt   *time.Time `bun:"feed_enabled_at"`
 }
 
+// Target is where an item of this attachment goes: its feed, and the
+// attachment and source that brought it.
+func (a Attachment) Target() domain.ItemTarget {
+	return domain.ItemTarget{
+		FeedID: a.FeedID, OrganizationID: a.OrganizationID, AttachmentID: a.AttachmentID,
+		SourceID: a.SourceID, SourceType: a.SourceType,
+	}
+}
+
 func (a Attachment) enabled() bool { return a.SourceEnabled && a.FeedEnabled }
 
 // acceptingSince is domain.AcceptingSince for this attachment.

@@ -47,8 +47,8 @@ func newsWorkload(t *testing.T, store eventstore.Store, db *database.DB, cmds *c
 			}})
 			must(err)
 			_, _, err = cmds.AddNewsItem(ctx, commands.AddNewsItem{
-				FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType,
-				Article: found.ArticleDiscovered,
+				ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+				Article:    found.ArticleDiscovered,
 			})
 			must(err)
 		}

@@ -22,11 +22,8 @@ func (Events) FeedKind() domain.FeedKind { return domain.FeedEvents }
 // attachment to the feed's item of it; false when neither was new.
 func (e Events) AddEvent(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
 	_, res, err := e.Commands.AddEventItem(ctx, commands.AddEventItem{
-		ItemTarget: domain.ItemTarget{
-			FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
-			SourceID: to.SourceID, SourceType: to.SourceType,
-		},
-		EventID: eventID,
+		ItemTarget: to.Target(),
+		EventID:    eventID,
 	})
 	return !res.Empty(), err
 }

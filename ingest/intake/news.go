@@ -18,9 +18,6 @@ func (News) FeedKind() domain.FeedKind { return domain.FeedNews }
 // AddArticle adds the article to the attachment's news feed; false when
 // the feed already has it.
 func (n News) AddArticle(ctx context.Context, to ingest.Attachment, article domain.ArticleDiscovered) (bool, error) {
-	added, _, err := n.Commands.AddNewsItem(ctx, commands.AddNewsItem{
-		FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
-		SourceID: to.SourceID, SourceType: to.SourceType, Article: article,
-	})
+	added, _, err := n.Commands.AddNewsItem(ctx, commands.AddNewsItem{ItemTarget: to.Target(), Article: article})
 	return added, err
 }

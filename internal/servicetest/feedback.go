@@ -108,8 +108,8 @@ func WriteFeedbackHistory(h *Harness, seed uint64) FeedbackHistory {
 	addNews := func(org, feedID uuid.UUID, att domain.Attachment, url string) {
 		d, res, err := w.cmds.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: att.SourceID, Content: domain.ArticleContent{URL: url, Title: "t"}})
 		w.wait(res, err)
-		_, res, err = w.cmds.AddNewsItem(ctx, commands.AddNewsItem{FeedID: feedID, OrganizationID: org, AttachmentID: att.ID,
-			SourceID: att.SourceID, SourceType: att.SourceType, Article: d.ArticleDiscovered})
+		_, res, err = w.cmds.AddNewsItem(ctx, commands.AddNewsItem{ItemTarget: domain.ItemTarget{FeedID: feedID, OrganizationID: org, AttachmentID: att.ID,
+			SourceID: att.SourceID, SourceType: att.SourceType}, Article: d.ArticleDiscovered})
 		w.wait(res, err)
 		var id uuid.UUID
 		if err := h.Service.DB.Bun.NewRaw("SELECT id FROM news_items WHERE feed_id = ? AND news_page_id = ?", feedID, d.NewsPageID).Scan(ctx, &id); err != nil {
