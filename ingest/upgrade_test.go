@@ -26,8 +26,16 @@ func TestAfterTheUpgradeAFeedOfTheKindASourceWasNeverReadForFills(t *testing.T) 
 	news := c.createFeed("Hall news")
 	source := c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})["sourceId"].(string)
 	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) }, "the news feed's articles")
-	// What the old crawler left: the documents seen, no event recorded.
+	// The crawl that listed them may still be finishing (following the
+	// calendar link, releasing its lease and scheduling the next poll an
+	// hour away); the upgrade comes after it, as it does after a stop.
 	db := h.Service.DB.Bun
+	eventually(t, 30*time.Second, func() bool {
+		var idle bool
+		err := db.QueryRowContext(t.Context(), `SELECT lease_owner IS NULL AND last_crawl_at IS NOT NULL FROM crawl_state WHERE source_id = ?`, source).Scan(&idle)
+		return err == nil && idle
+	}, "the first crawl to release the source")
+	// What the old crawler left: the documents seen, no event recorded.
 	for _, table := range []string{"ingest_source_events", "ingest_event_documents"} {
 		if _, err := db.ExecContext(t.Context(), "DELETE FROM "+table+" WHERE source_id = ?", source); err != nil {
 			t.Fatal(err)
