@@ -9,9 +9,12 @@ GO ?= go
 run:
 	$(GO) run ./cmd/feedsvc serve
 
-## test: the whole test suite against the local Postgres (each test makes its own database)
+## test: the whole test suite against the local Postgres (each test makes its
+## own database), then the API-latency-under-hostile-documents test alone,
+## since a latency ratio needs the cores to itself
 test:
 	$(GO) test -count=1 -timeout 9m ./...
+	FEEDSVC_TEST_LATENCY=1 $(GO) test -count=1 -run '^TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle$$' ./http/
 
 ## fuzz: fuzz request decoding and item-list queries, FUZZTIME each (the
 ## seed corpus in http/testdata/fuzz also runs in `make test`)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -65,12 +66,17 @@ func readP99(t *testing.T, client *http.Client, url, key string, n int) time.Dur
 // The machine is shared, so idle and hostile blocks alternate (five of
 // each, 200 reads a block) and the medians of their p99s are compared: a
 // burst of load from elsewhere then hits one block of each kind, not one
-// kind; 5 ms are allowed on top, a scheduling quantum of a loaded
-// two-core machine, so a sub-millisecond idle p99 does not make the bound
-// a coin toss.
+// kind; 15 ms are allowed on top. On two cores, with one core parsing, a
+// read's p99 measured 5-11 ms against an idle 1-2 ms (the collector
+// working through the parse's allocations), so a bare 2x of a
+// millisecond-scale idle p99 fails on noise; the finding (a median of
+// 1.2 s) fails this bound by two orders of magnitude.
 func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures latency under load")
+	// A latency ratio means something only when nothing else competes for
+	// the two cores: `go test ./...` runs packages side by side, so `make
+	// test` runs this test on its own after the suite.
+	if os.Getenv("FEEDSVC_TEST_LATENCY") == "" {
+		t.Skip("measured alone: make test runs it after the suite with FEEDSVC_TEST_LATENCY=1")
 	}
 	h := servicetest.Start(t)
 	addr := "http://" + h.Listen()
@@ -131,7 +137,7 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 		slices.Sort(idle)
 		slices.Sort(busy)
 		t.Logf("p99 per block idle %v, while reading hostile calendars %v (%d parsed so far)", idle, busy, parsed.Load())
-		return busy[rounds/2] <= 2*idle[rounds/2]+5*time.Millisecond
+		return busy[rounds/2] <= 2*idle[rounds/2]+15*time.Millisecond
 	}
 	ok := measure()
 	for attempt := 1; !ok && attempt < 3; attempt++ {
@@ -142,7 +148,7 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 	if parsed.Load() == 0 {
 		t.Fatal("no hostile calendar was parsed during the measurement")
 	}
-	if med, limit := busy[rounds/2], 2*idle[rounds/2]+5*time.Millisecond; med > limit {
+	if med, limit := busy[rounds/2], 2*idle[rounds/2]+15*time.Millisecond; med > limit {
 		t.Fatalf("median p99 under hostile reading %v, want at most %v (idle %v)", med, limit, idle[rounds/2])
 	}
 }
