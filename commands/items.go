@@ -97,8 +97,8 @@ func (h *Handler) GiveFeedback(ctx context.Context, c GiveFeedback) (uuid.UUID, 
 	id := h.newID(ctx, "feedback")
 	var res Result
 	switch stream := domain.ItemStream(c.Kind, ref); c.Kind {
-	case domain.FeedEvents:
-		res, err = rate(ctx, h, c, id, fb, stream, func() *domain.EventItem { return &domain.EventItem{} })
+	case domain.FeedHappenings:
+		res, err = rate(ctx, h, c, id, fb, stream, func() *domain.HappeningItem { return &domain.HappeningItem{} })
 	default:
 		res, err = rate(ctx, h, c, id, fb, stream, func() *domain.NewsItem { return &domain.NewsItem{} })
 	}

@@ -25,10 +25,10 @@ func Accepts(enabled bool, acceptingSince, effectiveAt time.Time) bool {
 	return enabled && !effectiveAt.Before(acceptingSince)
 }
 
-// AcceptsEvent is the rule for event feeds (api.md 4.5): an enabled
+// AcceptsHappening is the rule for event feeds (api.md 4.5): an enabled
 // attachment takes an event that the source published or changed since
 // the attachment's AcceptingSince, or that still has an occurrence ending
 // after now, whenever it was published.
-func AcceptsEvent(enabled bool, acceptingSince, changedAt, lastEnd, now time.Time) bool {
+func AcceptsHappening(enabled bool, acceptingSince, changedAt, lastEnd, now time.Time) bool {
 	return enabled && (!changedAt.Before(acceptingSince) || lastEnd.After(now))
 }

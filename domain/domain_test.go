@@ -215,19 +215,19 @@ func TestANewsFeedGuardsItsInvariants(t *testing.T) {
 
 func TestEventFeedsHaveTheirOwnEventNamesAndStreams(t *testing.T) {
 	id := uuid.New()
-	events, err := domain.NewFeed(domain.FeedEvents).Create(id, uuid.New(), "Concerts", "Live music", domain.FeedOptions{}, domain.Now())
+	events, err := domain.NewFeed(domain.FeedHappenings).Create(id, uuid.New(), "Concerts", "Live music", domain.FeedOptions{}, domain.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := events[0].EventType(); got != "EventFeedCreated" {
 		t.Fatalf("an event feed's creation is stored as %s", got)
 	}
-	if domain.FeedStream(domain.FeedEvents, id) == domain.FeedStream(domain.FeedNews, id) {
+	if domain.FeedStream(domain.FeedHappenings, id) == domain.FeedStream(domain.FeedNews, id) {
 		t.Fatal("a news feed and an event feed with one id share a stream")
 	}
 	b, _ := domain.EncodeEvent(events[0])
 	back, err := domain.DecodeEvent("EventFeedCreated", b)
-	if err != nil || back.(domain.FeedCreated).Kind != domain.FeedEvents {
+	if err != nil || back.(domain.FeedCreated).Kind != domain.FeedHappenings {
 		t.Fatalf("decoded %+v, %v: the kind must come back from the stored name", back, err)
 	}
 }

@@ -74,7 +74,7 @@ const (
 // FeedStream is the event stream of a feed. Streams are per kind, so a news
 // feed's id names no event feed.
 func FeedStream(kind FeedKind, id uuid.UUID) string {
-	if kind == FeedEvents {
+	if kind == FeedHappenings {
 		return "eventfeed-" + id.String()
 	}
 	return "newsfeed-" + id.String()
@@ -135,7 +135,7 @@ func (f *Feed) Create(id, org uuid.UUID, name, description string, opts FeedOpti
 	if opts.Enabled != nil && !*opts.Enabled {
 		created.Enabled = opts.Enabled
 	}
-	if f.kind == FeedEvents {
+	if f.kind == FeedHappenings {
 		created.EnabledBy = EnabledByAPI
 	}
 	return []Event{created}, nil
@@ -144,7 +144,7 @@ func (f *Feed) Create(id, org uuid.UUID, name, description string, opts FeedOpti
 // configFor is the config a feed of f's kind stores: event feeds always
 // have one; news feeds have none.
 func (f *Feed) configFor(c *FeedConfig) (*FeedConfig, error) {
-	if f.kind != FeedEvents {
+	if f.kind != FeedHappenings {
 		if c != nil {
 			return nil, invalid("config", "is not a member of news feeds")
 		}
@@ -227,7 +227,7 @@ func (f *Feed) enabling(u FeedUpdate, now time.Time) Event {
 	if by == "" {
 		by = EnabledByAPI
 	}
-	if f.kind != FeedEvents {
+	if f.kind != FeedHappenings {
 		by, u.Reason = "", ""
 	}
 	if *u.Enabled == f.enabled && by == f.enabledBy && u.Reason == f.reason {

@@ -6,16 +6,16 @@ package domain
 type FeedKind string
 
 const (
-	FeedNews   FeedKind = "news"
-	FeedEvents FeedKind = "events"
+	FeedNews       FeedKind = "news"
+	FeedHappenings FeedKind = "events"
 )
 
 // FeedKinds are every kind, for registries that must cover each.
-var FeedKinds = []FeedKind{FeedNews, FeedEvents}
+var FeedKinds = []FeedKind{FeedNews, FeedHappenings}
 
 // eventPrefix names a kind's events: NewsFeedCreated, EventFeedCreated.
 func (k FeedKind) eventPrefix() string {
-	if k == FeedEvents {
+	if k == FeedHappenings {
 		return "Event"
 	}
 	return "News"

@@ -79,8 +79,8 @@ type ItemRef struct {
 // ItemStream is the stream of the item ref names in a feed of kind: its
 // feed and article for news, its feed and event for events.
 func ItemStream(kind FeedKind, ref ItemRef) string {
-	if kind == FeedEvents {
-		return EventItemStream(ref.FeedID, ref.EventID)
+	if kind == FeedHappenings {
+		return HappeningItemStream(ref.FeedID, ref.EventID)
 	}
 	return NewsItemStream(ref.FeedID, ref.NewsPageID)
 }

@@ -54,7 +54,7 @@ func eventFeedOut(f domain.FeedState, created bool) eventFeedJSON {
 // eventFeed names the event feed of the path for the caller.
 func eventFeed(c *fiber.Ctx) (commands.FeedRef, error) {
 	id, err := pathUUID(c, "id")
-	return commands.FeedRef{Kind: domain.FeedEvents, Org: organization(c), FeedID: id}, err
+	return commands.FeedRef{Kind: domain.FeedHappenings, Org: organization(c), FeedID: id}, err
 }
 
 type eventSourceBody struct {
@@ -91,5 +91,5 @@ func (h *handlers) addEventSource(c *fiber.Ctx) error {
 	if err != nil {
 		return envelope.Stored(err, "source", id)
 	}
-	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedEvents, att, false))
+	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedHappenings, att, false))
 }

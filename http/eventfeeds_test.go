@@ -179,7 +179,7 @@ func TestTheOperatorSwitchesAnEventFeedAsAdminWithAReason(t *testing.T) {
 	id := uuid.MustParse(feed["id"].(string))
 
 	state, res, err := h.Service.Commands.SetFeedEnabled(context.Background(), commands.SetFeedEnabled{
-		Kind: domain.FeedEvents, FeedID: id, Enabled: false, By: domain.EnabledByAdmin, Reason: "abuse report #12",
+		Kind: domain.FeedHappenings, FeedID: id, Enabled: false, By: domain.EnabledByAdmin, Reason: "abuse report #12",
 	})
 	if err != nil || state.Enabled || state.EnabledBy != "admin" {
 		t.Fatalf("operator disable: %+v, %v", state, err)

@@ -230,7 +230,7 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 }
 
 func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
-	return h.giveFeedback(c, domain.FeedEvents, "id")
+	return h.giveFeedback(c, domain.FeedHappenings, "id")
 }
 
 // scores are the relevance scores of items in the current shape, by event;

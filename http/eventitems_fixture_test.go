@@ -29,7 +29,7 @@ func newEventFeed(t testing.TB, h *servicetest.Harness, name string) *eventFeed 
 	}
 	org := p.OrganizationID
 	state, res, err := h.Service.Commands.CreateFeed(context.Background(), commands.CreateFeed{
-		Kind: domain.FeedEvents, Org: org, Name: name, Description: "events",
+		Kind: domain.FeedHappenings, Org: org, Name: name, Description: "events",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +39,7 @@ func newEventFeed(t testing.TB, h *servicetest.Harness, name string) *eventFeed 
 }
 
 func (f *eventFeed) ref() commands.FeedRef {
-	return commands.FeedRef{Kind: domain.FeedEvents, Org: f.org, FeedID: f.id}
+	return commands.FeedRef{Kind: domain.FeedHappenings, Org: f.org, FeedID: f.id}
 }
 
 func (f *eventFeed) items() string { return "/feeds/events/" + f.id.String() + "/items" }
@@ -59,14 +59,14 @@ func (f *eventFeed) attach(t testing.TB, site string) domain.Attachment {
 
 // add records the event as found through the attachment's source and puts
 // it into the feed through the attachment; it returns the item id.
-func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.EventDetails) uuid.UUID {
+func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.HappeningDetails) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
-	found, res, err := f.h.Service.Commands.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: att.SourceID, Details: d})
+	found, res, err := f.h.Service.Commands.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: att.SourceID, Details: d})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, addRes, err := f.h.Service.Commands.AddEventItem(ctx, commands.AddEventItem{
+	_, addRes, err := f.h.Service.Commands.AddHappeningItem(ctx, commands.AddHappeningItem{
 		ItemTarget: domain.ItemTarget{FeedID: f.id, OrganizationID: f.org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
 		EventID:    found.EventID,
 	})
@@ -75,7 +75,7 @@ func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.EventDetai
 	}
 	wait(t, f.h, res.Merge(addRes))
 	time.Sleep(2 * time.Millisecond) // distinct addedToFeedAt milliseconds
-	return domain.EventItemID(f.id, found.EventID)
+	return domain.HappeningItemID(f.id, found.EventID)
 }
 
 func wait(t testing.TB, h *servicetest.Harness, res commands.Result) {
@@ -92,10 +92,10 @@ type span struct {
 }
 
 // instance is one instance of an event, stated with a status.
-func instance(key, status string, spans ...span) domain.EventInstance {
-	in := domain.EventInstance{Key: key, Status: status}
+func instance(key, status string, spans ...span) domain.HappeningInstance {
+	in := domain.HappeningInstance{Key: key, Status: status}
 	for _, s := range spans {
-		o := domain.EventOccurrence{Start: s.start}
+		o := domain.Occurrence{Start: s.start}
 		if s.d > 0 {
 			end := s.start.Add(s.d)
 			o.End = &end
@@ -106,25 +106,25 @@ func instance(key, status string, spans ...span) domain.EventInstance {
 }
 
 // event is an event found on a page of site.example, named by identity.
-func event(identity string, pattern string, instances ...domain.EventInstance) domain.EventDetails {
+func event(identity string, pattern string, instances ...domain.HappeningInstance) domain.HappeningDetails {
 	url := "https://site.example/events/" + identity
-	return domain.EventDetails{
+	return domain.HappeningDetails{
 		Identity: url, Title: "Event " + identity, Description: "<p>About " + identity + "</p>",
-		Time:      domain.EventTime{TemporalPattern: pattern, Timezone: "Europe/Berlin", DisplayText: "See the page"},
+		Time:      domain.HappeningTime{TemporalPattern: pattern, Timezone: "Europe/Berlin", DisplayText: "See the page"},
 		Instances: instances, Source: domain.SiteBlock(url),
 	}
 }
 
 // oneTime is a singular event with one occurrence.
-func oneTime(identity string, start time.Time, d time.Duration) domain.EventDetails {
+func oneTime(identity string, start time.Time, d time.Duration) domain.HappeningDetails {
 	return event(identity, domain.PatternSingular, instance("0", domain.StatusScheduled, span{start, d}))
 }
 
 // weekly is a recurring event with an instance every week from first; the
 // statuses map changes some instances' stated status, moved reschedules
 // some by a day.
-func weekly(identity string, first time.Time, n int, statuses map[int]string, moved map[int]bool) domain.EventDetails {
-	var instances []domain.EventInstance
+func weekly(identity string, first time.Time, n int, statuses map[int]string, moved map[int]bool) domain.HappeningDetails {
+	var instances []domain.HappeningInstance
 	for k := range n {
 		start := first.Add(time.Duration(k) * 7 * 24 * time.Hour)
 		status := domain.StatusScheduled
@@ -166,12 +166,12 @@ func eventIDs(t *testing.T, r servicetest.Response) []string {
 	return out
 }
 
-func eventIDOf(d domain.EventDetails) string { return domain.EventID(d.Identity).String() }
+func eventIDOf(d domain.HappeningDetails) string { return domain.HappeningID(d.Identity).String() }
 
 // rfc is a query date.
 func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func byEvent(t *testing.T, r servicetest.Response, d domain.EventDetails) map[string]any {
+func byEvent(t *testing.T, r servicetest.Response, d domain.HappeningDetails) map[string]any {
 	t.Helper()
 	for _, it := range itemList(t, r) {
 		if it["eventId"] == eventIDOf(d) {
@@ -192,7 +192,7 @@ func num(v any) int {
 	return int(f)
 }
 
-func fmtIDs(ids ...domain.EventDetails) []string {
+func fmtIDs(ids ...domain.HappeningDetails) []string {
 	out := make([]string, 0, len(ids))
 	for _, d := range ids {
 		out = append(out, eventIDOf(d))

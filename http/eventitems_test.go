@@ -26,7 +26,7 @@ type calendar struct {
 	// third instance, and the origin of the others.
 	base time.Time
 
-	oneTime, festival, weekly, allDay, online, later, past, now1h, lateNight domain.EventDetails
+	oneTime, festival, weekly, allDay, online, later, past, now1h, lateNight domain.HappeningDetails
 	ids                                                                      map[string]uuid.UUID
 }
 
@@ -50,12 +50,12 @@ func newCalendar(t *testing.T) *calendar {
 	pub := b.Add(-day(1))
 	c.oneTime.PublishedAt = &pub
 	total, available := 500, 120
-	c.oneTime.Location = &domain.EventLocation{
+	c.oneTime.Location = &domain.Location{
 		Venue:       &domain.Venue{Name: "Philharmonie", Address: "Herbert-von-Karajan-Str. 1, Berlin"},
 		Coordinates: &domain.Coordinates{Lat: 52.51, Lng: 13.37}, DisplayAddress: "Philharmonie, Berlin", Locality: "Berlin",
 	}
-	c.oneTime.Capacity = &domain.EventCapacity{Total: &total, Available: &available}
-	c.oneTime.Organizer = &domain.EventOrganizer{Name: "Berliner Phil", URL: "https://phil.example"}
+	c.oneTime.Capacity = &domain.Capacity{Total: &total, Available: &available}
+	c.oneTime.Organizer = &domain.Organizer{Name: "Berliner Phil", URL: "https://phil.example"}
 	c.oneTime.PrimaryImage = "https://site.example/i/1.jpg"
 	c.oneTime.SupportingImages = []string{"https://site.example/i/2.jpg"}
 	c.oneTime.PrimaryURL = "https://site.example/events/concert"
@@ -72,10 +72,10 @@ func newCalendar(t *testing.T) *calendar {
 	c.weekly = weekly("weekly", b.Add(-day(14)), 8, map[int]string{4: domain.StatusCancelled}, map[int]bool{5: true})
 	localDay := b.Add(day(10)).In(berlin)
 	midnight := time.Date(localDay.Year(), localDay.Month(), localDay.Day(), 0, 0, 0, 0, berlin)
-	c.allDay = event("allday", domain.PatternSingular, domain.EventInstance{Key: "0", Status: domain.StatusScheduled,
-		Occurrences: []domain.EventOccurrence{{Start: midnight, End: ptr(midnight.AddDate(0, 0, 1)), AllDay: true}}})
+	c.allDay = event("allday", domain.PatternSingular, domain.HappeningInstance{Key: "0", Status: domain.StatusScheduled,
+		Occurrences: []domain.Occurrence{{Start: midnight, End: ptr(midnight.AddDate(0, 0, 1)), AllDay: true}}})
 	c.online = oneTime("webinar", b.Add(day(3)), 0)
-	c.online.Location = &domain.EventLocation{Online: &domain.Online{Platform: "Zoom", URL: "https://zoom.example/j/1"}}
+	c.online.Location = &domain.Location{Online: &domain.Online{Platform: "Zoom", URL: "https://zoom.example/j/1"}}
 	c.later = oneTime("later", b.Add(day(40)), time.Hour)
 	c.past = oneTime("past", b.Add(-day(20)), time.Hour)
 	c.now1h = oneTime("now", c.now.Add(-time.Hour), 2*time.Hour)
@@ -84,7 +84,7 @@ func newCalendar(t *testing.T) *calendar {
 	d12 := b.Add(day(12)).In(berlin)
 	c.lateNight = oneTime("latenight", time.Date(d12.Year(), d12.Month(), d12.Day(), 0, 30, 0, 0, berlin), 20*time.Minute)
 
-	for _, d := range []domain.EventDetails{c.oneTime, c.festival, c.weekly, c.allDay, c.online, c.later, c.past, c.now1h, c.lateNight} {
+	for _, d := range []domain.HappeningDetails{c.oneTime, c.festival, c.weekly, c.allDay, c.online, c.later, c.past, c.now1h, c.lateNight} {
 		c.ids[d.Identity] = c.add(t, c.site, d)
 	}
 	return c
@@ -116,7 +116,7 @@ func TestEventItemListsSelectEventsByTheirOccurrences(t *testing.T) {
 		r := c.list(t, "")
 		cases := []struct {
 			name            string
-			event           domain.EventDetails
+			event           domain.HappeningDetails
 			inRange, coming int
 		}{
 			{"a one-time event has one", c.oneTime, 1, 1},
@@ -499,7 +499,7 @@ func TestFeedbackOnEventItemsFollowsTheNewsRulesInTheEventsDialect(t *testing.T)
 		Scan(context.Background(), &kind, &rating, &eventID); err != nil {
 		t.Fatal(err)
 	}
-	if kind != "events" || rating != "positive" || eventID != domain.EventID("https://site.example/events/rated") {
+	if kind != "events" || rating != "positive" || eventID != domain.HappeningID("https://site.example/events/rated") {
 		t.Fatalf("stored feedback: kind %s rating %s event %s", kind, rating, eventID)
 	}
 	counts, err := h.Service.Queries.FeedbackCounts(context.Background(), "item", item)
@@ -608,7 +608,7 @@ func TestAChangedEventIsReflectedInEveryFeedThatHoldsIt(t *testing.T) {
 	second.add(t, a2, d)
 
 	moved := oneTime("moving", base.Add(day(35)), time.Hour)
-	found, res, err := h.Service.Commands.DiscoverEvent(context.Background(), commands.DiscoverEvent{SourceID: a1.SourceID, Details: moved})
+	found, res, err := h.Service.Commands.DiscoverHappening(context.Background(), commands.DiscoverHappening{SourceID: a1.SourceID, Details: moved})
 	if err != nil || !found.Changed {
 		t.Fatalf("rediscovery: %+v %v", found, err)
 	}
@@ -617,7 +617,7 @@ func TestAChangedEventIsReflectedInEveryFeedThatHoldsIt(t *testing.T) {
 		if got := eventIDs(t, h.Do("GET", f.items(), nil).MustStatus(t, 200)); len(got) != 0 {
 			t.Fatalf("feed %s still lists the event at its old date: %v", f.id, got)
 		}
-		it := h.Do("GET", f.items()+"/"+domain.EventItemID(f.id, found.EventID).String(), nil).MustStatus(t, 200).Data()
+		it := h.Do("GET", f.items()+"/"+domain.HappeningItemID(f.id, found.EventID).String(), nil).MustStatus(t, 200).Data()
 		if s := occurrenceBlock(it)["nextOccurrence"].(map[string]any)["startDateTime"]; s != stamp(base.Add(day(35))) {
 			t.Fatalf("feed %s shows the event at %v, want %s", f.id, s, stamp(base.Add(day(35))))
 		}
@@ -635,7 +635,7 @@ func TestAWeeklyEventKeepsItsLocalTimeAcrossADaylightSavingChange(t *testing.T) 
 	}
 	// Tuesdays at 19:00 in Berlin around the end of March 2027, when
 	// clocks go forward; the extractor gives local times as instants.
-	var instances []domain.EventInstance
+	var instances []domain.HappeningInstance
 	for _, d := range []int{23, 30} {
 		start := time.Date(2027, 3, d, 19, 0, 0, 0, berlin)
 		instances = append(instances, instance(start.Format(time.RFC3339), domain.StatusScheduled, span{start, 2 * time.Hour}))

@@ -25,7 +25,7 @@ type feedKind struct {
 var (
 	newsFeeds = feedKind{kind: domain.FeedNews, of: newsFeed,
 		out: func(f domain.FeedState, _ bool) any { return newsFeedOut(f) }}
-	eventFeeds = feedKind{kind: domain.FeedEvents, of: eventFeed, configurable: true,
+	eventFeeds = feedKind{kind: domain.FeedHappenings, of: eventFeed, configurable: true,
 		out: func(f domain.FeedState, created bool) any { return eventFeedOut(f, created) }}
 )
 

@@ -193,7 +193,7 @@ func TestAnEventItemsHistoryListsItsEventsChangesLinksFeedbackAndRemovalInLogOrd
 
 	details.Title = "Concert, moved"
 	details.Instances[0].Occurrences[0].Start = start.Add(24 * time.Hour)
-	changed, res, err := h.Service.Commands.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: first.SourceID, Details: details})
+	changed, res, err := h.Service.Commands.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: first.SourceID, Details: details})
 	if err != nil || !changed.Changed {
 		t.Fatalf("change: %+v %v", changed, err)
 	}
@@ -221,10 +221,10 @@ func TestAnEventItemsHistoryListsItsEventsChangesLinksFeedbackAndRemovalInLogOrd
 	if strings.Join(types, " ") != want {
 		t.Fatalf("history %v, want %s", types, want)
 	}
-	eventID := domain.EventID(details.Identity)
+	eventID := domain.HappeningID(details.Identity)
 	stored := storedInOrder(t, h.Service.Store, func(r eventstore.RecordedEvent) bool {
 		return !strings.HasSuffix(r.Type, "FeedCreated") && !strings.HasSuffix(r.Type, "SourceAttached")
-	}, domain.EventItemStream(f.id, eventID), domain.CalendarEventStream(eventID), domain.FeedStream(domain.FeedEvents, f.id))
+	}, domain.HappeningItemStream(f.id, eventID), domain.HappeningStream(eventID), domain.FeedStream(domain.FeedHappenings, f.id))
 	if g := listed(got.Entries); !slices.Equal(g, stored) {
 		t.Fatalf("history %v, the store has %v", g, stored)
 	}

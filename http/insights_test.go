@@ -53,8 +53,8 @@ func readLogFacts(t *testing.T, store eventstore.Store) logFacts {
 			switch e := e.(type) {
 			case domain.NewsItemAdded:
 				f.addItem(e.ItemID, loggedItem{e.OrganizationID, e.FeedID, e.SourceID, domain.FeedNews, e.At})
-			case domain.EventItemAdded:
-				f.addItem(e.ItemID, loggedItem{e.OrganizationID, e.FeedID, e.SourceID, domain.FeedEvents, e.At})
+			case domain.HappeningItemAdded:
+				f.addItem(e.ItemID, loggedItem{e.OrganizationID, e.FeedID, e.SourceID, domain.FeedHappenings, e.At})
 			case domain.FeedbackGiven:
 				f.feedback = append(f.feedback, loggedFeedback{e, len(f.feedback)})
 			case domain.FeedDeleted:

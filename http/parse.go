@@ -119,7 +119,7 @@ func parseOut(res parse.Result) (parseJSON, error) {
 		}
 	}
 	for _, d := range res.Events {
-		id := domain.EventID(d.Identity)
+		id := domain.HappeningID(d.Identity)
 		it, err := shape.Standalone(d, false, id, id, res.ReadAt)
 		if err != nil {
 			return parseJSON{}, err

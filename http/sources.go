@@ -57,7 +57,7 @@ func attachmentOut(kind domain.FeedKind, a domain.Attachment, withDetails bool) 
 	out := attachmentJSON{
 		ID: a.ID.String(), SourceType: string(a.SourceType), SourceID: a.SourceID.String(), CreatedAt: timestamp(a.CreatedAt),
 	}
-	if kind == domain.FeedEvents {
+	if kind == domain.FeedHappenings {
 		out.EventFeedID = a.FeedID.String()
 	} else {
 		enabled := a.Enabled

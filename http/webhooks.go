@@ -56,7 +56,7 @@ func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest 
 // knownEventFeeds refuses event feed ids the organization has no event
 // feed of, as D4 refuses an unknown sourceId: 404 naming it.
 func (h *handlers) knownEventFeeds(ctx context.Context, org uuid.UUID, ids []uuid.UUID) error {
-	id, missing, err := h.Queries.MissingFeed(ctx, domain.FeedEvents, org, ids)
+	id, missing, err := h.Queries.MissingFeed(ctx, domain.FeedHappenings, org, ids)
 	if err != nil {
 		return err
 	}

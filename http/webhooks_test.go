@@ -86,7 +86,7 @@ func newEventFeedFor(t *testing.T, h *servicetest.Harness, org uuid.UUID) string
 	t.Helper()
 	ctx := context.Background()
 	f, err := commands.Visible(ctx, h.Service.Waiter, func(ctx context.Context) (domain.FeedState, commands.Result, error) {
-		return h.Service.Commands.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedEvents, Org: org, Name: "events", Description: "d"})
+		return h.Service.Commands.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: org, Name: "events", Description: "d"})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -98,19 +98,19 @@ func newEventFeedFor(t *testing.T, h *servicetest.Harness, org uuid.UUID) string
 // ingestion does.
 func addEventItem(t *testing.T, h *servicetest.Harness, org, feed uuid.UUID, title string) {
 	t.Helper()
-	details, err := domain.NewEventDetails(domain.EventDetails{
+	details, err := domain.NewHappeningDetails(domain.HappeningDetails{
 		Identity: "https://example.com/e/" + uuid.NewString(), Title: title,
-		Instances: []domain.EventInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: time.Now().Add(48 * time.Hour)}}}},
+		Instances: []domain.HappeningInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: time.Now().Add(48 * time.Hour)}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ce domain.CalendarEvent
-	found := ce.Discover(uuid.New(), details, domain.Now())[0].(domain.EventDiscovered)
-	var it domain.EventItem
+	var ce domain.Happening
+	found := ce.Discover(uuid.New(), details, domain.Now())[0].(domain.HappeningDiscovered)
+	var it domain.HappeningItem
 	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
 		found.EventID, domain.Now())[0]
-	for stream, e := range map[string]domain.Event{domain.CalendarEventStream(found.EventID): found, domain.EventItemStream(feed, found.EventID): added} {
+	for stream, e := range map[string]domain.Event{domain.HappeningStream(found.EventID): found, domain.HappeningItemStream(feed, found.EventID): added} {
 		data, err := domain.EncodeEvent(e)
 		if err != nil {
 			t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 // claimEvents takes the word on the events of a document where it may, in
 // one statement so two documents read at once cannot both win; it returns
 // the events the document holds.
-func (w *Worker) claimEvents(ctx context.Context, url string, events []ReadEvent) (map[uuid.UUID]bool, error) {
+func (w *Worker) claimEvents(ctx context.Context, url string, events []StatedHappening) (map[uuid.UUID]bool, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -51,7 +51,7 @@ func (w *Worker) claimEvents(ctx context.Context, url string, events []ReadEvent
 
 // releaseEvents lets go of the events a document held but no longer holds,
 // so the next document that holds them has the word.
-func (w *Worker) releaseEvents(ctx context.Context, url string, still []ReadEvent) error {
+func (w *Worker) releaseEvents(ctx context.Context, url string, still []StatedHappening) error {
 	ids := make([]string, len(still))
 	for i, e := range still {
 		ids[i] = e.ID.String()

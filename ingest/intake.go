@@ -11,7 +11,7 @@ import (
 )
 
 // Facts first, feeds second. Every document a crawl fetches is read by
-// every reader (ArticleRecorder, EventRecorder) and what it holds is
+// every reader (ArticleRecorder, HappeningRecorder) and what it holds is
 // recorded as facts of the source, whichever feeds are attached to it: an
 // attachment of any kind made later finds them in its backfill, and no
 // first crawl for a new kind is needed. Putting a fact into feeds is a
@@ -30,7 +30,7 @@ type ArticleRecorder interface {
 }
 
 // Intake is how one kind of feed takes what sources hold. An intake
-// implements ArticleIntake, EventIntake or both; which of them is what
+// implements ArticleIntake, HappeningIntake or both; which of them is what
 // the kind's feeds take.
 type Intake interface {
 	// FeedKind is the kind of feed the intake fills.
@@ -48,14 +48,14 @@ type ArticleIntake interface {
 	AddArticle(ctx context.Context, to Attachment, article domain.ArticleDiscovered) (added bool, err error)
 }
 
-// EventIntake is an intake whose feeds take calendar events, judged by
-// domain.AcceptsEvent.
-type EventIntake interface {
+// HappeningIntake is an intake whose feeds take calendar events, judged by
+// domain.AcceptsHappening.
+type HappeningIntake interface {
 	Intake
-	// AddEvent puts a recorded event into the feed of an attachment; it
+	// AddHappening puts a recorded event into the feed of an attachment; it
 	// must be idempotent per attachment and event (added false the second
 	// time).
-	AddEvent(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
+	AddHappening(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
 }
 
 // Intakes finds the intake of a feed kind.
@@ -74,7 +74,7 @@ func NewIntakes(intakes ...Intake) (*Intakes, error) {
 			return nil, fmt.Errorf("register intake: feed kind %q has two intakes", k)
 		}
 		_, articles := in.(ArticleIntake)
-		_, events := in.(EventIntake)
+		_, events := in.(HappeningIntake)
 		if !articles && !events {
 			return nil, fmt.Errorf("register intake: the intake of %q feeds takes nothing", k)
 		}
@@ -98,7 +98,7 @@ func (r *Intakes) articles(kind domain.FeedKind) (ArticleIntake, bool) {
 
 // events is the event intake of a feed kind; false when its feeds take no
 // events.
-func (r *Intakes) events(kind domain.FeedKind) (EventIntake, bool) {
-	in, ok := r.byKind[kind].(EventIntake)
+func (r *Intakes) events(kind domain.FeedKind) (HappeningIntake, bool) {
+	in, ok := r.byKind[kind].(HappeningIntake)
 	return in, ok
 }

@@ -35,8 +35,8 @@ func TestIntakesAreRegisteredOnePerFeedKindAndEachTakesSomething(t *testing.T) {
 		intakes []ingest.Intake
 		err     string
 	}{
-		{"one intake per kind registers", []ingest.Intake{takesArticles{domain.FeedNews}, takesEvents{domain.FeedEvents}}, ""},
-		{"a third kind is one more intake", []ingest.Intake{takesArticles{domain.FeedNews}, takesEvents{domain.FeedEvents}, takesArticles{"podcasts"}}, ""},
+		{"one intake per kind registers", []ingest.Intake{takesArticles{domain.FeedNews}, takesEvents{domain.FeedHappenings}}, ""},
+		{"a third kind is one more intake", []ingest.Intake{takesArticles{domain.FeedNews}, takesEvents{domain.FeedHappenings}, takesArticles{"podcasts"}}, ""},
 		{"two intakes of one kind are refused", []ingest.Intake{takesArticles{domain.FeedNews}, takesEvents{domain.FeedNews}}, "two intakes"},
 		{"an intake that takes nothing is refused", []ingest.Intake{takesNothing{}}, "takes nothing"},
 	}

@@ -133,7 +133,7 @@ type Parts struct {
 	// Articles records the articles crawls find.
 	Articles ArticleRecorder
 	// Events reads documents for the events they hold and records them.
-	Events EventRecorder
+	Events HappeningRecorder
 	// Intakes put what sources hold into feeds, one per feed kind;
 	// attachments of a kind without one get nothing.
 	Intakes *Intakes
@@ -144,7 +144,7 @@ type Worker struct {
 	db         *bun.DB
 	connectors *connector.Registry
 	articles   ArticleRecorder
-	events     EventRecorder
+	events     HappeningRecorder
 	intakes    *Intakes
 	cfg        Config
 	log        *slog.Logger

@@ -33,13 +33,13 @@ func (EventItems) Tables() []string {
 
 func (EventItems) Handlers() []Handler {
 	return []Handler{
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventDiscovered, env Envelope) error {
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningDiscovered, env Envelope) error {
 			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventChanged, env Envelope) error {
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningChanged, env Envelope) error {
 			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded, env Envelope) error {
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env Envelope) error {
 			// Visible at once unless its attachment was detached before the
 			// crawl that found it could add it.
 			return showItem(ctx, db, `WITH item AS (
@@ -57,7 +57,7 @@ func (EventItems) Handlers() []Handler {
 				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.EventItemLinked, env Envelope) error {
+		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemLinked, env Envelope) error {
 			// Each further attachment holds the item too; the first current
 			// one shows a hidden item again, as added now (a change). Linking
 			// a visible item changes nothing a list shows.
@@ -80,12 +80,12 @@ func (EventItems) Handlers() []Handler {
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
 		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.SourceDetached, env Envelope) error {
-			if e.Kind != domain.FeedEvents {
+			if e.Kind != domain.FeedHappenings {
 				return nil
 			}
 			return projectEventSourceDetached(ctx, db, e, env.Position)
 		}),
-		On(ofKind(domain.FeedEvents, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+		On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
 			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans"} {
 				if err := exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
 					return err
@@ -99,7 +99,7 @@ func (EventItems) Handlers() []Handler {
 // projectEventDetails stores an event's current state, rendered in both
 // item shapes, and replaces the occurrences of every visible item of it, in
 // every feed: each of them changed at pos.
-func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.EventDetails, at time.Time, pos eventstore.Position) error {
+func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
 	details, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encode details of event %s: %w", id, err)
@@ -148,7 +148,7 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) error {
 	var shown []struct {
 		visibleItem
-		Details domain.EventDetails `bun:"details,type:jsonb"`
+		Details domain.HappeningDetails `bun:"details,type:jsonb"`
 	}
 	if err := db.NewRaw(statement, args...).Scan(ctx, &shown); err != nil {
 		return exec(nil, err)
@@ -212,7 +212,7 @@ type visibleItem struct {
 // item and occurrence. When an occurrence and an instance are over comes
 // from the domain (shape.Flatten), so the range query and the
 // occurrence blocks agree.
-func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d domain.EventDetails) error {
+func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d domain.HappeningDetails) error {
 	rows := occurrenceRows(d)
 	if len(items) == 0 || len(rows) == 0 {
 		return nil
@@ -261,10 +261,10 @@ type occurrenceRow struct {
 // before it (year 1 for the first): in any range, the occurrence whose
 // earlier ones are all over before the range and all began before it is
 // the event's first there.
-func occurrenceRows(d domain.EventDetails) []occurrenceRow {
+func occurrenceRows(d domain.HappeningDetails) []occurrenceRow {
 	var rows []occurrenceRow
 	for _, o := range shape.Flatten(d) {
-		rows = append(rows, occurrenceRow{Occurrence: o, ends: domain.EventOccurrence{Start: o.Start, End: o.End}.Ends()})
+		rows = append(rows, occurrenceRow{Occurrence: o, ends: domain.Occurrence{Start: o.Start, End: o.End}.Ends()})
 	}
 	slices.SortFunc(rows, func(a, b occurrenceRow) int {
 		if c := a.Start.Compare(b.Start); c != 0 {

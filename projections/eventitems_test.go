@@ -32,9 +32,9 @@ func eventWorkload(t *testing.T, cmds *commands.Handler, org uuid.UUID) {
 		}
 	}
 	for f := range 4 {
-		feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedEvents, Org: org, Name: fmt.Sprintf("events %d", f), Description: "d"})
+		feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: org, Name: fmt.Sprintf("events %d", f), Description: "d"})
 		must(err)
-		ref := commands.FeedRef{Kind: domain.FeedEvents, Org: org, FeedID: feed.ID}
+		ref := commands.FeedRef{Kind: domain.FeedHappenings, Org: org, FeedID: feed.ID}
 		var atts []domain.Attachment
 		for s := range 2 {
 			site := fmt.Sprintf("site%d.example", (f+s)%3)
@@ -45,18 +45,18 @@ func eventWorkload(t *testing.T, cmds *commands.Handler, org uuid.UUID) {
 		for e := range 6 {
 			att := atts[e%2]
 			start := base.Add(time.Duration(e*24+f) * time.Hour)
-			d := domain.EventDetails{
+			d := domain.HappeningDetails{
 				Identity: fmt.Sprintf("https://site.example/e/%d", e), Title: fmt.Sprintf("Event %d", e),
-				Instances: []domain.EventInstance{
-					{Key: "a", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}, {Start: start.Add(24 * time.Hour)}}},
-					{Key: "b", Status: domain.StatusCancelled, Occurrences: []domain.EventOccurrence{{Start: start.Add(7 * 24 * time.Hour)}}},
+				Instances: []domain.HappeningInstance{
+					{Key: "a", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: start}, {Start: start.Add(24 * time.Hour)}}},
+					{Key: "b", Status: domain.StatusCancelled, Occurrences: []domain.Occurrence{{Start: start.Add(7 * 24 * time.Hour)}}},
 				},
 				Source: domain.SiteBlock(fmt.Sprintf("https://site.example/e/%d", e)),
 			}
-			found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: att.SourceID, Details: d})
+			found, _, err := cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: att.SourceID, Details: d})
 			must(err)
 			for _, a := range atts[:1+e%2] {
-				_, _, err := cmds.AddEventItem(ctx, commands.AddEventItem{
+				_, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
 					ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: a.ID, SourceID: a.SourceID, SourceType: a.SourceType},
 					EventID:    found.EventID,
 				})

@@ -33,13 +33,13 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 	store, cmds := sqlCommands(db)
 	ctx := context.Background()
 	org := uuid.New()
-	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedEvents, Org: org, Name: "random", Description: "d"})
+	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: org, Name: "random", Description: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	site := "random.example"
 	att, _, err := cmds.AttachSource(ctx, commands.AttachSource{
-		FeedRef: commands.FeedRef{Kind: domain.FeedEvents, Org: org, FeedID: feed.ID},
+		FeedRef: commands.FeedRef{Kind: domain.FeedHappenings, Org: org, FeedID: feed.ID},
 		Request: domain.SourceRequest{SourceType: "site", Domain: &site},
 	})
 	if err != nil {
@@ -51,12 +51,12 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 	statuses := []string{domain.StatusScheduled, domain.StatusScheduled, domain.StatusCancelled, domain.StatusPostponed, domain.StatusRescheduled}
 	lengths := []time.Duration{0, 30 * time.Minute, 3 * time.Hour, 30 * time.Hour}
 	for e := range 60 {
-		d := domain.EventDetails{Identity: fmt.Sprintf("https://random.example/%d", e), Title: "E", Source: domain.SiteBlock("https://random.example")}
+		d := domain.HappeningDetails{Identity: fmt.Sprintf("https://random.example/%d", e), Title: "E", Source: domain.SiteBlock("https://random.example")}
 		for k := range 1 + r.IntN(4) {
-			in := domain.EventInstance{Key: fmt.Sprint(k), Status: statuses[r.IntN(len(statuses))]}
+			in := domain.HappeningInstance{Key: fmt.Sprint(k), Status: statuses[r.IntN(len(statuses))]}
 			for range 1 + r.IntN(3) {
 				// A coarse grid, so starts collide and ranges start on them.
-				o := domain.EventOccurrence{Start: hour(r.IntN(120))}
+				o := domain.Occurrence{Start: hour(r.IntN(120))}
 				if l := lengths[r.IntN(len(lengths))]; l > 0 {
 					end := o.Start.Add(l)
 					o.End = &end
@@ -65,11 +65,11 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			}
 			d.Instances = append(d.Instances, in)
 		}
-		found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: att.SourceID, Details: d})
+		found, _, err := cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: att.SourceID, Details: d})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := cmds.AddEventItem(ctx, commands.AddEventItem{
+		if _, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
 			ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
 			EventID:    found.EventID,
 		}); err != nil {

@@ -38,9 +38,9 @@ func (Insights) Handlers() []Handler {
 				b.items = append(b.items, insightItem{e.ItemID, e.OrganizationID, e.FeedID, domain.FeedNews, e.SourceID, e.At})
 			})
 		}),
-		On(func(ctx context.Context, db bun.IDB, e domain.EventItemAdded) error {
+		On(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded) error {
 			return insightWrite(ctx, db, func(b *insightBatch) {
-				b.items = append(b.items, insightItem{e.ItemID, e.OrganizationID, e.FeedID, domain.FeedEvents, e.SourceID, e.At})
+				b.items = append(b.items, insightItem{e.ItemID, e.OrganizationID, e.FeedID, domain.FeedHappenings, e.SourceID, e.At})
 			})
 		}),
 		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.FeedbackGiven, env Envelope) error {

@@ -112,7 +112,7 @@ func BenchmarkNewsItemPages(b *testing.B) {
 }
 
 func BenchmarkEventItemPages(b *testing.B) {
-	f := newChangeFeed(b, domain.FeedEvents, 10_000)
+	f := newChangeFeed(b, domain.FeedHappenings, 10_000)
 	ctx := context.Background()
 	now := time.Now()
 	base := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence, Limit: 20}

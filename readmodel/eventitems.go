@@ -66,7 +66,7 @@ const (
 )
 
 // EventItemFilter selects a page of a feed's event items: those with an
-// occurrence in [Since, Until) (domain.EventOccurrence.Overlaps) of an
+// occurrence in [Since, Until) (domain.Occurrence.Overlaps) of an
 // instance whose status at Now is Status (any when empty).
 type EventItemFilter struct {
 	Since, Until time.Time
@@ -320,7 +320,7 @@ func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
 }
 
 // inWindow selects the occurrence rows of feed $1 going on in [$2, $3)
-// (domain.EventOccurrence.Overlaps): the index range reaches back by the
+// (domain.Occurrence.Overlaps): the index range reaches back by the
 // feed's longest occurrence, for those already under way at $2.
 const inWindow = `feed_id = $1
 	AND starts_at >= $2::timestamptz - coalesce((SELECT longest FROM event_feed_spans WHERE feed_id = $1), interval '0')
@@ -437,7 +437,7 @@ func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 	return `SELECT count(*) FROM (` + m + `) AS m`, append([]any{feedID, f.Since, f.Until}, extra...)
 }
 
-// statusCondition restates domain.EventInstance.StatusAt on the occurrence
+// statusCondition restates domain.HappeningInstance.StatusAt on the occurrence
 // rows, with its arguments from $first: completed is an instance going
 // ahead whose last occurrence has ended by now; scheduled and rescheduled
 // ones have not.
@@ -481,12 +481,12 @@ func (q *Queries) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
 }
 
 // EventDetails returns the current details of events, by id.
-func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.EventDetails, error) {
+func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.HappeningDetails, error) {
 	keys := make([][16]byte, len(ids))
 	for i, id := range ids {
 		keys[i] = id
 	}
-	out := make(map[uuid.UUID]domain.EventDetails, len(ids))
+	out := make(map[uuid.UUID]domain.HappeningDetails, len(ids))
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		rows, err := conn.Query(ctx, `SELECT id, details FROM calendar_events WHERE id = ANY($1)`, keys)
 		if err != nil {
@@ -499,7 +499,7 @@ func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 			if err := rows.Scan(&id, &raw); err != nil {
 				return err
 			}
-			var d domain.EventDetails
+			var d domain.HappeningDetails
 			if err := json.Unmarshal(raw, &d); err != nil {
 				return fmt.Errorf("decode event %s: %w", uuid.UUID(id), err)
 			}
@@ -526,14 +526,14 @@ func (q *Queries) ItemOrigin(ctx context.Context, kind domain.FeedKind, org, fee
 }
 
 func (q *Queries) itemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID, hidden bool) (domain.ItemRef, error) {
-	if kind != domain.FeedEvents {
+	if kind != domain.FeedHappenings {
 		it, err := q.NewsItem(ctx, org, feedID, itemID)
 		if err != nil {
 			return domain.ItemRef{}, err
 		}
 		return domain.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
 	}
-	if _, err := q.Feed(ctx, domain.FeedEvents, org, feedID); err != nil {
+	if _, err := q.Feed(ctx, domain.FeedHappenings, org, feedID); err != nil {
 		return domain.ItemRef{}, err
 	}
 	var ref domain.ItemRef

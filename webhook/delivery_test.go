@@ -92,14 +92,14 @@ func TestOnlyMatchingWebhooksGetAnItemAndALinkedEventIsNoNewItem(t *testing.T) {
 
 	eventID, added := s.addItem(feedA, "In A")
 	// The same event found through a second attachment of the feed.
-	var it domain.EventItem
+	var it domain.HappeningItem
 	it.Apply(added)
 	linked := it.Add(domain.ItemTarget{FeedID: feedA, OrganizationID: s.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
 		added.EventID, domain.Now())
 	if len(linked) != 1 || linked[0].EventType() != "EventItemLinked" {
 		t.Fatalf("second attachment decided %v", linked)
 	}
-	s.append(domain.EventItemStream(feedA, added.EventID), linked[0])
+	s.append(domain.HappeningItemStream(feedA, added.EventID), linked[0])
 	// A marker item after it: once it arrives, anything the link caused
 	// would have arrived too.
 	markerID, _ := s.addItem(feedA, "marker")

@@ -108,7 +108,7 @@ func (d *dispatcher) Handlers() []projections.Handler {
 
 // added is an item waiting to be queued with the rest of its batch.
 type added struct {
-	item domain.EventItemAdded
+	item domain.HappeningItemAdded
 	env  projections.Envelope
 	// eventID is the EventItemAdded's id in the log: the deliveries'
 	// x-service-event-id.
@@ -119,7 +119,7 @@ type added struct {
 // change of a subscription, whichever comes first), where the batch's
 // items are matched, rendered and queued together. Only the first add of
 // an event to a feed is an item_added; EventItemLinked is not handled.
-func (d *dispatcher) itemAdded(ctx context.Context, db bun.IDB, e domain.EventItemAdded, env projections.Envelope) error {
+func (d *dispatcher) itemAdded(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env projections.Envelope) error {
 	id, err := uuid.Parse(env.EventID)
 	if err != nil {
 		return fmt.Errorf("event id %q: %w", env.EventID, err)
@@ -239,7 +239,7 @@ func match(ctx context.Context, db bun.IDB, items []added) ([][]uuid.UUID, error
 
 // render makes the body of an item's deliveries from the log alone: the
 // event's details as of the add, whatever changed later.
-func (s *Service) render(ctx context.Context, e domain.EventItemAdded, at eventstore.Position) ([]byte, error) {
+func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at eventstore.Position) ([]byte, error) {
 	details, err := s.detailsAt(ctx, e.EventID, at)
 	if err != nil {
 		return nil, err
@@ -256,19 +256,19 @@ func (s *Service) render(ctx context.Context, e domain.EventItemAdded, at events
 }
 
 // detailsAt folds the event's stream up to position at.
-func (s *Service) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.EventDetails, error) {
-	var event domain.CalendarEvent
-	stream := domain.CalendarEventStream(eventID)
+func (s *Service) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.HappeningDetails, error) {
+	var event domain.Happening
+	stream := domain.HappeningStream(eventID)
 	for r, err := range eventstore.Events(ctx, s.parts.Store, stream, 100) {
 		if err != nil {
-			return domain.EventDetails{}, err
+			return domain.HappeningDetails{}, err
 		}
 		if at.Less(r.Position) {
 			return event.Details(), nil
 		}
 		e, err := domain.DecodeEvent(r.Type, r.Data)
 		if err != nil {
-			return domain.EventDetails{}, fmt.Errorf("read %s: %w", stream, err)
+			return domain.HappeningDetails{}, fmt.Errorf("read %s: %w", stream, err)
 		}
 		event.Apply(e)
 	}

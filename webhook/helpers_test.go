@@ -144,24 +144,24 @@ func (s *stack) subscribe(url string, feeds ...uuid.UUID) (uuid.UUID, string) {
 // addItem records an event and its addition to a feed of the stack's
 // organization, as ingestion does, and returns the id the deliveries carry
 // as x-service-event-id.
-func (s *stack) addItem(feed uuid.UUID, title string) (eventID uuid.UUID, item domain.EventItemAdded) {
+func (s *stack) addItem(feed uuid.UUID, title string) (eventID uuid.UUID, item domain.HappeningItemAdded) {
 	s.t.Helper()
 	start := time.Date(2030, 5, 1, 18, 0, 0, 0, time.UTC)
-	details, err := domain.NewEventDetails(domain.EventDetails{
+	details, err := domain.NewHappeningDetails(domain.HappeningDetails{
 		Identity: "https://example.com/events/" + uuid.NewString(), Title: title, Description: "<p>" + title + "</p>",
-		Instances: []domain.EventInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}}}},
+		Instances: []domain.HappeningInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: start}}}},
 	})
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	now := domain.Now()
-	var found domain.CalendarEvent
-	discovered := found.Discover(uuid.New(), details, now)[0].(domain.EventDiscovered)
-	s.append(domain.CalendarEventStream(discovered.EventID), discovered)
-	var it domain.EventItem
+	var found domain.Happening
+	discovered := found.Discover(uuid.New(), details, now)[0].(domain.HappeningDiscovered)
+	s.append(domain.HappeningStream(discovered.EventID), discovered)
+	var it domain.HappeningItem
 	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: s.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
-		discovered.EventID, now)[0].(domain.EventItemAdded)
-	return s.append(domain.EventItemStream(feed, discovered.EventID), added), added
+		discovered.EventID, now)[0].(domain.HappeningItemAdded)
+	return s.append(domain.HappeningItemStream(feed, discovered.EventID), added), added
 }
 
 func (s *stack) append(stream string, e domain.Event) uuid.UUID {

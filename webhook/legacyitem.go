@@ -11,7 +11,7 @@ import (
 // the item (api.md 6: the legacy layout of 2.9 without sourceType), with
 // every occurrence and the clock at the moment of the add, so the body is
 // a function of the log.
-func LegacyItem(item domain.EventItemAdded, d domain.EventDetails) (json.RawMessage, error) {
+func LegacyItem(item domain.HappeningItemAdded, d domain.HappeningDetails) (json.RawMessage, error) {
 	it, err := shape.Standalone(d, true, item.ItemID, item.EventID, item.At)
 	if err != nil {
 		return nil, err

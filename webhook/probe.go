@@ -88,15 +88,15 @@ func (s *Service) sampleBody(now time.Time) ([]byte, error) {
 	start := now.Add(7 * 24 * time.Hour).Truncate(time.Hour)
 	end := start.Add(2 * time.Hour)
 	instance := uuid.NewSHA1(event, []byte("instance"))
-	details := domain.EventDetails{
+	details := domain.HappeningDetails{
 		Title: "Sample event", Description: "<p>A test delivery of the event.item_added webhook.</p>",
-		Time:             domain.EventTime{TemporalPattern: domain.PatternSingular, Timezone: "UTC", DisplayText: start.Format("Mon 2 Jan 2006, 15:04") + " UTC"},
-		Instances:        []domain.EventInstance{{Key: "sample", ID: instance, Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{ID: uuid.NewSHA1(instance, []byte("o")), Start: start, End: &end}}}},
-		Location:         &domain.EventLocation{Venue: &domain.Venue{Name: "Town hall"}, DisplayAddress: "Town hall"},
+		Time:             domain.HappeningTime{TemporalPattern: domain.PatternSingular, Timezone: "UTC", DisplayText: start.Format("Mon 2 Jan 2006, 15:04") + " UTC"},
+		Instances:        []domain.HappeningInstance{{Key: "sample", ID: instance, Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{ID: uuid.NewSHA1(instance, []byte("o")), Start: start, End: &end}}}},
+		Location:         &domain.Location{Venue: &domain.Venue{Name: "Town hall"}, DisplayAddress: "Town hall"},
 		SupportingImages: []string{}, URLs: []string{"https://example.com/events/sample"}, PrimaryURL: "https://example.com/events/sample",
 		GeoLocations: []domain.GeoLocation{},
 	}
-	item := domain.EventItemAdded{ItemID: domain.EventItemID(feed, event), FeedID: feed, EventID: event, At: now}
+	item := domain.HappeningItemAdded{ItemID: domain.HappeningItemID(feed, event), FeedID: feed, EventID: event, At: now}
 	data, err := s.cfg.Render(item, details)
 	if err != nil {
 		return nil, err

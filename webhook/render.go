@@ -13,7 +13,7 @@ import (
 // It must depend on nothing else (no clock, no reads), so the body is a
 // function of the log: it is rendered once, when the delivery is queued,
 // and every attempt and redelivery sends those exact bytes.
-type Render func(item domain.EventItemAdded, details domain.EventDetails) (json.RawMessage, error)
+type Render func(item domain.HappeningItemAdded, details domain.HappeningDetails) (json.RawMessage, error)
 
 // stamp is the API's time format (D2).
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

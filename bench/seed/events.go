@@ -25,8 +25,8 @@ func eventsDB() string {
 }
 
 // seedEvents fills one event feed with events found through one site
-// source, through the same commands ingestion uses (DiscoverEvent, then
-// AddEventItem), from several writers at once; then the projections catch
+// source, through the same commands ingestion uses (DiscoverHappening, then
+// AddHappeningItem), from several writers at once; then the projections catch
 // up.
 func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("seed events", flag.ContinueOnError)
@@ -52,14 +52,14 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer db.Close()
 	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
-		Kind: domain.FeedEvents, Org: orgID, Name: "Bench events", Description: fmt.Sprintf("%d events", *events),
+		Kind: domain.FeedHappenings, Org: orgID, Name: "Bench events", Description: fmt.Sprintf("%d events", *events),
 	})
 	if err != nil {
 		return err
 	}
 	site := "events.example.com"
 	att, _, err := cmds.AttachSource(ctx, commands.AttachSource{
-		FeedRef: commands.FeedRef{Kind: domain.FeedEvents, Org: orgID, FeedID: feed.ID},
+		FeedRef: commands.FeedRef{Kind: domain.FeedHappenings, Org: orgID, FeedID: feed.ID},
 		Request: domain.SourceRequest{SourceType: "site", Domain: &site},
 	})
 	if err != nil {
@@ -86,11 +86,11 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 
 func addEvents(ctx context.Context, cmds *commands.Handler, gen eventGen, to domain.ItemTarget, n, writers int) error {
 	return inParallel(ctx, n, writers, func(i int) error {
-		found, _, err := cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: to.SourceID, Details: gen.event(i)})
+		found, _, err := cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: to.SourceID, Details: gen.event(i)})
 		if err != nil {
 			return err
 		}
-		_, _, err = cmds.AddEventItem(ctx, commands.AddEventItem{ItemTarget: to, EventID: found.EventID})
+		_, _, err = cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: to, EventID: found.EventID})
 		return err
 	})
 }
@@ -112,23 +112,23 @@ type eventGen struct {
 	seed uint64
 }
 
-func (g eventGen) event(i int) domain.EventDetails {
+func (g eventGen) event(i int) domain.HappeningDetails {
 	r := rand.New(rand.NewPCG(g.seed, uint64(i)))
 	first := g.now.Truncate(24 * time.Hour).
 		Add(time.Duration(r.IntN(360)-60) * 24 * time.Hour).
 		Add(time.Duration(10+r.IntN(12)) * time.Hour)
 	url := fmt.Sprintf("https://events.example.com/%d/%s", i, "an-event-with-a-reasonably-long-slug")
-	d := domain.EventDetails{
+	d := domain.HappeningDetails{
 		Identity: url, Title: fmt.Sprintf("Event %d: a concert, a talk or an exhibition with a real-length title", i),
 		Description:      "<p>A paragraph about the event, as event pages usually carry one, long enough to look like the real thing in a response body.</p>",
 		ShortDescription: "A short summary of the event.",
-		Time:             domain.EventTime{Timezone: "Europe/Berlin", DisplayText: "See the event page for times"},
-		Location: &domain.EventLocation{
+		Time:             domain.HappeningTime{Timezone: "Europe/Berlin", DisplayText: "See the event page for times"},
+		Location: &domain.Location{
 			Venue:          &domain.Venue{Name: "Kulturhaus", Address: "Hauptstraße 1, 10827 Berlin"},
 			Coordinates:    &domain.Coordinates{Lat: 52.48 + r.Float64()/10, Lng: 13.35 + r.Float64()/10},
 			DisplayAddress: "Kulturhaus, Hauptstraße 1, Berlin", Locality: "Berlin", Country: "DE",
 		},
-		Organizer:    &domain.EventOrganizer{Name: "Kulturhaus Berlin", URL: "https://events.example.com"},
+		Organizer:    &domain.Organizer{Name: "Kulturhaus Berlin", URL: "https://events.example.com"},
 		PrimaryImage: fmt.Sprintf("https://cdn.example.com/events/%d.jpg", i),
 		PrimaryURL:   url, URLs: []string{url},
 		GeoLocations: []domain.GeoLocation{
@@ -143,13 +143,13 @@ func (g eventGen) event(i int) domain.EventDetails {
 		d.Instances = series(first, 7*24*time.Hour, 2*time.Hour, i%10 == 0)
 	case i%4 == 2:
 		d.Time.TemporalPattern = domain.PatternSingular
-		in := domain.EventInstance{Key: "0", Status: domain.StatusScheduled}
+		in := domain.HappeningInstance{Key: "0", Status: domain.StatusScheduled}
 		for k := range occurrencesPerEvent {
 			start := first.Add(time.Duration(k) * 24 * time.Hour)
 			end := start.Add(8 * time.Hour)
-			in.Occurrences = append(in.Occurrences, domain.EventOccurrence{Start: start, End: &end})
+			in.Occurrences = append(in.Occurrences, domain.Occurrence{Start: start, End: &end})
 		}
-		d.Instances = []domain.EventInstance{in}
+		d.Instances = []domain.HappeningInstance{in}
 	default:
 		d.Time.TemporalPattern = domain.PatternRecurring
 		d.Instances = series(first, 30*24*time.Hour, 3*time.Hour, false)
@@ -157,8 +157,8 @@ func (g eventGen) event(i int) domain.EventDetails {
 	return d
 }
 
-func series(first time.Time, every, length time.Duration, cancelOne bool) []domain.EventInstance {
-	out := make([]domain.EventInstance, 0, occurrencesPerEvent)
+func series(first time.Time, every, length time.Duration, cancelOne bool) []domain.HappeningInstance {
+	out := make([]domain.HappeningInstance, 0, occurrencesPerEvent)
 	for k := range occurrencesPerEvent {
 		start := first.Add(time.Duration(k) * every)
 		end := start.Add(length)
@@ -166,9 +166,9 @@ func series(first time.Time, every, length time.Duration, cancelOne bool) []doma
 		if cancelOne && k == 3 {
 			status = domain.StatusCancelled
 		}
-		out = append(out, domain.EventInstance{
+		out = append(out, domain.HappeningInstance{
 			Key: start.Format(time.RFC3339), Status: status,
-			Occurrences: []domain.EventOccurrence{{Start: start, End: &end}},
+			Occurrences: []domain.Occurrence{{Start: start, End: &end}},
 		})
 	}
 	return out

@@ -206,25 +206,25 @@ feed:
 
 func appendOne(ctx context.Context, store *eventstore.Postgres, org, feed uuid.UUID, i int) (uuid.UUID, time.Time, error) {
 	start := time.Date(2030, 1, 1, 18, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)
-	details, err := domain.NewEventDetails(domain.EventDetails{
+	details, err := domain.NewHappeningDetails(domain.HappeningDetails{
 		Identity: fmt.Sprintf("https://bench.example/events/%d", i), Title: fmt.Sprintf("Event %d", i),
 		Description: "<p>A benchmark event with a description of ordinary length for an event page.</p>",
-		Instances:   []domain.EventInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}}}},
+		Instances:   []domain.HappeningInstance{{Key: "1", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: start}}}},
 		URLs:        []string{fmt.Sprintf("https://bench.example/events/%d", i)},
 	})
 	if err != nil {
 		return uuid.Nil, time.Time{}, err
 	}
-	var event domain.CalendarEvent
-	found := event.Discover(uuid.New(), details, domain.Now())[0].(domain.EventDiscovered)
-	if _, err := appendEvent(ctx, store, domain.CalendarEventStream(found.EventID), uuid.New(), found); err != nil {
+	var event domain.Happening
+	found := event.Discover(uuid.New(), details, domain.Now())[0].(domain.HappeningDiscovered)
+	if _, err := appendEvent(ctx, store, domain.HappeningStream(found.EventID), uuid.New(), found); err != nil {
 		return uuid.Nil, time.Time{}, err
 	}
-	var item domain.EventItem
+	var item domain.HappeningItem
 	added := item.Add(domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: uuid.New(), SourceID: found.SourceID, SourceType: domain.SourceSite},
 		found.EventID, domain.Now())[0]
 	id := uuid.New()
-	at, err := appendEvent(ctx, store, domain.EventItemStream(feed, found.EventID), id, added)
+	at, err := appendEvent(ctx, store, domain.HappeningItemStream(feed, found.EventID), id, added)
 	return id, at, err
 }
 

@@ -49,7 +49,7 @@ func runFeeds(ctx context.Context, db *database.DB, args []string, stdout, stder
 	}
 	handler := commands.New(eventstore.NewPostgres(db.Pool), readmodel.NewQueries(db.Bun))
 	feed, _, err := handler.SetFeedEnabled(ctx, commands.SetFeedEnabled{
-		Kind: domain.FeedEvents, FeedID: id, Enabled: args[1] == "enable", By: domain.EnabledByAdmin, Reason: *reason,
+		Kind: domain.FeedHappenings, FeedID: id, Enabled: args[1] == "enable", By: domain.EnabledByAdmin, Reason: *reason,
 	})
 	if err != nil {
 		return fmt.Errorf("feeds events %s %s: %w", args[1], id, err)

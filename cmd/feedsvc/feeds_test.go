@@ -20,13 +20,13 @@ func TestTheFeedsCommandSwitchesAnEventFeedAsTheOperator(t *testing.T) {
 	ctx := context.Background()
 	store := eventstore.NewPostgres(db.Pool)
 	cmds := commands.New(store, readmodel.NewQueries(db.Bun))
-	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedEvents, Org: uuid.New(), Name: "Gigs", Description: "d"})
+	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: uuid.New(), Name: "Gigs", Description: "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	load := func() domain.FeedState {
-		f := domain.NewFeed(domain.FeedEvents)
-		events, err := store.ReadStream(ctx, domain.FeedStream(domain.FeedEvents, feed.ID), 0, 1000)
+		f := domain.NewFeed(domain.FeedHappenings)
+		events, err := store.ReadStream(ctx, domain.FeedStream(domain.FeedHappenings, feed.ID), 0, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

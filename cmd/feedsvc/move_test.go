@@ -324,19 +324,19 @@ func (in *installation) subscribe(t *testing.T, url string) {
 // carry.
 func (in *installation) addItem(t *testing.T, feed uuid.UUID, title string) string {
 	t.Helper()
-	details, err := domain.NewEventDetails(domain.EventDetails{
+	details, err := domain.NewHappeningDetails(domain.HappeningDetails{
 		Identity: "https://example.com/events/" + uuid.NewString(), Title: title,
-		Instances: []domain.EventInstance{{Key: "1", Status: domain.StatusScheduled,
-			Occurrences: []domain.EventOccurrence{{Start: time.Date(2030, 5, 1, 18, 0, 0, 0, time.UTC)}}}},
+		Instances: []domain.HappeningInstance{{Key: "1", Status: domain.StatusScheduled,
+			Occurrences: []domain.Occurrence{{Start: time.Date(2030, 5, 1, 18, 0, 0, 0, time.UTC)}}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := domain.Now()
-	var found domain.CalendarEvent
-	discovered := found.Discover(uuid.New(), details, now)[0].(domain.EventDiscovered)
-	in.append(t, domain.CalendarEventStream(discovered.EventID), uuid.Nil, discovered)
-	var it domain.EventItem
+	var found domain.Happening
+	discovered := found.Discover(uuid.New(), details, now)[0].(domain.HappeningDiscovered)
+	in.append(t, domain.HappeningStream(discovered.EventID), uuid.Nil, discovered)
+	var it domain.HappeningItem
 	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: in.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
 		discovered.EventID, now)[0]
 	data, err := domain.EncodeEvent(added)
@@ -344,7 +344,7 @@ func (in *installation) addItem(t *testing.T, feed uuid.UUID, title string) stri
 		t.Fatal(err)
 	}
 	id := uuid.New()
-	if _, err := in.store.AppendToStream(context.Background(), domain.EventItemStream(feed, discovered.EventID), eventstore.Any(),
+	if _, err := in.store.AppendToStream(context.Background(), domain.HappeningItemStream(feed, discovered.EventID), eventstore.Any(),
 		eventstore.EventData{ID: id, Type: added.EventType(), Data: data, Metadata: fmt.Appendf(nil, `{"schemaVersion":1,"organizationId":%q}`, in.org)}); err != nil {
 		t.Fatal(err)
 	}

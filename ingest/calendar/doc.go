@@ -44,7 +44,7 @@
 // rescheduled with the original start as previousStart. Recurrences are
 // expanded from the first day of the month a week before Options.Now
 // (UTC), so every crawl within a month yields the same instances, to
-// Options.Now + Horizon (Horizon in EventDetails); at most 1000 instances
+// Options.Now + Horizon (Horizon in HappeningDetails); at most 1000 instances
 // and 2000 occurrences, and the horizon then ends at the last one kept.
 // A series with no recurrence in that window keeps its latest earlier
 // one, or its first later one. A span longer than 400 days keeps its

@@ -24,9 +24,9 @@ type draft struct {
 	modified           *time.Time
 	loc                *time.Location
 	when               schedule
-	location           *domain.EventLocation
-	capacity           *domain.EventCapacity
-	organizer          *domain.EventOrganizer
+	location           *domain.Location
+	capacity           *domain.Capacity
+	organizer          *domain.Organizer
 	images             []string
 	urls               []string
 	// source is the event's source block when the document is not a web
@@ -38,18 +38,18 @@ type draft struct {
 
 // details is the draft as the domain stores it, found in the document at
 // docURL; pageURL is the primary URL of an event that names none.
-func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetails {
+func (dr draft) details(docURL, pageURL string, opts Options) domain.HappeningDetails {
 	w := newWindow(opts)
 	instances, horizon := dr.when.expand(w, dr.loc)
 	localityScore := completeFromCoordinates(dr.location)
-	d := domain.EventDetails{
+	d := domain.HappeningDetails{
 		Identity:     dr.identity,
 		Title:        sanitizeTitle(dr.title),
 		Description:  sanitizeDescription(dr.description),
 		PublishedAt:  utcPtr(dr.published),
 		ModifiedAt:   utcPtr(dr.modified),
-		Time:         domain.EventTime{TemporalPattern: dr.pattern(instances), Timezone: dr.loc.String(), DisplayText: displayText(dr.when, instances, dr.loc)},
-		Instances:    make([]domain.EventInstance, 0, len(instances)),
+		Time:         domain.HappeningTime{TemporalPattern: dr.pattern(instances), Timezone: dr.loc.String(), DisplayText: displayText(dr.when, instances, dr.loc)},
+		Instances:    make([]domain.HappeningInstance, 0, len(instances)),
 		Horizon:      utcPtr(horizon),
 		ExpandedFrom: expandedFrom(horizon, w),
 		Location:     dr.location,
@@ -69,7 +69,7 @@ func (dr draft) details(docURL, pageURL string, opts Options) domain.EventDetail
 		d.SupportingImages = dedupe(slices.DeleteFunc(slices.Clone(dr.images[1:]), func(s string) bool { return s == d.PrimaryImage }))
 	}
 	for _, in := range instances {
-		d.Instances = append(d.Instances, domain.EventInstance{
+		d.Instances = append(d.Instances, domain.HappeningInstance{
 			Key:           in.key,
 			Status:        cmp.Or(in.status, domain.StatusScheduled),
 			PreviousStart: utcPtr(in.previous),

@@ -36,8 +36,8 @@ type Options struct {
 
 // Result is what one document holds.
 type Result struct {
-	// Events passed domain.NewEventDetails.
-	Events []domain.EventDetails
+	// Events passed domain.NewHappeningDetails.
+	Events []domain.HappeningDetails
 	// Dropped counts events found but invalid (no title, no date, ...).
 	Dropped int
 	// Calendars are the iCalendar files an HTML page links to (.ics files,
@@ -95,7 +95,7 @@ func Extract(d document.Document, opts Options) (Result, error) {
 		if work.late() {
 			break
 		}
-		details, err := domain.NewEventDetails(dr.details(d.URL, pageURL, opts))
+		details, err := domain.NewHappeningDetails(dr.details(d.URL, pageURL, opts))
 		if err != nil {
 			res.Dropped++
 			continue

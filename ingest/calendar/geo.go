@@ -29,7 +29,7 @@ const (
 // completeFromCoordinates names the locality, region and country of a
 // place whose address lacks them from its coordinates, with the gazetteer; it returns
 // the locality's score: scoreLocality when the address named it.
-func completeFromCoordinates(where *domain.EventLocation) int {
+func completeFromCoordinates(where *domain.Location) int {
 	if where == nil || where.Coordinates == nil {
 		return scoreLocality
 	}
@@ -55,7 +55,7 @@ func completeFromCoordinates(where *domain.EventLocation) int {
 // geoLocations: a LOCATION for a concrete place (coordinates, a street
 // address or a venue name), and a RELEVANCE_REGION for each of its
 // locality, region and country.
-func geoLocations(where *domain.EventLocation, localityScore int) []domain.GeoLocation {
+func geoLocations(where *domain.Location, localityScore int) []domain.GeoLocation {
 	out := []domain.GeoLocation{}
 	if where == nil {
 		return out
@@ -78,7 +78,7 @@ func geoLocations(where *domain.EventLocation, localityScore int) []domain.GeoLo
 	return out
 }
 
-func point(where *domain.EventLocation) (string, int) {
+func point(where *domain.Location) (string, int) {
 	venue, street := "", ""
 	if where.Venue != nil {
 		venue, street = where.Venue.Name, where.Venue.Address

@@ -10,20 +10,20 @@ import (
 func TestAPlaceKnownByItsCoordinatesIsPlacedInItsCityRegionAndCountry(t *testing.T) {
 	tests := []struct {
 		name  string
-		where domain.EventLocation
+		where domain.Location
 		want  []string // the RELEVANCE_REGION descriptions, in order
 	}{
 		{"coordinates alone name the city, its Land and the country",
-			domain.EventLocation{Coordinates: &domain.Coordinates{Lat: 48.1374, Lng: 11.5755}},
+			domain.Location{Coordinates: &domain.Coordinates{Lat: 48.1374, Lng: 11.5755}},
 			[]string{"Munich", "Bavaria", "Germany"}},
 		{"an American point is in its state",
-			domain.EventLocation{Coordinates: &domain.Coordinates{Lat: 42.3601, Lng: -71.0589}},
+			domain.Location{Coordinates: &domain.Coordinates{Lat: 42.3601, Lng: -71.0589}},
 			[]string{"Boston", "Massachusetts", "United States"}},
 		{"a region the address names is kept",
-			domain.EventLocation{Coordinates: &domain.Coordinates{Lat: 48.1374, Lng: 11.5755}, Region: "Oberbayern"},
+			domain.Location{Coordinates: &domain.Coordinates{Lat: 48.1374, Lng: 11.5755}, Region: "Oberbayern"},
 			[]string{"Munich", "Oberbayern", "Germany"}},
 		{"an address in another country than the nearest city takes no region from it",
-			domain.EventLocation{Coordinates: &domain.Coordinates{Lat: 47.5596, Lng: 7.5886}, Locality: "Weil am Rhein", Country: "Germany"},
+			domain.Location{Coordinates: &domain.Coordinates{Lat: 47.5596, Lng: 7.5886}, Locality: "Weil am Rhein", Country: "Germany"},
 			[]string{"Weil am Rhein", "Germany"}},
 	}
 	for _, tt := range tests {

@@ -41,7 +41,7 @@ func extractFixture(t testing.TB, name, url string) Result {
 }
 
 // byTitle finds an extracted event by its title.
-func byTitle(t testing.TB, res Result, title string) domain.EventDetails {
+func byTitle(t testing.TB, res Result, title string) domain.HappeningDetails {
 	t.Helper()
 	for _, e := range res.Events {
 		if e.Title == title {
@@ -53,7 +53,7 @@ func byTitle(t testing.TB, res Result, title string) domain.EventDetails {
 		titles = append(titles, e.Title)
 	}
 	t.Fatalf("no event titled %q among %q", title, titles)
-	return domain.EventDetails{}
+	return domain.HappeningDetails{}
 }
 
 func at(s string) time.Time {

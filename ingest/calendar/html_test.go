@@ -37,12 +37,12 @@ func TestAWordPressEventsCalendarPageGivesItsEventFieldByField(t *testing.T) {
 		{"the locality", e.Location.Locality, "Berlin"},
 		{"the country in English", e.Location.Country, "Germany"},
 		{"no coordinates were given", e.Location.Coordinates, (*domain.Coordinates)(nil)},
-		{"the organiser", *e.Organizer, domain.EventOrganizer{Name: "Berliner Jazzfreunde e.V.", URL: "https://jazzfreunde.example/", Contact: "info@jazzfreunde.example"}},
+		{"the organiser", *e.Organizer, domain.Organizer{Name: "Berliner Jazzfreunde e.V.", URL: "https://jazzfreunde.example/", Contact: "info@jazzfreunde.example"}},
 		{"the image", e.PrimaryImage, "https://jazzkeller.example/wp-content/uploads/2024/10/trio-blau.jpg"},
 		{"no more images", e.SupportingImages, []string{}},
 		{"the primary URL is the event's URL as given", e.PrimaryURL, "https://jazzkeller.example/event/jazz-night/"},
 		{"the URLs hold it once (the offer's URL is the same page)", e.URLs, []string{"https://jazzkeller.example/event/jazz-night/"}},
-		{"no capacity was stated", e.Capacity, (*domain.EventCapacity)(nil)},
+		{"no capacity was stated", e.Capacity, (*domain.Capacity)(nil)},
 		{"the source is the page", e.Source, domain.SiteBlock("https://jazzkeller.example/event/jazz-night/")},
 		{"the geography: the place, its city (a region equal to the city once) and its country", e.GeoLocations, []domain.GeoLocation{
 			{Description: "Jazzkeller, Hauptstraße 12, 10115 Berlin, Germany", RelationType: domain.GeoLocationPoint, Score: 90},
@@ -70,15 +70,15 @@ func TestATicketingGraphResolvesReferencesCapacitiesAndStatuses(t *testing.T) {
 		previous     *time.Time
 		start        time.Time
 		occurrences  int
-		capacity     *domain.EventCapacity
+		capacity     *domain.Capacity
 		primaryImage string
 		urls         []string
 	}{
 		{"Beethoven: Symphonie Nr. 9", "url:https://tickets.example/e/4711", domain.StatusScheduled, nil, at("2024-12-31T17:00:00Z"), 1,
-			&domain.EventCapacity{Total: ptr(1500), Available: ptr(0)}, "https://cdn.tickets.example/4711-16x9.jpg",
+			&domain.Capacity{Total: ptr(1500), Available: ptr(0)}, "https://cdn.tickets.example/4711-16x9.jpg",
 			[]string{"https://tickets.example/e/4711?utm_source=newsletter", "https://tickets.example/e/4711/buy"}},
 		{"Der zerbrochne Krug", "url:https://tickets.example/e/4712", domain.StatusRescheduled, &prev, at("2025-01-18T18:30:00Z"), 1,
-			&domain.EventCapacity{Total: ptr(800)}, "", []string{"https://tickets.example/e/4712"}},
+			&domain.Capacity{Total: ptr(800)}, "", []string{"https://tickets.example/e/4712"}},
 		{"Hallenmasters 2024", "url:https://tickets.example/e/4713", domain.StatusCancelled, nil, at("2024-12-28T13:00:00Z"), 1, nil, "", []string{"https://tickets.example/e/4713"}},
 		// 22:00 to 01:30 is one night out, not two days.
 		{"Silvester-Gala", "url:https://tickets.example/e/4714", domain.StatusPostponed, nil, at("2024-12-31T21:00:00Z"), 1, nil, "", []string{"https://tickets.example/e/4714"}},
@@ -141,7 +141,7 @@ func TestAVenuePageWithMicrodataOnly(t *testing.T) {
 		{"the text of the description is escaped", e.Description, "Tragische Komödie von Friedrich Dürrenmatt. Regie: A. Muster &amp; B. Beispiel."},
 		{"the image resolved", e.PrimaryImage, "https://theater-gasse.example/bilder/alte-dame.jpg"},
 		{"the offer's URL is among the URLs", e.URLs, []string{"https://theater-gasse.example/spielplan/alte-dame", "https://theater-gasse.example/karten/alte-dame"}},
-		{"the nested place, address and coordinates", *e.Location, domain.EventLocation{
+		{"the nested place, address and coordinates", *e.Location, domain.Location{
 			Venue:          &domain.Venue{Name: "Theater an der Gasse", Address: "Gassengasse 3, 1010 Wien"},
 			Coordinates:    &domain.Coordinates{Lat: 48.2082, Lng: 16.3738},
 			DisplayAddress: "Theater an der Gasse, Gassengasse 3, 1010 Wien, Austria",

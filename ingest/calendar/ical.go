@@ -157,7 +157,7 @@ func (c calendar) draft(ev *ical.Component, overrides []*ical.Component) (draft,
 
 // eventZone: the TZID of DTSTART, else the calendar's zone, else the
 // zone of the event's place (eventZone), else UTC.
-func (c calendar) eventZone(start *ical.Prop, where *domain.EventLocation) *time.Location {
+func (c calendar) eventZone(start *ical.Prop, where *domain.Location) *time.Location {
 	if loc := c.resolve(start.Params.Get(ical.ParamTimezoneID)); loc != nil {
 		return loc
 	}
@@ -355,7 +355,7 @@ func icalStatus(ev *ical.Component, fallback string) string {
 }
 
 // location reads LOCATION (a line of text) and GEO ("lat;lng").
-func (c calendar) location(ev *ical.Component) *domain.EventLocation {
+func (c calendar) location(ev *ical.Component) *domain.Location {
 	a := parseAddressText(icalText(ev, ical.PropLocation))
 	var coords *domain.Coordinates
 	if lat, lng, ok := strings.Cut(propValue(ev, ical.PropGeo), ";"); ok {
@@ -401,7 +401,7 @@ func (c calendar) stamp(ev *ical.Component, name string) *time.Time {
 }
 
 // icalOrganizer reads ORGANIZER;CN=Name:mailto:address.
-func icalOrganizer(ev *ical.Component) *domain.EventOrganizer {
+func icalOrganizer(ev *ical.Component) *domain.Organizer {
 	p := ev.Props.Get(ical.PropOrganizer)
 	if p == nil {
 		return nil
@@ -414,7 +414,7 @@ func icalOrganizer(ev *ical.Component) *domain.EventOrganizer {
 	if name == "" {
 		return nil
 	}
-	return &domain.EventOrganizer{Name: name, Contact: contact}
+	return &domain.Organizer{Name: name, Contact: contact}
 }
 
 // icalImages reads IMAGE (RFC 7986) and image ATTACHments given by URL.

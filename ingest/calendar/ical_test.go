@@ -62,7 +62,7 @@ func TestAWeeklyMeetupKeeps19LocalAcrossTheClockChangeWithItsExceptionAndOverrid
 		{"recurring", e.Time.TemporalPattern, domain.PatternRecurring},
 		{"the rule in words", e.Time.DisplayText, "Every week on Tuesday, 19:00–21:00 (Europe/Berlin), from Tue 1 Oct 2024, until Tue 26 Nov 2024"},
 		{"escaped commas and folded lines of the description are read, line breaks kept", e.Description, "Offener Stammtisch für alle, die Go schreiben.<br>Bitte vorher anmelden."},
-		{"the location line is read into its parts", *e.Location, domain.EventLocation{
+		{"the location line is read into its parts", *e.Location, domain.Location{
 			Venue:          &domain.Venue{Name: "Café Kreuzberg", Address: "Oranienstraße 7, 10997 Berlin"},
 			DisplayAddress: "Café Kreuzberg, Oranienstraße 7, 10997 Berlin, Germany",
 			Locality:       "Berlin", Country: "Germany",
@@ -85,7 +85,7 @@ func TestTheOtherEventsOfAGoogleExport(t *testing.T) {
 	checkAll(t, []check{
 		{"a UTC event is shown in the calendar's zone", talk.Time.DisplayText, "Wed 23 Oct 2024, 18:00–19:30 (Europe/Berlin)"},
 		{"HTML in a DESCRIPTION is sanitised, not escaped", talk.Description, `<b>Vortrag</b> über <a href="https://example.org/talk" rel="nofollow">Kontext</a>`},
-		{"an empty LOCATION is no location", talk.Location, (*domain.EventLocation)(nil)},
+		{"an empty LOCATION is no location", talk.Location, (*domain.Location)(nil)},
 		{"an all-day festival has one occurrence per day", len(festival.Instances[0].Occurrences), 3},
 		{"its days are local midnights: DTEND is exclusive", [2]time.Time{festival.Instances[0].Occurrences[0].Start, *festival.Instances[0].Occurrences[2].End}, [2]time.Time{at("2024-06-06T22:00:00Z"), at("2024-06-09T22:00:00Z")}},
 		{"its identity is its URL (a root keeps its slash)", festival.Identity, "url:https://sommerklang.example/"},
@@ -108,7 +108,7 @@ func TestAnOutlookCalendarWithAWindowsZoneName(t *testing.T) {
 		{"the recurrences", starts, want},
 		{"the Windows zone is its IANA zone", e.Time.Timezone, "Europe/Berlin"},
 		{"a meeting link as location is an online place", *e.Location.Online, domain.Online{Platform: "Microsoft Teams", URL: "https://teams.microsoft.com/l/meetup-join/19%3ameeting"}},
-		{"the organiser from CN and mailto", *e.Organizer, domain.EventOrganizer{Name: "Team Lead", Contact: "lead@firma.example"}},
+		{"the organiser from CN and mailto", *e.Organizer, domain.Organizer{Name: "Team Lead", Contact: "lead@firma.example"}},
 		{"a counted rule in words", e.Time.DisplayText, "Every day, 09:00–09:30 (Europe/Berlin), from Mon 4 Nov 2024, 5 times"},
 	})
 }
@@ -124,7 +124,7 @@ func TestAPageAndItsCalendarAreOneEvent(t *testing.T) {
 	p, c := page.Events[0], cal.Events[0]
 	checkAll(t, []check{
 		{"one identity", c.Identity, p.Identity},
-		{"one event id", domain.EventID(c.Identity), domain.EventID(p.Identity)},
+		{"one event id", domain.HappeningID(c.Identity), domain.HappeningID(p.Identity)},
 		{"one title", c.Title, p.Title},
 		{"one instance key", c.Instances[0].Key, p.Instances[0].Key},
 		{"one occurrence", c.Instances[0].Occurrences, p.Instances[0].Occurrences},
@@ -153,7 +153,7 @@ func TestARecrawlWithinTheMonthIsNoChangeAndAMovedDateIsOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, e := range first.Events {
-			var ev domain.CalendarEvent
+			var ev domain.Happening
 			for _, f := range ev.Discover(source, e, crawlNow) {
 				ev.Apply(f)
 			}
@@ -168,7 +168,7 @@ func TestARecrawlWithinTheMonthIsNoChangeAndAMovedDateIsOne(t *testing.T) {
 	after := `<script type="application/ld+json">{"@type":"TheaterEvent","name":"Der zerbrochne Krug","url":"https://tickets.example/e/4712","startDate":"2025-01-18T19:30:00+01:00","previousStartDate":"2024-11-16T19:30:00+01:00","eventStatus":"https://schema.org/EventRescheduled"}</script>`
 	r1, _ := Extract(htmlDoc("https://tickets.example/e/4712", before), Options{Now: crawlNow})
 	r2, _ := Extract(htmlDoc("https://tickets.example/e/4712", after), Options{Now: crawlNow})
-	var ev domain.CalendarEvent
+	var ev domain.Happening
 	found := ev.Discover(source, r1.Events[0], crawlNow)
 	for _, f := range found {
 		ev.Apply(f)
@@ -177,11 +177,11 @@ func TestARecrawlWithinTheMonthIsNoChangeAndAMovedDateIsOne(t *testing.T) {
 	if len(changes) != 1 {
 		t.Fatalf("the move is %d changes, want 1", len(changes))
 	}
-	changed, ok := changes[0].(domain.EventChanged)
+	changed, ok := changes[0].(domain.HappeningChanged)
 	if !ok {
 		t.Fatalf("the move is %T, want EventChanged", changes[0])
 	}
-	old := found[0].(domain.EventDiscovered).Details.Instances[0]
+	old := found[0].(domain.HappeningDiscovered).Details.Instances[0]
 	moved := changed.Details.Instances[0]
 	if moved.ID != old.ID || moved.Status != domain.StatusRescheduled || !moved.PreviousStart.Equal(at("2024-11-16T18:30:00Z")) {
 		t.Errorf("moved instance %+v, was %+v: want the same id, rescheduled, with its previous start", moved, old)

@@ -18,7 +18,7 @@ type address struct {
 
 // location is the location block of an address, coordinates and an
 // online place, any of which may be missing; nil when all are.
-func (a address) location(coords *domain.Coordinates, online *domain.Online) *domain.EventLocation {
+func (a address) location(coords *domain.Coordinates, online *domain.Online) *domain.Location {
 	country := a.country
 	if cc := gazetteer.CountryCode(country); cc != "" {
 		country = gazetteer.CountryName(cc)
@@ -29,7 +29,7 @@ func (a address) location(coords *domain.Coordinates, online *domain.Online) *do
 		// City states (Berlin, Hamburg, Wien) are their own region.
 		region = ""
 	}
-	loc := &domain.EventLocation{
+	loc := &domain.Location{
 		Coordinates:    coords,
 		Online:         online,
 		DisplayAddress: joinNonEmpty(", ", a.venue, a.street, town, region, country),

@@ -216,11 +216,11 @@ func (s schedule) movedIn(out []instance, used map[int64]bool, w window) []insta
 
 // occurrences splits an instance into local days (api.md 2.9: a multi-day
 // event has one occurrence per day).
-func occurrences(sp span, loc *time.Location, w window) []domain.EventOccurrence {
+func occurrences(sp span, loc *time.Location, w window) []domain.Occurrence {
 	ds := days(sp, loc, w)
-	out := make([]domain.EventOccurrence, 0, len(ds))
+	out := make([]domain.Occurrence, 0, len(ds))
 	for _, d := range ds {
-		o := domain.EventOccurrence{Start: d.start.UTC(), AllDay: sp.allDay}
+		o := domain.Occurrence{Start: d.start.UTC(), AllDay: sp.allDay}
 		if !d.end.IsZero() {
 			end := d.end.UTC()
 			o.End = &end

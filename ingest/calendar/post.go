@@ -64,7 +64,7 @@ func fromPost(d document.Document) ([]draft, int, error) {
 // pageEvent is a Facebook page event as a draft.
 func pageEvent(p platform.Post, block *domain.SourceBlock) draft {
 	ev := p.Event
-	var where *domain.EventLocation
+	var where *domain.Location
 	if pl := ev.Place; pl != nil {
 		var coords *domain.Coordinates
 		if pl.Lat != nil && pl.Lng != nil {
@@ -106,7 +106,7 @@ func pageEvent(p platform.Post, block *domain.SourceBlock) draft {
 }
 
 // organizer is the account that posted, as the event's organizer.
-func organizer(a platform.Account, t domain.SourceType) *domain.EventOrganizer {
+func organizer(a platform.Account, t domain.SourceType) *domain.Organizer {
 	name := strings.TrimSpace(a.Name)
 	if name == "" {
 		name = a.Username
@@ -114,7 +114,7 @@ func organizer(a platform.Account, t domain.SourceType) *domain.EventOrganizer {
 	if name == "" {
 		return nil
 	}
-	o := &domain.EventOrganizer{Name: name}
+	o := &domain.Organizer{Name: name}
 	if a.Username != "" {
 		o.URL = profileURL(t, a.Username)
 	}

@@ -107,7 +107,7 @@ func TestAFacebookPageEventIsReadAsThePlatformStatesIt(t *testing.T) {
 		Title: "Jazz Night", Text: "An evening of jazz.\nBring friends.", PublishedAt: updated,
 		MediaURL: "https://scontent.xx.fbcdn.net/cover.jpg", ImageURL: "https://scontent.xx.fbcdn.net/cover.jpg",
 		Account: platform.Account{ID: "100", Username: "jazzclub", Name: "Jazz Club Berlin", Kind: "page"},
-		Event: &platform.Event{
+		Event: &platform.Happening{
 			Start: time.Date(2024, 10, 25, 17, 0, 0, 0, time.UTC), End: time.Date(2024, 10, 25, 21, 0, 0, 0, time.UTC),
 			Timezone: "Europe/Berlin", TicketURL: "https://tickets.example/jazz", UpdatedAt: updated,
 			Place: &platform.Place{Name: "A-Trane", Street: "Bleibtreustraße 1", PostalCode: "10623", City: "Berlin", Country: "Germany", Lat: &lat, Lng: &lng},

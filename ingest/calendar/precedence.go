@@ -17,7 +17,7 @@ const (
 )
 
 // Precedence ranks doc as a source of the event d it holds.
-func Precedence(doc document.Document, d domain.EventDetails) int {
+func Precedence(doc document.Document, d domain.HappeningDetails) int {
 	switch {
 	case isCalendar(doc):
 		return PrecedenceCalendar

@@ -181,12 +181,12 @@ func ldStatus(s string) (status string, movedOnline bool) {
 	return domain.StatusScheduled, false
 }
 
-func withOnline(where *domain.EventLocation, eventURL string) *domain.EventLocation {
+func withOnline(where *domain.Location, eventURL string) *domain.Location {
 	if eventURL == "" || where != nil && where.Online != nil {
 		return where
 	}
 	if where == nil {
-		where = &domain.EventLocation{}
+		where = &domain.Location{}
 	}
 	where.Online = onlineAt(eventURL, "")
 	return where
@@ -260,7 +260,7 @@ func ldTime(s string) *time.Time {
 // location reads a schema.org location: a Place (name, address, geo), a
 // PostalAddress, a VirtualLocation, a plain string or URL, or a list of
 // those (a hybrid event).
-func (g graph) location(v any) *domain.EventLocation {
+func (g graph) location(v any) *domain.Location {
 	var a address
 	var coords *domain.Coordinates
 	var online *domain.Online
@@ -374,8 +374,8 @@ func number(v any) (float64, bool) {
 
 // capacity reads maximumAttendeeCapacity and remainingAttendeeCapacity;
 // a sold-out offer says none remain.
-func (g graph) capacity(n map[string]any) *domain.EventCapacity {
-	c := &domain.EventCapacity{}
+func (g graph) capacity(n map[string]any) *domain.Capacity {
+	c := &domain.Capacity{}
 	if total, ok := number(n["maximumAttendeeCapacity"]); ok && total >= 0 && total < math.MaxInt32 {
 		t := int(total)
 		c.Total = &t
@@ -399,12 +399,12 @@ func (g graph) capacity(n map[string]any) *domain.EventCapacity {
 }
 
 // organizer reads the first organiser (Organization or Person).
-func (g graph) organizer(v any) *domain.EventOrganizer {
+func (g graph) organizer(v any) *domain.Organizer {
 	for _, e := range g.list(v) {
 		switch t := e.(type) {
 		case string:
 			if s := extract.Clean(t); s != "" {
-				return &domain.EventOrganizer{Name: s}
+				return &domain.Organizer{Name: s}
 			}
 		case map[string]any:
 			name := text(t["name"])
@@ -412,7 +412,7 @@ func (g graph) organizer(v any) *domain.EventOrganizer {
 				continue
 			}
 			contact := strings.TrimPrefix(text(t["email"]), "mailto:")
-			return &domain.EventOrganizer{Name: name, URL: g.url(t["url"]), Contact: cmp.Or(contact, text(t["telephone"]))}
+			return &domain.Organizer{Name: name, URL: g.url(t["url"]), Contact: cmp.Or(contact, text(t["telephone"]))}
 		}
 	}
 	return nil

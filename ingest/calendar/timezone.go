@@ -36,7 +36,7 @@ var zoneFinderBuild atomic.Int64
 // the zone at its coordinates; the zone of its city, or of its country
 // when the country has one; a fixed zone for the offset its times were
 // written with; UTC.
-func eventZone(named string, where *domain.EventLocation, offset *int) *time.Location {
+func eventZone(named string, where *domain.Location, offset *int) *time.Location {
 	if loc := extract.LoadZone(named); loc != nil {
 		return loc
 	}

@@ -64,7 +64,7 @@ type Result struct {
 	URL string
 	// Article is nil when the page has none.
 	Article *Article
-	Events  []domain.EventDetails
+	Events  []domain.HappeningDetails
 	// Feeds are the feeds the page announces (or the page itself, when it
 	// is a feed); Sitemaps are its site's (or the page itself).
 	Feeds    []string
@@ -173,9 +173,9 @@ func (p *Parser) read(doc document.Document, res *Result) error {
 
 // events are the events the document holds, with the ids they have when
 // a crawl records them; none when it is neither a page nor a calendar.
-func (p *Parser) events(doc document.Document, now time.Time) []domain.EventDetails {
+func (p *Parser) events(doc document.Document, now time.Time) []domain.HappeningDetails {
 	found, err := calendar.Extract(doc, calendar.Options{Now: now, Limits: p.limits})
-	out := make([]domain.EventDetails, 0, len(found.Events))
+	out := make([]domain.HappeningDetails, 0, len(found.Events))
 	if err != nil {
 		return out
 	}

@@ -96,11 +96,11 @@ type Post struct {
 	PublishedAt time.Time `json:"publishedAt"`
 	Account     Account   `json:"account"`
 	// Event is set on a Facebook page event.
-	Event *Event `json:"event,omitempty"`
+	Event *Happening `json:"event,omitempty"`
 }
 
-// Event is a Facebook page event.
-type Event struct {
+// Happening is a Facebook page event.
+type Happening struct {
 	Start time.Time `json:"start"`
 	// End is zero when the event states none.
 	End time.Time `json:"end"`

@@ -35,7 +35,7 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 	}
 	intakes, err := ingest.NewIntakes(
 		intake.News{Commands: s.Commands},
-		intake.Events{Commands: s.Commands},
+		intake.Happenings{Commands: s.Commands},
 	)
 	if err != nil {
 		return nil, err
@@ -66,10 +66,10 @@ type eventReader struct {
 	limits calendar.Limits
 }
 
-func (s eventReader) ReadEvents(doc document.Document) (ingest.ReadEvents, error) {
+func (s eventReader) ReadHappenings(doc document.Document) (ingest.DocumentHappenings, error) {
 	found, err := calendar.Extract(doc, calendar.Options{Now: time.Now(), Limits: s.limits})
 	if err != nil {
-		return ingest.ReadEvents{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
+		return ingest.DocumentHappenings{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
 	}
 	if found.CutOff != nil {
 		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Events))
@@ -77,20 +77,20 @@ func (s eventReader) ReadEvents(doc document.Document) (ingest.ReadEvents, error
 	if found.Dropped > 0 {
 		s.log.Info("events without what an event needs were dropped", "url", doc.URL, "dropped", found.Dropped)
 	}
-	out := ingest.ReadEvents{Calendars: found.Calendars, Events: make([]ingest.ReadEvent, len(found.Events))}
+	out := ingest.DocumentHappenings{Calendars: found.Calendars, Happenings: make([]ingest.StatedHappening, len(found.Events))}
 	if found.CutOff != nil {
 		out.CutOff = found.CutOff.String()
 	}
 	for i, d := range found.Events {
-		out.Events[i] = ingest.ReadEvent{ID: domain.EventID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
+		out.Happenings[i] = ingest.StatedHappening{ID: domain.HappeningID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
 	}
 	return out, nil
 }
 
-func (s eventReader) RecordEvent(ctx context.Context, sourceID uuid.UUID, e ingest.ReadEvent, deferred bool) (ingest.FoundEvent, error) {
-	ev, _, err := s.cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
+func (s eventReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e ingest.StatedHappening, deferred bool) (ingest.RecordedHappening, error) {
+	ev, _, err := s.cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
 	if err != nil {
-		return ingest.FoundEvent{}, err
+		return ingest.RecordedHappening{}, err
 	}
-	return ingest.FoundEvent{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
+	return ingest.RecordedHappening{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
 }

@@ -98,7 +98,7 @@ func WriteFeedbackHistory(h *Harness, seed uint64) FeedbackHistory {
 	}
 	n1, n1a := feed(domain.FeedNews, out.Org, "s0.insights.example", "s1.insights.example")
 	n2, n2a := feed(domain.FeedNews, out.Org, "s1.insights.example", "s2.insights.example")
-	e1, e1a := feed(domain.FeedEvents, out.Org, "s2.insights.example", "s3.insights.example")
+	e1, e1a := feed(domain.FeedHappenings, out.Org, "s2.insights.example", "s3.insights.example")
 	gone, gonea := feed(domain.FeedNews, out.Org, "s0.insights.example")
 	other, othera := feed(domain.FeedNews, out.Other, "s0.insights.example", "s4.insights.example")
 	out.News, out.Events, out.Deleted, out.OtherFeed = []uuid.UUID{n1, n2}, []uuid.UUID{e1}, gone, other
@@ -119,16 +119,16 @@ func WriteFeedbackHistory(h *Harness, seed uint64) FeedbackHistory {
 	}
 	addEvent := func(feedID uuid.UUID, att domain.Attachment, identity string) {
 		start := w.now.Add(20 * 24 * time.Hour)
-		found, res, err := w.cmds.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: att.SourceID, Details: domain.EventDetails{
-			Identity: identity, Title: "Event", Description: "d", Time: domain.EventTime{TemporalPattern: domain.PatternSingular, Timezone: "UTC"},
-			Instances: []domain.EventInstance{{Key: "0", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}}}},
+		found, res, err := w.cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: att.SourceID, Details: domain.HappeningDetails{
+			Identity: identity, Title: "Event", Description: "d", Time: domain.HappeningTime{TemporalPattern: domain.PatternSingular, Timezone: "UTC"},
+			Instances: []domain.HappeningInstance{{Key: "0", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: start}}}},
 			Source:    domain.SiteBlock(identity),
 		}})
 		w.wait(res, err)
-		_, res, err = w.cmds.AddEventItem(ctx, commands.AddEventItem{ItemTarget: domain.ItemTarget{FeedID: feedID, OrganizationID: out.Org,
+		_, res, err = w.cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: domain.ItemTarget{FeedID: feedID, OrganizationID: out.Org,
 			AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType}, EventID: found.EventID})
 		w.wait(res, err)
-		items = append(items, historyItem{domain.FeedEvents, out.Org, feedID, domain.EventItemID(feedID, found.EventID), w.now})
+		items = append(items, historyItem{domain.FeedHappenings, out.Org, feedID, domain.HappeningItemID(feedID, found.EventID), w.now})
 	}
 	addSome := func() {
 		for _, t := range []struct {

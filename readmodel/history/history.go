@@ -91,23 +91,23 @@ func (r *Reader) Item(ctx context.Context, org uuid.UUID, kind domain.FeedKind, 
 			return nil, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 		}
 		other = domain.ArticleStream(added.Content.URL)
-	case domain.EventItemAdded:
+	case domain.HappeningItemAdded:
 		if added.ItemID != itemID || added.OrganizationID != org {
 			return nil, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 		}
-		other = domain.CalendarEventStream(added.EventID)
+		other = domain.HappeningStream(added.EventID)
 		for _, e := range item {
 			switch ev := e.event.(type) {
-			case domain.EventItemAdded:
+			case domain.HappeningItemAdded:
 				attachments[ev.AttachmentID] = true
-			case domain.EventItemLinked:
+			case domain.HappeningItemLinked:
 				attachments[ev.AttachmentID] = true
 			}
 		}
 	default:
 		return nil, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}
-	underlying, err := r.read(ctx, map[domain.FeedKind]string{domain.FeedNews: StreamArticle, domain.FeedEvents: StreamEvent}[kind], other)
+	underlying, err := r.read(ctx, map[domain.FeedKind]string{domain.FeedNews: StreamArticle, domain.FeedHappenings: StreamEvent}[kind], other)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +164,9 @@ func (r *Reader) knownSources(ctx context.Context, org uuid.UUID, all []recorded
 			ids[ev.SourceID] = true
 		case domain.ArticleFoundOnSource:
 			ids[ev.SourceID] = true
-		case domain.EventDiscovered:
+		case domain.HappeningDiscovered:
 			ids[ev.SourceID] = true
-		case domain.EventChanged:
+		case domain.HappeningChanged:
 			ids[ev.SourceID] = true
 		}
 	}
@@ -192,9 +192,9 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		switch ev := e.event.(type) {
 		case domain.NewsItemAdded:
 			entry.At, entry.Data = ev.At, newsItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.VersionID, ev.Content.URL, ev.Content.Title}
-		case domain.EventItemAdded:
+		case domain.HappeningItemAdded:
 			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.EventID}
-		case domain.EventItemLinked:
+		case domain.HappeningItemLinked:
 			entry.At, entry.Data = ev.At, eventItemLinked{ev.AttachmentID, ev.SourceID, ev.SourceType}
 		case domain.FeedbackGiven:
 			entry.At, entry.Data = ev.At, feedbackGiven{ev.FeedbackID, ev.Rating, ev.Comment}
@@ -209,14 +209,14 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 				continue // another organization's source: not this one's history
 			}
 			entry.At, entry.Data = ev.At, articleFoundOnSource{ev.SourceID}
-		case domain.EventDiscovered:
+		case domain.HappeningDiscovered:
 			d, err := json.Marshal(ev.Details)
 			if err != nil {
 				return nil, fmt.Errorf("encode details of event %s: %w", ev.EventID, err)
 			}
 			previous = d
 			entry.At, entry.Data = ev.At, eventDiscovered{ev.EventID, source(ev.SourceID), ev.Details.Title}
-		case domain.EventChanged:
+		case domain.HappeningChanged:
 			d, err := json.Marshal(ev.Details)
 			if err != nil {
 				return nil, fmt.Errorf("encode details of event %s: %w", ev.EventID, err)

@@ -30,7 +30,7 @@ import (
 
 // Score is the relevance of an event to a feed's config; ok is false when
 // the config has neither geo nor keywords.
-func Score(d domain.EventDetails, cfg domain.FeedConfig) (score float64, ok bool) {
+func Score(d domain.HappeningDetails, cfg domain.FeedConfig) (score float64, ok bool) {
 	var parts []float64
 	if cfg.Geo != nil {
 		parts = append(parts, geoScore(d.Location, *cfg.Geo))
@@ -48,7 +48,7 @@ func Score(d domain.EventDetails, cfg domain.FeedConfig) (score float64, ok bool
 	return math.Round(sum/float64(len(parts))*10) / 10, true
 }
 
-func geoScore(where *domain.EventLocation, area domain.GeoArea) float64 {
+func geoScore(where *domain.Location, area domain.GeoArea) float64 {
 	if where == nil || where.Coordinates == nil || area.RadiusKm <= 0 {
 		return 0
 	}
@@ -64,7 +64,7 @@ func geoScore(where *domain.EventLocation, area domain.GeoArea) float64 {
 	}
 }
 
-func keywordScore(d domain.EventDetails, keywords []string) float64 {
+func keywordScore(d domain.HappeningDetails, keywords []string) float64 {
 	title := " " + gazetteer.Fold(text(d.Title)) + " "
 	desc := " " + gazetteer.Fold(text(d.Description)) + " "
 	sum := 0.0

@@ -13,20 +13,20 @@ import (
 
 // benchDetails is an event shaped like bench/seed's: a weekly series of
 // 10 instances with a full set of members.
-func benchDetails(i int) domain.EventDetails {
+func benchDetails(i int) domain.HappeningDetails {
 	first := t0.Add(time.Duration(i) * time.Hour)
 	url := fmt.Sprintf("https://events.example.com/%d/an-event-with-a-reasonably-long-slug", i)
-	d := domain.EventDetails{
+	d := domain.HappeningDetails{
 		Identity: url, Title: fmt.Sprintf("Event %d: a concert, a talk or an exhibition with a real-length title", i),
 		Description:      "<p>A paragraph about the event, as event pages usually carry one, long enough to look like the real thing in a response body.</p>",
 		ShortDescription: "A short summary of the event.",
-		Time:             domain.EventTime{TemporalPattern: domain.PatternRecurring, Timezone: "Europe/Berlin", DisplayText: "See the event page for times"},
-		Location: &domain.EventLocation{
+		Time:             domain.HappeningTime{TemporalPattern: domain.PatternRecurring, Timezone: "Europe/Berlin", DisplayText: "See the event page for times"},
+		Location: &domain.Location{
 			Venue:          &domain.Venue{Name: "Kulturhaus", Address: "Hauptstraße 1, 10827 Berlin"},
 			Coordinates:    &domain.Coordinates{Lat: 52.48, Lng: 13.35},
 			DisplayAddress: "Kulturhaus, Hauptstraße 1, Berlin",
 		},
-		Organizer:    &domain.EventOrganizer{Name: "Kulturhaus Berlin", URL: "https://events.example.com"},
+		Organizer:    &domain.Organizer{Name: "Kulturhaus Berlin", URL: "https://events.example.com"},
 		PrimaryImage: fmt.Sprintf("https://cdn.example.com/events/%d.jpg", i),
 		PrimaryURL:   url, URLs: []string{url}, SupportingImages: []string{},
 		GeoLocations: []domain.GeoLocation{
@@ -37,8 +37,8 @@ func benchDetails(i int) domain.EventDetails {
 	}
 	for k := range 10 {
 		start := first.Add(time.Duration(k) * 7 * 24 * time.Hour)
-		d.Instances = append(d.Instances, domain.EventInstance{ID: uuid.New(), Key: start.Format(time.RFC3339), Status: domain.StatusScheduled,
-			Occurrences: []domain.EventOccurrence{occ(start, 2*time.Hour)}})
+		d.Instances = append(d.Instances, domain.HappeningInstance{ID: uuid.New(), Key: start.Format(time.RFC3339), Status: domain.StatusScheduled,
+			Occurrences: []domain.Occurrence{occ(start, 2*time.Hour)}})
 	}
 	return d
 }

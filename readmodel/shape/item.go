@@ -36,7 +36,7 @@ type Item struct {
 // webhook's data, the events of a parsed page), in one shape: every
 // occurrence, as the single item shows them, judged at the time it was
 // added.
-func Standalone(d domain.EventDetails, legacy bool, id, eventID uuid.UUID, addedAt time.Time) (Item, error) {
+func Standalone(d domain.HappeningDetails, legacy bool, id, eventID uuid.UUID, addedAt time.Time) (Item, error) {
 	static, err := RenderStatic(d, legacy)
 	if err != nil {
 		return Item{}, fmt.Errorf("render event %s: %w", eventID, err)
@@ -214,7 +214,7 @@ func appendString(b []byte, s string) []byte {
 
 // RelevanceFunc scores an event against an event feed's config (D9); false
 // when the config gives nothing to score by.
-type RelevanceFunc func(d domain.EventDetails, cfg domain.FeedConfig) (float64, bool)
+type RelevanceFunc func(d domain.HappeningDetails, cfg domain.FeedConfig) (float64, bool)
 
 // Scores reports whether f may score events against cfg: a feed with
 // neither geo nor keywords is never scored (relevanceScore is omitted), so
@@ -224,7 +224,7 @@ func (f RelevanceFunc) Scores(cfg domain.FeedConfig) bool {
 }
 
 // Score is f's score of d against cfg, nil when it does not score.
-func (f RelevanceFunc) Score(d domain.EventDetails, cfg domain.FeedConfig) *float64 {
+func (f RelevanceFunc) Score(d domain.HappeningDetails, cfg domain.FeedConfig) *float64 {
 	if !f.Scores(cfg) {
 		return nil
 	}

@@ -34,17 +34,17 @@ type Occurrence struct {
 	InstanceEnds time.Time
 }
 
-// Flatten lists an event's occurrences (domain.EventDetails.EachOccurrence).
-func Flatten(d domain.EventDetails) []Occurrence {
+// Flatten lists an event's occurrences (domain.HappeningDetails.EachOccurrence).
+func Flatten(d domain.HappeningDetails) []Occurrence {
 	var out []Occurrence
-	d.EachOccurrence(func(in domain.EventInstance, o domain.EventOccurrence) {
+	d.EachOccurrence(func(in domain.HappeningInstance, o domain.Occurrence) {
 		out = append(out, Occurrence{ID: o.ID, InstanceID: in.ID, Start: o.Start, End: o.End, Stated: in.Status, InstanceEnds: in.Ends()})
 	})
 	return out
 }
 
-func (o Occurrence) domain() domain.EventOccurrence {
-	return domain.EventOccurrence{Start: o.Start, End: o.End}
+func (o Occurrence) domain() domain.Occurrence {
+	return domain.Occurrence{Start: o.Start, End: o.End}
 }
 
 // Entry is an occurrence as an item shows it, with its instance's status at
@@ -86,7 +86,7 @@ func InWindow(occs []Occurrence, w Window, status string, now time.Time) Occurre
 func Everything(occs []Occurrence, now time.Time) Occurrences {
 	block := collect(occs, Window{}, "", now)
 	for i, e := range block.Selected {
-		if (domain.EventOccurrence{Start: e.Start, End: e.End}).Ends().After(now) {
+		if (domain.Occurrence{Start: e.Start, End: e.End}).Ends().After(now) {
 			block.Next = &block.Selected[i]
 			break
 		}

@@ -15,12 +15,12 @@ import (
 
 var t0 = time.Date(2026, 12, 1, 18, 0, 0, 0, time.UTC)
 
-func details(instances ...domain.EventInstance) domain.EventDetails {
-	return domain.EventDetails{Title: "T", Description: "D", Instances: instances}
+func details(instances ...domain.HappeningInstance) domain.HappeningDetails {
+	return domain.HappeningDetails{Title: "T", Description: "D", Instances: instances}
 }
 
-func occ(start time.Time, d time.Duration) domain.EventOccurrence {
-	o := domain.EventOccurrence{ID: uuid.New(), Start: start}
+func occ(start time.Time, d time.Duration) domain.Occurrence {
+	o := domain.Occurrence{ID: uuid.New(), Start: start}
 	if d > 0 {
 		end := start.Add(d)
 		o.End = &end
@@ -32,7 +32,7 @@ func TestAWindowSelectsTheOccurrencesGoingOnInIt(t *testing.T) {
 	from, to := t0, t0.Add(24*time.Hour)
 	cases := []struct {
 		name string
-		o    domain.EventOccurrence
+		o    domain.Occurrence
 		in   bool
 	}{
 		{"an instant at the start of the window", occ(from, 0), true},
@@ -44,7 +44,7 @@ func TestAWindowSelectsTheOccurrencesGoingOnInIt(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := details(domain.EventInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{tc.o}})
+			d := details(domain.HappeningInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{tc.o}})
 			block := shape.InWindow(shape.Flatten(d), shape.Window{From: &from, To: &to}, "", from)
 			if got := len(block.Selected) == 1; got != tc.in {
 				t.Fatalf("selected %v, want %v", got, tc.in)
@@ -55,9 +55,9 @@ func TestAWindowSelectsTheOccurrencesGoingOnInIt(t *testing.T) {
 
 func TestStatusesAreJudgedAtTheTimeOfTheQuery(t *testing.T) {
 	d := details(
-		domain.EventInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{occ(t0, time.Hour)}},
-		domain.EventInstance{ID: uuid.New(), Status: domain.StatusCancelled, Occurrences: []domain.EventOccurrence{occ(t0, time.Hour)}},
-		domain.EventInstance{ID: uuid.New(), Status: domain.StatusRescheduled, Occurrences: []domain.EventOccurrence{occ(t0.Add(48*time.Hour), 0)}},
+		domain.HappeningInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{occ(t0, time.Hour)}},
+		domain.HappeningInstance{ID: uuid.New(), Status: domain.StatusCancelled, Occurrences: []domain.Occurrence{occ(t0, time.Hour)}},
+		domain.HappeningInstance{ID: uuid.New(), Status: domain.StatusRescheduled, Occurrences: []domain.Occurrence{occ(t0.Add(48*time.Hour), 0)}},
 	)
 	cases := []struct {
 		name     string
@@ -91,8 +91,8 @@ func sameSet(a, b []string) bool {
 }
 
 func TestRelevanceIsShownOnlyInTheCurrentShapeAndOnlyWhenScored(t *testing.T) {
-	d := details(domain.EventInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{occ(t0, 0)}})
-	scorer := shape.RelevanceFunc(func(d domain.EventDetails, cfg domain.FeedConfig) (float64, bool) {
+	d := details(domain.HappeningInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{occ(t0, 0)}})
+	scorer := shape.RelevanceFunc(func(d domain.HappeningDetails, cfg domain.FeedConfig) (float64, bool) {
 		return 42.5, cfg.Geo != nil
 	})
 	geo, err := domain.ParseFeedConfig([]byte(`{"geo":{"lat":52.5,"lng":13.4,"radiusKm":10}}`))
@@ -131,7 +131,7 @@ func TestRelevanceIsShownOnlyInTheCurrentShapeAndOnlyWhenScored(t *testing.T) {
 }
 
 func TestTheWebhookDataIsTheLegacyLayoutWithoutSourceType(t *testing.T) {
-	d := details(domain.EventInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{occ(t0, 0)}})
+	d := details(domain.HappeningInstance{ID: uuid.New(), Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{occ(t0, 0)}})
 	legacy, err := shape.RenderStatic(d, true)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestTheWebhookDataIsTheLegacyLayoutWithoutSourceType(t *testing.T) {
 
 func TestCoordinatesThatAreNoNumbersAreLeftOutRatherThanStoppingTheProjector(t *testing.T) {
 	d := details()
-	d.Location = &domain.EventLocation{Coordinates: &domain.Coordinates{Lat: math.NaN(), Lng: 13.4}, DisplayAddress: "Somewhere"}
+	d.Location = &domain.Location{Coordinates: &domain.Coordinates{Lat: math.NaN(), Lng: 13.4}, DisplayAddress: "Somewhere"}
 	s, err := shape.RenderStatic(d, false)
 	if err != nil || strings.Contains(string(s.Tail), "coordinates") || !strings.Contains(string(s.Tail), "Somewhere") {
 		t.Fatalf("tail %s, %v", s.Tail, err)

@@ -25,7 +25,7 @@ type Static struct {
 // RenderStatic renders an event's static members in the current shape
 // (absent optional members omitted, the strip-null rule of api.md 2) or the
 // legacy one (absent members null; publishedAt always null).
-func RenderStatic(d domain.EventDetails, legacy bool) (Static, error) {
+func RenderStatic(d domain.HappeningDetails, legacy bool) (Static, error) {
 	s := shape{legacy: legacy}
 	head := headJSON{
 		Title: strings.TrimSpace(d.Title), Description: strings.TrimSpace(d.Description),
@@ -68,7 +68,7 @@ func RenderStatic(d domain.EventDetails, legacy bool) (Static, error) {
 }
 
 // SourceBlock is the event's source block (api.md 2.4), for include=source.
-func SourceBlock(d domain.EventDetails) ([]byte, error) { return encode(d.Source) }
+func SourceBlock(d domain.HappeningDetails) ([]byte, error) { return encode(d.Source) }
 
 // members is v's JSON object without its braces.
 func members(v any) ([]byte, error) {
@@ -117,8 +117,8 @@ type timeJSON struct {
 	DisplayText     opt[string] `json:"displayText,omitzero"`
 }
 
-func timeOut(t domain.EventTime, s shape) opt[timeJSON] {
-	if t == (domain.EventTime{}) {
+func timeOut(t domain.HappeningTime, s shape) opt[timeJSON] {
+	if t == (domain.HappeningTime{}) {
 		return none[timeJSON](s)
 	}
 	return some(s, timeJSON{TemporalPattern: s.str(t.TemporalPattern), Timezone: s.str(t.Timezone), DisplayText: s.str(t.DisplayText)})
@@ -141,7 +141,7 @@ type onlineJSON struct {
 	URL      opt[string] `json:"url,omitzero"`
 }
 
-func locationOut(l domain.EventLocation, s shape) locationJSON {
+func locationOut(l domain.Location, s shape) locationJSON {
 	out := locationJSON{
 		Venue: none[venueJSON](s), Coordinates: none[domain.Coordinates](s), Online: none[onlineJSON](s),
 		DisplayAddress: s.str(l.DisplayAddress),

@@ -210,7 +210,7 @@ func eventPost(e event, acct platform.Account) (platform.Post, error) {
 	if err != nil {
 		return platform.Post{}, fmt.Errorf("facebook event %s: start_time %q: %w", e.ID, e.StartTime, err)
 	}
-	ev := &platform.Event{Start: start, Timezone: e.Timezone, Cancelled: e.IsCanceled, Online: e.IsOnline, TicketURL: e.TicketURI}
+	ev := &platform.Happening{Start: start, Timezone: e.Timezone, Cancelled: e.IsCanceled, Online: e.IsOnline, TicketURL: e.TicketURI}
 	if e.EndTime != "" {
 		if ev.End, err = graph.Time(e.EndTime); err != nil {
 			return platform.Post{}, fmt.Errorf("facebook event %s: end_time %q: %w", e.ID, e.EndTime, err)

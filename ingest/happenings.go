@@ -19,43 +19,43 @@ import (
 // fetches is read for the events it holds (a page's JSON-LD or Microdata,
 // a calendar file), each event is recorded once for every feed, whichever
 // feeds the source has, and then offered to each attachment whose feed
-// kind takes events (EventIntake) and that accepts it. Documents that held
+// kind takes events (HappeningIntake) and that accepts it. Documents that held
 // events are re-read on every regular poll, because events change in place
 // (a new date, a cancellation) where articles do not; the recorder turns a
 // change into an EventChanged that every feed's item reflects.
 
-// EventRecorder reads documents for events and records them.
-type EventRecorder interface {
-	// ReadEvents extracts the events a document holds and the calendars
+// HappeningRecorder reads documents for events and records them.
+type HappeningRecorder interface {
+	// ReadHappenings extracts the events a document holds and the calendars
 	// (.ics, webcal:) it links to.
-	ReadEvents(doc document.Document) (ReadEvents, error)
-	// RecordEvent records one finding: new, changed, or as it was. A
+	ReadHappenings(doc document.Document) (DocumentHappenings, error)
+	// RecordHappening records one finding: new, changed, or as it was. A
 	// deferred finding comes from a document that does not have the word
 	// on the event (see holders.go): it is recorded only when the event is
 	// new, and otherwise just reports the event as it stands.
-	RecordEvent(ctx context.Context, sourceID uuid.UUID, e ReadEvent, deferred bool) (FoundEvent, error)
+	RecordHappening(ctx context.Context, sourceID uuid.UUID, e StatedHappening, deferred bool) (RecordedHappening, error)
 }
 
-// ReadEvents is what one document holds.
-type ReadEvents struct {
-	Events    []ReadEvent
-	Calendars []string
+// DocumentHappenings is what one document holds.
+type DocumentHappenings struct {
+	Happenings []StatedHappening
+	Calendars  []string
 	// CutOff says which bound cut the document short (Events are what
 	// fitted); empty when it was read whole.
 	CutOff string
 }
 
-// ReadEvent is one event as a document states it.
-type ReadEvent struct {
+// StatedHappening is one event as a document states it.
+type StatedHappening struct {
 	ID      uuid.UUID
-	Details domain.EventDetails
+	Details domain.HappeningDetails
 	// Precedence ranks the document as the word on this event: higher
 	// wins when documents disagree.
 	Precedence int
 }
 
-// FoundEvent is a recorded event with what acceptance judges it by.
-type FoundEvent struct {
+// RecordedHappening is a recorded event with what acceptance judges it by.
+type RecordedHappening struct {
 	ID uuid.UUID `bun:"id"`
 	// ChangedAt is when it was published or last changed, as the source
 	// says or, when it says nothing, when the service found the change.
@@ -64,9 +64,9 @@ type FoundEvent struct {
 	LastEnd time.Time `bun:"last_end"`
 }
 
-// acceptsEvent is domain.AcceptsEvent for this attachment.
-func (a Attachment) acceptsEvent(e FoundEvent, now time.Time) bool {
-	return domain.AcceptsEvent(a.enabled(), a.acceptingSince(), e.ChangedAt, e.LastEnd, now)
+// acceptsEvent is domain.AcceptsHappening for this attachment.
+func (a Attachment) acceptsEvent(e RecordedHappening, now time.Time) bool {
+	return domain.AcceptsHappening(a.enabled(), a.acceptingSince(), e.ChangedAt, e.LastEnd, now)
 }
 
 // maxCalendarsPerCrawl bounds the calendar files one crawl follows from
@@ -86,7 +86,7 @@ const eventsAtOnce = 100
 // (by its own bounds or that one) is noted in stats and its kept events
 // are recorded, new ones first, a chunk at a time.
 func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, calendars []string, err error) {
-	read, err := w.events.ReadEvents(doc)
+	read, err := w.events.ReadHappenings(doc)
 	if err != nil {
 		w.log.Debug("document read for no events", "source_id", sourceID, "url", doc.URL, "err", err)
 		return 0, 0, nil, nil
@@ -94,21 +94,21 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	if read.CutOff != "" {
 		stats.cutOff(doc.URL, read.CutOff)
 	}
-	if len(read.Events) == 0 {
+	if len(read.Happenings) == 0 {
 		// What the document held before is let go by markDistributed, in
 		// the statement that completes the URL.
 		return 0, 0, read.Calendars, nil
 	}
-	holds = len(read.Events)
-	kept := read.Events[:stats.takeEvents(len(read.Events), w.cfg.MaxEventsPerCrawl)]
-	if len(kept) < len(read.Events) {
+	holds = len(read.Happenings)
+	kept := read.Happenings[:stats.takeEvents(len(read.Happenings), w.cfg.MaxEventsPerCrawl)]
+	if len(kept) < len(read.Happenings) {
 		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", calendar.BoundSourceEvents, w.cfg.MaxEventsPerCrawl))
 		calendar.CountCutOff(calendar.BoundSourceEvents)
 	}
 	if len(kept) == 0 {
 		// Events a cut took away are still the document's: only those it
 		// no longer holds are let go.
-		return 0, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
+		return 0, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Happenings)
 	}
 	// The document is known to hold events before any is recorded, so
 	// that one whose recording runs out of time is read again at the next
@@ -148,14 +148,14 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 			}
 		}
 	}
-	return added, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Events)
+	return added, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Happenings)
 }
 
 // newFirst orders events the source has not found yet before those it
 // has (each in document order): a document too big to record within one
 // poll's store deadline then gets further at every poll instead of
 // recording its first events again and again.
-func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []ReadEvent) ([]ReadEvent, error) {
+func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []StatedHappening) ([]StatedHappening, error) {
 	ids := make([]string, len(evs))
 	for i, e := range evs {
 		ids[i] = e.ID.String()
@@ -173,7 +173,7 @@ func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []ReadEve
 	for _, id := range known {
 		isKnown[id] = true
 	}
-	out := make([]ReadEvent, 0, len(evs))
+	out := make([]StatedHappening, 0, len(evs))
 	for _, e := range evs {
 		if !isKnown[e.ID] {
 			out = append(out, e)
@@ -189,10 +189,10 @@ func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []ReadEve
 
 // recordEvents records what a document says of the events it holds where
 // it has the word on them (held, from claimEvents; holders.go).
-func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []ReadEvent, held map[uuid.UUID]bool) ([]FoundEvent, error) {
-	found := make([]FoundEvent, 0, len(events))
+func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []StatedHappening, held map[uuid.UUID]bool) ([]RecordedHappening, error) {
+	found := make([]RecordedHappening, 0, len(events))
 	for _, e := range events {
-		f, err := w.events.RecordEvent(ctx, sourceID, e, !held[e.ID])
+		f, err := w.events.RecordHappening(ctx, sourceID, e, !held[e.ID])
 		if err != nil {
 			return found, fmt.Errorf("record event %s of %s: %w", e.ID, url, err)
 		}
@@ -214,7 +214,7 @@ func (w *Worker) markEventDocument(ctx context.Context, sourceID uuid.UUID, url 
 // markEventsFound records the source's events before they are
 // distributed: a backfill that starts later finds them here (see
 // backfill.go for the ordering argument).
-func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events []FoundEvent) error {
+func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events []RecordedHappening) error {
 	ids, changed, ends := make([]string, len(events)), make([]time.Time, len(events)), make([]time.Time, len(events))
 	for i, e := range events {
 		ids[i], changed[i], ends[i] = e.ID.String(), e.ChangedAt, e.LastEnd
@@ -232,7 +232,7 @@ func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events
 // offerEvent adds an event to every feed among atts whose kind takes
 // events and that accepts it; the backfill offers a source's known events
 // the same way.
-func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e FoundEvent) (int, error) {
+func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e RecordedHappening) (int, error) {
 	added := 0
 	for _, a := range atts {
 		if _, ok := w.intakes.For(a.FeedKind); !ok {
@@ -242,7 +242,7 @@ func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e FoundEvent
 		if !ok || !a.acceptsEvent(e, w.now()) {
 			continue
 		}
-		ok, err := in.AddEvent(ctx, a, e.ID)
+		ok, err := in.AddHappening(ctx, a, e.ID)
 		if err != nil {
 			return added, fmt.Errorf("add event %s to feed %s: %w", e.ID, a.FeedID, err)
 		}
@@ -288,7 +288,7 @@ func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, li
 // backfillEvents adds to a new attachment every event its source has
 // found that the attachment accepts.
 func (w *Worker) backfillEvents(ctx context.Context, a Attachment) (found, added int, err error) {
-	var events []FoundEvent
+	var events []RecordedHappening
 	err = w.db.NewRaw(`SELECT event_id AS id, changed_at, last_end FROM ingest_source_events
 		WHERE source_id = ? ORDER BY changed_at, event_id`, a.SourceID).Scan(ctx, &events)
 	if err != nil {

@@ -6,22 +6,22 @@ import (
 	"github.com/google/uuid"
 )
 
-// EventItemStream is the stream of one event in one feed: the event is in
+// HappeningItemStream is the stream of one event in one feed: the event is in
 // a feed once, however many of its sources find it.
-func EventItemStream(feedID, eventID uuid.UUID) string {
+func HappeningItemStream(feedID, eventID uuid.UUID) string {
 	return "eventitem-" + feedID.String() + "-" + eventID.String()
 }
 
-// EventItemID is the item id of an event in a feed. It is derived, so the
+// HappeningItemID is the item id of an event in a feed. It is derived, so the
 // item keeps its id (and its feedback) when the event leaves the feed with
 // a detached source and comes back through another.
-func EventItemID(feedID, eventID uuid.UUID) uuid.UUID {
+func HappeningItemID(feedID, eventID uuid.UUID) uuid.UUID {
 	return uuid.NewSHA1(feedID, []byte("event:"+eventID.String()))
 }
 
-// EventItemAdded: an event entered an event feed through one of its
+// HappeningItemAdded: an event entered an event feed through one of its
 // attachments. It is what the event.item_added webhook announces.
-type EventItemAdded struct {
+type HappeningItemAdded struct {
 	ItemID         uuid.UUID  `json:"itemId"`
 	FeedID         uuid.UUID  `json:"feedId"`
 	OrganizationID uuid.UUID  `json:"organizationId"`
@@ -32,9 +32,9 @@ type EventItemAdded struct {
 	At             time.Time  `json:"at"`
 }
 
-// EventItemLinked: an event already in a feed was found through another of
+// HappeningItemLinked: an event already in a feed was found through another of
 // the feed's attachments (so detaching the first one keeps it there).
-type EventItemLinked struct {
+type HappeningItemLinked struct {
 	ItemID       uuid.UUID  `json:"itemId"`
 	FeedID       uuid.UUID  `json:"feedId"`
 	AttachmentID uuid.UUID  `json:"attachmentId"`
@@ -44,29 +44,29 @@ type EventItemLinked struct {
 	At           time.Time  `json:"at"`
 }
 
-func (EventItemAdded) EventType() string  { return "EventItemAdded" }
-func (EventItemLinked) EventType() string { return "EventItemLinked" }
+func (HappeningItemAdded) EventType() string  { return "EventItemAdded" }
+func (HappeningItemLinked) EventType() string { return "EventItemLinked" }
 
 func init() {
-	register(func() Event { return &EventItemAdded{} })
-	register(func() Event { return &EventItemLinked{} })
+	register(func() Event { return &HappeningItemAdded{} })
+	register(func() Event { return &HappeningItemLinked{} })
 }
 
-// EventItem is one event in one feed, with the attachments that brought it
+// HappeningItem is one event in one feed, with the attachments that brought it
 // and the feedback given on it.
-type EventItem struct {
-	added       EventItemAdded
+type HappeningItem struct {
+	added       HappeningItemAdded
 	exists      bool
 	attachments map[uuid.UUID]bool
 }
 
 // Apply folds a stored event.
-func (i *EventItem) Apply(e Event) {
+func (i *HappeningItem) Apply(e Event) {
 	switch ev := e.(type) {
-	case EventItemAdded:
+	case HappeningItemAdded:
 		i.added, i.exists = ev, true
 		i.attachments = map[uuid.UUID]bool{ev.AttachmentID: true}
-	case EventItemLinked:
+	case HappeningItemLinked:
 		i.attachments[ev.AttachmentID] = true
 	}
 }
@@ -74,18 +74,18 @@ func (i *EventItem) Apply(e Event) {
 // Add decides putting an event into a feed through an attachment: added
 // the first time, linked through each further attachment, nothing when
 // the attachment already brought it.
-func (i *EventItem) Add(to ItemTarget, eventID uuid.UUID, now time.Time) []Event {
-	id := EventItemID(to.FeedID, eventID)
+func (i *HappeningItem) Add(to ItemTarget, eventID uuid.UUID, now time.Time) []Event {
+	id := HappeningItemID(to.FeedID, eventID)
 	switch {
 	case !i.exists:
-		return []Event{EventItemAdded{
+		return []Event{HappeningItemAdded{
 			ItemID: id, FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
 			SourceID: to.SourceID, SourceType: to.SourceType, EventID: eventID, At: now,
 		}}
 	case i.attachments[to.AttachmentID]:
 		return nil
 	default:
-		return []Event{EventItemLinked{
+		return []Event{HappeningItemLinked{
 			ItemID: id, FeedID: to.FeedID, AttachmentID: to.AttachmentID,
 			SourceID: to.SourceID, SourceType: to.SourceType, EventID: eventID, At: now,
 		}}
@@ -93,9 +93,9 @@ func (i *EventItem) Add(to ItemTarget, eventID uuid.UUID, now time.Time) []Event
 }
 
 // GiveFeedback decides a rating of the item by org, which must own it.
-func (i *EventItem) GiveFeedback(id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
+func (i *HappeningItem) GiveFeedback(id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
 	return rate(i.exists, FeedbackGiven{
-		Kind: FeedEvents, ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
+		Kind: FeedHappenings, ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
 		EventID: i.added.EventID, SourceID: i.added.SourceID,
 	}, id, itemID, org, fb, now)
 }

@@ -8,7 +8,7 @@ import (
 
 // Ends is when the occurrence is over: its end, or its start when it has
 // none (an instant).
-func (o EventOccurrence) Ends() time.Time {
+func (o Occurrence) Ends() time.Time {
 	if o.End != nil && o.End.After(o.Start) {
 		return *o.End
 	}
@@ -19,7 +19,7 @@ func (o EventOccurrence) Ends() time.Time {
 // before to and is still going on at from (an instant at from counts). A
 // nil bound is open. The read model's range query (readmodel, on
 // event_item_occurrences) states the same rule in SQL.
-func (o EventOccurrence) Overlaps(from, to *time.Time) bool {
+func (o Occurrence) Overlaps(from, to *time.Time) bool {
 	if to != nil && !o.Start.Before(*to) {
 		return false
 	}
@@ -27,7 +27,7 @@ func (o EventOccurrence) Overlaps(from, to *time.Time) bool {
 }
 
 // Ends is when the instance's last occurrence is over.
-func (in EventInstance) Ends() time.Time {
+func (in HappeningInstance) Ends() time.Time {
 	var end time.Time
 	for _, o := range in.Occurrences {
 		if e := o.Ends(); e.After(end) {
@@ -41,10 +41,12 @@ func (in EventInstance) Ends() time.Time {
 // instance going ahead (scheduled or rescheduled) whose occurrences have all
 // ended is completed. A cancelled or postponed instance stays so: it did not
 // take place.
-func (in EventInstance) StatusAt(now time.Time) string { return StatusAt(in.Status, in.Ends(), now) }
+func (in HappeningInstance) StatusAt(now time.Time) string {
+	return StatusAt(in.Status, in.Ends(), now)
+}
 
 // StatusAt is the status at now of an instance stated as status that is
-// over at ends (see EventInstance.StatusAt).
+// over at ends (see HappeningInstance.StatusAt).
 func StatusAt(status string, ends, now time.Time) string {
 	if Happens(status) && !ends.After(now) {
 		return StatusCompleted
@@ -68,7 +70,7 @@ func Happens(status string) bool {
 // instance, instance by instance. Occurrence ids derive from their instance
 // and start (assignIDs), so a source that lists one start twice gives one
 // occurrence: the first met.
-func (d EventDetails) EachOccurrence(f func(in EventInstance, o EventOccurrence)) {
+func (d HappeningDetails) EachOccurrence(f func(in HappeningInstance, o Occurrence)) {
 	seen := make(map[uuid.UUID]bool)
 	for _, in := range d.Instances {
 		for _, o := range in.Occurrences {

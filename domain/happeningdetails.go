@@ -6,12 +6,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// EventDetails is what extraction found about one event (api.md 2.9): its
+// HappeningDetails is what extraction found about one event (api.md 2.9): its
 // text, when it happens (instances, each with its occurrences), where, and
 // who runs it. It is stored whole in EventDiscovered and EventChanged, so
 // the log alone rebuilds every event item. Titles and descriptions are
 // sanitised HTML by the time they get here.
-type EventDetails struct {
+type HappeningDetails struct {
 	// Identity names the event across documents and crawls: its own URL,
 	// an iCalendar UID, or the page and its name (see the extractor). Two
 	// findings with one identity are one event.
@@ -23,8 +23,8 @@ type EventDetails struct {
 	// ModifiedAt is when the page says the event last changed, if it does.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 
-	Time      EventTime       `json:"time"`
-	Instances []EventInstance `json:"instances"`
+	Time      HappeningTime       `json:"time"`
+	Instances []HappeningInstance `json:"instances"`
 	// Horizon is how far ahead recurring instances were expanded; the
 	// extractor expands a bounded span, and a later crawl extends it.
 	Horizon *time.Time `json:"horizon,omitempty"`
@@ -33,21 +33,21 @@ type EventDetails struct {
 	// a newer one no longer lists.
 	ExpandedFrom *time.Time `json:"expandedFrom,omitempty"`
 
-	Location         *EventLocation  `json:"location,omitempty"`
-	Capacity         *EventCapacity  `json:"capacity,omitempty"`
-	Organizer        *EventOrganizer `json:"organizer,omitempty"`
-	PrimaryImage     string          `json:"primaryImage,omitempty"`
-	SupportingImages []string        `json:"supportingImages"`
-	PrimaryURL       string          `json:"primaryUrl,omitempty"`
-	URLs             []string        `json:"urls"`
-	GeoLocations     []GeoLocation   `json:"geoLocations"`
+	Location         *Location     `json:"location,omitempty"`
+	Capacity         *Capacity     `json:"capacity,omitempty"`
+	Organizer        *Organizer    `json:"organizer,omitempty"`
+	PrimaryImage     string        `json:"primaryImage,omitempty"`
+	SupportingImages []string      `json:"supportingImages"`
+	PrimaryURL       string        `json:"primaryUrl,omitempty"`
+	URLs             []string      `json:"urls"`
+	GeoLocations     []GeoLocation `json:"geoLocations"`
 	// Source is the item's source block (api.md 2.4): for a site, the page
 	// the event was found on.
 	Source SourceBlock `json:"source"`
 }
 
-// EventTime is the time block of 2.9.
-type EventTime struct {
+// HappeningTime is the time block of 2.9.
+type HappeningTime struct {
 	// TemporalPattern is singular, recurring or ongoing.
 	TemporalPattern string `json:"temporalPattern"`
 	// Timezone is an IANA name: from the data or, when absent, from the
@@ -63,23 +63,23 @@ const (
 	PatternOngoing   = "ongoing"
 )
 
-// EventInstance is one happening of an event: the only one of a one-time
+// HappeningInstance is one happening of an event: the only one of a one-time
 // or multi-day event, or one recurrence of a recurring one. Its status is
 // the one stated by the source; "completed" is derived when reading, from
 // the clock, so it is never stored.
-type EventInstance struct {
+type HappeningInstance struct {
 	// Key is stable across crawls: the instance's original start (the
 	// RECURRENCE-ID of an override), so its id survives a reschedule.
-	Key           string            `json:"key"`
-	ID            uuid.UUID         `json:"id"`
-	Status        string            `json:"status"`
-	PreviousStart *time.Time        `json:"previousStart,omitempty"`
-	Occurrences   []EventOccurrence `json:"occurrences"`
+	Key           string       `json:"key"`
+	ID            uuid.UUID    `json:"id"`
+	Status        string       `json:"status"`
+	PreviousStart *time.Time   `json:"previousStart,omitempty"`
+	Occurrences   []Occurrence `json:"occurrences"`
 }
 
-// EventOccurrence is one contiguous span: a one-time event's only one, or
+// Occurrence is one contiguous span: a one-time event's only one, or
 // one local day of a multi-day event.
-type EventOccurrence struct {
+type Occurrence struct {
 	ID    uuid.UUID  `json:"id"`
 	Start time.Time  `json:"start"`
 	End   *time.Time `json:"end,omitempty"`
@@ -100,9 +100,9 @@ const (
 // EventStatuses are every status a client may filter by.
 var EventStatuses = []string{StatusScheduled, StatusCancelled, StatusPostponed, StatusRescheduled, StatusCompleted}
 
-// EventLocation is the location block of 2.9, with the address parts the
+// Location is the location block of 2.9, with the address parts the
 // geographic relevance is computed from.
-type EventLocation struct {
+type Location struct {
 	Venue          *Venue       `json:"venue,omitempty"`
 	Coordinates    *Coordinates `json:"coordinates,omitempty"`
 	Online         *Online      `json:"online,omitempty"`
@@ -127,15 +127,15 @@ type Online struct {
 	URL      string `json:"url"`
 }
 
-// EventCapacity is the capacity block of 2.9.
-type EventCapacity struct {
+// Capacity is the capacity block of 2.9.
+type Capacity struct {
 	Total     *int `json:"total,omitempty"`
 	Available *int `json:"available,omitempty"`
 	Unlimited bool `json:"unlimited"`
 }
 
-// EventOrganizer is the organizer block of 2.9.
-type EventOrganizer struct {
+// Organizer is the organizer block of 2.9.
+type Organizer struct {
 	Name    string `json:"name"`
 	URL     string `json:"url,omitempty"`
 	Contact string `json:"contact,omitempty"`

@@ -11,12 +11,12 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-func concert(start time.Time, status string) domain.EventDetails {
+func concert(start time.Time, status string) domain.HappeningDetails {
 	end := start.Add(2 * time.Hour)
-	return domain.EventDetails{
+	return domain.HappeningDetails{
 		Identity: "https://venue.example/events/quartet", Title: "String quartet", Description: "Haydn and Bartók",
-		Time:      domain.EventTime{TemporalPattern: domain.PatternSingular, Timezone: "Europe/Berlin", DisplayText: "Fri 19:00"},
-		Instances: []domain.EventInstance{{Key: "k1", Status: status, Occurrences: []domain.EventOccurrence{{Start: start, End: &end}}}},
+		Time:      domain.HappeningTime{TemporalPattern: domain.PatternSingular, Timezone: "Europe/Berlin", DisplayText: "Fri 19:00"},
+		Instances: []domain.HappeningInstance{{Key: "k1", Status: status, Occurrences: []domain.Occurrence{{Start: start, End: &end}}}},
 		Source:    domain.SiteBlock("https://venue.example/events/quartet"),
 	}
 }
@@ -30,7 +30,7 @@ func TestFindingAnEventAgainRecordsOnlyWhatChanged(t *testing.T) {
 			start := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
 			steps := []struct {
 				what         string
-				details      domain.EventDetails
+				details      domain.HappeningDetails
 				wantNew      bool
 				wantChanged  bool
 				wantAppended bool
@@ -42,7 +42,7 @@ func TestFindingAnEventAgainRecordsOnlyWhatChanged(t *testing.T) {
 			}
 			var id uuid.UUID
 			for _, s := range steps {
-				found, res, err := h.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: source, Details: s.details})
+				found, res, err := h.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: source, Details: s.details})
 				if err != nil {
 					t.Fatalf("%s: %v", s.what, err)
 				}
@@ -67,8 +67,8 @@ func TestAnEventWithoutATitleOrOccurrenceIsRefused(t *testing.T) {
 	untitled.Title = " "
 	timeless := concert(start, domain.StatusScheduled)
 	timeless.Instances = nil
-	for _, d := range []domain.EventDetails{untitled, timeless} {
-		if _, res, err := h.DiscoverEvent(context.Background(), commands.DiscoverEvent{SourceID: uuid.New(), Details: d}); err == nil || !res.Empty() {
+	for _, d := range []domain.HappeningDetails{untitled, timeless} {
+		if _, res, err := h.DiscoverHappening(context.Background(), commands.DiscoverHappening{SourceID: uuid.New(), Details: d}); err == nil || !res.Empty() {
 			t.Fatalf("stored an invalid event: %v", err)
 		}
 	}

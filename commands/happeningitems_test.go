@@ -15,14 +15,14 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 	h, store := inMemory(t)
 	ctx := context.Background()
 	start := time.Date(2026, 12, 4, 19, 0, 0, 0, time.UTC)
-	d := domain.EventDetails{
+	d := domain.HappeningDetails{
 		Identity: "https://e.com/concert", Title: "Concert", Source: domain.SiteBlock("https://e.com/concert"),
-		Instances: []domain.EventInstance{{Key: "0", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}}}},
+		Instances: []domain.HappeningInstance{{Key: "0", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: start}}}},
 	}
 	src := uuid.New()
 	cases := []struct {
 		name         string
-		details      domain.EventDetails
+		details      domain.HappeningDetails
 		new, changed bool
 	}{
 		{"the first finding is new", d, true, false},
@@ -30,12 +30,12 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 		{"a new date is a change of the same event", withStart(d, start.Add(24*time.Hour)), false, true},
 	}
 	for _, tc := range cases {
-		found, _, err := h.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: src, Details: tc.details})
-		if err != nil || found.EventID != domain.EventID(d.Identity) || found.New != tc.new || found.Changed != tc.changed {
+		found, _, err := h.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: src, Details: tc.details})
+		if err != nil || found.EventID != domain.HappeningID(d.Identity) || found.New != tc.new || found.Changed != tc.changed {
 			t.Fatalf("%s: %+v %v", tc.name, found, err)
 		}
 	}
-	if _, _, err := h.DiscoverEvent(ctx, commands.DiscoverEvent{SourceID: src, Details: domain.EventDetails{Identity: "x"}}); err == nil {
+	if _, _, err := h.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: src, Details: domain.HappeningDetails{Identity: "x"}}); err == nil {
 		t.Fatal("an event without a title or occurrences was stored")
 	}
 
@@ -51,9 +51,9 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 		{"the same attachment again does nothing", first, false, ""},
 		{"another attachment links it", second, false, "EventItemLinked"},
 	} {
-		added, res, err := h.AddEventItem(ctx, commands.AddEventItem{
+		added, res, err := h.AddHappeningItem(ctx, commands.AddHappeningItem{
 			ItemTarget: domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: step.attachment, SourceID: src, SourceType: domain.SourceSite},
-			EventID:    domain.EventID(d.Identity),
+			EventID:    domain.HappeningID(d.Identity),
 		})
 		stored := ""
 		if len(res.EventTypes) > 0 {
@@ -63,13 +63,13 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 			t.Fatalf("%s: added %v, stored %q, err %v", step.name, added, stored, err)
 		}
 	}
-	recs, err := store.ReadStream(ctx, domain.EventItemStream(feed, domain.EventID(d.Identity)), 0, 10)
+	recs, err := store.ReadStream(ctx, domain.HappeningItemStream(feed, domain.HappeningID(d.Identity)), 0, 10)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("item stream: %d events, %v", len(recs), err)
 	}
 }
 
-func withStart(d domain.EventDetails, start time.Time) domain.EventDetails {
-	d.Instances = []domain.EventInstance{{Key: "0", Status: domain.StatusScheduled, Occurrences: []domain.EventOccurrence{{Start: start}}}}
+func withStart(d domain.HappeningDetails, start time.Time) domain.HappeningDetails {
+	d.Instances = []domain.HappeningInstance{{Key: "0", Status: domain.StatusScheduled, Occurrences: []domain.Occurrence{{Start: start}}}}
 	return d
 }

@@ -17,67 +17,67 @@ import (
 // without a lookup.
 var eventNamespace = uuid.MustParse("0b7c6a5e-6f7d-4c59-9a8e-2f1d3c4b5a69")
 
-// EventID is the id of the event with an identity.
-func EventID(identity string) uuid.UUID { return uuid.NewSHA1(eventNamespace, []byte(identity)) }
+// HappeningID is the id of the event with an identity.
+func HappeningID(identity string) uuid.UUID { return uuid.NewSHA1(eventNamespace, []byte(identity)) }
 
-// CalendarEventStream is the stream of one event, shared by every feed.
-func CalendarEventStream(id uuid.UUID) string { return "event-" + id.String() }
+// HappeningStream is the stream of one event, shared by every feed.
+func HappeningStream(id uuid.UUID) string { return "event-" + id.String() }
 
-// EventDiscovered: an event was found for the first time, through a source.
-type EventDiscovered struct {
-	EventID  uuid.UUID    `json:"eventId"`
-	SourceID uuid.UUID    `json:"sourceId"`
-	Details  EventDetails `json:"details"`
-	At       time.Time    `json:"at"`
+// HappeningDiscovered: an event was found for the first time, through a source.
+type HappeningDiscovered struct {
+	EventID  uuid.UUID        `json:"eventId"`
+	SourceID uuid.UUID        `json:"sourceId"`
+	Details  HappeningDetails `json:"details"`
+	At       time.Time        `json:"at"`
 }
 
-// EventChanged: a later finding of a known event differs (a new date, a
+// HappeningChanged: a later finding of a known event differs (a new date, a
 // cancellation, a new exception). Details are the whole new state.
-type EventChanged struct {
-	EventID  uuid.UUID    `json:"eventId"`
-	SourceID uuid.UUID    `json:"sourceId"`
-	Details  EventDetails `json:"details"`
-	At       time.Time    `json:"at"`
+type HappeningChanged struct {
+	EventID  uuid.UUID        `json:"eventId"`
+	SourceID uuid.UUID        `json:"sourceId"`
+	Details  HappeningDetails `json:"details"`
+	At       time.Time        `json:"at"`
 }
 
-func (EventDiscovered) EventType() string { return "EventDiscovered" }
-func (EventChanged) EventType() string    { return "EventChanged" }
+func (HappeningDiscovered) EventType() string { return "EventDiscovered" }
+func (HappeningChanged) EventType() string    { return "EventChanged" }
 
 func init() {
-	register(func() Event { return &EventDiscovered{} })
-	register(func() Event { return &EventChanged{} })
+	register(func() Event { return &HappeningDiscovered{} })
+	register(func() Event { return &HappeningChanged{} })
 }
 
-// CalendarEvent is one event as every feed shares it.
-type CalendarEvent struct {
+// Happening is one event as every feed shares it.
+type Happening struct {
 	id      uuid.UUID
-	details EventDetails
+	details HappeningDetails
 	exists  bool
 	// changedAt is when it was discovered or last changed.
 	changedAt time.Time
 }
 
 // Apply folds a stored or decided event.
-func (c *CalendarEvent) Apply(e Event) {
+func (c *Happening) Apply(e Event) {
 	switch ev := e.(type) {
-	case EventDiscovered:
+	case HappeningDiscovered:
 		c.id, c.details, c.exists, c.changedAt = ev.EventID, ev.Details, true, ev.At
-	case EventChanged:
+	case HappeningChanged:
 		c.details, c.changedAt = ev.Details, ev.At
 	}
 }
 
 // ID is the event's id; Details its current state.
-func (c *CalendarEvent) ID() uuid.UUID         { return c.id }
-func (c *CalendarEvent) Details() EventDetails { return c.details }
-func (c *CalendarEvent) Exists() bool          { return c.exists }
-func (c *CalendarEvent) Found() EventDiscovered {
-	return EventDiscovered{EventID: c.id, Details: c.details, At: c.changedAt}
+func (c *Happening) ID() uuid.UUID             { return c.id }
+func (c *Happening) Details() HappeningDetails { return c.details }
+func (c *Happening) Exists() bool              { return c.exists }
+func (c *Happening) Found() HappeningDiscovered {
+	return HappeningDiscovered{EventID: c.id, Details: c.details, At: c.changedAt}
 }
 
 // LastEnd is when the event's last known occurrence ends (or starts, when
 // it has no end).
-func (d EventDetails) LastEnd() time.Time {
+func (d HappeningDetails) LastEnd() time.Time {
 	var last time.Time
 	for _, in := range d.Instances {
 		for _, o := range in.Occurrences {
@@ -100,19 +100,19 @@ const reexpandBefore = 60 * 24 * time.Hour
 // Discover decides what a finding of the event through a source means:
 // discovered when new, changed when it differs from what is stored (or its
 // recurrences need extending), nothing otherwise. d must be normalised
-// (NewEventDetails).
-func (c *CalendarEvent) Discover(sourceID uuid.UUID, d EventDetails, now time.Time) []Event {
+// (NewHappeningDetails).
+func (c *Happening) Discover(sourceID uuid.UUID, d HappeningDetails, now time.Time) []Event {
 	id, d := IdentifiedEvent(d)
 	if !c.exists {
-		return []Event{EventDiscovered{EventID: id, SourceID: sourceID, Details: d, At: now}}
+		return []Event{HappeningDiscovered{EventID: id, SourceID: sourceID, Details: d, At: now}}
 	}
 	if sameEvent(c.details, d) && !c.expansionEnding(d, now) {
 		return nil
 	}
-	return []Event{EventChanged{EventID: c.id, SourceID: sourceID, Details: d, At: now}}
+	return []Event{HappeningChanged{EventID: c.id, SourceID: sourceID, Details: d, At: now}}
 }
 
-func (c *CalendarEvent) expansionEnding(d EventDetails, now time.Time) bool {
+func (c *Happening) expansionEnding(d HappeningDetails, now time.Time) bool {
 	old := c.details.Horizon
 	return old != nil && d.Horizon != nil && old.Before(now.Add(reexpandBefore)) && d.Horizon.After(*old)
 }
@@ -122,7 +122,7 @@ func (c *CalendarEvent) expansionEnding(d EventDetails, now time.Time) bool {
 // neither a longer look ahead nor a newer month's later start is a
 // change. (A change to a recurring event's instances that all lie before
 // both starts goes unnoticed: they are past.)
-func sameEvent(a, b EventDetails) bool {
+func sameEvent(a, b HappeningDetails) bool {
 	from, to := latest(a.ExpandedFrom, b.ExpandedFrom), earliest(a.Horizon, b.Horizon)
 	a, b = trimTo(a, from, to), trimTo(b, from, to)
 	ja, errA := json.Marshal(a)
@@ -154,12 +154,12 @@ func latest(a, b *time.Time) *time.Time {
 
 // trimTo keeps the instances that start within [from, to] (either end
 // open when nil) and forgets how far the expansion reached.
-func trimTo(d EventDetails, from, to *time.Time) EventDetails {
+func trimTo(d HappeningDetails, from, to *time.Time) HappeningDetails {
 	d.Horizon, d.ExpandedFrom = nil, nil
 	if from == nil && to == nil {
 		return d
 	}
-	instances := make([]EventInstance, 0, len(d.Instances))
+	instances := make([]HappeningInstance, 0, len(d.Instances))
 	for _, in := range d.Instances {
 		if len(in.Occurrences) > 0 {
 			start := in.Occurrences[0].Start
@@ -176,15 +176,15 @@ func trimTo(d EventDetails, from, to *time.Time) EventDetails {
 // IdentifiedEvent is d with the ids it has wherever it is recorded: the
 // event's own (EventID) and those of its instances, occurrences and geo
 // locations.
-func IdentifiedEvent(d EventDetails) (uuid.UUID, EventDetails) {
-	id := EventID(d.Identity)
+func IdentifiedEvent(d HappeningDetails) (uuid.UUID, HappeningDetails) {
+	id := HappeningID(d.Identity)
 	return id, assignIDs(id, d)
 }
 
 // assignIDs gives instances, occurrences and geo locations ids derived
 // from the event and their stable keys, so they keep their ids across
 // crawls and rebuilds.
-func assignIDs(eventID uuid.UUID, d EventDetails) EventDetails {
+func assignIDs(eventID uuid.UUID, d HappeningDetails) HappeningDetails {
 	d.Instances = slices.Clone(d.Instances)
 	for i := range d.Instances {
 		in := &d.Instances[i]
@@ -211,16 +211,16 @@ const (
 	maxIdentityBytes    = 2048
 )
 
-// NewEventDetails validates and bounds an extracted event: it needs an
+// NewHappeningDetails validates and bounds an extracted event: it needs an
 // identity, a title and at least one occurrence; statuses must be known;
 // text is trimmed and bounded; lists are never nil.
-func NewEventDetails(d EventDetails) (EventDetails, error) {
+func NewHappeningDetails(d HappeningDetails) (HappeningDetails, error) {
 	if d.Identity == "" || len(d.Identity) > maxIdentityBytes {
-		return EventDetails{}, invalid("identity", "must be 1 to 2048 bytes")
+		return HappeningDetails{}, invalid("identity", "must be 1 to 2048 bytes")
 	}
 	d.Title = truncateRunes(strings.TrimSpace(d.Title), maxTitleRunes)
 	if d.Title == "" {
-		return EventDetails{}, invalid("title", "is required")
+		return HappeningDetails{}, invalid("title", "is required")
 	}
 	d.Description = truncateRunes(strings.TrimSpace(d.Description), maxDescriptionRunes)
 	d.ShortDescription = truncateRunes(strings.TrimSpace(d.ShortDescription), maxTitleRunes)
@@ -228,10 +228,10 @@ func NewEventDetails(d EventDetails) (EventDetails, error) {
 		d.Time.Timezone = "UTC"
 	}
 	if !knownZone(d.Time.Timezone) {
-		return EventDetails{}, invalid("timezone", "is not an IANA time zone")
+		return HappeningDetails{}, invalid("timezone", "is not an IANA time zone")
 	}
 	if err := checkInstances(d.Instances); err != nil {
-		return EventDetails{}, err
+		return HappeningDetails{}, err
 	}
 	d.SupportingImages = bounded(d.SupportingImages)
 	d.URLs = bounded(d.URLs)
@@ -241,7 +241,7 @@ func NewEventDetails(d EventDetails) (EventDetails, error) {
 	return d, nil
 }
 
-func checkInstances(instances []EventInstance) error {
+func checkInstances(instances []HappeningInstance) error {
 	if len(instances) == 0 || len(instances) > maxEventInstances {
 		return invalid("instances", "must be 1 to 1000")
 	}

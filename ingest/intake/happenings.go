@@ -1,0 +1,29 @@
+package intake
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest"
+)
+
+// Happenings is the intake of event feeds: they take calendar events, each as
+// one event item per feed (commands.AddHappeningItem), linked to every further
+// attachment of the feed that finds it.
+type Happenings struct{ Commands *commands.Handler }
+
+// FeedKind is events.
+func (Happenings) FeedKind() domain.FeedKind { return domain.FeedHappenings }
+
+// AddEvent adds the event to the attachment's event feed, or links the
+// attachment to the feed's item of it; false when neither was new.
+func (e Happenings) AddEvent(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
+	_, res, err := e.Commands.AddHappeningItem(ctx, commands.AddHappeningItem{
+		ItemTarget: to.Target(),
+		EventID:    eventID,
+	})
+	return !res.Empty(), err
+}
