@@ -1,4 +1,4 @@
-package readmodel_test
+package changes_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package projections_test
+package insights_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package readmodel_test
+package newsitems_test
 
 import (
 	"context"

@@ -1,6 +1,7 @@
-// Package readmodel is the query side: bun models of the tables projectors
-// write, and the queries the HTTP handlers answer from.
-package readmodel
+// Package feeds owns the feeds read model: feeds of every kind and their
+// source attachments (tables feeds and feed_sources), its projector, and
+// the queries the API answers feed and attachment reads from.
+package feeds
 
 import (
 	"time"
@@ -59,31 +60,4 @@ func (a FeedSource) Attachment() domain.Attachment {
 		ID: a.ID, FeedID: a.FeedID, SourceID: a.SourceID, SourceType: domain.SourceType(a.SourceType), Details: a.Details,
 		Enabled: a.Enabled, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 	}
-}
-
-// Source is a row of sources: a shared source record, or (from the
-// queries) one organization's view of it.
-type Source struct {
-	bun.BaseModel `bun:"table:sources"`
-
-	ID         uuid.UUID            `bun:"id,pk,type:uuid"`
-	SourceType string               `bun:"source_type"`
-	Details    domain.SourceDetails `bun:"details,type:jsonb"`
-	CreatedAt  time.Time            `bun:"created_at"`
-}
-
-// View is the record as the domain describes an organization's view.
-func (s Source) View() domain.SourceView {
-	return domain.SourceView{ID: s.ID, Details: s.Details, CreatedAt: s.CreatedAt}
-}
-
-// SourceOrganization links a source record to an organization that created
-// or attached it.
-type SourceOrganization struct {
-	bun.BaseModel `bun:"table:source_organizations"`
-
-	SourceID       uuid.UUID             `bun:"source_id,pk,type:uuid"`
-	OrganizationID uuid.UUID             `bun:"organization_id,pk,type:uuid"`
-	Details        *domain.SourceDetails `bun:"details,type:jsonb"`
-	LinkedAt       time.Time             `bun:"linked_at"`
 }

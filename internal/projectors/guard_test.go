@@ -1,4 +1,4 @@
-package projections_test
+package projectors_test
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package projections
+package newsitems
 
 import (
 	"context"
@@ -10,26 +10,28 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/projections"
 )
 
-// NewsItems projects the items of every news feed and their counts.
+// Projector projects the items of every news feed and their counts.
 // Deleting a feed or a source keeps items (api.md 3): only the feed's
 // visibility, checked at read time, hides them.
-type NewsItems struct{}
+type Projector struct{}
 
-func (NewsItems) Name() string     { return "newsitems" }
-func (NewsItems) Version() int     { return 2 } // 2: items carry their change key
-func (NewsItems) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
+func (Projector) Name() string     { return "newsitems" }
+func (Projector) Version() int     { return 2 } // 2: items carry their change key
+func (Projector) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
 
-func (NewsItems) Handlers() []Handler { return []Handler{OnEnvelope(projectNewsItem)} }
+func (Projector) Handlers() []projections.Handler {
+	return []projections.Handler{projections.OnEnvelope(projectNewsItem)}
+}
 
 // projectNewsItem defers the row to the end of the batch when it runs in one:
 // inserting a batch's items with one statement is what lets a rebuild or a
 // catch-up run at tens of thousands of events per second. The add's log
-// position is the item's change key (readmodel.ChangeKey).
-func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded, env Envelope) error {
-	row := readmodel.NewsItem{
+// position is the item's change key (changes.Key).
+func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded, env projections.Envelope) error {
+	row := NewsItem{
 		ID: e.ItemID, FeedID: e.FeedID, OrganizationID: e.OrganizationID, NewsPageID: e.NewsPageID,
 		VersionID: e.VersionID, SourceID: e.SourceID, AttachmentID: e.AttachmentID, SourceType: string(e.SourceType),
 		URL: e.Content.URL, Title: e.Content.Title, Description: e.Content.Description, ImageURL: e.Content.ImageURL,
@@ -38,24 +40,21 @@ func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded, en
 	}
 	block := e.Content.Block()
 	row.Source = &block
-	if w, ok := Deferred(ctx, newsItemRowsKey{}, func() *newsItemRows { return &newsItemRows{} }); ok {
+	if w, ok := projections.Deferred(ctx, newsItemRowsKey{}, func() *newsItemRows { return &newsItemRows{} }); ok {
 		w.rows = append(w.rows, row)
 		return nil
 	}
-	return insertNewsItems(ctx, db, []readmodel.NewsItem{row})
+	return insertNewsItems(ctx, db, []NewsItem{row})
 }
 
 type newsItemRowsKey struct{}
 
 // newsItemRows are a batch's items, in log order.
-type newsItemRows struct{ rows []readmodel.NewsItem }
-
-// maxRowsPerInsert bounds the size of one statement.
-const maxRowsPerInsert = 1000
+type newsItemRows struct{ rows []NewsItem }
 
 func (w *newsItemRows) Flush(ctx context.Context, db bun.IDB) error {
 	for rows := w.rows; len(rows) > 0; {
-		n := min(len(rows), maxRowsPerInsert)
+		n := min(len(rows), projections.MaxRowsPerInsert)
 		if err := insertNewsItems(ctx, db, rows[:n]); err != nil {
 			return err
 		}
@@ -70,7 +69,7 @@ func (w *newsItemRows) Flush(ctx context.Context, db bun.IDB) error {
 // the feeds' counts: one statement, one round trip. The rows travel as
 // array parameters of a statement the connection prepares once, rather
 // than as a VALUES list Postgres would parse anew for every batch.
-func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem) error {
+func insertNewsItems(ctx context.Context, db bun.IDB, rows []NewsItem) error {
 	n := len(rows)
 	// Plain [16]byte and pgtype values: pgx encodes them directly, where
 	// uuid.UUID and *time.Time elements would go through slower fallbacks.
@@ -107,26 +106,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []readmodel.NewsItem)
 			platforms[i] = &s
 		}
 	}
-	return execArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms, commits, prepares)
-}
-
-// execArrays runs a statement whose parameters are arrays ($1, $2, …)
-// straight through database/sql, so pgx encodes them itself, on a
-// statement the connection prepares once, rather than bun formatting them
-// into SQL text that Postgres would parse anew for every batch.
-func execArrays(ctx context.Context, db bun.IDB, query string, args ...any) error {
-	var err error
-	switch conn := db.(type) {
-	case bun.Tx:
-		_, err = conn.Tx.ExecContext(ctx, query, args...)
-	case *bun.DB:
-		_, err = conn.DB.ExecContext(ctx, query, args...)
-	case bun.Conn:
-		_, err = conn.Conn.ExecContext(ctx, query, args...)
-	default:
-		return fmt.Errorf("write read model: unsupported connection %T", db)
-	}
-	return exec(nil, err)
+	return projections.ExecArrays(ctx, db, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms, commits, prepares)
 }
 
 // Unqualified names, so that a rebuild's search_path sends the rows to

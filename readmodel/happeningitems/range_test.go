@@ -1,4 +1,4 @@
-package projections_test
+package happeningitems_test
 
 import (
 	"bytes"

@@ -1,4 +1,8 @@
-package readmodel
+// Package newsitems owns the news items read model: the items of every
+// news feed and each feed's count (tables news_items and
+// news_feed_item_counts), its projector, and the queries the API pages
+// through a feed's items with.
+package newsitems
 
 import (
 	"context"
@@ -11,6 +15,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
 
 // NewsItem is a row of news_items: one article in one feed.
@@ -38,14 +44,14 @@ type NewsItem struct {
 	// Platform is a platform post's own ids; NULL for web pages.
 	Platform *domain.PlatformIDs `bun:"platform,type:jsonb"`
 	// ChangeCommit and ChangePrepare are the log position of the event
-	// that added the item (news items never change after): see ChangeKey.
+	// that added the item (news items never change after): see changes.Key.
 	ChangeCommit  int64 `bun:"change_commit"`
 	ChangePrepare int64 `bun:"change_prepare"`
 }
 
 // Change is the item's change key.
-func (it NewsItem) Change() ChangeKey {
-	return ChangeKey{Commit: uint64(it.ChangeCommit), Prepare: uint64(it.ChangePrepare), Item: it.ID}
+func (it NewsItem) Change() changes.Key {
+	return changes.Key{Commit: uint64(it.ChangeCommit), Prepare: uint64(it.ChangePrepare), Item: it.ID}
 }
 
 // Block is the item's source block (api.md 2.4).
@@ -56,6 +62,15 @@ func (it NewsItem) Block() domain.SourceBlock {
 	return domain.SiteBlock(it.URL)
 }
 
+// Queries answers reads of the news items read model.
+type Queries struct {
+	db    bun.IDB
+	feeds *feeds.Queries
+}
+
+// NewQueries returns the news items' query side over db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db, feeds: feeds.NewQueries(db)} }
+
 // ItemFilter selects a page of a feed's items.
 type ItemFilter struct {
 	Limit  int
@@ -64,14 +79,14 @@ type ItemFilter struct {
 	Until  *time.Time
 	// After, when set, pages through the changes after it instead of by
 	// offset: the items added after it, in change order.
-	After *ChangeKey
+	After *changes.Key
 }
 
 // ItemPage is a page of items and how many match in all.
 type ItemPage struct {
 	Items []NewsItem
 	Total int
-	Changes
+	changes.Changes
 }
 
 // NewsItems pages through a feed's items, newest first (D7), or through
@@ -85,7 +100,7 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 		return ItemPage{}, err
 	}
 	// Read before the page, so that the page holds every change up to it.
-	latest, err := latestChange(ctx, q.db, "news_items", feedID)
+	latest, err := changes.Latest(ctx, q.db, "news_items", feedID)
 	if err != nil {
 		return ItemPage{}, err
 	}
@@ -109,7 +124,7 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 	if err != nil {
 		return ItemPage{}, fmt.Errorf("list items of feed %s: %w", feedID, err)
 	}
-	return ItemPage{Items: items, Total: total, Changes: Changes{Next: latest}}, nil
+	return ItemPage{Items: items, Total: total, Changes: changes.Changes{Next: latest}}, nil
 }
 
 // newsItemChanges pages through the items added to a feed after f.After
@@ -122,13 +137,13 @@ func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f 
 	if err != nil {
 		return ItemPage{}, err
 	}
-	latest, err := latestChange(ctx, q.db, "news_items", feedID)
+	latest, err := changes.Latest(ctx, q.db, "news_items", feedID)
 	if err != nil {
 		return ItemPage{}, err
 	}
 	items := []NewsItem{}
 	sel := q.db.NewSelect().Model(&items).
-		Where("feed_id = ?", feedID).Where("(change_commit, change_prepare, id) > (?, ?, ?)", f.After.args()...)
+		Where("feed_id = ?", feedID).Where("(change_commit, change_prepare, id) > (?, ?, ?)", f.After.Args()...)
 	applyRange(sel, f)
 	// One more than the page: whether more changes follow.
 	if err := sel.OrderExpr("change_commit, change_prepare, id").Limit(int64(f.Limit) + 1).Scan(ctx); err != nil {
@@ -136,13 +151,13 @@ func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f 
 	}
 	more := len(items) > f.Limit
 	items = items[:min(len(items), f.Limit)]
-	var last *ChangeKey
+	var last *changes.Key
 	if len(items) > 0 {
 		k := items[len(items)-1].Change()
 		last = &k
 	}
-	return ItemPage{Items: items, Total: total, Changes: Changes{
-		Next: nextAfter(*f.After, latest, last, more), HasMore: more, Removed: []uuid.UUID{},
+	return ItemPage{Items: items, Total: total, Changes: changes.Changes{
+		Next: changes.NextAfter(*f.After, latest, last, more), HasMore: more, Removed: []uuid.UUID{},
 	}}, nil
 }
 
@@ -151,7 +166,7 @@ func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f 
 // query: the check and the projected count.
 func (q *Queries) feedItemCount(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (int, error) {
 	if f.Since != nil || f.Until != nil {
-		if _, err := q.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
+		if _, err := q.feeds.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
 			return 0, err
 		}
 		return q.countItems(ctx, feedID, f)
@@ -217,7 +232,7 @@ func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (
 		Where("EXISTS (SELECT 1 FROM feeds AS f WHERE f.id = news_item.feed_id AND f.organization_id = ? AND f.kind = 'news')", org).
 		Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err := q.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
+		if _, err := q.feeds.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
 			return NewsItem{}, err
 		}
 		return NewsItem{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
@@ -228,30 +243,12 @@ func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (
 	return it, nil
 }
 
-// FeedbackCounts are the ratings given within a scope.
-type FeedbackCounts struct {
-	Positive int64 `bun:"positive"`
-	Negative int64 `bun:"negative"`
-	Neutral  int64 `bun:"neutral"`
-}
-
-// Feedback scopes: counts are kept per item, per feed and per source record.
-const (
-	FeedbackScopeItem   = "item"
-	FeedbackScopeFeed   = "feed"
-	FeedbackScopeSource = "source"
-)
-
-// FeedbackCounts returns the counts of one scope; zero when none.
-func (q *Queries) FeedbackCounts(ctx context.Context, scope string, id uuid.UUID) (FeedbackCounts, error) {
-	var c FeedbackCounts
-	err := q.db.NewRaw("SELECT positive, negative, neutral FROM feedback_counts WHERE scope = ? AND scope_id = ?", scope, id).
-		Scan(ctx, &c.Positive, &c.Negative, &c.Neutral)
-	if errors.Is(err, sql.ErrNoRows) {
-		return FeedbackCounts{}, nil
-	}
+// ItemRef is the reference commands take to an item of the organization's
+// news feed (commands.Lookups, through readmodel.Lookups).
+func (q *Queries) ItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	it, err := q.NewsItem(ctx, org, feedID, itemID)
 	if err != nil {
-		return FeedbackCounts{}, fmt.Errorf("feedback counts of %s %s: %w", scope, id, err)
+		return domain.ItemRef{}, err
 	}
-	return c, nil
+	return domain.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
 }

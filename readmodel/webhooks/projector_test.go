@@ -1,4 +1,4 @@
-package projections_test
+package webhooks_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package readmodel_test
+package insights_test
 
 import (
 	"context"

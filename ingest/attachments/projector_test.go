@@ -1,4 +1,4 @@
-package projections_test
+package attachments_test
 
 import (
 	"context"
