@@ -1,4 +1,4 @@
-package projections
+package happeningitems
 
 import (
 	"context"
@@ -13,33 +13,34 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
-// EventItems projects the events every feed shares and the items of every
+// Projector projects the events every feed shares and the items of every
 // event feed, with the occurrences of each visible item indexed per feed for
 // range queries. An item is visible while at least one of the attachments
 // that brought it is attached: detaching the last one hides it at once
 // (api.md 3), and another attachment finding the event shows it again, as
 // newly added. Deleting a feed deletes its items.
-type EventItems struct{}
+type Projector struct{}
 
-func (EventItems) Name() string { return "eventitems" }
-func (EventItems) Version() int { return 2 } // 2: items carry their change key
-func (EventItems) Tables() []string {
+func (Projector) Name() string { return "eventitems" }
+func (Projector) Version() int { return 2 } // 2: items carry their change key
+func (Projector) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
 		"event_feed_spans", "event_detached_attachments"}
 }
 
-func (EventItems) Handlers() []Handler {
-	return []Handler{
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningDiscovered, env Envelope) error {
-			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+func (Projector) Handlers() []projections.Handler {
+	return []projections.Handler{
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningDiscovered, env projections.Envelope) error {
+			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningChanged, env Envelope) error {
-			return projectEventDetails(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningChanged, env projections.Envelope) error {
+			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env Envelope) error {
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env projections.Envelope) error {
 			// Visible at once unless its attachment was detached before the
 			// crawl that found it could add it.
 			return showItem(ctx, db, `WITH item AS (
@@ -57,7 +58,7 @@ func (EventItems) Handlers() []Handler {
 				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemLinked, env Envelope) error {
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemLinked, env projections.Envelope) error {
 			// Each further attachment holds the item too; the first current
 			// one shows a hidden item again, as added now (a change). Linking
 			// a visible item changes nothing a list shows.
@@ -79,15 +80,15 @@ func (EventItems) Handlers() []Handler {
 				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.SourceDetached, env Envelope) error {
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.SourceDetached, env projections.Envelope) error {
 			if e.Kind != domain.FeedHappenings {
 				return nil
 			}
-			return projectEventSourceDetached(ctx, db, e, env.Position)
+			return projectSourceDetached(ctx, db, e, env.Position)
 		}),
-		On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+		projections.On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
 			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans"} {
-				if err := exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
+				if err := projections.Exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
 					return err
 				}
 			}
@@ -96,10 +97,10 @@ func (EventItems) Handlers() []Handler {
 	}
 }
 
-// projectEventDetails stores an event's current state, rendered in both
+// projectHappening stores an event's current state, rendered in both
 // item shapes, and replaces the occurrences of every visible item of it, in
 // every feed: each of them changed at pos.
-func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
+func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
 	details, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("encode details of event %s: %w", id, err)
@@ -136,7 +137,7 @@ func projectEventDetails(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID
 		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at,
 		int64(pos.Commit), int64(pos.Prepare)).Scan(ctx, &items)
 	if err != nil {
-		return exec(nil, err)
+		return projections.Exec(nil, err)
 	}
 	return insertOccurrences(ctx, db, items, d)
 }
@@ -151,7 +152,7 @@ func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) er
 		Details domain.HappeningDetails `bun:"details,type:jsonb"`
 	}
 	if err := db.NewRaw(statement, args...).Scan(ctx, &shown); err != nil {
-		return exec(nil, err)
+		return projections.Exec(nil, err)
 	}
 	for _, it := range shown {
 		if err := insertOccurrences(ctx, db, []visibleItem{it.visibleItem}, it.Details); err != nil {
@@ -161,20 +162,20 @@ func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) er
 	return nil
 }
 
-// projectEventSourceDetached hides the items no other attachment holds and
+// projectSourceDetached hides the items no other attachment holds and
 // names a remaining attachment as the source of those others hold. Both
 // are changes at pos: a hidden item is removed from its list, and another
 // source type shows in the legacy shape (a new source of the same type
 // shows nowhere, so it is no change).
-func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetached, pos eventstore.Position) error {
-	if err := exec(db.NewRaw(`INSERT INTO event_detached_attachments (attachment_id) VALUES (?) ON CONFLICT DO NOTHING`,
+func projectSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetached, pos eventstore.Position) error {
+	if err := projections.Exec(db.NewRaw(`INSERT INTO event_detached_attachments (attachment_id) VALUES (?) ON CONFLICT DO NOTHING`,
 		e.AttachmentID).Exec(ctx)); err != nil {
 		return err
 	}
 	var items []string
 	if err := db.NewRaw(`DELETE FROM event_item_attachments WHERE attachment_id = ? RETURNING item_id::text`,
 		e.AttachmentID).Scan(ctx, &items); err != nil {
-		return exec(nil, err)
+		return projections.Exec(nil, err)
 	}
 	if len(items) == 0 {
 		return nil
@@ -193,7 +194,7 @@ func projectEventSourceDetached(ctx context.Context, db bun.IDB, e domain.Source
 		WHERE i.id = ANY(?0::uuid[]) AND NOT i.visible AND o.item_id = i.id`,
 	}
 	for _, s := range stmts {
-		if err := exec(db.NewRaw(s, ids, commit, prepare).Exec(ctx)); err != nil {
+		if err := projections.Exec(db.NewRaw(s, ids, commit, prepare).Exec(ctx)); err != nil {
 			return err
 		}
 	}
@@ -229,7 +230,7 @@ func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d d
 		ids[i], instances[i], statuses[i], stated[i] = r.ID.String(), r.InstanceID.String(), r.Stated, r.End
 		starts[i], ends[i], prevEnds[i], prevStarts[i], instanceEnds[i] = r.Start, r.ends, r.prevEnds, r.prevStart, r.InstanceEnds
 	}
-	return exec(db.NewRaw(`WITH ins AS (
+	return projections.Exec(db.NewRaw(`WITH ins AS (
 		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, instance_id, starts_at, end_at, ends_at,
 			prev_ends, prev_start, status, instance_ends_at, added_at)
 		SELECT i.feed_id, i.item_id, o.id, o.instance_id, o.starts_at, o.end_at, o.ends_at,
@@ -281,4 +282,20 @@ func occurrenceRows(d domain.HappeningDetails) []occurrenceRow {
 		last = rows[i].Start
 	}
 	return rows
+}
+
+// kinded is a feed event, which says which kind of feed it happened to.
+type kinded interface {
+	domain.Event
+	FeedKind() domain.FeedKind
+}
+
+// ofKind keeps a handler of feed events to the events of one kind of feed.
+func ofKind[E kinded](kind domain.FeedKind, f func(ctx context.Context, db bun.IDB, e E) error) func(ctx context.Context, db bun.IDB, e E) error {
+	return func(ctx context.Context, db bun.IDB, e E) error {
+		if e.FeedKind() != kind {
+			return nil
+		}
+		return f(ctx, db, e)
+	}
 }

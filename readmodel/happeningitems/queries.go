@@ -1,4 +1,12 @@
-package readmodel
+// Package happeningitems owns the event items read model: the events
+// (calendar happenings) every feed shares and the items of every event
+// feed, with each visible item's occurrences indexed per feed for range
+// queries (tables calendar_events, event_items, event_item_attachments,
+// event_item_occurrences, event_feed_spans, event_detached_attachments),
+// its projector, and the queries the API lists and pages event items with.
+// "Event" is the log's word in Go; a calendar thing is a happening. URLs,
+// JSON and table names keep the API's words.
+package happeningitems
 
 import (
 	"cmp"
@@ -18,12 +26,14 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
-// EventItem is one event in one feed, with its event's members as the
+// Item is one event in one feed, with its event's members as the
 // shape asked for renders them and every occurrence of the event.
-type EventItem struct {
+type Item struct {
 	ID         uuid.UUID
 	FeedID     uuid.UUID
 	EventID    uuid.UUID
@@ -34,21 +44,21 @@ type EventItem struct {
 	// Source is the source block, when asked for.
 	Source      []byte
 	Occurrences []shape.Occurrence
-	// Change is where the item last changed (ChangeKey).
-	Change ChangeKey
+	// Change is where the item last changed (changes.Key).
+	Change changes.Key
 	// Removed marks an item that has left the feed (a page of changes
 	// lists them); only ID and Change are set.
 	Removed bool
 }
 
-// EventItemShape is which of an event's stored renderings a read returns.
-type EventItemShape struct {
+// Shape is which of an event's stored renderings a read returns.
+type Shape struct {
 	Legacy        bool
 	IncludeSource bool
 }
 
 // columns are the stored renderings of the shape (calendar_events AS e).
-func (s EventItemShape) columns() string {
+func (s Shape) columns() string {
 	prefix, source := "e.current_", "''"
 	if s.Legacy {
 		prefix = "e.legacy_"
@@ -59,16 +69,25 @@ func (s EventItemShape) columns() string {
 	return prefix + "head, " + prefix + "published, " + prefix + "tail, " + source
 }
 
+// Queries answers reads of the event items read model.
+type Queries struct {
+	db    bun.IDB
+	feeds *feeds.Queries
+}
+
+// NewQueries returns the event items' query side over db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db, feeds: feeds.NewQueries(db)} }
+
 // Event item orders (api.md 4.6).
 const (
 	OrderByOccurrence = "occurrence"
 	OrderByCreated    = "created"
 )
 
-// EventItemFilter selects a page of a feed's event items: those with an
+// Filter selects a page of a feed's event items: those with an
 // occurrence in [Since, Until) (domain.Occurrence.Overlaps) of an
 // instance whose status at Now is Status (any when empty).
-type EventItemFilter struct {
+type Filter struct {
 	Since, Until time.Time
 	Status       string
 	OrderBy      string
@@ -76,16 +95,16 @@ type EventItemFilter struct {
 	Offset       int
 	// Now is the clock the statuses are judged by (completed is derived).
 	Now   time.Time
-	Shape EventItemShape
+	Shape Shape
 	// After, when set, pages through the changes after it instead of by
 	// offset (OrderBy and Offset do not apply): the items added or
 	// changed after it that the filter selects, and those removed, in
 	// change order. A zero Since or Until is then an open bound.
-	After *ChangeKey
+	After *changes.Key
 }
 
 // Window is the filter's range of occurrence dates.
-func (f EventItemFilter) Window() shape.Window {
+func (f Filter) Window() shape.Window {
 	var w shape.Window
 	if !f.Since.IsZero() {
 		w.From = &f.Since
@@ -96,16 +115,16 @@ func (f EventItemFilter) Window() shape.Window {
 	return w
 }
 
-// EventItemPage is a page of event items, how many events match in all, and
+// Page is a page of event items, how many events match in all, and
 // the feed's config (what relevance is scored against).
-type EventItemPage struct {
-	Items  []EventItem
+type Page struct {
+	Items  []Item
 	Total  int
 	Config domain.FeedConfig
-	Changes
+	changes.Changes
 }
 
-// EventItems pages through the items of an organization's event feed whose
+// Items pages through the items of an organization's event feed whose
 // occurrences the filter selects: soonest first (by the earliest selected
 // occurrence, then id) or newest first (by addedToFeedAt, then id, both
 // descending), with how many match.
@@ -118,29 +137,29 @@ type EventItemPage struct {
 // with their stored renderings and occurrences.
 //
 // With f.After it pages through the feed's changes instead
-// (eventItemChangesSQL). Either way the feed's latest change is read
+// (changesSQL). Either way the feed's latest change is read
 // before the page, in the same round trip, for the page's Changes.
-func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f EventItemFilter) (EventItemPage, error) {
-	page := EventItemPage{Items: []EventItem{}}
-	statement, args := eventItemsSQL(feedID, f)
+func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (Page, error) {
+	page := Page{Items: []Item{}}
+	statement, args := itemsSQL(feedID, f)
 	if f.After != nil {
 		// One more than the page: whether more changes follow.
-		statement, args = eventItemChangesSQL(feedID, f, f.Limit+1)
+		statement, args = changesSQL(feedID, f, f.Limit+1)
 	}
-	var latest ChangeKey
-	var listed []EventItem
+	var latest changes.Key
+	var listed []Item
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
 		feed := batch.Queue(feedConfigSQL, feedID, org)
 		feed.QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &page.Config, feedID) })
 		// Statements of a batch run in order, each seeing what was
 		// committed when it began: the page sees every change up to latest.
-		batch.Queue(latestChangeSQL("event_items", "$1"), feedID).QueryRow(func(row pgx.Row) error {
+		batch.Queue(changes.LatestSQL("event_items", "$1"), feedID).QueryRow(func(row pgx.Row) error {
 			return scanChangeKey(row, &latest)
 		})
 		batch.Queue(statement, args...).Query(func(rows pgx.Rows) error {
 			var err error
-			listed, err = scanEventItems(rows, &page.Total)
+			listed, err = scanItems(rows, &page.Total)
 			return err
 		})
 		if f.After != nil {
@@ -150,7 +169,7 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return EventItemPage{}, notFoundAsIs(err, "list items of event feed %s", feedID)
+		return Page{}, notFoundAsIs(err, "list items of event feed %s", feedID)
 	}
 	if f.After != nil {
 		return changesPage(page, listed, latest, f), nil
@@ -158,10 +177,10 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 	page.Items, page.Next = listed, latest
 	if len(page.Items) == 0 && f.Offset > 0 {
 		// A page past the end has no row to carry the total.
-		statement, args := eventItemsCountSQL(feedID, f)
+		statement, args := countSQL(feedID, f)
 		err := q.withPgx(ctx, func(conn *pgx.Conn) error { return conn.QueryRow(ctx, statement, args...).Scan(&page.Total) })
 		if err != nil {
-			return EventItemPage{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
+			return Page{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
 		}
 	}
 	return page, nil
@@ -169,7 +188,7 @@ func (q *Queries) EventItems(ctx context.Context, org, feedID uuid.UUID, f Event
 
 // changesPage splits a page of changes into the items and those removed,
 // and says where the next one starts.
-func changesPage(page EventItemPage, listed []EventItem, latest ChangeKey, f EventItemFilter) EventItemPage {
+func changesPage(page Page, listed []Item, latest changes.Key, f Filter) Page {
 	page.HasMore = len(listed) > f.Limit
 	listed = listed[:min(len(listed), f.Limit)]
 	page.Removed = []uuid.UUID{}
@@ -180,49 +199,49 @@ func changesPage(page EventItemPage, listed []EventItem, latest ChangeKey, f Eve
 		}
 		page.Items = append(page.Items, it)
 	}
-	var last *ChangeKey
+	var last *changes.Key
 	if len(listed) > 0 {
 		last = &listed[len(listed)-1].Change
 	}
-	page.Next = nextAfter(*f.After, latest, last, page.HasMore)
+	page.Next = changes.NextAfter(*f.After, latest, last, page.HasMore)
 	return page
 }
 
 // scanChangeKey reads a change key row; none is the zero key.
-func scanChangeKey(row pgx.Row, k *ChangeKey) error {
+func scanChangeKey(row pgx.Row, k *changes.Key) error {
 	var commit, prepare int64
 	var item [16]byte
 	if err := row.Scan(&commit, &prepare, &item); errors.Is(err, pgx.ErrNoRows) {
-		*k = ChangeKey{}
+		*k = changes.Key{}
 		return nil
 	} else if err != nil {
 		return err
 	}
-	*k = ChangeKey{Commit: uint64(commit), Prepare: uint64(prepare), Item: item}
+	*k = changes.Key{Commit: uint64(commit), Prepare: uint64(prepare), Item: item}
 	return nil
 }
 
-// EventItem returns one visible item of an organization's event feed, in
+// Item returns one visible item of an organization's event feed, in
 // the shape asked for, and the feed's config.
-func (q *Queries) EventItem(ctx context.Context, org, feedID, itemID uuid.UUID, shape EventItemShape) (EventItem, domain.FeedConfig, error) {
+func (q *Queries) Item(ctx context.Context, org, feedID, itemID uuid.UUID, s Shape) (Item, domain.FeedConfig, error) {
 	var config domain.FeedConfig
-	var items []EventItem
+	var items []Item
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
 		batch.Queue(feedConfigSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &config, feedID) })
 		batch.Queue(`WITH page AS (SELECT id AS item_id FROM event_items WHERE id = $1 AND feed_id = $2 AND visible) `+
-			itemsOfPage(shape, "0", "page.item_id", false), itemID, feedID).Query(func(rows pgx.Rows) error {
+			itemsOfPage(s, "0", "page.item_id", false), itemID, feedID).Query(func(rows pgx.Rows) error {
 			var err error
-			items, err = scanEventItems(rows, new(int))
+			items, err = scanItems(rows, new(int))
 			return err
 		})
 		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return EventItem{}, domain.FeedConfig{}, notFoundAsIs(err, "get event item %s", itemID)
+		return Item{}, domain.FeedConfig{}, notFoundAsIs(err, "get event item %s", itemID)
 	}
 	if len(items) == 0 {
-		return EventItem{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+		return Item{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}
 	return items[0], config, nil
 }
@@ -257,12 +276,12 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 // order's columns) with their renderings, every occurrence of their events
 // as arrays, their change keys and total. withRemoved keeps the page's
 // hidden items, without renderings or occurrences.
-func itemsOfPage(shape EventItemShape, total, order string, withRemoved bool) string {
+func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 	events := "JOIN calendar_events AS e ON e.id = i.event_id"
 	if withRemoved {
 		events = "LEFT JOIN calendar_events AS e ON e.id = i.event_id AND i.visible"
 	}
-	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + shape.columns() + `, ` + total + `,
+	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
 			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible
 		FROM page
 		JOIN event_items AS i ON i.id = page.item_id
@@ -275,11 +294,11 @@ func itemsOfPage(shape EventItemShape, total, order string, withRemoved bool) st
 		ORDER BY ` + order
 }
 
-func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
-	items := []EventItem{}
+func scanItems(rows pgx.Rows, total *int) ([]Item, error) {
+	items := []Item{}
 	for rows.Next() {
 		var (
-			it                    EventItem
+			it                    Item
 			id, feed, event, src  [16]byte
 			head, published, tail []byte
 			source                []byte
@@ -296,9 +315,9 @@ func scanEventItems(rows pgx.Rows, total *int) ([]EventItem, error) {
 			return nil, err
 		}
 		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
-		it.Change = ChangeKey{Commit: uint64(commit), Prepare: uint64(prepare), Item: id}
+		it.Change = changes.Key{Commit: uint64(commit), Prepare: uint64(prepare), Item: id}
 		if !visible {
-			items = append(items, EventItem{ID: it.ID, FeedID: it.FeedID, EventID: it.EventID, Change: it.Change, Removed: true})
+			items = append(items, Item{ID: it.ID, FeedID: it.FeedID, EventID: it.EventID, Change: it.Change, Removed: true})
 			continue
 		}
 		it.Static = shape.Static{Head: head, Published: published, Tail: tail}
@@ -332,7 +351,7 @@ const firstInWindow = ` AND prev_ends <= $2 AND prev_start < $2`
 
 // candidates are the matching items, one row each (item_id, first_start,
 // added_at), and the arguments after $1-$3.
-func candidates(f EventItemFilter) (string, []any) {
+func candidates(f Filter) (string, []any) {
 	if f.Status == "" {
 		return `SELECT item_id, starts_at AS first_start, added_at FROM event_item_occurrences WHERE ` + inWindow + firstInWindow, nil
 	}
@@ -341,7 +360,7 @@ func candidates(f EventItemFilter) (string, []any) {
 		WHERE ` + inWindow + cond + ` GROUP BY item_id`, args
 }
 
-func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
 	m, extra := candidates(f)
 	args := append([]any{feedID, f.Since, f.Until}, extra...)
 	n := len(args)
@@ -361,13 +380,13 @@ func eventItemsSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
 		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page."), false), args
 }
 
-// eventItemChangesSQL pages through the changes of feed $1 after the key
+// changesSQL pages through the changes of feed $1 after the key
 // ($2, $3, $4), in change order, $5 at a time: the visible items the
 // filter selects and, whatever the filter, the items removed. It walks the
 // feed's change index from the key and stops after the page, so a poll
 // that finds little reads little.
-func eventItemChangesSQL(feedID uuid.UUID, f EventItemFilter, limit int) (string, []any) {
-	args := append(append([]any{feedID}, f.After.args()...), limit)
+func changesSQL(feedID uuid.UUID, f Filter, limit int) (string, []any) {
+	args := append(append([]any{feedID}, f.After.Args()...), limit)
 	selected, extra := selectedByFilter(f, len(args)+1)
 	return `WITH page AS (
 			SELECT i.id AS item_id, i.change_commit, i.change_prepare FROM event_items AS i
@@ -391,19 +410,19 @@ var openRange = struct{ since, until time.Time }{
 // open), without them the feed's visible items (fewer rows than all their
 // occurrences). An item's event is recorded before the item is added (in
 // log order, as ingestion appends them), so every visible item is listed.
-func changesTotalSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+func changesTotalSQL(feedID uuid.UUID, f Filter) (string, []any) {
 	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" {
 		return `SELECT count(*) FROM event_items WHERE feed_id = $1 AND visible`, []any{feedID}
 	}
 	f.Since, f.Until = cmp.Or(f.Since, openRange.since), cmp.Or(f.Until, openRange.until)
-	return eventItemsCountSQL(feedID, f)
+	return countSQL(feedID, f)
 }
 
 // selectedByFilter is the condition on a visible item (event_items AS i)
 // of a page of changes, with its arguments from $first: its event is
 // known, and it has an occurrence in the range and of the status, when
 // they are given.
-func selectedByFilter(f EventItemFilter, first int) (string, []any) {
+func selectedByFilter(f Filter, first int) (string, []any) {
 	var conds []string
 	var args []any
 	param := func(v any) int {
@@ -432,7 +451,7 @@ func selectedByFilter(f EventItemFilter, first int) (string, []any) {
 	return selected, args
 }
 
-func eventItemsCountSQL(feedID uuid.UUID, f EventItemFilter) (string, []any) {
+func countSQL(feedID uuid.UUID, f Filter) (string, []any) {
 	m, extra := candidates(f)
 	return `SELECT count(*) FROM (` + m + `) AS m`, append([]any{feedID, f.Since, f.Until}, extra...)
 }
@@ -480,8 +499,8 @@ func (q *Queries) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
 	})
 }
 
-// EventDetails returns the current details of events, by id.
-func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.HappeningDetails, error) {
+// HappeningDetails returns the current details of events, by id.
+func (q *Queries) HappeningDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.HappeningDetails, error) {
 	keys := make([][16]byte, len(ids))
 	for i, id := range ids {
 		keys[i] = id
@@ -513,27 +532,20 @@ func (q *Queries) EventDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.U
 	return out, nil
 }
 
-// ItemRef implements commands.Lookups: the item of a feed of a kind that
-// the organization sees.
-func (q *Queries) ItemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
-	return q.itemRef(ctx, kind, org, feedID, itemID, false)
+// ItemRef is the reference commands take to a visible item of the
+// organization's event feed (commands.Lookups, through readmodel.Lookups).
+func (q *Queries) ItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	return q.itemRef(ctx, org, feedID, itemID, false)
 }
 
 // ItemOrigin is ItemRef for an item the feed ever had: an event item that
 // left its feed (its last attachment detached) still has a history.
-func (q *Queries) ItemOrigin(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
-	return q.itemRef(ctx, kind, org, feedID, itemID, true)
+func (q *Queries) ItemOrigin(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	return q.itemRef(ctx, org, feedID, itemID, true)
 }
 
-func (q *Queries) itemRef(ctx context.Context, kind domain.FeedKind, org, feedID, itemID uuid.UUID, hidden bool) (domain.ItemRef, error) {
-	if kind != domain.FeedHappenings {
-		it, err := q.NewsItem(ctx, org, feedID, itemID)
-		if err != nil {
-			return domain.ItemRef{}, err
-		}
-		return domain.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
-	}
-	if _, err := q.Feed(ctx, domain.FeedHappenings, org, feedID); err != nil {
+func (q *Queries) itemRef(ctx context.Context, org, feedID, itemID uuid.UUID, hidden bool) (domain.ItemRef, error) {
+	if _, err := q.feeds.Feed(ctx, domain.FeedHappenings, org, feedID); err != nil {
 		return domain.ItemRef{}, err
 	}
 	var ref domain.ItemRef

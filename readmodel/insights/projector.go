@@ -1,4 +1,4 @@
-package projections
+package insights
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/projections"
 )
 
-// Insights projects what GET /insights/feedback reads: every feedback
+// Projector projects what GET /insights/feedback reads: every feedback
 // entry on an item of a feed of any kind, and every item ever added to a
 // feed, whose count is the denominator of "share of items rated". An item
 // counts from its first add and stays counted after it leaves an event
@@ -23,33 +24,33 @@ import (
 // Feedback is additive (api.md 4.2): every FeedbackGiven is one more
 // entry, a later one on the same item never replaces an earlier one, as
 // the domain decides it (domain.rate).
-type Insights struct{}
+type Projector struct{}
 
-func (Insights) Name() string { return "insights" }
-func (Insights) Version() int { return 1 }
-func (Insights) Tables() []string {
+func (Projector) Name() string { return "insights" }
+func (Projector) Version() int { return 1 }
+func (Projector) Tables() []string {
 	return []string{"insight_items", "insight_feedback", "insight_deleted_feeds"}
 }
 
-func (Insights) Handlers() []Handler {
-	return []Handler{
-		On(func(ctx context.Context, db bun.IDB, e domain.NewsItemAdded) error {
+func (Projector) Handlers() []projections.Handler {
+	return []projections.Handler{
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.NewsItemAdded) error {
 			return insightWrite(ctx, db, func(b *insightBatch) {
 				b.items = append(b.items, insightItem{e.ItemID, e.OrganizationID, e.FeedID, domain.FeedNews, e.SourceID, e.At})
 			})
 		}),
-		On(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded) error {
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded) error {
 			return insightWrite(ctx, db, func(b *insightBatch) {
 				b.items = append(b.items, insightItem{e.ItemID, e.OrganizationID, e.FeedID, domain.FeedHappenings, e.SourceID, e.At})
 			})
 		}),
-		OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.FeedbackGiven, env Envelope) error {
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.FeedbackGiven, env projections.Envelope) error {
 			if !e.Rating.Known() {
 				return fmt.Errorf("feedback %s has unknown rating %q", e.FeedbackID, e.Rating)
 			}
 			return insightWrite(ctx, db, func(b *insightBatch) { b.feedback = append(b.feedback, insightFeedback{e, env}) })
 		}),
-		On(func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
 			return insightWrite(ctx, db, func(b *insightBatch) { b.deleted = append(b.deleted, e.FeedID) })
 		}),
 	}
@@ -64,7 +65,7 @@ type insightItem struct {
 
 type insightFeedback struct {
 	e   domain.FeedbackGiven
-	env Envelope
+	env projections.Envelope
 }
 
 // insightBatch is a batch's writes, made at its end in three statements:
@@ -83,7 +84,7 @@ type insightBatchKey struct{}
 // insightWrite adds to the batch's writes, or writes at once outside a
 // batch.
 func insightWrite(ctx context.Context, db bun.IDB, add func(*insightBatch)) error {
-	if b, ok := Deferred(ctx, insightBatchKey{}, func() *insightBatch { return &insightBatch{} }); ok {
+	if b, ok := projections.Deferred(ctx, insightBatchKey{}, func() *insightBatch { return &insightBatch{} }); ok {
 		add(b)
 		return nil
 	}
@@ -103,14 +104,14 @@ func (b *insightBatch) Flush(ctx context.Context, db bun.IDB) error {
 
 func (b *insightBatch) insertItems(ctx context.Context, db bun.IDB) error {
 	for rows := b.items; len(rows) > 0; {
-		chunk := rows[:min(len(rows), maxRowsPerInsert)]
+		chunk := rows[:min(len(rows), projections.MaxRowsPerInsert)]
 		rows = rows[len(chunk):]
 		ids, orgs, feeds, sources := make([][16]byte, len(chunk)), make([][16]byte, len(chunk)), make([][16]byte, len(chunk)), make([][16]byte, len(chunk))
 		kinds, at := make([]string, len(chunk)), make([]time.Time, len(chunk))
 		for i, r := range chunk {
 			ids[i], orgs[i], feeds[i], sources[i], kinds[i], at[i] = r.id, r.org, r.feed, r.source, string(r.kind), r.at
 		}
-		if err := execArrays(ctx, db, `INSERT INTO insight_items (item_id, organization_id, feed_id, feed_kind, source_id, added_at)
+		if err := projections.ExecArrays(ctx, db, `INSERT INTO insight_items (item_id, organization_id, feed_id, feed_kind, source_id, added_at)
 			SELECT r.* FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::timestamptz[])
 				AS r(item_id, organization_id, feed_id, feed_kind, source_id, added_at)
 			WHERE NOT EXISTS (SELECT 1 FROM insight_deleted_feeds AS d WHERE d.feed_id = r.feed_id)
@@ -123,7 +124,7 @@ func (b *insightBatch) insertItems(ctx context.Context, db bun.IDB) error {
 
 func (b *insightBatch) insertFeedback(ctx context.Context, db bun.IDB) error {
 	for rows := b.feedback; len(rows) > 0; {
-		chunk := rows[:min(len(rows), maxRowsPerInsert)]
+		chunk := rows[:min(len(rows), projections.MaxRowsPerInsert)]
 		rows = rows[len(chunk):]
 		n := len(chunk)
 		ids, orgs, feeds, items, sources := make([][16]byte, n), make([][16]byte, n), make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
@@ -138,7 +139,7 @@ func (b *insightBatch) insertFeedback(ctx context.Context, db bun.IDB) error {
 		// The item's add precedes its feedback in the log (one stream), so
 		// its row is there: written by an earlier batch, or by this one's
 		// insertItems, which runs first.
-		if err := execArrays(ctx, db, `INSERT INTO insight_feedback (feedback_id, organization_id, feed_id, feed_kind, item_id,
+		if err := projections.ExecArrays(ctx, db, `INSERT INTO insight_feedback (feedback_id, organization_id, feed_id, feed_kind, item_id,
 				source_id, rating, comment, given_at, log_commit, log_prepare, item_added_at)
 			SELECT r.*, (SELECT i.added_at FROM insight_items AS i WHERE i.item_id = r.item_id)
 			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
@@ -161,7 +162,7 @@ func (b *insightBatch) deleteFeeds(ctx context.Context, db bun.IDB) error {
 	for i, id := range b.deleted {
 		ids[i] = id
 	}
-	return execArrays(ctx, db, `WITH gone AS (
+	return projections.ExecArrays(ctx, db, `WITH gone AS (
 			INSERT INTO insight_deleted_feeds (feed_id) SELECT unnest($1::uuid[]) ON CONFLICT DO NOTHING
 		), items AS (
 			DELETE FROM insight_items WHERE feed_id = ANY($1::uuid[])

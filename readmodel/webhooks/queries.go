@@ -1,4 +1,8 @@
-package readmodel
+// Package webhooks owns the webhooks read model: the webhook subscriptions
+// of every organization (table webhooks), its projector, whose handlers the
+// webhook dispatcher reuses for its own copy, and the queries the API and
+// the sender read them with.
+package webhooks
 
 import (
 	"context"
@@ -12,6 +16,14 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 )
+
+// Queries answers reads of the webhooks read model.
+type Queries struct {
+	db bun.IDB
+}
+
+// NewQueries returns the webhooks' query side over db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }
 
 // Webhook is a row of webhooks: one subscription, with the ids of the
 // secrets that sign its deliveries (the secrets themselves are elsewhere).
