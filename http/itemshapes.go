@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
 
 // itemJSON is the current item shape (api.md 2.3). Optional scalars are
@@ -23,7 +23,7 @@ type itemJSON struct {
 	Source *domain.SourceBlock `json:"source,omitempty"`
 }
 
-func itemOut(it readmodel.NewsItem, includeSource bool) itemJSON {
+func itemOut(it newsitems.NewsItem, includeSource bool) itemJSON {
 	out := itemJSON{
 		ID: it.ID.String(), NewsPageID: it.NewsPageID.String(),
 		Title: strings.TrimSpace(it.Title), Description: strings.TrimSpace(it.Description),
@@ -62,7 +62,7 @@ type legacySiteData struct {
 // legacyItemOut renders an item as a site page (pages of sitemaps and
 // index pages too), or as the post of the platform its block names
 // (legacyPostData).
-func legacyItemOut(it readmodel.NewsItem) legacyItemJSON {
+func legacyItemOut(it newsitems.NewsItem) legacyItemJSON {
 	out := legacyItemJSON{
 		ID: it.ID.String(), NewsPageID: it.NewsPageID.String(), Type: string(domain.SourceSite),
 		Data: legacySiteData{

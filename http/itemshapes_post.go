@@ -2,7 +2,7 @@ package http
 
 import (
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
 
 // The legacy (v0) data of platform posts (api.md 2.5, with the real
@@ -12,7 +12,7 @@ import (
 
 // legacyPost is what a post's legacy data is made from.
 type legacyPost struct {
-	item  readmodel.NewsItem
+	item  newsitems.NewsItem
 	block domain.SourceBlock
 	ids   domain.PlatformIDs
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
@@ -99,7 +100,7 @@ func dump(t *testing.T, db bun.IDB, p projections.Projector) string {
 // sqlCommands builds the command side over a test database.
 func sqlCommands(db *database.DB) (*eventstore.Postgres, *commands.Handler) {
 	store := eventstore.NewPostgres(db.Pool)
-	return store, commands.New(store, readmodel.NewQueries(db.Bun))
+	return store, commands.New(store, readmodel.NewLookups(db.Bun))
 }
 
 // runUntil runs projectors until they reach the head of the log.
@@ -221,7 +222,7 @@ func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
 	db, dsn := testdb.New(t)
 	store, cmds := sqlCommands(db)
 	workload(t, cmds, uuid.New(), 40)
-	ps := projections.All()
+	ps := projectors.All()
 
 	// Run in pieces: kill and restart several times.
 	for round := 0; round < 5; round++ {
@@ -320,7 +321,7 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 		}
 	}()
 	time.Sleep(50 * time.Millisecond)
-	p, _ := projections.ByName("feeds")
+	p, _ := projectors.ByName("feeds")
 	if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
@@ -347,7 +348,7 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 		t.Fatal(err)
 	}
 	_, cmds := sqlCommands(db)
-	ps := append(projections.All(), counter{})
+	ps := append(projectors.All(), counter{})
 	var runners []*projections.Runner
 	for i := 0; i < 2; i++ {
 		r, err := projections.NewRunner(eventstore.NewPostgres(db.Pool), db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 5}, ps...)
@@ -362,7 +363,7 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 	}
 	// The waiter of "process A" must see progress made by "process B".
 	waiter := projections.NewWaiter(db.Bun, runners[0], 5*time.Second, ps...)
-	queries := readmodel.NewQueries(db.Bun)
+	queries := readmodel.NewLookups(db.Bun)
 	org := uuid.New()
 	for i := 0; i < 20; i++ {
 		f, res, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: fmt.Sprintf("f%d", i), Description: "d"})

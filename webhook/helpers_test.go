@@ -20,6 +20,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -85,7 +86,7 @@ type machinery struct {
 
 func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 	store := eventstore.NewPostgres(db.Pool)
-	queries := readmodel.NewQueries(db.Bun)
+	queries := readmodel.NewLookups(db.Bun)
 	cmds := commands.New(store, queries)
 	cfg.Work = true
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: servicetest.Logger()}, cfg)
@@ -93,7 +94,7 @@ func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 		return nil, err
 	}
 	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{PollInterval: 20 * time.Millisecond},
-		projections.Webhooks{}, svc.Dispatcher())
+		webhooks.Projector{}, svc.Dispatcher())
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 		svc.Close()
 		return err
 	}
-	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, projections.Webhooks{})
+	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, webhooks.Projector{})
 	return &machinery{store: store, queries: queries, cmds: cmds, svc: svc, waiter: waiter, stop: stop}, nil
 }
 

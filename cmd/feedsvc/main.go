@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
 	// Events are read in the zones their pages name: the zone database
 	// travels in the binary, so a minimal image without one still has it.
 	_ "time/tzdata"

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/ingest/attachments"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/projections"
 )
 
 // migrationFile runs one of the service's migration files in a
@@ -45,7 +45,7 @@ func TestTheMigrationThatReshapedTheIngestionReadModelHasItRebuiltFromTheEvents(
 	ctx := context.Background()
 	store, cmds := sqlCommands(db)
 	workload(t, cmds, uuid.New(), 20)
-	p := projections.Ingestion{}
+	p := attachments.Projector{}
 	runUntilCaughtUp(t, store, db, 7, p)
 	fresh := dump(t, db.Bun, p)
 

@@ -5,12 +5,15 @@ import (
 	"testing"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
 
 func TestEveryStoredEventTypeIsReadBySomeProjector(t *testing.T) {
 	read := map[string]bool{}
-	for _, p := range projections.All() {
+	for _, p := range projectors.All() {
 		for _, name := range projections.EventTypes(p) {
 			read[name] = true
 		}
@@ -23,7 +26,7 @@ func TestEveryStoredEventTypeIsReadBySomeProjector(t *testing.T) {
 }
 
 func TestAProjectorSubscribesToExactlyWhatItsHandlersTake(t *testing.T) {
-	got := projections.EventTypes(projections.Feeds{})
+	got := projections.EventTypes(feeds.Projector{})
 	for _, want := range []string{"NewsFeedCreated", "EventFeedCreated", "NewsSourceDetached", "EventSourceDetached"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("feeds handles %s's Go type but does not subscribe to it: %v", want, got)
@@ -36,7 +39,7 @@ func TestAProjectorSubscribesToExactlyWhatItsHandlersTake(t *testing.T) {
 
 func TestEveryReadModelTableHasOneOwner(t *testing.T) {
 	owner := map[string]string{}
-	for _, p := range projections.All() {
+	for _, p := range projectors.All() {
 		for _, table := range p.Tables() {
 			if other, taken := owner[table]; taken {
 				t.Errorf("table %s is owned by both %s and %s", table, other, p.Name())
@@ -51,10 +54,10 @@ func TestEveryReadModelTableHasOneOwner(t *testing.T) {
 // waited for without being named anywhere.
 func TestWritesWaitForEveryProjectorButTheUnwaited(t *testing.T) {
 	waited := map[string]bool{}
-	for _, p := range projections.Consistent() {
+	for _, p := range projectors.Consistent() {
 		waited[p.Name()] = true
 	}
-	for _, p := range projections.All() {
+	for _, p := range projectors.All() {
 		_, unwaited := p.(projections.Unwaited)
 		if waited[p.Name()] == unwaited {
 			t.Errorf("projector %s: waited for %v, declares Unwaited %v", p.Name(), waited[p.Name()], unwaited)
@@ -62,5 +65,23 @@ func TestWritesWaitForEveryProjectorButTheUnwaited(t *testing.T) {
 	}
 	if waited["articles"] || !waited["newsitems"] || !waited["ingestion"] {
 		t.Errorf("waited for %v: want every projector the API reads (newsitems, ingestion, …) and not articles", waited)
+	}
+}
+
+// The service's waiter waits for exactly the projectors Consistent names:
+// every registered projector but those that declare themselves Unwaited.
+func TestTheServiceWaitsForEveryRegisteredProjectorButTheUnwaited(t *testing.T) {
+	h := servicetest.Start(t)
+	waited := h.Service.Waiter.WaitsFor()
+	for _, p := range projectors.All() {
+		_, unwaited := p.(projections.Unwaited)
+		if slices.Contains(waited, p.Name()) == unwaited {
+			t.Errorf("projector %s: the service waits for it %v, it declares Unwaited %v", p.Name(), !unwaited, unwaited)
+		}
+	}
+	for _, name := range waited {
+		if _, ok := projectors.ByName(name); !ok {
+			t.Errorf("the service waits for %s, which is not registered", name)
+		}
 	}
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
 
 // changeFeed is a feed of n items whose changes are spread over the log
@@ -20,7 +24,7 @@ type changeFeed struct {
 	db        *database.DB
 	org, feed uuid.UUID
 	// half is the change key of the middle item.
-	half readmodel.ChangeKey
+	half changes.Key
 	q    *readmodel.Queries
 }
 
@@ -28,9 +32,9 @@ func newChangeFeed(b *testing.B, kind domain.FeedKind, n int) *changeFeed {
 	b.Helper()
 	db, _ := testdb.New(b)
 	ctx := context.Background()
-	f := &changeFeed{db: db, org: uuid.New(), feed: uuid.New(), q: readmodel.NewQueries(db.Bun)}
+	f := &changeFeed{db: db, org: uuid.New(), feed: uuid.New(), q: readmodel.NewLookups(db.Bun)}
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := db.Bun.NewInsert().Model(&readmodel.Feed{Kind: kind, ID: f.feed, OrganizationID: f.org,
+	if _, err := db.Bun.NewInsert().Model(&feeds.Feed{Kind: kind, ID: f.feed, OrganizationID: f.org,
 		Name: "f", Enabled: true, CreatedAt: at, UpdatedAt: at}).Exec(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -87,19 +91,19 @@ func newChangeFeed(b *testing.B, kind domain.FeedKind, n int) *changeFeed {
 }
 
 // end is a key after every change.
-var end = readmodel.ChangeKey{Commit: 1 << 40}
+var end = changes.Key{Commit: 1 << 40}
 
 func BenchmarkNewsItemPages(b *testing.B) {
 	f := newChangeFeed(b, domain.FeedNews, 100_000)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
-		filter readmodel.ItemFilter
+		filter newsitems.ItemFilter
 	}{
-		{"first page by offset", readmodel.ItemFilter{Limit: 50}},
-		{"changes from the start", readmodel.ItemFilter{Limit: 50, After: &readmodel.ChangeKey{}}},
-		{"changes from the middle", readmodel.ItemFilter{Limit: 50, After: &f.half}},
-		{"a poll with nothing new", readmodel.ItemFilter{Limit: 50, After: &end}},
+		{"first page by offset", newsitems.ItemFilter{Limit: 50}},
+		{"changes from the start", newsitems.ItemFilter{Limit: 50, After: &changes.Key{}}},
+		{"changes from the middle", newsitems.ItemFilter{Limit: 50, After: &f.half}},
+		{"a poll with nothing new", newsitems.ItemFilter{Limit: 50, After: &end}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
@@ -115,25 +119,25 @@ func BenchmarkEventItemPages(b *testing.B) {
 	f := newChangeFeed(b, domain.FeedHappenings, 10_000)
 	ctx := context.Background()
 	now := time.Now()
-	base := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence, Limit: 20}
+	base := happeningitems.Filter{Now: now, OrderBy: happeningitems.OrderByOccurrence, Limit: 20}
 	ranged := base
 	ranged.Since, ranged.Until = now, now.Add(30*24*time.Hour)
 	for _, c := range []struct {
 		name  string
-		apply func(readmodel.EventItemFilter) readmodel.EventItemFilter
+		apply func(happeningitems.Filter) happeningitems.Filter
 	}{
-		{"first page by offset, next 30 days", func(readmodel.EventItemFilter) readmodel.EventItemFilter { return ranged }},
-		{"changes from the start", func(f readmodel.EventItemFilter) readmodel.EventItemFilter {
-			f.After = &readmodel.ChangeKey{}
+		{"first page by offset, next 30 days", func(happeningitems.Filter) happeningitems.Filter { return ranged }},
+		{"changes from the start", func(f happeningitems.Filter) happeningitems.Filter {
+			f.After = &changes.Key{}
 			return f
 		}},
-		{"changes from the middle", func(fl readmodel.EventItemFilter) readmodel.EventItemFilter { fl.After = &f.half; return fl }},
-		{"changes from the middle, next 30 days", func(readmodel.EventItemFilter) readmodel.EventItemFilter {
+		{"changes from the middle", func(fl happeningitems.Filter) happeningitems.Filter { fl.After = &f.half; return fl }},
+		{"changes from the middle, next 30 days", func(happeningitems.Filter) happeningitems.Filter {
 			fl := ranged
 			fl.After = &f.half
 			return fl
 		}},
-		{"a poll with nothing new", func(f readmodel.EventItemFilter) readmodel.EventItemFilter { f.After = &end; return f }},
+		{"a poll with nothing new", func(f happeningitems.Filter) happeningitems.Filter { f.After = &end; return f }},
 	} {
 		filter := c.apply(base)
 		b.Run(c.name, func(b *testing.B) {

@@ -12,10 +12,12 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 )
 
 // eventWorkload stores event feeds with sources, events found, changed and
@@ -78,8 +80,8 @@ func TestTheEventItemsReadModelRebuiltFromTheLogEqualsTheLiveOne(t *testing.T) {
 	db, dsn := testdb.New(t)
 	store, cmds := sqlCommands(db)
 	eventWorkload(t, cmds, uuid.New())
-	p := projections.EventItems{}
-	runUntilCaughtUp(t, store, db, 5, projections.All()...)
+	p := happeningitems.Projector{}
+	runUntilCaughtUp(t, store, db, 5, projectors.All()...)
 	live := dump(t, db.Bun, p)
 	var visible, hidden, occurrences int
 	if err := db.Bun.NewRaw(`SELECT count(*) FILTER (WHERE visible), count(*) FILTER (WHERE NOT visible),
@@ -106,13 +108,13 @@ func TestARebuildOfEventItemsSwapsInWhileListsAreRead(t *testing.T) {
 	store, cmds := sqlCommands(db)
 	org := uuid.New()
 	eventWorkload(t, cmds, org)
-	runUntilCaughtUp(t, store, db, 50, projections.All()...)
+	runUntilCaughtUp(t, store, db, 50, projectors.All()...)
 	var feeds []uuid.UUID
 	if err := db.Bun.NewRaw("SELECT DISTINCT feed_id FROM event_items WHERE visible ORDER BY 1").Scan(context.Background(), &feeds); err != nil || len(feeds) == 0 {
 		t.Fatalf("feeds with items: %v %v", feeds, err)
 	}
-	q := readmodel.NewQueries(db.Bun)
-	filter := readmodel.EventItemFilter{
+	q := readmodel.NewLookups(db.Bun)
+	filter := happeningitems.Filter{
 		Since: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Until: time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC),
 		Limit: 20, Now: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC),
 	}
@@ -141,7 +143,7 @@ func TestARebuildOfEventItemsSwapsInWhileListsAreRead(t *testing.T) {
 		})
 	}
 	for range 3 {
-		if err := projections.Rebuild(context.Background(), dsn, db, store, projections.EventItems{}, servicetest.Logger()); err != nil {
+		if err := projections.Rebuild(context.Background(), dsn, db, store, happeningitems.Projector{}, servicetest.Logger()); err != nil {
 			t.Fatal(err)
 		}
 	}

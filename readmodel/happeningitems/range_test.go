@@ -13,9 +13,10 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
@@ -76,9 +77,9 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			t.Fatal(err)
 		}
 	}
-	runUntilCaughtUp(t, store, db, 50, projections.All()...)
-	q := readmodel.NewQueries(db.Bun)
-	all, err := q.EventItems(ctx, org, feed.ID, readmodel.EventItemFilter{Since: hour(-100), Until: hour(1000), Limit: 100, Now: hour(60)})
+	runUntilCaughtUp(t, store, db, 50, projectors.All()...)
+	q := readmodel.NewLookups(db.Bun)
+	all, err := q.EventItems(ctx, org, feed.ID, happeningitems.Filter{Since: hour(-100), Until: hour(1000), Limit: 100, Now: hour(60)})
 	if err != nil || all.Total != 60 {
 		t.Fatalf("all items: %d, %v", all.Total, err)
 	}
@@ -97,12 +98,12 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 
 	for round := range 300 {
 		since := hour(r.IntN(130) - 5)
-		f := readmodel.EventItemFilter{
+		f := happeningitems.Filter{
 			Since: since, Until: since.Add(time.Duration(1+r.IntN(60)) * time.Hour), Limit: 1 + r.IntN(8), Offset: r.IntN(12),
-			Now: hour(r.IntN(130)), OrderBy: readmodel.OrderByOccurrence,
+			Now: hour(r.IntN(130)), OrderBy: happeningitems.OrderByOccurrence,
 		}
 		if r.IntN(3) == 0 {
-			f.OrderBy = readmodel.OrderByCreated
+			f.OrderBy = happeningitems.OrderByCreated
 		}
 		if r.IntN(2) == 0 {
 			f.Status = domain.EventStatuses[r.IntN(len(domain.EventStatuses))]
@@ -143,9 +144,9 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 
 // expectedPage is every matching item's id in the filter's order, from the
 // occurrence blocks.
-func expectedPage(items []readmodel.EventItem, occurrences map[uuid.UUID][]shape.Occurrence, f readmodel.EventItemFilter) []uuid.UUID {
+func expectedPage(items []happeningitems.Item, occurrences map[uuid.UUID][]shape.Occurrence, f happeningitems.Filter) []uuid.UUID {
 	type match struct {
-		it    readmodel.EventItem
+		it    happeningitems.Item
 		first time.Time
 	}
 	var ms []match
@@ -156,7 +157,7 @@ func expectedPage(items []readmodel.EventItem, occurrences map[uuid.UUID][]shape
 		}
 	}
 	slices.SortFunc(ms, func(a, b match) int {
-		if f.OrderBy == readmodel.OrderByCreated {
+		if f.OrderBy == happeningitems.OrderByCreated {
 			if c := b.it.AddedAt.Compare(a.it.AddedAt); c != 0 {
 				return c
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/insights"
 )
 
 // BenchmarkFeedbackInsights reads one page of insights of an organization
@@ -45,16 +46,16 @@ func BenchmarkFeedbackInsights(b *testing.B) {
 	if _, err := db.Bun.NewRaw("INSERT INTO feeds (id, organization_id, kind, name, description, enabled, created_at, updated_at) VALUES (?, ?, 'news', 'f', 'd', true, now(), now())", feed, org).Exec(ctx); err != nil {
 		b.Fatal(err)
 	}
-	q := readmodel.NewQueries(db.Bun)
+	q := readmodel.NewLookups(db.Bun)
 	since := start.AddDate(0, 0, 40)
 	for _, scope := range []struct {
 		name string
-		f    readmodel.FeedbackInsightFilter
+		f    insights.FeedbackInsightFilter
 	}{
-		{"all", readmodel.FeedbackInsightFilter{}},
-		{"one feed, 30 days", readmodel.FeedbackInsightFilter{FeedID: &feed, Since: &since}},
+		{"all", insights.FeedbackInsightFilter{}},
+		{"one feed, 30 days", insights.FeedbackInsightFilter{FeedID: &feed, Since: &since}},
 	} {
-		for _, groupBy := range readmodel.InsightGroupings {
+		for _, groupBy := range insights.InsightGroupings {
 			b.Run(scope.name+"/"+groupBy, func(b *testing.B) {
 				f := scope.f
 				f.GroupBy, f.Limit = groupBy, 50

@@ -7,12 +7,14 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/insights"
+	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 )
 
 func TestInsightsRebuiltFromHistoryEqualTheLiveOnes(t *testing.T) {
 	h := servicetest.Start(t)
 	servicetest.WriteFeedbackHistory(h, 3)
-	for _, p := range []projections.Projector{projections.Insights{}, projections.NegativeSources{}} {
+	for _, p := range []projections.Projector{insights.Projector{}, negativesources.Projector{}} {
 		t.Run(p.Name(), func(t *testing.T) {
 			live := dump(t, h.Service.DB.Bun, p)
 			if strings.Contains(live, " 0 rows") {

@@ -12,6 +12,8 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
 
 // Shallow and deep pages take different queries; both must give the order
@@ -22,13 +24,13 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 	ctx := context.Background()
 	org, feed, other := uuid.New(), uuid.New(), uuid.New()
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := db.Bun.NewInsert().Model(&readmodel.Feed{Kind: domain.FeedNews,
+	if _, err := db.Bun.NewInsert().Model(&feeds.Feed{Kind: domain.FeedNews,
 		ID: feed, OrganizationID: org, Name: "f", Enabled: true, CreatedAt: base, UpdatedAt: base,
 	}).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	const n = 1200
-	rows := make([]readmodel.NewsItem, 0, n+10)
+	rows := make([]newsitems.NewsItem, 0, n+10)
 	for i := range n {
 		// Runs of equal created_at, some without published_at, so that
 		// every tie-breaker matters.
@@ -38,14 +40,14 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 			p := at.Add(-time.Duration(i%5) * time.Second)
 			pub = &p
 		}
-		rows = append(rows, readmodel.NewsItem{
+		rows = append(rows, newsitems.NewsItem{
 			ID: uuid.New(), FeedID: feed, OrganizationID: org, NewsPageID: uuid.New(), VersionID: uuid.New(),
 			SourceID: uuid.New(), AttachmentID: uuid.New(), SourceType: "site",
 			URL: fmt.Sprintf("https://example.com/%d", i), Title: fmt.Sprint(i), PublishedAt: pub, CreatedAt: at, UpdatedAt: at,
 		})
 	}
 	for i := range 10 { // another feed's items never show up
-		rows = append(rows, readmodel.NewsItem{
+		rows = append(rows, newsitems.NewsItem{
 			ID: uuid.New(), FeedID: other, OrganizationID: org, NewsPageID: uuid.New(), VersionID: uuid.New(),
 			SourceID: uuid.New(), AttachmentID: uuid.New(), SourceType: "site", URL: "https://example.com/x",
 			CreatedAt: base.Add(time.Duration(i) * time.Minute), UpdatedAt: base,
@@ -62,30 +64,30 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 	}
 
 	var want []uuid.UUID
-	if err := db.Bun.NewSelect().Model((*readmodel.NewsItem)(nil)).Column("id").Where("feed_id = ?", feed).
+	if err := db.Bun.NewSelect().Model((*newsitems.NewsItem)(nil)).Column("id").Where("feed_id = ?", feed).
 		OrderExpr("created_at DESC, published_at DESC NULLS LAST, id DESC").Scan(ctx, &want); err != nil {
 		t.Fatal(err)
 	}
 	since := base.Add(100 * time.Minute)
 	var wantSince []uuid.UUID
-	if err := db.Bun.NewSelect().Model((*readmodel.NewsItem)(nil)).Column("id").Where("feed_id = ? AND created_at > ?", feed, since).
+	if err := db.Bun.NewSelect().Model((*newsitems.NewsItem)(nil)).Column("id").Where("feed_id = ? AND created_at > ?", feed, since).
 		OrderExpr("created_at DESC, published_at DESC NULLS LAST, id DESC").Scan(ctx, &wantSince); err != nil {
 		t.Fatal(err)
 	}
 
-	q := readmodel.NewQueries(db.Bun)
+	q := readmodel.NewLookups(db.Bun)
 	for _, tc := range []struct {
-		filter readmodel.ItemFilter
+		filter newsitems.ItemFilter
 		all    []uuid.UUID
 	}{
-		{readmodel.ItemFilter{Limit: 50, Offset: 0}, want},
-		{readmodel.ItemFilter{Limit: 50, Offset: 470}, want},
-		{readmodel.ItemFilter{Limit: 50, Offset: 499}, want},
-		{readmodel.ItemFilter{Limit: 50, Offset: 500}, want},
-		{readmodel.ItemFilter{Limit: 100, Offset: 1150}, want},
-		{readmodel.ItemFilter{Limit: 10, Offset: n + 5}, want},
-		{readmodel.ItemFilter{Limit: 50, Offset: 480, Since: &since}, wantSince},
-		{readmodel.ItemFilter{Limit: 50, Offset: 900, Since: &since}, wantSince},
+		{newsitems.ItemFilter{Limit: 50, Offset: 0}, want},
+		{newsitems.ItemFilter{Limit: 50, Offset: 470}, want},
+		{newsitems.ItemFilter{Limit: 50, Offset: 499}, want},
+		{newsitems.ItemFilter{Limit: 50, Offset: 500}, want},
+		{newsitems.ItemFilter{Limit: 100, Offset: 1150}, want},
+		{newsitems.ItemFilter{Limit: 10, Offset: n + 5}, want},
+		{newsitems.ItemFilter{Limit: 50, Offset: 480, Since: &since}, wantSince},
+		{newsitems.ItemFilter{Limit: 50, Offset: 900, Since: &since}, wantSince},
 	} {
 		page, err := q.NewsItems(ctx, org, feed, tc.filter)
 		if err != nil {
@@ -111,7 +113,7 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 
 	// Another organization sees neither the items nor the feed.
 	var nf *domain.NotFoundError
-	for _, f := range []readmodel.ItemFilter{{Limit: 50}, {Limit: 50, Offset: 600}, {Limit: 50, Since: &since}} {
+	for _, f := range []newsitems.ItemFilter{{Limit: 50}, {Limit: 50, Offset: 600}, {Limit: 50, Since: &since}} {
 		if _, err := q.NewsItems(ctx, uuid.New(), feed, f); !errors.As(err, &nf) {
 			t.Fatalf("another organization's read: %v, want not found", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 )
 
 func TestTheWebhooksReadModelRebuiltFromTheLogIsTheOneProjected(t *testing.T) {
@@ -52,15 +53,15 @@ func TestTheWebhooksReadModelRebuiltFromTheLogIsTheOneProjected(t *testing.T) {
 			}
 		}
 	}
-	runUntilCaughtUp(t, store, db, 3, projections.Webhooks{})
-	before := dump(t, db.Bun, projections.Webhooks{})
+	runUntilCaughtUp(t, store, db, 3, webhooks.Projector{})
+	before := dump(t, db.Bun, webhooks.Projector{})
 	if !strings.HasPrefix(before, "webhooks 5 rows") {
 		t.Fatalf("projected %s; want the five webhooks not deleted", before)
 	}
-	if err := projections.Rebuild(ctx, dsn, db, store, projections.Webhooks{}, servicetest.Logger()); err != nil {
+	if err := projections.Rebuild(ctx, dsn, db, store, webhooks.Projector{}, servicetest.Logger()); err != nil {
 		t.Fatal(err)
 	}
-	if after := dump(t, db.Bun, projections.Webhooks{}); after != before {
+	if after := dump(t, db.Bun, webhooks.Projector{}); after != before {
 		t.Fatalf("rebuilt:\n%s\nprojected:\n%s", after, before)
 	}
 }
