@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/readmodel/feedback"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
 
@@ -47,7 +48,7 @@ func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleCont
 		t.Fatal(err)
 	}
 	feedID := uuid.MustParse(f.feedID)
-	org, err := svc.Queries.FeedSource(ctx, domain.FeedNews, f.orgOf(t), feedID, uuid.MustParse(att["id"].(string)))
+	org, err := feeds.NewQueries(svc.DB.Bun).FeedSource(ctx, domain.FeedNews, f.orgOf(t), feedID, uuid.MustParse(att["id"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +332,7 @@ func TestFeedbackIsValidatedAdditiveAndCounted(t *testing.T) {
 			t.Fatalf("feedback id %v", r.Data()["id"])
 		}
 	}
-	counts, err := f.h.Service.Queries.FeedbackCounts(context.Background(), feedback.ScopeItem, uuid.MustParse(f.items[0]))
+	counts, err := feedback.NewQueries(f.h.Service.DB.Bun).Counts(context.Background(), feedback.ScopeItem, uuid.MustParse(f.items[0]))
 	if err != nil {
 		t.Fatal(err)
 	}

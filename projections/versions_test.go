@@ -18,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/service"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
@@ -235,9 +236,9 @@ func (b bumped) Version() int { return b.version }
 
 func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 	db, dsn := testdb.New(t)
-	store, cmds := sqlCommands(db)
-	workload(t, cmds, uuid.New(), 3)
-	runUntilCaughtUp(t, store, db, 50, feeds.Projector{}, sources.Projector{})
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 3)
+	projectortest.RunUntilCaughtUp(t, store, db, 50, feeds.Projector{}, sources.Projector{})
 	r := &projections.Rebuilder{DSN: dsn, DB: db, Store: store, Logger: servicetest.Logger()}
 	cases := []struct {
 		name     string
@@ -261,7 +262,7 @@ func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 		})
 	}
 
-	before := dump(t, db.Bun, feeds.Projector{})
+	before := projectortest.Dump(t, db.Bun, feeds.Projector{})
 	if err := r.RebuildOutdated(context.Background(), []projections.Projector{bumped{feeds.Projector{}, 2}, sources.Projector{}}); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 	if v := storedVersion(t, db, "sources"); v != 1 {
 		t.Fatalf("sources, not outdated, moved to version %d", v)
 	}
-	if after := dump(t, db.Bun, feeds.Projector{}); after != before {
+	if after := projectortest.Dump(t, db.Bun, feeds.Projector{}); after != before {
 		t.Fatalf("the rebuilt read model differs:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	// A manual rebuild while another holds the projector's lock is refused.

@@ -33,7 +33,7 @@ type stack struct {
 	db      *database.DB
 	store   *eventstore.Postgres
 	cmds    *commands.Handler
-	queries *readmodel.Queries
+	queries *webhooks.Queries
 	svc     *webhook.Service
 	waiter  *projections.Waiter
 	org     uuid.UUID
@@ -77,7 +77,7 @@ func attach(t testing.TB, db *database.DB, cfg webhook.Config) *stack {
 // machinery is what the webhooks role runs, started.
 type machinery struct {
 	store   *eventstore.Postgres
-	queries *readmodel.Queries
+	queries *webhooks.Queries
 	cmds    *commands.Handler
 	svc     *webhook.Service
 	waiter  *projections.Waiter
@@ -86,8 +86,8 @@ type machinery struct {
 
 func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 	store := eventstore.NewPostgres(db.Pool)
-	queries := readmodel.NewLookups(db.Bun)
-	cmds := commands.New(store, queries)
+	queries := webhooks.NewQueries(db.Bun)
+	cmds := commands.New(store, readmodel.NewLookups(db.Bun))
 	cfg.Work = true
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: servicetest.Logger()}, cfg)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/attachments"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 )
 
@@ -43,11 +44,11 @@ func migrationFile(t *testing.T, db *database.DB, name string) {
 func TestTheMigrationThatReshapedTheIngestionReadModelHasItRebuiltFromTheEvents(t *testing.T) {
 	db, _ := testdb.New(t)
 	ctx := context.Background()
-	store, cmds := sqlCommands(db)
-	workload(t, cmds, uuid.New(), 20)
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 20)
 	p := attachments.Projector{}
-	runUntilCaughtUp(t, store, db, 7, p)
-	fresh := dump(t, db.Bun, p)
+	projectortest.RunUntilCaughtUp(t, store, db, 7, p)
+	fresh := projectortest.Dump(t, db.Bun, p)
 
 	// Back to the old shape, full and caught up, as the migration found it.
 	var commit, prepare int64
@@ -78,11 +79,11 @@ func TestTheMigrationThatReshapedTheIngestionReadModelHasItRebuiltFromTheEvents(
 	}
 
 	migrationFile(t, db, "20261122000060_ingestion_kinds.tx.up.sql")
-	if got := dump(t, db.Bun, p); !strings.Contains(got, "ingest_attachments 0 rows") {
+	if got := projectortest.Dump(t, db.Bun, p); !strings.Contains(got, "ingest_attachments 0 rows") {
 		t.Fatalf("the migration kept rows of the old shape:\n%s", got)
 	}
-	runUntilCaughtUp(t, store, db, 7, p)
-	if got := dump(t, db.Bun, p); got != fresh {
+	projectortest.RunUntilCaughtUp(t, store, db, 7, p)
+	if got := projectortest.Dump(t, db.Bun, p); got != fresh {
 		t.Fatalf("after the migration the read model is not rebuilt:\nfresh:\n%s\nmigrated:\n%s", fresh, got)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
@@ -24,15 +23,16 @@ type changeFeed struct {
 	db        *database.DB
 	org, feed uuid.UUID
 	// half is the change key of the middle item.
-	half changes.Key
-	q    *readmodel.Queries
+	half       changes.Key
+	news       *newsitems.Queries
+	happenings *happeningitems.Queries
 }
 
 func newChangeFeed(b *testing.B, kind domain.FeedKind, n int) *changeFeed {
 	b.Helper()
 	db, _ := testdb.New(b)
 	ctx := context.Background()
-	f := &changeFeed{db: db, org: uuid.New(), feed: uuid.New(), q: readmodel.NewLookups(db.Bun)}
+	f := &changeFeed{db: db, org: uuid.New(), feed: uuid.New(), news: newsitems.NewQueries(db.Bun), happenings: happeningitems.NewQueries(db.Bun)}
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	if _, err := db.Bun.NewInsert().Model(&feeds.Feed{Kind: kind, ID: f.feed, OrganizationID: f.org,
 		Name: "f", Enabled: true, CreatedAt: at, UpdatedAt: at}).Exec(ctx); err != nil {
@@ -107,7 +107,7 @@ func BenchmarkNewsItemPages(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := f.q.NewsItems(ctx, f.org, f.feed, c.filter); err != nil {
+				if _, err := f.news.NewsItems(ctx, f.org, f.feed, c.filter); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -142,7 +142,7 @@ func BenchmarkEventItemPages(b *testing.B) {
 		filter := c.apply(base)
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := f.q.EventItems(ctx, f.org, f.feed, filter); err != nil {
+				if _, err := f.happenings.Items(ctx, f.org, f.feed, filter); err != nil {
 					b.Fatal(err)
 				}
 			}

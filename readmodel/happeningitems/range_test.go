@@ -14,8 +14,8 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
@@ -31,7 +31,7 @@ import (
 // details.
 func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T) {
 	db, _ := testdb.New(t)
-	store, cmds := sqlCommands(db)
+	store, cmds := projectortest.Commands(db)
 	ctx := context.Background()
 	org := uuid.New()
 	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: org, Name: "random", Description: "d"})
@@ -77,9 +77,9 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			t.Fatal(err)
 		}
 	}
-	runUntilCaughtUp(t, store, db, 50, projectors.All()...)
-	q := readmodel.NewLookups(db.Bun)
-	all, err := q.EventItems(ctx, org, feed.ID, happeningitems.Filter{Since: hour(-100), Until: hour(1000), Limit: 100, Now: hour(60)})
+	projectortest.RunUntilCaughtUp(t, store, db, 50, projectors.All()...)
+	q := happeningitems.NewQueries(db.Bun)
+	all, err := q.Items(ctx, org, feed.ID, happeningitems.Filter{Since: hour(-100), Until: hour(1000), Limit: 100, Now: hour(60)})
 	if err != nil || all.Total != 60 {
 		t.Fatalf("all items: %d, %v", all.Total, err)
 	}
@@ -87,7 +87,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 	for _, it := range all.Items {
 		eventIDs = append(eventIDs, it.EventID)
 	}
-	details, err := q.EventDetails(ctx, eventIDs)
+	details, err := q.HappeningDetails(ctx, eventIDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			f.Status = domain.EventStatuses[r.IntN(len(domain.EventStatuses))]
 		}
 		want := expectedPage(all.Items, occurrences, f)
-		page, err := q.EventItems(ctx, org, feed.ID, f)
+		page, err := q.Items(ctx, org, feed.ID, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 		if page.Total != len(want) || !slices.Equal(got, want[lo:hi]) {
 			full := f
 			full.Offset, full.Limit = 0, 100
-			fp, _ := q.EventItems(ctx, org, feed.ID, full)
+			fp, _ := q.Items(ctx, org, feed.ID, full)
 			seen := map[uuid.UUID]bool{}
 			for _, it := range fp.Items {
 				seen[it.ID] = true

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 )
 
@@ -46,7 +45,7 @@ func BenchmarkFeedbackInsights(b *testing.B) {
 	if _, err := db.Bun.NewRaw("INSERT INTO feeds (id, organization_id, kind, name, description, enabled, created_at, updated_at) VALUES (?, ?, 'news', 'f', 'd', true, now(), now())", feed, org).Exec(ctx); err != nil {
 		b.Fatal(err)
 	}
-	q := readmodel.NewLookups(db.Bun)
+	q := insights.NewQueries(db.Bun)
 	since := start.AddDate(0, 0, 40)
 	for _, scope := range []struct {
 		name string

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
@@ -16,14 +17,14 @@ func TestInsightsRebuiltFromHistoryEqualTheLiveOnes(t *testing.T) {
 	servicetest.WriteFeedbackHistory(h, 3)
 	for _, p := range []projections.Projector{insights.Projector{}, negativesources.Projector{}} {
 		t.Run(p.Name(), func(t *testing.T) {
-			live := dump(t, h.Service.DB.Bun, p)
+			live := projectortest.Dump(t, h.Service.DB.Bun, p)
 			if strings.Contains(live, " 0 rows") {
 				t.Fatalf("the live read model is too empty to compare:\n%s", live)
 			}
 			if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
 				t.Fatalf("rebuild %s: %v", p.Name(), err)
 			}
-			if rebuilt := dump(t, h.Service.DB.Bun, p); rebuilt != live {
+			if rebuilt := projectortest.Dump(t, h.Service.DB.Bun, p); rebuilt != live {
 				t.Fatalf("%s rebuilt from the log differs from the live one:\nlive:\n%s\nrebuilt:\n%s", p.Name(), live, rebuilt)
 			}
 		})

@@ -11,7 +11,6 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
@@ -75,7 +74,7 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	q := readmodel.NewLookups(db.Bun)
+	q := newsitems.NewQueries(db.Bun)
 	for _, tc := range []struct {
 		filter newsitems.ItemFilter
 		all    []uuid.UUID

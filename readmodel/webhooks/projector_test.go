@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
@@ -17,7 +18,7 @@ import (
 
 func TestTheWebhooksReadModelRebuiltFromTheLogIsTheOneProjected(t *testing.T) {
 	db, dsn := testdb.New(t)
-	store, cmds := sqlCommands(db)
+	store, cmds := projectortest.Commands(db)
 	ctx := context.Background()
 	org := uuid.New()
 	feed := uuid.New()
@@ -53,15 +54,15 @@ func TestTheWebhooksReadModelRebuiltFromTheLogIsTheOneProjected(t *testing.T) {
 			}
 		}
 	}
-	runUntilCaughtUp(t, store, db, 3, webhooks.Projector{})
-	before := dump(t, db.Bun, webhooks.Projector{})
+	projectortest.RunUntilCaughtUp(t, store, db, 3, webhooks.Projector{})
+	before := projectortest.Dump(t, db.Bun, webhooks.Projector{})
 	if !strings.HasPrefix(before, "webhooks 5 rows") {
 		t.Fatalf("projected %s; want the five webhooks not deleted", before)
 	}
 	if err := projections.Rebuild(ctx, dsn, db, store, webhooks.Projector{}, servicetest.Logger()); err != nil {
 		t.Fatal(err)
 	}
-	if after := dump(t, db.Bun, webhooks.Projector{}); after != before {
+	if after := projectortest.Dump(t, db.Bun, webhooks.Projector{}); after != before {
 		t.Fatalf("rebuilt:\n%s\nprojected:\n%s", after, before)
 	}
 }
