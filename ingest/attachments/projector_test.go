@@ -18,7 +18,7 @@ import (
 // transaction, as bun runs a .tx.up.sql file.
 func migrationFile(t *testing.T, db *database.DB, name string) {
 	t.Helper()
-	body, err := os.ReadFile("../readmodel/migrations/" + name)
+	body, err := os.ReadFile("../../readmodel/migrations/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
