@@ -421,7 +421,7 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	drop := fs.Bool("drop", false, "drop the database afterwards")
 	events := fs.Int("events", 1_000_000, "NewsItemAdded events in the log (missing ones are added)")
 	feeds := fs.Int("feeds", 100, "feeds the items are spread over")
-	name := fs.String("projector", "newsitems", "projector to rebuild, or all (each of projections.All, one after the other)")
+	name := fs.String("projector", "newsitems", "projector to rebuild, or all (each of projectors.All, one after the other)")
 	runs := fs.Int("runs", 1, "rebuilds to time, one after the other")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the rebuilds to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")

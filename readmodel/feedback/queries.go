@@ -11,9 +11,7 @@ import (
 )
 
 // Queries answers reads of the feedback read model.
-type Queries struct {
-	db bun.IDB
-}
+type Queries struct{ db bun.IDB }
 
 // NewQueries returns the feedback query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }

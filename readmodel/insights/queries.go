@@ -20,9 +20,7 @@ import (
 )
 
 // Queries answers reads of the insights read model.
-type Queries struct {
-	db bun.IDB
-}
+type Queries struct{ db bun.IDB }
 
 // NewQueries returns the insights' query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }

@@ -11,9 +11,7 @@ import (
 )
 
 // Queries answers reads of the negative sources read model.
-type Queries struct {
-	db bun.IDB
-}
+type Queries struct{ db bun.IDB }
 
 // NewQueries returns the negative sources' query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }

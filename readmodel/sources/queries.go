@@ -14,9 +14,7 @@ import (
 )
 
 // Queries answers reads of the sources read model.
-type Queries struct {
-	db bun.IDB
-}
+type Queries struct{ db bun.IDB }
 
 // NewQueries returns the sources' query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }

@@ -18,9 +18,7 @@ import (
 )
 
 // Queries answers reads of the webhooks read model.
-type Queries struct {
-	db bun.IDB
-}
+type Queries struct{ db bun.IDB }
 
 // NewQueries returns the webhooks' query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }
