@@ -58,23 +58,17 @@ const (
 // that a crash would leave behind, and that a process starting beside
 // another fails on instead of waiting).
 func Run(ctx context.Context, db *bun.DB, owners ...Owner) error {
-	_, err := run(ctx, db, owners)
-	return err
-}
-
-// run is Run, returning the names of the files' migrations it applied.
-func run(ctx context.Context, db *bun.DB, owners []Owner) ([]string, error) {
 	ms, err := Collect(owners...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("lock migrations: %w", err)
+		return fmt.Errorf("lock migrations: %w", err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, lockSQL); err != nil {
-		return nil, fmt.Errorf("lock migrations: %w", err)
+		return fmt.Errorf("lock migrations: %w", err)
 	}
 	defer func() {
 		_, err := conn.ExecContext(context.WithoutCancel(ctx), unlockSQL)
@@ -86,25 +80,20 @@ func run(ctx context.Context, db *bun.DB, owners []Owner) ([]string, error) {
 	}()
 	m := bunmigrate.NewMigrator(db, ms)
 	if err := m.Init(ctx); err != nil {
-		return nil, fmt.Errorf("init migrations: %w", err)
+		return fmt.Errorf("init migrations: %w", err)
 	}
-	group, err := m.Migrate(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("apply migrations: %w", err)
-	}
-	var applied []string
-	for _, mig := range group.Migrations {
-		applied = append(applied, mig.String())
+	if _, err := m.Migrate(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
 	}
 	for _, o := range owners {
 		if o.Apply == nil {
 			continue
 		}
 		if err := o.Apply(ctx, db); err != nil {
-			return applied, fmt.Errorf("migrate %s: %w", o.Name, err)
+			return fmt.Errorf("migrate %s: %w", o.Name, err)
 		}
 	}
-	return applied, nil
+	return nil
 }
 
 // Collect gathers the owners' files into one set of bun migrations. It
