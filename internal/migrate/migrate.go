@@ -8,11 +8,12 @@
 // own schema.
 //
 // The files of every owner are applied as one sequence in timestamp order,
-// by bun's migrator, and recorded in bun_migrations under their file names:
+// by bun's migrator, and recorded in bun_migrations by their timestamps:
 // they were written in that order and later ones build on earlier ones of
 // other owners (a read model's file may alter an auth table), and databases
-// made when every file sat in one folder have them recorded so. Owners'
-// functions run afterwards, in the list's order.
+// made when every file sat in one folder have them recorded so. A file is
+// therefore never renamed once shipped. Owners' functions run afterwards,
+// in the list's order.
 package migrate
 
 import (
