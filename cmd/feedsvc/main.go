@@ -21,8 +21,8 @@ import (
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/logctx"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/internal/service"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 const usage = `usage: feedsvc <command> [arguments]
@@ -127,7 +127,7 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 // withDatabase opens (creating if needed) and migrates the database, so
 // every command works on a fresh machine.
 func withDatabase(ctx context.Context, cfg config.Config, fn func(*database.DB) error) error {
-	db, err := migrations.Open(ctx, cfg.DatabaseURL)
+	db, err := schema.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}
