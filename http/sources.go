@@ -109,7 +109,7 @@ func (h *handlers) listFeedSources(c *fiber.Ctx, feedOf feedOfPath) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.Queries.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
+	rows, err := h.feeds.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listSources(c *fiber.Ctx) error {
-	rows, err := h.Queries.Sources(c.UserContext(), organization(c))
+	rows, err := h.sources.Sources(c.UserContext(), organization(c))
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	row, err := h.Queries.Source(c.UserContext(), organization(c), id)
+	row, err := h.sources.Source(c.UserContext(), organization(c), id)
 	if err != nil {
 		return err
 	}

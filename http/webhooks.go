@@ -9,8 +9,8 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -32,7 +32,7 @@ type webhookJSON struct {
 
 func webhookOut(w domain.WebhookState) webhookJSON {
 	return webhookJSON{
-		ID: w.ID.String(), URL: w.Config.URL, Events: w.Config.Events, EventFeedIDs: readmodel.UUIDStrings(w.Config.EventFeedIDs),
+		ID: w.ID.String(), URL: w.Config.URL, Events: w.Config.Events, EventFeedIDs: webhooks.UUIDStrings(w.Config.EventFeedIDs),
 		Enabled: w.Enabled, EnabledSource: w.EnabledBy, EnabledReason: w.Reason,
 		CreatedAt: shape.Timestamp(w.CreatedAt), UpdatedAt: shape.Timestamp(w.UpdatedAt),
 	}
@@ -57,7 +57,7 @@ func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest 
 // knownEventFeeds refuses event feed ids the organization has no event
 // feed of, as D4 refuses an unknown sourceId: 404 naming it.
 func (h *handlers) knownEventFeeds(ctx context.Context, org uuid.UUID, ids []uuid.UUID) error {
-	id, missing, err := h.Queries.MissingFeed(ctx, domain.FeedHappenings, org, ids)
+	id, missing, err := h.feeds.MissingFeed(ctx, domain.FeedHappenings, org, ids)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listWebhooks(c *fiber.Ctx) error {
-	hooks, err := h.Queries.Webhooks(c.UserContext(), organization(c))
+	hooks, err := h.webhooks.Webhooks(c.UserContext(), organization(c))
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (h *handlers) getWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.Queries.Webhook(c.UserContext(), ref.Org, ref.ID)
+	w, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Queries.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
+	if _, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
 		return err
 	}
 	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org)

@@ -19,6 +19,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 )
 
 // queueName is River's queue for webhook jobs.
@@ -96,7 +97,7 @@ func (*dispatcher) Version() int     { return 1 }
 func (*dispatcher) Tables() []string { return []string{"webhook_routes"} }
 
 func (d *dispatcher) Handlers() []projections.Handler {
-	return append(projections.WebhookHandlers("webhook_routes", d.queuePending), projections.OnEnvelope(d.itemAdded))
+	return append(webhooks.Handlers("webhook_routes", d.queuePending), projections.OnEnvelope(d.itemAdded))
 }
 
 // added is an item waiting to be queued with the rest of its batch.
