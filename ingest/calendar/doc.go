@@ -54,9 +54,11 @@
 //
 // temporalPattern: "recurring" for a rule or several dates; "ongoing" for
 // a one-off span over more than 14 local days (an exhibition, a season);
-// "singular" otherwise. timezone: the zone the data names (iCalendar TZID,
-// resolved through VTIMEZONE, X-WR-TIMEZONE; schema.org
-// scheduleTimezone), else the zone at the event's coordinates
+// "singular" otherwise. timezone: the zone the data names (iCalendar:
+// DTSTART's TZID, resolved through its VTIMEZONE, and a Windows name
+// through the CLDR's windowsZones table; else the calendar's
+// X-WR-TIMEZONE; else the zone of its VTIMEZONEs when they all name one,
+// as Exchange writes a calendar; schema.org scheduleTimezone), else the zone at the event's coordinates
 // (ringsaturn/tzf, built on first use: it takes seconds and tens of MB),
 // else the zone of its city or its country (gazetteer), else the fixed
 // Etc/GMT zone of the offset its start was written with, else UTC.

@@ -28,7 +28,8 @@ var ErrBadCalendar = errors.New("malformed iCalendar")
 type calendar struct {
 	// zones are the calendar's TZIDs, resolved to IANA zones.
 	zones map[string]*time.Location
-	// zone is the calendar's own zone (X-WR-TIMEZONE), nil when unnamed.
+	// zone is the calendar's own zone (X-WR-TIMEZONE, else its only
+	// VTIMEZONE), nil when unnamed.
 	zone *time.Location
 	// work is the document's budget.
 	work *work
@@ -64,6 +65,9 @@ func fromICalendar(d document.Document, work *work) (out []draft, dropped int, e
 		}
 	}
 	c.zone = c.resolve(propValue(cal.Component, "X-WR-TIMEZONE"))
+	if c.zone == nil {
+		c.zone = c.onlyZone()
+	}
 	masters, overrides, order := groupByUID(cal.Children)
 	if max := work.limits.MaxEvents; len(order) > max {
 		order = order[:max]
@@ -91,6 +95,24 @@ func fromICalendar(d document.Document, work *work) (out []draft, dropped int, e
 		}
 	}
 	return out, dropped, nil
+}
+
+// onlyZone is the zone of the calendar's VTIMEZONEs when they all name
+// one: a calendar that states no X-WR-TIMEZONE (Exchange, Outlook) is
+// written in the zone it defines, and its all-day dates are that zone's
+// days. nil when it defines none or several.
+func (c calendar) onlyZone() *time.Location {
+	var only *time.Location
+	for _, loc := range c.zones {
+		switch {
+		case loc == nil:
+		case only == nil:
+			only = loc
+		case loc.String() != only.String():
+			return nil
+		}
+	}
+	return only
 }
 
 func groupByUID(children []*ical.Component) (masters map[string]*ical.Component, overrides map[string][]*ical.Component, order []string) {

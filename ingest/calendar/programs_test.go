@@ -1,0 +1,65 @@
+package calendar
+
+import (
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/document"
+)
+
+// The tests of this file read calendars and pages shaped like what real
+// programs write in the cases that used to be misread (issue 25).
+
+// instanceKeys are an event's instance keys, in order.
+func instanceKeys(e domain.HappeningDetails) []string {
+	var keys []string
+	for _, in := range e.Instances {
+		keys = append(keys, in.Key)
+	}
+	return keys
+}
+
+func icsDoc(body string) document.Document {
+	return document.Document{URL: "https://calendar.test/cal.ics", ContentType: "text/calendar; charset=utf-8", Body: []byte(body)}
+}
+
+func TestAnExchangeCalendarWithOnlyAVTimezoneReadsItsAllDayDatesInThatZone(t *testing.T) {
+	res := extractFixture(t, "exchange-gmt-all-day.ics", "https://outlook.office365.example/owa/calendar/facilities/calendar.ics")
+	closed := byTitle(t, res, "Building closed – fire safety inspection")
+	openDays := byTitle(t, res, "Half-term open days")
+	meeting := byTitle(t, res, "Facilities team meeting")
+	checkAll(t, []check{
+		{"the all-day event is in the calendar's zone, GMT Standard Time mapped by CLDR", closed.Time.Timezone, "Europe/London"},
+		{"18 October starts at midnight in London (BST)", closed.Instances[0].Occurrences[0].Start, at("2024-10-17T23:00:00Z")},
+		{"and ends at the next midnight", *closed.Instances[0].Occurrences[0].End, at("2024-10-18T23:00:00Z")},
+		{"it is all day", closed.Instances[0].Occurrences[0].AllDay, true},
+		{"two days across the end of summer time start at London's midnights",
+			[]time.Time{openDays.Instances[0].Occurrences[0].Start, openDays.Instances[0].Occurrences[1].Start},
+			[]time.Time{at("2024-10-28T00:00:00Z"), at("2024-10-29T00:00:00Z")}},
+		{"the timed event keeps its TZID", meeting.Time.Timezone, "Europe/London"},
+		{"10:00 BST is 09:00 UTC", meeting.Instances[0].Occurrences[0].Start, at("2024-10-16T09:00:00Z")},
+	})
+}
+
+func TestWindowsZoneNamesMapToIANAZonesByTheCLDRTable(t *testing.T) {
+	tests := []struct{ windows, iana string }{
+		{"GMT Standard Time", "Europe/London"},
+		{"W. Europe Standard Time", "Europe/Berlin"},
+		{"Eastern Standard Time", "America/New_York"},
+		{"Sri Lanka Standard Time", "Asia/Colombo"},
+		{"Nepal Standard Time", "Asia/Kathmandu"}, // the CLDR writes Asia/Katmandu, a link to it
+		{"India Standard Time", "Asia/Kolkata"},
+		{"Aus Central W. Standard Time", "Australia/Eucla"},
+		{"Morocco Standard Time", "Africa/Casablanca"},
+		{"UTC-11", "Etc/GMT+11"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.windows, func(t *testing.T) {
+			loc := resolveTZID(tt.windows, nil)
+			if loc == nil || loc.String() != tt.iana {
+				t.Errorf("resolveTZID(%q) = %v, want %s", tt.windows, loc, tt.iana)
+			}
+		})
+	}
+}
