@@ -40,7 +40,9 @@
 // eventSchedule, expanded by rrule-go in the event's zone, so 19:00
 // Europe/Berlin stays 19:00 across a clock change) has one instance per
 // recurrence, keyed by its original start in RFC 3339 UTC; a RECURRENCE-ID
-// override keeps that key, and when it moves the recurrence it is
+// override keeps that key (of an all-day series it names a day: a
+// date-time in any zone names the day it writes), and when it moves the
+// recurrence it is
 // rescheduled with the original start as previousStart. Recurrences are
 // expanded from the first day of the month a week before Options.Now
 // (UTC), so every crawl within a month yields the same instances, to

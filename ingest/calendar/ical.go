@@ -343,6 +343,14 @@ func (c calendar) overrides(comps []*ical.Component, series schedule, loc *time.
 		if err != nil {
 			continue
 		}
+		if series.first.allDay {
+			// An all-day series' recurrences are days: an override that
+			// names one by a date-time in another zone (Exchange writes
+			// RECURRENCE-ID;TZID=…:20240612T000000) names the day it
+			// wrote, at the series' midnight.
+			y, m, d := orig.Date()
+			orig = time.Date(y, m, d, 0, 0, 0, 0, loc)
+		}
 		sp, ok := c.span(o, loc)
 		if !ok {
 			continue

@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -61,5 +62,30 @@ func TestWindowsZoneNamesMapToIANAZonesByTheCLDRTable(t *testing.T) {
 				t.Errorf("resolveTZID(%q) = %v, want %s", tt.windows, loc, tt.iana)
 			}
 		})
+	}
+}
+
+func TestAMovedInstanceNamedByDateTimeReplacesItsDayOfAnAllDaySeries(t *testing.T) {
+	res := extractFixture(t, "all-day-series-moved-by-date-time.ics", "https://cloud.verein.example/remote.php/dav/public-calendars/x7Yq2/?export")
+	e := byTitle(t, res, "Vereinsheim geöffnet")
+	type inst struct{ key, status, start string }
+	var got []inst
+	for _, in := range e.Instances {
+		got = append(got, inst{in.Key, in.Status, in.Occurrences[0].Start.Format(time.RFC3339)})
+	}
+	// Wednesdays in Berlin; the override names 16 October at midnight in
+	// London, which is that Wednesday, and moves it to Thursday.
+	want := []inst{
+		{"2024-10-01T22:00:00Z", "scheduled", "2024-10-01T22:00:00Z"},
+		{"2024-10-08T22:00:00Z", "scheduled", "2024-10-08T22:00:00Z"},
+		{"2024-10-15T22:00:00Z", "rescheduled", "2024-10-16T22:00:00Z"},
+		{"2024-10-22T22:00:00Z", "scheduled", "2024-10-22T22:00:00Z"},
+		{"2024-10-29T23:00:00Z", "scheduled", "2024-10-29T23:00:00Z"},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("instances\n got %+v\nwant %+v", got, want)
+	}
+	if len(e.Instances) == 5 && (e.Instances[2].PreviousStart == nil || !e.Instances[2].PreviousStart.Equal(at("2024-10-15T22:00:00Z"))) {
+		t.Errorf("the moved instance's previous start = %v, want its Wednesday", e.Instances[2].PreviousStart)
 	}
 }
