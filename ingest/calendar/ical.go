@@ -273,6 +273,9 @@ func (c calendar) recurrence(ev *ical.Component, first span, loc *time.Location)
 			return nil
 		}
 		opt.Dtstart = first.start
+		if first.allDay && !opt.Until.IsZero() {
+			opt.Until = untilDay(opt.Until, loc)
+		}
 		c.trimTimes(opt)
 		r, err := rrule.NewRRule(*opt)
 		if err != nil {
@@ -293,6 +296,20 @@ func (c calendar) recurrence(ev *ical.Component, first span, loc *time.Location)
 		}
 	}
 	return set
+}
+
+// untilDay is the end of the last day an all-day series' UNTIL names, in
+// the series' zone: recurrences are days, compared by date. UNTIL should
+// then be a DATE, but programs write a date-time, either that day at
+// 00:00 UTC (which west of UTC is still the day before) or the day's
+// local midnight in UTC (which east of UTC is still the day before):
+// the later of the day it writes and its day in the zone is meant.
+func untilDay(until time.Time, loc *time.Location) time.Time {
+	y, m, d := until.Date()
+	written := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	y, m, d = until.In(loc).Date()
+	local := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	return maxTime(written, local).AddDate(0, 0, 1).Add(-time.Second)
 }
 
 // maxTimesPerDay bounds the times of day a rule's BYHOUR, BYMINUTE and

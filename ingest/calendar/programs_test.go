@@ -89,3 +89,32 @@ func TestAMovedInstanceNamedByDateTimeReplacesItsDayOfAnAllDaySeries(t *testing.
 		t.Errorf("the moved instance's previous start = %v, want its Wednesday", e.Instances[2].PreviousStart)
 	}
 }
+
+func TestTheUntilDayOfAnAllDaySeriesIsIncluded(t *testing.T) {
+	res := extractFixture(t, "all-day-series-until-utc-midnight.ics", "https://outlook.live.example/owa/calendar/library/calendar.ics")
+	e := byTitle(t, res, "Book sale")
+	// UNTIL=20241028T000000Z names Monday 28 October, although midnight
+	// UTC is still the 27th in Chicago.
+	want := []string{"2024-10-07T05:00:00Z", "2024-10-14T05:00:00Z", "2024-10-21T05:00:00Z", "2024-10-28T05:00:00Z"}
+	if got := instanceKeys(e); !slices.Equal(got, want) {
+		t.Errorf("instances\n got %q\nwant %q", got, want)
+	}
+	checkAll(t, []check{
+		{"the rule in words ends on the UNTIL day", e.Time.DisplayText, "Every week on Monday, from Mon 7 Oct 2024, until Mon 28 Oct 2024"},
+	})
+}
+
+func TestTheUntilDayOfAnAllDaySeriesWrittenAsLocalMidnightInUTC(t *testing.T) {
+	// Some programs write UNTIL as the last day's local midnight in UTC:
+	// 27 October 23:00 UTC is 28 October in Berlin.
+	cal := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\nX-WR-TIMEZONE:Europe/Berlin\r\nBEGIN:VEVENT\r\nUID:until-local@test\r\n" +
+		"DTSTAMP:20240901T000000Z\r\nDTSTART;VALUE=DATE:20241007\r\nRRULE:FREQ=WEEKLY;UNTIL=20241027T230000Z\r\nSUMMARY:Flohmarkt\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+	res, err := Extract(icsDoc(cal), Options{Now: crawlNow})
+	if err != nil || len(res.Events) != 1 {
+		t.Fatalf("Extract: %v, %d events", err, len(res.Events))
+	}
+	want := []string{"2024-10-06T22:00:00Z", "2024-10-13T22:00:00Z", "2024-10-20T22:00:00Z", "2024-10-27T23:00:00Z"}
+	if got := instanceKeys(res.Events[0]); !slices.Equal(got, want) {
+		t.Errorf("instances\n got %q\nwant %q", got, want)
+	}
+}
