@@ -38,8 +38,10 @@
 // midnight to the next local midnight of the event's zone, so they keep
 // their dates. A recurring event (RRULE/RDATE/EXDATE, or a schema.org
 // eventSchedule, expanded by rrule-go in the event's zone, so 19:00
-// Europe/Berlin stays 19:00 across a clock change) has one instance per
-// recurrence, keyed by its original start in RFC 3339 UTC; a RECURRENCE-ID
+// Europe/Berlin stays 19:00 across a clock change; the UNTIL of an
+// all-day series is compared by date: its day in the event's zone, or the
+// day it writes when that is later, as 00:00 UTC is west of UTC, is
+// included) has one instance per recurrence, keyed by its original start in RFC 3339 UTC; a RECURRENCE-ID
 // override keeps that key (of an all-day series it names a day: a
 // date-time in any zone names the day it writes), and when it moves the
 // recurrence it is
