@@ -37,7 +37,10 @@
 // day is one night, not two days). All-day occurrences run from local
 // midnight to the next local midnight of the event's zone, so they keep
 // their dates. A recurring event (RRULE/RDATE/EXDATE, or a schema.org
-// eventSchedule, expanded by rrule-go in the event's zone, so 19:00
+// eventSchedule, whose byDay takes DayOfWeek names and iCalendar days with
+// an ordinal, "2MO", and which runs from the window's start when neither
+// it nor its event states a start; expanded by rrule-go in the event's
+// zone, so 19:00
 // Europe/Berlin stays 19:00 across a clock change; the UNTIL of an
 // all-day series is compared by date: its day in the event's zone, or the
 // day it writes when that is later, as 00:00 UTC is west of UTC, is

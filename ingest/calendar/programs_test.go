@@ -118,3 +118,39 @@ func TestTheUntilDayOfAnAllDaySeriesWrittenAsLocalMidnightInUTC(t *testing.T) {
 		t.Errorf("instances\n got %q\nwant %q", got, want)
 	}
 }
+
+func TestAnEventScheduleWithoutAStartDateIsExpandedFromTheWindow(t *testing.T) {
+	res := extractFixture(t, "schedule-without-start-date.html", "https://nachbarschaftshaus.example/termine/")
+	if res.Dropped != 0 {
+		t.Errorf("dropped %d events, want none", res.Dropped)
+	}
+	repair := byTitle(t, res, "Repair Café")
+	// The second Saturday of each month from the window's start (1
+	// October 2024) to its end (8 April 2025), 14:00 in Berlin.
+	wantRepair := []string{
+		"2024-10-12T12:00:00Z", "2024-11-09T13:00:00Z", "2024-12-14T13:00:00Z",
+		"2025-01-11T13:00:00Z", "2025-02-08T13:00:00Z", "2025-03-08T13:00:00Z",
+	}
+	if got := instanceKeys(repair); !slices.Equal(got, wantRepair) {
+		t.Errorf("Repair Café instances\n got %q\nwant %q", got, wantRepair)
+	}
+	stammtisch := byTitle(t, res, "Nachbarschaftsstammtisch")
+	// byDay ordinals in iCalendar's form: the second Monday and the last
+	// Friday of each month.
+	wantStammtisch := []string{
+		"2024-10-14T17:30:00Z", "2024-10-25T17:30:00Z", "2024-11-11T18:30:00Z", "2024-11-29T18:30:00Z",
+		"2024-12-09T18:30:00Z", "2024-12-27T18:30:00Z", "2025-01-13T18:30:00Z", "2025-01-31T18:30:00Z",
+		"2025-02-10T18:30:00Z", "2025-02-28T18:30:00Z", "2025-03-10T18:30:00Z", "2025-03-28T18:30:00Z",
+	}
+	if got := instanceKeys(stammtisch); !slices.Equal(got, wantStammtisch) {
+		t.Errorf("Stammtisch instances\n got %q\nwant %q", got, wantStammtisch)
+	}
+	if len(stammtisch.Instances) > 0 {
+		checkAll(t, []check{{"a duration gives the end", *stammtisch.Instances[0].Occurrences[0].End, at("2024-10-14T19:30:00Z")}})
+	}
+	checkAll(t, []check{
+		{"recurring", repair.Time.TemporalPattern, domain.PatternRecurring},
+		{"the rule in words names no start it was not given", repair.Time.DisplayText, "Every month on 2nd Saturday, 14:00–17:00 (Europe/Berlin)"},
+		{"ordinals in words", stammtisch.Time.DisplayText, "Every month on 2nd Monday and last Friday, 19:30–21:30 (Europe/Berlin)"},
+	})
+}
