@@ -89,6 +89,11 @@
 // city within 50 km, its locality scored from 80 at its centre down to 40
 // at 50 km. A region is taken from the gazetteer only when the address
 // names no other country.
+// A place with no coordinates of its own whose locality the gazetteer
+// knows gets that city's centre as Location.ApproximateCoordinates, which
+// geographic relevance ranks it by and the API never shows as its
+// coordinates: its geoLocations say how near it is known (its LOCATION
+// scores 90 or 70, not 100, and the locality is a RELEVANCE_REGION).
 //
 // # Text
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/ingest/document"
+	"github.com/feedsvc/feedsvc/readmodel/relevance"
 )
 
 // The tests of this file read calendars and pages shaped like what real
@@ -152,5 +153,43 @@ func TestAnEventScheduleWithoutAStartDateIsExpandedFromTheWindow(t *testing.T) {
 		{"recurring", repair.Time.TemporalPattern, domain.PatternRecurring},
 		{"the rule in words names no start it was not given", repair.Time.DisplayText, "Every month on 2nd Saturday, 14:00–17:00 (Europe/Berlin)"},
 		{"ordinals in words", stammtisch.Time.DisplayText, "Every month on 2nd Monday and last Friday, 19:30–21:30 (Europe/Berlin)"},
+	})
+}
+
+func TestAnEventWithAnAddressTheGazetteerKnowsRanksByThatPlacesDistance(t *testing.T) {
+	res := extractFixture(t, "address-without-coordinates.html", "https://choirs.example/events/")
+	feed, err := domain.ParseFeedConfig([]byte(`{"geo":{"lat":52.52,"lng":13.405,"radiusKm":30}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(title string) float64 {
+		s, ok := relevance.Score(byTitle(t, res, title), feed)
+		if !ok {
+			t.Fatalf("%s: no score", title)
+		}
+		return s
+	}
+	berlin := byTitle(t, res, "Open rehearsal: winter songs")
+	if s := score("Open rehearsal: winter songs"); s < 95 {
+		t.Errorf("an event in Berlin scores %v against a Berlin feed, want about 100", s)
+	}
+	// Potsdam's centre is about 27 km from Berlin's.
+	if s := score("Sing-along in the orangery"); s < 50 || s > 60 {
+		t.Errorf("an event in Potsdam scores %v, want 50-60 (27 km of 30)", s)
+	}
+	if s := score("Harbour carols"); s != 0 {
+		t.Errorf("an event in Hamburg scores %v, want 0", s)
+	}
+	if s := score("Choir leaders' call"); s != 0 {
+		t.Errorf("an online event scores %v, want 0", s)
+	}
+	checkAll(t, []check{
+		{"the place's coordinates are not shown as the event's own", berlin.Location.Coordinates, (*domain.Coordinates)(nil)},
+		{"they are kept apart as approximate", berlin.Location.ApproximateCoordinates, &domain.Coordinates{Lat: 52.5244, Lng: 13.4105}},
+		{"geoLocations mark them approximate: the place is a region, the point has no coordinates' score", berlin.GeoLocations, []domain.GeoLocation{
+			{Description: "Hall foyer, Berlin, Germany", RelationType: domain.GeoLocationPoint, Score: scorePointVenue},
+			{Description: "Berlin", RelationType: domain.GeoRelevanceRange, Score: scoreLocality},
+			{Description: "Germany", RelationType: domain.GeoRelevanceRange, Score: scoreCountry},
+		}},
 	})
 }
