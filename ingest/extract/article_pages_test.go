@@ -122,6 +122,13 @@ func TestParseArticleReadsPagesAsAReaderWould(t *testing.T) {
 			desc:      "A box of glass plate negatives found in a donated trunk shows Bridge Street under a metre of water in March 1911.",
 			published: utc(2024, 5, 21, 0, 0, 0),
 		},
+		{
+			name:    "a documentation page whose h1 is the site name after an em dash in <title> takes the part before it",
+			file:    "docs-site-name-h1-after-em-dash.html",
+			pageURL: "https://docs.acme.example/manual/guide/upgrading.html",
+			title:   "Upgrading: Moving Your Data",
+			desc:    "Version 3 stores widgets in a new format, so an upgrade copies your data once and keeps the old files until you remove them.",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,6 +57,20 @@ func TestTheSiteNameInAPageTitle(t *testing.T) {
 		{"an h1 that <title> contains is the title",
 			`<title>Review: The Bear - season 3</title><body><h1>Review: The Bear</h1>`,
 			"Review: The Bear"},
+		{"an h1 equal to the part after | is the site's name, however long",
+			`<title>Upgrading your install | Acme Widgets user manual</title><body><h1>Acme Widgets user manual</h1>`,
+			"Upgrading your install"},
+		{"after -", `<title>Upgrading your install - Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after –", `<title>Upgrading your install – Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after —", `<title>Upgrading — Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading"},
+		{"after ·", `<title>Upgrading your install · Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after »", `<title>Upgrading your install » Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after a colon, when the h1 is the banner's",
+			`<title>Moving your data: Acme Widgets manual</title><body><header><h1><a href="/" rel="home">Acme Widgets manual</a></h1></header>`,
+			"Moving your data"},
+		{"after a colon, an h1 that is the page's own heading stays the title",
+			`<title>Review: The Bear</title><body><main><h1>The Bear</h1></main>`,
+			"The Bear"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
