@@ -129,6 +129,14 @@ func TestParseArticleReadsPagesAsAReaderWould(t *testing.T) {
 			title:   "Upgrading: Moving Your Data",
 			desc:    "Version 3 stores widgets in a new format, so an upgrade copies your data once and keeps the old files until you remove them.",
 		},
+		{
+			name:    "a paragraph that starts mid-sentence after a display formula, with holes where inline math stood, is passed over for the first that reads as a sentence",
+			file:    "encyclopedia-lead-after-display-formula.html",
+			pageURL: "https://en.examplipedia.example/wiki/Kinetic_energy",
+			title:   "Kinetic energy",
+			desc: "In physics, the kinetic energy of an object is the form of energy that it possesses due to its motion. " +
+				"It is defined as the work needed to accelerate a body of a given mass from rest to its stated velocity.",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

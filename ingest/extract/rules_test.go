@@ -177,3 +177,37 @@ func TestTextBesideTheArticleIsNotItsLead(t *testing.T) {
 		})
 	}
 }
+
+func TestALeadThatStartsMidSentenceIsPassedOver(t *testing.T) {
+	const lead = "The council approved the budget after a long night of debate in the town hall."
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"a text after a display formula, beginning with a lower-case connective",
+			`<article><div><math display="block"><mi>x</mi></math></div><p>where the first term is the cost of the new depot and the second the cost of the park.</p><p>` + lead + `</p></article>`, lead},
+		{"a text beginning in lower case with a hole where an inline image stood",
+			`<article><p><img src="/f.png" width="40" height="12" alt="x"> gives the share of the budget spent on roads in each of the last five years.</p><p>` + lead + `</p></article>`, lead},
+		{"a text beginning in lower case with a hole where inline math stood",
+			`<article><p>each <math><mi>n</mi></math> counts the votes cast for the plan in one of the ward meetings held last month.</p><p>` + lead + `</p></article>`, lead},
+		{"a long text typed in lower case without holes is still prose",
+			`<article><p>has anyone else seen the battery drain after the update, mine goes from full to half overnight</p></article>`,
+			"has anyone else seen the battery drain after the update, mine goes from full to half overnight"},
+		{"a sentence with inline math that starts like one is a lead",
+			`<article><p>The ratio <math><mi>r</mi></math> fell below one for the first time since the council began to publish it.</p></article>`,
+			"The ratio fell below one for the first time since the council began to publish it."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html := `<html><head><title>Budget</title></head><body>` + tt.body + `</body></html>`
+			got, err := ParseArticle(htmlPage("https://news.example.com/a/budget", []byte(html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Description != tt.want {
+				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+		})
+	}
+}
