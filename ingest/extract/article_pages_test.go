@@ -137,6 +137,14 @@ func TestParseArticleReadsPagesAsAReaderWould(t *testing.T) {
 			desc: "In physics, the kinetic energy of an object is the form of energy that it possesses due to its motion. " +
 				"It is defined as the work needed to accelerate a body of a given mass from rest to its stated velocity.",
 		},
+		{
+			name:      "a weekly edition's front page listing several stories is described by its own lead, not the first story's body",
+			file:      "weekly-edition-front-page.html",
+			pageURL:   "https://harbourweekly.example/edition/2024-06-12/",
+			title:     "Weekly edition for 12 June 2024",
+			desc:      "This week: the council's budget vote, the ferry's summer timetable, and who is cooking at the harbour fair.",
+			published: utc(2024, 6, 12, 0, 0, 0),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

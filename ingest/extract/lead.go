@@ -33,13 +33,21 @@ const maxLinkShare = 0.5
 // main content, then the whole page.
 var leadScopes = []atom.Atom{atom.Article, atom.Main, atom.Body}
 
+// lead is the first lead-shaped block of the first scope that has one. A
+// page that lists several articles (a weekly edition's front page, a
+// section page) is described by its own text beside them, never by the
+// first story's: its <article> elements are passed over.
 func (p *page) lead() string {
+	listing := listsArticles(p.doc.Find("article").Nodes)
 	for _, scope := range leadScopes {
+		if scope == atom.Article && listing {
+			continue
+		}
 		for _, root := range p.doc.Find(scope.String()).Nodes {
 			if excluded(root) || excludedAncestor(root) {
 				continue
 			}
-			if text := findLead(root); text != "" {
+			if text := findLead(root, listing); text != "" {
 				return clip(text, maxParagraphRunes)
 			}
 		}
@@ -47,18 +55,56 @@ func (p *page) lead() string {
 	return ""
 }
 
-// findLead judges n's own text, then looks in its child blocks in order.
-func findLead(n *html.Node) string {
+// listsArticles reports whether a page's <article> elements are several
+// stories: at least two, outside one another and page furniture, each
+// with a heading of its own (comments, also <article>s, have none).
+func listsArticles(articles []*html.Node) bool {
+	stories := 0
+	for _, a := range articles {
+		if excluded(a) || excludedAncestor(a) || insideArticle(a) || !hasHeading(a) {
+			continue
+		}
+		if stories++; stories == 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func insideArticle(n *html.Node) bool {
+	for a := n.Parent; a != nil; a = a.Parent {
+		if a.DataAtom == atom.Article {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHeading(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if c.DataAtom == atom.H1 || c.DataAtom == atom.H2 || c.DataAtom == atom.H3 || hasHeading(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// findLead judges n's own text, then looks in its child blocks in order;
+// past <article> elements when skipArticles.
+func findLead(n *html.Node, skipArticles bool) string {
 	if judgedBlock[n.DataAtom] {
 		if text, ok := blockText(n); ok {
 			return text
 		}
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != html.ElementNode || inline[c.DataAtom] || excluded(c) {
+		if c.Type != html.ElementNode || inline[c.DataAtom] || excluded(c) || skipArticles && c.DataAtom == atom.Article {
 			continue
 		}
-		if text := findLead(c); text != "" {
+		if text := findLead(c, skipArticles); text != "" {
 			return text
 		}
 	}

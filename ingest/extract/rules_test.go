@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -202,6 +203,43 @@ func TestALeadThatStartsMidSentenceIsPassedOver(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			html := `<html><head><title>Budget</title></head><body>` + tt.body + `</body></html>`
 			got, err := ParseArticle(htmlPage("https://news.example.com/a/budget", []byte(html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Description != tt.want {
+				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+		})
+	}
+}
+
+func TestAPageListingSeveralArticlesIsNotDescribedByTheFirstOne(t *testing.T) {
+	story := func(n int) string {
+		return fmt.Sprintf(`<article><h2><a href="/s/%d">Story %d</a></h2><p>The body of story %d begins with a sentence long enough to be a lead.</p></article>`, n, n, n)
+	}
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"the page's own lead before its stories",
+			`<main><p>Our pick of the week's news from the harbour and the town.</p>` + story(1) + story(2) + `</main>`,
+			"Our pick of the week's news from the harbour and the town."},
+		{"the page's own lead after its stories",
+			`<main>` + story(1) + story(2) + story(3) + `<p>Our pick of the week's news from the harbour and the town.</p></main>`,
+			"Our pick of the week's news from the harbour and the town."},
+		{"no lead of its own is no description",
+			`<main>` + story(1) + story(2) + `</main>`, ""},
+		{"one article with comments (articles without headings) is described by the article",
+			`<main><article><h1>Budget</h1><p>The council approved the budget after a long night.</p></article>` +
+				`<article class="comment"><p>Great news for the town, finally a decision that makes sense.</p></article>` +
+				`<article class="comment"><p>I would like to know what happens to the depot plan now.</p></article></main>`,
+			"The council approved the budget after a long night."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html := `<html><head><title>This week</title></head><body>` + tt.body + `</body></html>`
+			got, err := ParseArticle(htmlPage("https://news.example.com/edition/24", []byte(html)))
 			if err != nil {
 				t.Fatal(err)
 			}
