@@ -145,6 +145,14 @@ func TestParseArticleReadsPagesAsAReaderWould(t *testing.T) {
 			desc:      "This week: the council's budget vote, the ferry's summer timetable, and who is cooking at the harbour fair.",
 			published: utc(2024, 6, 12, 0, 0, 0),
 		},
+		{
+			name:      "article:published_time beats a visible <time> marked datePublished that disagrees with it",
+			file:      "news-published-time-against-visible-time.html",
+			pageURL:   "https://www.coastwatchnews.example/2024/09/03/lifeboat-station-reopens/",
+			title:     "Lifeboat station reopens after two-year rebuild",
+			desc:      "The rebuilt lifeboat station at Penmarrow opened on Tuesday with a launch watched by several hundred people.",
+			published: utc(2024, 9, 3, 6, 0, 0),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

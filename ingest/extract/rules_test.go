@@ -249,3 +249,35 @@ func TestAPageListingSeveralArticlesIsNotDescribedByTheFirstOne(t *testing.T) {
 		})
 	}
 }
+
+func TestMachineReadableDatesWinOverVisibleOnes(t *testing.T) {
+	tests := []struct {
+		name string
+		html string
+		want time.Time
+	}{
+		{"article:published_time beats a <time> marked datePublished that disagrees",
+			`<meta property="article:published_time" content="2024-09-03T06:00:00Z"><title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-04T08:12:09+01:00">4 Sep</time>`,
+			time.Date(2024, 9, 3, 6, 0, 0, 0, time.UTC)},
+		{"also when the <time> has no zone",
+			`<meta property="article:published_time" content="2024-09-03T06:00:00Z"><title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-04T08:12">4 Sep</time>`,
+			time.Date(2024, 9, 3, 6, 0, 0, 0, time.UTC)},
+		{"a <time> giving the same day with a zone still makes a date-only published_time exact",
+			`<meta property="article:published_time" content="2024-09-03"><title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-03T07:00:00+01:00">3 Sep</time>`,
+			time.Date(2024, 9, 3, 6, 0, 0, 0, time.UTC)},
+		{"a <time> marked datePublished is read when nothing else gives a date",
+			`<title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-04T08:12:09+01:00">4 Sep</time>`,
+			time.Date(2024, 9, 4, 7, 12, 9, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseArticle(htmlPage("https://news.example.com/a/story", []byte(tt.html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.PublishedAt.Equal(tt.want) {
+				t.Errorf("PublishedAt = %v, want %v", got.PublishedAt, tt.want)
+			}
+		})
+	}
+}
