@@ -37,25 +37,28 @@
 // day is one night, not two days). All-day occurrences run from local
 // midnight to the next local midnight of the event's zone, so they keep
 // their dates. A recurring event (RRULE/RDATE/EXDATE, or a schema.org
-// eventSchedule, whose byDay takes DayOfWeek names and iCalendar days with
-// an ordinal, "2MO", and which runs from the window's start when neither
-// it nor its event states a start; expanded by rrule-go in the event's
-// zone, so 19:00
-// Europe/Berlin stays 19:00 across a clock change; the UNTIL of an
-// all-day series is compared by date: its day in the event's zone, or the
-// day it writes when that is later, as 00:00 UTC is west of UTC, is
-// included) has one instance per recurrence, keyed by its original start in RFC 3339 UTC; a RECURRENCE-ID
-// override keeps that key (of an all-day series it names a day: a
-// date-time in any zone names the day it writes), and when it moves the
-// recurrence it is
+// eventSchedule, expanded by rrule-go in the event's zone, so 19:00
+// Europe/Berlin stays 19:00 across a clock change) has one instance per
+// recurrence, keyed by its original start in RFC 3339 UTC; a RECURRENCE-ID
+// override keeps that key, and when it moves the recurrence it is
 // rescheduled with the original start as previousStart. Recurrences are
 // expanded from the first day of the month a week before Options.Now
 // (UTC), so every crawl within a month yields the same instances, to
-// Options.Now + Horizon (Horizon in HappeningDetails); at most 1000 instances
-// and 2000 occurrences, and the horizon then ends at the last one kept.
-// A series with no recurrence in that window keeps its latest earlier
-// one, or its first later one. A span longer than 400 days keeps its
-// first and last day and the days within the window.
+// Options.Now + Horizon (Horizon in HappeningDetails); at most 1000
+// instances and 2000 occurrences, and the horizon then ends at the last
+// one kept. A series with no recurrence in that window keeps its latest
+// earlier one, or its first later one. A span longer than 400 days keeps
+// its first and last day and the days within the window.
+//
+// The recurrences of an all-day series are days, compared by date: an
+// override naming one by a date-time (RECURRENCE-ID;TZID=…:20240612T000000,
+// as Exchange writes it) names the day it writes, whatever its zone; and
+// the series' UNTIL day is included, that is its day in the event's zone
+// or, when later, the day it writes (UNTIL=20241028T000000Z is still 27
+// October in Chicago). An eventSchedule's byDay takes DayOfWeek names and
+// iCalendar days, with an ordinal too ("2MO", the second Monday); a
+// schedule that states no start, and whose event states none, runs from
+// the window's start, and its displayText names no start.
 //
 // # Time block
 //
@@ -76,6 +79,7 @@
 //	Sat 8 Jun 2024                                        all day
 //	Fri 7 Jun 2024 – Sun 9 Jun 2024                       all day, several
 //	Every week on Tuesday, 19:00–21:00 (Europe/Berlin), from Tue 1 Oct 2024, until Tue 17 Dec 2024
+//	Every month on 2nd Saturday, 14:00–17:00 (Europe/Berlin)   no start given
 //	3 dates, Tue 14 May 2024 – Sat 1 Jun 2024             listed dates
 //
 // # Geography
