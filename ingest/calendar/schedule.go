@@ -30,7 +30,8 @@ func (g graph) schedule(n map[string]any, event span, eventOK bool, loc *time.Lo
 	if !ok {
 		return schedule{}, false
 	}
-	openStart := !eventOK && text(n["startDate"]) == ""
+	_, startKind := extract.ParseDateIn(text(n["startDate"]), loc)
+	openStart := !eventOK && startKind == extract.NoDate
 	opt.Dtstart = first.start
 	if until, kind := extract.ParseDateIn(text(n["endDate"]), loc); kind != extract.NoDate {
 		y, m, d := until.In(loc).Date()
