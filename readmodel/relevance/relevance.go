@@ -25,9 +25,10 @@ import (
 	"math"
 	"strings"
 
+	xhtml "golang.org/x/net/html"
+
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/gazetteer"
-	xhtml "golang.org/x/net/html"
 )
 
 // Score is the relevance of an event to a feed's config; ok is false when
