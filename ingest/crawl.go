@@ -44,6 +44,9 @@ type crawlStats struct {
 	Covered time.Time
 	// Backlog: MaxFetchesPerCrawl left candidates for the next crawl.
 	Backlog bool
+	// Freshness is the shortest freshness the source's listings claimed
+	// (listingValidators.freshness), for the schedule.
+	Freshness time.Duration
 	// Calendars are the calendar files the crawl's pages link to.
 	Calendars []string
 	// Events counts the events the crawl took for recording
@@ -171,6 +174,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		return err
 	}
 	stats.Covered = earliest
+	stats.Freshness = validators.freshness()
 	todo, rest, err := w.selectCandidates(ctx, l, cands, since, stats)
 	if err != nil {
 		return err

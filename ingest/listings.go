@@ -77,6 +77,24 @@ func (lv *listingValidators) SetValidators(url string, v document.Validators) {
 	lv.answered[url] = v
 }
 
+// freshness is the shortest freshness the crawl's listings claimed (a
+// source changes when any of its listings does); zero when none claimed
+// any.
+func (lv *listingValidators) freshness() time.Duration {
+	if lv == nil {
+		return 0
+	}
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	var d time.Duration
+	for _, v := range lv.answered {
+		if v.Fresh > 0 && (d == 0 || v.Fresh < d) {
+			d = v.Fresh
+		}
+	}
+	return d
+}
+
 // saveListings stores what the crawl's listings answered, once the crawl
 // dealt with every candidate (see above). A listing that failed this time
 // keeps its row, which still describes what was dealt with; rows of
@@ -91,7 +109,7 @@ func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listi
 			keep = append(keep, u)
 			continue
 		}
-		if v == (document.Validators{}) {
+		if !v.Conditional() {
 			continue
 		}
 		keep = append(keep, u)

@@ -109,15 +109,17 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 		if !stats.Covered.IsZero() {
 			cov = &stats.Covered
 		}
-		next := w.nextPoll()
-		if stats.Backlog {
-			next = 0
+		var fresh *int64
+		if stats.Freshness > 0 {
+			ms := stats.Freshness.Milliseconds()
+			fresh = &ms
 		}
 		// A document cut short by a bound is no failure of the source, but
 		// its reason is kept where failures are.
 		err = w.crawls.Release(ctx, l.SourceID, `failures = 0, last_error = ?, backlog = ?,
-			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now(), last_success_at = now(),
-			covered_since = coalesce(?, covered_since)`, stats.cutOffNote(), stats.Backlog, next.Milliseconds(), cov)
+			last_crawl_at = now(), last_success_at = now(), covered_since = coalesce(?, covered_since),
+			freshness_ms = coalesce(?, freshness_ms), `+w.scheduleSQL(stats.Backlog, stats.Freshness),
+			stats.cutOffNote(), stats.Backlog, cov, fresh)
 	case failed:
 		err = w.crawls.Release(ctx, l.SourceID, `failures = failures + 1, last_error = ?, backlog = false,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()`,
@@ -129,6 +131,38 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 		return fmt.Errorf("source %s: %w", l.SourceID, err)
 	}
 	return nil
+}
+
+// week is what the observed interval is counted over, as Miniflux's
+// entry-frequency scheduler does: a source that published n articles in
+// the last week is polled every week/n.
+const week = 7 * 24 * time.Hour
+
+// scheduleSQL is the SET list that schedules a source's next poll after a
+// successful crawl: at once with a backlog; else, with a fixed interval,
+// PollInterval; else (adaptive) week/n for the n articles of the last week
+// the source's crawls recorded (MaxPollInterval when none), raised to the
+// freshness its listings claimed (kept from an earlier poll when this one
+// heard none, as a 304 carries no feed ttl), within [PollInterval,
+// MaxPollInterval]; jittered by ±10%. It is one expression of the row, so
+// the release stays one statement; the count reads the crawl_seen index
+// (source_id, effective_at).
+func (w *Worker) scheduleSQL(backlog bool, fresh time.Duration) string {
+	floor, ceiling := w.cfg.PollInterval.Milliseconds(), w.cfg.MaxPollInterval.Milliseconds()
+	observed := "NULL"
+	interval := fmt.Sprint(floor)
+	if ceiling > floor {
+		observed = fmt.Sprintf(`(SELECT %d / nullif(count(*), 0) FROM crawl_seen s
+			WHERE s.source_id = crawl_state.source_id AND s.effective_at > now() - interval '7 days')`, week.Milliseconds())
+		interval = fmt.Sprintf(`least(%d, greatest(%d, coalesce(%s, %d), coalesce(nullif(%d, 0), freshness_ms, 0)))`,
+			ceiling, floor, observed, ceiling, fresh.Milliseconds())
+	}
+	next := "(" + interval + ") * (0.9 + random() * 0.2)"
+	if backlog {
+		next = "0"
+	}
+	return fmt.Sprintf(`observed_interval_ms = %s, interval_ms = %s,
+		next_at = now() + %s * interval '1 millisecond'`, observed, interval, next)
 }
 
 // maxRetryAfter bounds how long a site's Retry-After can park a source.
