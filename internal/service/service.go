@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -136,6 +137,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Metrics.MustRegister(calendar.Metrics())
+	s.Metrics.MustRegister(ingest.PollingCollector(db.Bun))
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
@@ -146,6 +148,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		Webhooks:       s.Webhooks,
 		History:        history.New(s.Store, sources.NewQueries(db.Bun)),
 		Parser:         parse.New(client, logger).WithLimits(cfg.Documents),
+		Polling: func(ctx context.Context, org, sourceID uuid.UUID) (apihttp.SourcePolling, bool, error) {
+			p, ok, err := ingest.PollingOf(ctx, db.Bun, org, sourceID)
+			return apihttp.SourcePolling(p), ok, err
+		},
 	})
 	return s, nil
 }
