@@ -128,7 +128,7 @@ func (c *pollingCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDue, prometheus.GaugeValue, float64(agg.Due))
 	ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, agg.Lag)
 	var rows []pollingRow
-	if err := c.db.NewRaw(`SELECT ` + pollingColumns + ` FROM crawl_state`).Scan(ctx, &rows); err != nil {
+	if err := c.db.NewRaw(`SELECT `+pollingColumns+` FROM crawl_state`).Scan(ctx, &rows); err != nil {
 		ch <- prometheus.NewInvalidMetric(descNext, fmt.Errorf("read crawl schedule: %w", err))
 		return
 	}
