@@ -4,7 +4,7 @@
 -- (freshness_ms: Cache-Control max-age, Expires, Retry-After, a feed's ttl
 -- or sy:updatePeriod), between the crawler's floor and ceiling;
 -- interval_ms is what the last successful poll chose, before jitter.
-ALTER TABLE crawl_state
+ALTER TABLE IF EXISTS crawl_state
     ADD COLUMN IF NOT EXISTS interval_ms          bigint,
     ADD COLUMN IF NOT EXISTS observed_interval_ms bigint,
     ADD COLUMN IF NOT EXISTS freshness_ms         bigint;

@@ -38,7 +38,10 @@ type Config struct {
 	MaxPollInterval time.Duration
 	// CrawlConcurrency is how many sources one crawler process polls at
 	// once.
-	CrawlConcurrency     int
+	CrawlConcurrency int
+	// CrawlLease is how long a crawler process holds a source without
+	// renewing it: how soon another takes over a source of one that died.
+	CrawlLease           time.Duration
 	AllowPrivateNetworks bool
 	WebhookBackoffBase   time.Duration
 	RequireHTTPS         bool
@@ -90,6 +93,9 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.CrawlConcurrency, err = count("FEEDSVC_CRAWL_CONCURRENCY", 4, 1); err != nil {
+		return Config{}, err
+	}
+	if c.CrawlLease, err = duration("FEEDSVC_CRAWL_LEASE", 5*time.Minute); err != nil {
 		return Config{}, err
 	}
 	if c.WebhookBackoffBase, err = duration("FEEDSVC_WEBHOOK_BACKOFF_BASE", 30*time.Second); err != nil {

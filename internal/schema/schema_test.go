@@ -130,8 +130,24 @@ func TestADatabaseMigratedFromTheSingleFolderIsUpToDate(t *testing.T) {
 	if err := db.Pool.QueryRow(ctx, "SELECT count(DISTINCT group_id), count(*) FROM bun_migrations").Scan(&groups, &rows); err != nil {
 		t.Fatal(err)
 	}
-	if groups != 1 || rows != len(singleFolder)/2 {
-		t.Fatalf("bun_migrations holds %d rows in %d groups, want the old %d in 1", rows, groups, len(singleFolder)/2)
+	// Files newer than the folder are applied, once, in a group of their
+	// own (they must cope with the stand-ins having made nothing).
+	all, err := migrate.Files(schema.Owners()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := 0
+	for _, name := range all {
+		if !slices.Contains(singleFolder, name) && strings.Contains(name, ".up.") {
+			newer++
+		}
+	}
+	wantGroups := 1
+	if newer > 0 {
+		wantGroups = 2
+	}
+	if groups != wantGroups || rows != len(singleFolder)/2+newer {
+		t.Fatalf("bun_migrations holds %d rows in %d groups, want the old %d and %d newer in %d", rows, groups, len(singleFolder)/2, newer, wantGroups)
 	}
 	var tables []string
 	r, err := db.Pool.Query(ctx, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE 'bun\\_%' AND tablename NOT LIKE 'river\\_%'")

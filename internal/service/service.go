@@ -122,7 +122,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	if cfg.Roles[config.RoleCrawler] {
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
 			PollInterval: cfg.PollInterval, MaxPollInterval: cfg.MaxPollInterval, Concurrency: cfg.CrawlConcurrency,
-			Documents: cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
+			LeaseDuration: cfg.CrawlLease,
+			Documents:     cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
 		}); err != nil {
 			s.Close()
 			return nil, err
