@@ -30,22 +30,30 @@ type leased struct {
 // connector reads its type, and it has no crawl_state yet or its next_at
 // has passed and nobody holds a live lease. Sources never crawled come
 // first, so a new attachment starts promptly even when many sources are
-// overdue.
-func (w *Worker) leaseDue(ctx context.Context, n int) ([]leased, error) {
+// overdue; looking for them reads every attachment, so it is done only
+// when withNew (each tick, a second apart), not after every crawl. The
+// scheduled ones are found from the next_at index: only the rows already
+// due are read, however many sources there are (the fence, OFFSET 0,
+// keeps the planner from joining every attachment first).
+func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, error) {
 	types := bun.In(w.connectors.SourceTypes())
 	var ids []uuid.UUID
+	newOnes := 0
+	if withNew {
+		newOnes = n
+	}
 	err := w.db.NewRaw(`
 		(SELECT a.source_id FROM ingest_attachments a
-		  WHERE a.source_enabled AND a.feed_enabled AND a.source_type IN (?)
+		  WHERE ? > 0 AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?)
 		    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
 		  GROUP BY a.source_id LIMIT ?)
 		UNION ALL
-		(SELECT c.source_id FROM crawl_state c
-		  WHERE c.next_at <= now() AND (c.leased_until IS NULL OR c.leased_until < now())
-		    AND EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
+		(SELECT c.source_id FROM (SELECT source_id, next_at FROM crawl_state
+		    WHERE next_at <= now() AND (leased_until IS NULL OR leased_until < now()) OFFSET 0) c
+		  WHERE EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
 		                  AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?))
 		  ORDER BY c.next_at LIMIT ?)`,
-		types, n, types, n).Scan(ctx, &ids)
+		newOnes, types, newOnes, types, n).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("find due sources: %w", err)
 	}

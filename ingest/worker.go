@@ -208,10 +208,13 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 	defer wg.Wait()
 	ticker := time.NewTicker(w.cfg.Tick)
 	defer ticker.Stop()
+	// withNew: look for never-crawled sources too, on the first pass and
+	// on each tick (see leaseDue).
+	withNew := true
 	for {
 		free := w.cfg.Concurrency - len(slots)
 		if free > 0 {
-			leases, err := w.leaseDue(ctx, free)
+			leases, err := w.leaseDue(ctx, free, withNew)
 			if err != nil && ctx.Err() == nil {
 				w.log.Warn("finding due sources failed", "err", err)
 			}
@@ -233,7 +236,9 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			withNew = true
 		case <-freed:
+			withNew = false
 		}
 	}
 }
