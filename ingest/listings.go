@@ -77,6 +77,27 @@ func (lv *listingValidators) SetValidators(url string, v document.Validators) {
 	lv.answered[url] = v
 }
 
+// unchanged reports whether storing would change nothing: every listing
+// asked for answered what was stored for it, and every stored one was
+// asked for (most polls: each listing answered 304). The rows then keep
+// their covered_since, which claims no less than this crawl could: an
+// unchanged listing lists what it listed when they were stored.
+func (lv *listingValidators) unchanged() bool {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	if len(lv.requested) != len(lv.stored) {
+		return false
+	}
+	for u := range lv.requested {
+		v, answered := lv.answered[u]
+		s, stored := lv.stored[u]
+		if !answered || !stored || v.ETag != s.ETag || v.LastModified != s.LastModified {
+			return false
+		}
+	}
+	return true
+}
+
 // freshness is the shortest freshness the crawl's listings claimed (a
 // source changes when any of its listings does); zero when none claimed
 // any.
@@ -101,6 +122,9 @@ func (lv *listingValidators) freshness() time.Duration {
 // listings not asked for any more, and of those with nothing to remember
 // (a sitemap index), go.
 func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listingValidators) error {
+	if lv.unchanged() {
+		return nil
+	}
 	lv.mu.Lock()
 	var keep, urls, etags, lastMods []string
 	for u := range lv.requested {
