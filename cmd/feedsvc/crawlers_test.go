@@ -335,4 +335,3 @@ func (a apiClient) post(path string, body any) map[string]any {
 	}
 	return env.Data
 }
-
