@@ -576,9 +576,12 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, into any)
 		if err != nil {
 			return err
 		}
-		r = bytes.NewReader(b)
+		body = b // re-read on each attempt
 	}
 	for attempt := 0; ; attempt++ {
+		if b, ok := body.([]byte); ok {
+			r = bytes.NewReader(b)
+		}
 		req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
 		if err != nil {
 			return err
@@ -596,7 +599,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, into any)
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusServiceUnavailable && attempt < 5 && method == "GET" {
+		// A 503 that changed nothing (many attaches to one feed at once,
+		// a read model still catching up) is repeated.
+		if resp.StatusCode == http.StatusServiceUnavailable && attempt < 10 && (method == "GET" || bytes.Contains(raw, []byte("nothing was changed"))) {
 			time.Sleep(time.Second)
 			continue
 		}
