@@ -1,10 +1,14 @@
 package openapi
 
 import (
+	"io/fs"
+
 	"encoding/json"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"go.yaml.in/yaml/v3"
 )
 
 func TestTheAreaFilesMergeIntoOneDocumentInTheOrderWritten(t *testing.T) {
@@ -140,4 +144,44 @@ components:
 	if string(got) != want {
 		t.Fatalf("built\n%s\nwant\n%s", got, want)
 	}
+}
+
+// A flow mapping ({a: b, c: d}) splits a plain scalar at ", ", so prose
+// written in one loses its second half to a member of its own (a
+// "description" ending mid-sentence, an example gaining a bogus member).
+// Prose belongs in block style or quotes.
+func TestNoFlowMappingHoldsUnquotedProse(t *testing.T) {
+	names, err := fs.Glob(specFiles, "spec/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		raw, err := fs.ReadFile(specFiles, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, where := range unquotedProse(&doc, false) {
+			t.Errorf("%s:%d: a flow mapping holds unquoted text with spaces; quote it or use block style", name, where)
+		}
+	}
+}
+
+// unquotedProse is the lines of plain scalars holding a space inside a
+// flow mapping at or under n.
+func unquotedProse(n *yaml.Node, inFlow bool) []int {
+	var lines []int
+	if (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle != 0 {
+		inFlow = true
+	}
+	if n.Kind == yaml.ScalarNode && inFlow && n.Style == 0 && strings.Contains(n.Value, " ") {
+		lines = append(lines, n.Line)
+	}
+	for _, c := range n.Content {
+		lines = append(lines, unquotedProse(c, inFlow)...)
+	}
+	return lines
 }
