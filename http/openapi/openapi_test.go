@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"io/fs"
+	"strconv"
 
 	"encoding/json"
 	"strings"
@@ -184,4 +185,66 @@ func unquotedProse(n *yaml.Node, inFlow bool) []int {
 		lines = append(lines, unquotedProse(c, inFlow)...)
 	}
 	return lines
+}
+
+// Generators type a value by its `type`: an `enum` or `const` without one
+// becomes an untyped field (interface{} in Go), and a number without a
+// `format` a type of the generator's choosing.
+func TestEveryEnumAndConstIsTypedAndEveryNumberHasAFormat(t *testing.T) {
+	doc, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	walkSchemas(d, "#", func(s map[string]any, where string) {
+		_, typed := s["type"]
+		_, isConst := s["const"]
+		_, isEnum := s["enum"]
+		if (isConst || isEnum) && !typed {
+			t.Errorf("%s: an enum or const without a type", where)
+		}
+		if types(s)["integer"] || types(s)["number"] {
+			if _, ok := s["format"]; !ok {
+				t.Errorf("%s: a number without a format", where)
+			}
+		}
+	})
+}
+
+// walkSchemas calls f on every mapping of the document but examples and
+// defaults (values, not schemas).
+func walkSchemas(n any, where string, f func(map[string]any, string)) {
+	switch n := n.(type) {
+	case map[string]any:
+		f(n, where)
+		for k, v := range n {
+			if k == "example" || k == "examples" || k == "default" {
+				continue
+			}
+			walkSchemas(v, where+"/"+k, f)
+		}
+	case []any:
+		for i, v := range n {
+			walkSchemas(v, where+"/"+strconv.Itoa(i), f)
+		}
+	}
+}
+
+// types is the set of a schema's types (`type` is a name or a list).
+func types(s map[string]any) map[string]bool {
+	out := map[string]bool{}
+	switch t := s["type"].(type) {
+	case string:
+		out[t] = true
+	case []any:
+		for _, v := range t {
+			if name, ok := v.(string); ok {
+				out[name] = true
+			}
+		}
+	}
+	return out
 }
