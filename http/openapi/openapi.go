@@ -71,6 +71,7 @@ func build(fsys fs.FS) ([]byte, error) {
 	if err := addCommonHeaders(root); err != nil {
 		return nil, err
 	}
+	dropUnreferencedResponses(root)
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, root); err != nil {
 		return nil, fmt.Errorf("render the document: %w", err)
@@ -223,6 +224,40 @@ func declareOwnHeaders(components, responses, headers *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// dropUnreferencedResponses removes the response components nothing refers
+// to once the writes have their copies: a response only writes name is
+// wholly copied into them, and linters rightly flag a component no one
+// uses.
+func dropUnreferencedResponses(root *yaml.Node) {
+	responses := lookup(child(root, "components"), "responses")
+	if responses == nil {
+		return
+	}
+	used := map[string]bool{}
+	collectRefs(root, used)
+	kept := responses.Content[:0]
+	for i := 0; i < len(responses.Content); i += 2 {
+		if used["#/components/responses/"+responses.Content[i].Value] {
+			kept = append(kept, responses.Content[i], responses.Content[i+1])
+		}
+	}
+	responses.Content = kept
+}
+
+// collectRefs adds every $ref under n to refs.
+func collectRefs(n *yaml.Node, refs map[string]bool) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "$ref" {
+				refs[n.Content[i+1].Value] = true
+			}
+		}
+	}
+	for _, c := range n.Content {
+		collectRefs(c, refs)
+	}
 }
 
 // copyMapping is a mapping whose members can be changed without changing

@@ -215,13 +215,14 @@ func TestEveryEnumAndConstIsTypedAndEveryNumberHasAFormat(t *testing.T) {
 }
 
 // walkSchemas calls f on every mapping of the document but examples and
-// defaults (values, not schemas).
+// defaults (values, not schemas) and servers (whose variables have an enum
+// of strings and no type).
 func walkSchemas(n any, where string, f func(map[string]any, string)) {
 	switch n := n.(type) {
 	case map[string]any:
 		f(n, where)
 		for k, v := range n {
-			if k == "example" || k == "examples" || k == "default" {
+			if k == "example" || k == "examples" || k == "default" || k == "servers" {
 				continue
 			}
 			walkSchemas(v, where+"/"+k, f)
@@ -247,4 +248,52 @@ func types(s map[string]any) map[string]bool {
 		}
 	}
 	return out
+}
+
+// openapi-typescript makes a member with a `default` required, so that a
+// request body with a default in it cannot be written without the
+// member. A request's defaults are said in words instead.
+func TestNoRequestBodyMemberHasADefault(t *testing.T) {
+	doc, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	schemas := d["components"].(map[string]any)["schemas"].(map[string]any)
+	seen := map[string]bool{}
+	var visit func(n any, where string)
+	visit = func(n any, where string) {
+		switch n := n.(type) {
+		case map[string]any:
+			if ref, ok := n["$ref"].(string); ok {
+				name := strings.TrimPrefix(ref, "#/components/schemas/")
+				if !seen[name] {
+					seen[name] = true
+					visit(schemas[name], ref)
+				}
+			}
+			if _, ok := n["default"]; ok {
+				t.Errorf("%s: a request body schema with a default", where)
+			}
+			for k, v := range n {
+				if k != "example" && k != "examples" {
+					visit(v, where+"/"+k)
+				}
+			}
+		case []any:
+			for i, v := range n {
+				visit(v, where+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	for path, item := range d["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			if op, ok := op.(map[string]any); ok && op["requestBody"] != nil {
+				visit(op["requestBody"], method+" "+path)
+			}
+		}
+	}
 }
