@@ -216,13 +216,8 @@ func ErrorHandler(logger *slog.Logger) fiber.ErrorHandler {
 	}
 }
 
-// errorBody is every error but the 401's. Code repeats error.code at the
-// root, where the flat 401 body has it, so that a client reads every
-// error's code in one place (and generated clients can tell the bodies
-// apart by it); the contract's members are all still there.
 type errorBody struct {
 	Success bool        `json:"success"`
-	Code    string      `json:"code"`
 	Error   errorDetail `json:"error"`
 }
 
@@ -257,7 +252,7 @@ func (e *Error) Body(d Dialect) any {
 	if e.Field != "" {
 		out.Details = &details{Field: e.Field, Issue: e.Issue}
 	}
-	return errorBody{Code: out.Code, Error: out}
+	return errorBody{Error: out}
 }
 
 func (e *Error) code(d Dialect) string {

@@ -192,7 +192,7 @@ func TestRequireScopeAnswers403WhenTheKeyLacksTheScope(t *testing.T) {
 	if got.status != http.StatusForbidden || got.contentType != "application/json" {
 		t.Fatalf("status = %d, content type %q", got.status, got.contentType)
 	}
-	want := `{"success":false,"code":"PERMISSION_DENIED","error":{"code":"PERMISSION_DENIED","message":"This API key does not have the \"webhooks\" scope"}}`
+	want := `{"success":false,"error":{"code":"PERMISSION_DENIED","message":"This API key does not have the \"webhooks\" scope"}}`
 	if got.body != want {
 		t.Fatalf("body = %s\nwant   %s", got.body, want)
 	}

@@ -196,34 +196,53 @@ func takesNoKey(op *yaml.Node) bool {
 	return sec != nil && sec.Kind == yaml.SequenceNode && len(sec.Content) == 0
 }
 
-// declareOwnHeaders adds the headers to each of responses, copying a
-// response component in place rather than changing it.
+// declareOwnHeaders adds the headers to each of responses. A response named
+// by $ref is pointed at a copy of its component that declares them too
+// (`<name>OnWrite`, made once), so the component itself stays without
+// them for the reads that name it, and generated clients still meet one
+// named response rather than a copy per operation.
 func declareOwnHeaders(components, responses, headers *yaml.Node) error {
 	if responses == nil || headers == nil {
 		return nil
 	}
+	all := child(components, "responses")
 	for j := 1; j < len(responses.Content); j += 2 {
 		response := responses.Content[j]
 		if ref := lookup(response, "$ref"); ref != nil {
 			name, ok := strings.CutPrefix(ref.Value, "#/components/responses/")
-			component := lookup(child(components, "responses"), name)
+			component := lookup(all, name)
 			if !ok || component == nil {
 				return fmt.Errorf("response $ref %q names no response component", ref.Value)
 			}
-			response = copyMapping(component)
-			if own := lookup(response, "headers"); own != nil {
-				replaceMember(response, "headers", copyMapping(own))
+			written := name + "OnWrite"
+			if lookup(all, written) == nil {
+				variant := copyMapping(component)
+				if own := lookup(variant, "headers"); own != nil {
+					replaceMember(variant, "headers", copyMapping(own))
+				}
+				addHeaders(variant, headers)
+				all.Content = append(all.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: written}, variant)
 			}
-			responses.Content[j] = response
+			responses.Content[j] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "$ref"},
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "#/components/responses/" + written},
+			}}
+			continue
 		}
-		own := child(response, "headers")
-		for i := 0; i < len(headers.Content); i += 2 {
-			if lookup(own, headers.Content[i].Value) == nil {
-				own.Content = append(own.Content, headers.Content[i], headers.Content[i+1])
-			}
-		}
+		addHeaders(response, headers)
 	}
 	return nil
+}
+
+// addHeaders declares headers on response, leaving any of the same name it
+// declares itself.
+func addHeaders(response, headers *yaml.Node) {
+	own := child(response, "headers")
+	for i := 0; i < len(headers.Content); i += 2 {
+		if lookup(own, headers.Content[i].Value) == nil {
+			own.Content = append(own.Content, headers.Content[i], headers.Content[i+1])
+		}
+	}
 }
 
 // dropUnreferencedResponses removes the response components nothing refers

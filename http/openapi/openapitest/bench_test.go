@@ -38,7 +38,7 @@ func BenchmarkCheckAnExchange(b *testing.B) {
 			Status: 200, ResponseHeader: json, ResponseBody: []byte(good)}},
 		{"a refused create", openapitest.Exchange{Method: "POST", Target: "/feeds/news", Header: auth, RequestBody: []byte(`{"name":"x"}`),
 			Status: 400, ResponseHeader: json,
-			ResponseBody: []byte(`{"success":false,"code":"VALIDATION_ERROR","error":{"code":"VALIDATION_ERROR","message":"description: is required","details":{"field":"description","issue":"is required"}}}`)}},
+			ResponseBody: []byte(`{"success":false,"error":{"code":"VALIDATION_ERROR","message":"description: is required","details":{"field":"description","issue":"is required"}}}`)}},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
