@@ -9,6 +9,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // insightQueryParams are the query parameters insight reads take besides
@@ -92,7 +93,7 @@ func insightOut(g readmodel.FeedbackInsight) insightJSON {
 	}
 	for _, n := range g.Comments {
 		out.LatestComments = append(out.LatestComments, commentJSON{
-			FeedbackID: n.FeedbackID.String(), ItemID: n.ItemID.String(), Rating: n.Rating, Comment: n.Comment, At: timestamp(n.GivenAt),
+			FeedbackID: n.FeedbackID.String(), ItemID: n.ItemID.String(), Rating: n.Rating, Comment: n.Comment, At: shape.Timestamp(n.GivenAt),
 		})
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // Item list limits (api.md 4.2, 8).
@@ -202,15 +203,15 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 	}
 	var items any
 	if legacy {
-		out := make([]legacyItemJSON, 0, len(page.Items))
+		out := make([]shape.LegacyNewsJSON, 0, len(page.Items))
 		for _, it := range page.Items {
-			out = append(out, legacyItemOut(it))
+			out = append(out, shape.LegacyNews(newsItem(it)))
 		}
 		items = out
 	} else {
-		out := make([]itemJSON, 0, len(page.Items))
+		out := make([]shape.NewsJSON, 0, len(page.Items))
 		for _, it := range page.Items {
-			out = append(out, itemOut(it, q.includeSource))
+			out = append(out, shape.CurrentNews(newsItem(it), q.includeSource))
 		}
 		items = out
 	}
@@ -233,7 +234,17 @@ func (h *handlers) getNewsItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return envelope.OK(c, fiber.StatusOK, itemOut(it, include))
+	return envelope.OK(c, fiber.StatusOK, shape.CurrentNews(newsItem(it), include))
+}
+
+// newsItem is what the shapes render an item from.
+func newsItem(it readmodel.NewsItem) shape.News {
+	return shape.News{
+		ID: it.ID, NewsPageID: it.NewsPageID, VersionID: it.VersionID,
+		URL: it.URL, Title: it.Title, Description: it.Description, ImageURL: it.ImageURL,
+		PublishedAt: it.PublishedAt, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
+		Block: it.Block(), Platform: it.Platform,
+	}
 }
 
 type feedbackBody struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // sourceBody is the body of a source add (api.md 4.3), also taken by
@@ -55,7 +56,7 @@ type attachmentJSON struct {
 
 func attachmentOut(kind domain.FeedKind, a domain.Attachment, withDetails bool) attachmentJSON {
 	out := attachmentJSON{
-		ID: a.ID.String(), SourceType: string(a.SourceType), SourceID: a.SourceID.String(), CreatedAt: timestamp(a.CreatedAt),
+		ID: a.ID.String(), SourceType: string(a.SourceType), SourceID: a.SourceID.String(), CreatedAt: shape.Timestamp(a.CreatedAt),
 	}
 	if kind == domain.FeedHappenings {
 		out.EventFeedID = a.FeedID.String()
@@ -181,7 +182,7 @@ type sourceRecordJSON struct {
 }
 
 func sourceRecordOut(v domain.SourceView) sourceRecordJSON {
-	return sourceRecordJSON{ID: v.ID.String(), SourceDetails: v.Details, CreatedAt: timestamp(v.CreatedAt)}
+	return sourceRecordJSON{ID: v.ID.String(), SourceDetails: v.Details, CreatedAt: shape.Timestamp(v.CreatedAt)}
 }
 
 // createSource answers 201 the first time the organization registers an

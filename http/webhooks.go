@@ -10,6 +10,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -33,7 +34,7 @@ func webhookOut(w domain.WebhookState) webhookJSON {
 	return webhookJSON{
 		ID: w.ID.String(), URL: w.Config.URL, Events: w.Config.Events, EventFeedIDs: readmodel.UUIDStrings(w.Config.EventFeedIDs),
 		Enabled: w.Enabled, EnabledSource: w.EnabledBy, EnabledReason: w.Reason,
-		CreatedAt: timestamp(w.CreatedAt), UpdatedAt: timestamp(w.UpdatedAt),
+		CreatedAt: shape.Timestamp(w.CreatedAt), UpdatedAt: shape.Timestamp(w.UpdatedAt),
 	}
 }
 
@@ -190,7 +191,7 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 		return err
 	}
 	return envelope.OK(c, fiber.StatusOK, rotatedSecretJSON{
-		ID: hook.ID.String(), Secret: secret, PreviousSecretValidUntil: timestamp(hook.UpdatedAt.Add(domain.SecretGrace)),
+		ID: hook.ID.String(), Secret: secret, PreviousSecretValidUntil: shape.Timestamp(hook.UpdatedAt.Add(domain.SecretGrace)),
 	})
 }
 
@@ -218,12 +219,12 @@ type deliveryJSON struct {
 func deliveryOut(d webhook.Delivery) deliveryJSON {
 	attempts := make([]attemptJSON, len(d.Attempts))
 	for i, a := range d.Attempts {
-		attempts[i] = attemptJSON{Run: a.Run, At: timestamp(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.Duration.Milliseconds()}
+		attempts[i] = attemptJSON{Run: a.Run, At: shape.Timestamp(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.Duration.Milliseconds()}
 	}
 	return deliveryJSON{
 		ID: d.ID.String(), WebhookID: d.WebhookID.String(), EventID: d.EventID.String(), Event: d.Event,
 		EventFeedID: d.EventFeedID.String(), ItemID: d.ItemID.String(), Status: d.Status,
-		CreatedAt: timestamp(d.CreatedAt), UpdatedAt: timestamp(d.UpdatedAt), Attempts: attempts,
+		CreatedAt: shape.Timestamp(d.CreatedAt), UpdatedAt: shape.Timestamp(d.UpdatedAt), Attempts: attempts,
 	}
 }
 

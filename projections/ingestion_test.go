@@ -2,7 +2,7 @@ package projections_test
 
 import (
 	"context"
-	"os"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -11,13 +11,14 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 // migrationFile runs one of the service's migration files in a
 // transaction, as bun runs a .tx.up.sql file.
 func migrationFile(t *testing.T, db *database.DB, name string) {
 	t.Helper()
-	body, err := os.ReadFile("../readmodel/migrations/" + name)
+	body, err := fs.ReadFile(migrations.Owner.Files, name)
 	if err != nil {
 		t.Fatal(err)
 	}

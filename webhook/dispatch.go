@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // queueName is River's queue for webhook jobs.
@@ -82,13 +82,6 @@ type payloadRow struct {
 // the same pair can never be two deliveries.
 func DeliveryID(webhookID, eventID uuid.UUID) uuid.UUID {
 	return uuid.NewSHA1(webhookID, eventID[:])
-}
-
-// body is what every delivery posts (api.md 6).
-type body struct {
-	Event     string          `json:"event"`
-	Timestamp string          `json:"timestamp"`
-	Data      json.RawMessage `json:"data"`
 }
 
 // dispatcher queues one delivery per matching webhook for each item added
@@ -248,11 +241,7 @@ func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at ev
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(body{Event: domain.WebhookItemAdded, Timestamp: stamp(e.At), Data: data})
-	if err != nil {
-		return nil, fmt.Errorf("encode delivery body: %w", err)
-	}
-	return b, nil
+	return shape.DeliveryBody(domain.WebhookItemAdded, e.At, data)
 }
 
 // detailsAt folds the event's stream up to position at.

@@ -39,6 +39,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // Defaults for zero Config members.
@@ -69,7 +70,7 @@ type Config struct {
 	AttemptTimeout time.Duration
 	Concurrency    int
 	PerHost        int
-	// Render makes a delivery's data; LegacyItem when nil.
+	// Render makes a delivery's data; shape.ItemAddedData when nil.
 	Render Render
 	// Now is the sender's clock (attempt times, the 3-day rule); tests move
 	// it forward.
@@ -98,7 +99,7 @@ func (c Config) withDefaults() Config {
 		c.PerHost = DefaultPerHost
 	}
 	if c.Render == nil {
-		c.Render = LegacyItem
+		c.Render = shape.ItemAddedData
 	}
 	if c.Now == nil {
 		c.Now = domain.Now

@@ -39,9 +39,9 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 const usage = `usage: seed api|rebuild|events|drop [flags]   (seed <command> -h for flags)
@@ -123,7 +123,7 @@ func open(ctx context.Context, dsn string, fresh bool) (*database.DB, error) {
 			return nil, err
 		}
 	}
-	return migrations.Open(ctx, dsn)
+	return schema.Open(ctx, dsn)
 }
 
 // openWithKey opens (optionally after dropping) and migrates the database,

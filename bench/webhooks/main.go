@@ -34,9 +34,9 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -71,7 +71,7 @@ func run(ctx context.Context) error {
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
-	db, err := migrations.Open(ctx, o.db)
+	db, err := schema.Open(ctx, o.db)
 	if err != nil {
 		return err
 	}

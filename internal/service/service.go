@@ -27,10 +27,10 @@ import (
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/lease"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/history"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 	"github.com/feedsvc/feedsvc/readmodel/relevance"
 	"github.com/feedsvc/feedsvc/webhook"
 )
@@ -63,7 +63,7 @@ type Service struct {
 // New opens and migrates the database and wires every part. Nothing runs
 // until Run.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service, error) {
-	db, err := migrations.Open(ctx, cfg.DatabaseURL)
+	db, err := schema.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}

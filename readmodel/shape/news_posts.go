@@ -1,9 +1,6 @@
-package http
+package shape
 
-import (
-	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/readmodel"
-)
+import "github.com/feedsvc/feedsvc/domain"
 
 // The legacy (v0) data of platform posts (api.md 2.5, with the real
 // spellings of D1). The <platform>ContentId is the item's newsPageId (as
@@ -12,7 +9,7 @@ import (
 
 // legacyPost is what a post's legacy data is made from.
 type legacyPost struct {
-	item  readmodel.NewsItem
+	item  News
 	block domain.SourceBlock
 	ids   domain.PlatformIDs
 }
@@ -31,7 +28,7 @@ func (p legacyPost) publishedAt() *string {
 	if p.item.PublishedAt == nil {
 		return nil
 	}
-	t := timestamp(*p.item.PublishedAt)
+	t := Timestamp(*p.item.PublishedAt)
 	return &t
 }
 
