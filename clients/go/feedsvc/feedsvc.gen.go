@@ -2358,7 +2358,7 @@ type CreatedWebhook struct {
 	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
 	Id Uuid `json:"id"`
 
-	// Secret `whsec_` and 32 random bytes; keep it, no later answer shows it.
+	// Secret `whsec_` and 32 random bytes in standard base64 (the form Standard Webhooks libraries take); keep it, no later answer shows it.
 	Secret WebhookSecret `json:"secret"`
 
 	// UpdatedAt UTC with millisecond precision (D2).
@@ -4395,7 +4395,7 @@ type WebhookEventItem struct {
 	Urls             []string              `json:"urls"`
 }
 
-// WebhookSecret `whsec_` and 32 random bytes; keep it, no later answer shows it.
+// WebhookSecret `whsec_` and 32 random bytes in standard base64 (the form Standard Webhooks libraries take); keep it, no later answer shows it.
 type WebhookSecret = string
 
 // WebhookUpdate A member absent or null is left as it is.
@@ -5099,6 +5099,15 @@ type EventItemAddedParams struct {
 
 	// XServiceEventId The same in every retry and redelivery of this event.
 	XServiceEventId Uuid `json:"x-service-event-id"`
+
+	// WebhookId Standard Webhooks message id; the event's id, as in x-service-event-id.
+	WebhookId Uuid `json:"webhook-id"`
+
+	// WebhookTimestamp Standard Webhooks timestamp; the same Unix seconds as x-service-timestamp.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature Standard Webhooks signature: "v1," and the base64 HMAC-SHA256, keyed with the secret's decoded bytes, of "<webhook-id>.<webhook-timestamp>.<raw body>"; after a rotation two, space-separated, the new one first. Verify with any Standard Webhooks library.
+	WebhookSignature string `json:"webhook-signature"`
 }
 
 // CreateEventFeedJSONRequestBody defines body for CreateEventFeed for application/json ContentType.
@@ -22492,7 +22501,7 @@ type RotateWebhookSecretResponse struct {
 			// Examples: 2026-11-22T10:04:05.123Z
 			PreviousSecretValidUntil Timestamp `json:"previousSecretValidUntil"`
 
-			// Secret `whsec_` and 32 random bytes; keep it, no later answer shows it.
+			// Secret `whsec_` and 32 random bytes in standard base64 (the form Standard Webhooks libraries take); keep it, no later answer shows it.
 			Secret WebhookSecret `json:"secret"`
 		} `json:"data"`
 		Success RotateWebhookSecret200JSONResponseBodySuccess `json:"success"`
@@ -22554,7 +22563,7 @@ func (r RotateWebhookSecretResponse) GetJSON200() *struct {
 		// Examples: 2026-11-22T10:04:05.123Z
 		PreviousSecretValidUntil Timestamp `json:"previousSecretValidUntil"`
 
-		// Secret `whsec_` and 32 random bytes; keep it, no later answer shows it.
+		// Secret `whsec_` and 32 random bytes in standard base64 (the form Standard Webhooks libraries take); keep it, no later answer shows it.
 		Secret WebhookSecret `json:"secret"`
 	} `json:"data"`
 	Success RotateWebhookSecret200JSONResponseBodySuccess `json:"success"`
@@ -46371,7 +46380,7 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 				// Examples: 2026-11-22T10:04:05.123Z
 				PreviousSecretValidUntil Timestamp `json:"previousSecretValidUntil"`
 
-				// Secret `whsec_` and 32 random bytes; keep it, no later answer shows it.
+				// Secret `whsec_` and 32 random bytes in standard base64 (the form Standard Webhooks libraries take); keep it, no later answer shows it.
 				Secret WebhookSecret `json:"secret"`
 			} `json:"data"`
 			Success RotateWebhookSecret200JSONResponseBodySuccess `json:"success"`
@@ -47143,6 +47152,33 @@ func NewEventItemAddedWebhookRequestWithBody(targetURL string, params *EventItem
 		}
 
 		req.Header.Set("x-service-event-id", headerParam3)
+
+		var headerParam4 string
+
+		headerParam4, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam4)
+
+		var headerParam5 string
+
+		headerParam5, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam5)
+
+		var headerParam6 string
+
+		headerParam6, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam6)
 
 	}
 	return req, nil
