@@ -47,7 +47,9 @@ func TestAnIntegratorsFirstHourWorks(t *testing.T) {
 	})
 	t.Run("the generated Go client runs the walkthrough", func(t *testing.T) {
 		t.Parallel()
-		goWalkthrough(t, s, goKey)
+		rec := &recorder{}
+		goWalkthrough(t, s, goKey, rec)
+		checkSamples(t, s, doc, rec)
 	})
 	t.Run("the generated TypeScript client runs the walkthrough under tsc --strict", func(t *testing.T) {
 		t.Parallel()

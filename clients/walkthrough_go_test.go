@@ -51,9 +51,9 @@ func refused(t *testing.T, what string, resp *http.Response, body []byte, err er
 
 // The README's walkthrough with the Go client oapi-codegen generates:
 // nothing but the generated code and feedsvc.Check.
-func goWalkthrough(t *testing.T, s *service, key string) {
+func goWalkthrough(t *testing.T, s *service, key string, rec *recorder) {
 	ctx := context.Background()
-	c, err := feedsvc.NewClientWithResponses(s.base, bearer(key))
+	c, err := feedsvc.NewClientWithResponses(s.base, bearer(key), feedsvc.WithHTTPClient(&http.Client{Transport: rec}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,13 +135,13 @@ func goWalkthrough(t *testing.T, s *service, key string) {
 	registered, err := c.CreateSourceWithResponse(ctx, nil, record)
 	// end sample
 	answered(t, "register a source record", registered.HTTPResponse, registered.Body, err)
-	rec := registered.JSON201
-	if rec == nil {
-		rec = registered.JSON200
+	stored := registered.JSON201
+	if stored == nil {
+		stored = registered.JSON200
 	}
 	// sample:go:addEventFeedSource
 	byID, err := c.AddEventFeedSourceWithResponse(ctx, eventFeed, nil,
-		feedsvc.EventSourceRequest{SourceType: "site", SourceId: rec.Data.Id.String()})
+		feedsvc.EventSourceRequest{SourceType: "site", SourceId: stored.Data.Id.String()})
 	// end sample
 	answered(t, "attach the record", byID.HTTPResponse, byID.Body, err)
 	waitFor(t, "the site's concerts", func() bool {

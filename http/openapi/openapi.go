@@ -25,8 +25,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed spec/*.yaml
+//go:embed spec/*.yaml samples.json
 var specFiles embed.FS
+
+// samplesFile holds the operations' code samples (samples.go); a document
+// built without it has none.
+const samplesFile = "samples.json"
 
 // rootFile is the file that holds everything but the areas' paths and
 // components.
@@ -72,6 +76,11 @@ func build(fsys fs.FS) ([]byte, error) {
 		return nil, err
 	}
 	dropUnreferencedResponses(root)
+	if samples, err := fs.ReadFile(fsys, samplesFile); err == nil {
+		if err := addSamples(root, samples); err != nil {
+			return nil, err
+		}
+	}
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, root); err != nil {
 		return nil, fmt.Errorf("render the document: %w", err)
