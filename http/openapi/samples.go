@@ -9,7 +9,7 @@ import (
 
 // samples.json holds each operation's code samples by operationId: curl,
 // Go and TypeScript, cut from the walkthroughs the clients test runs
-// (clients/, docs/clients.md), which also keeps the file up to date.
+// (http/clients/, docs/clients.md), which also keeps the file up to date.
 
 // Sample is one code sample, as Redoc reads `x-codeSamples`.
 type Sample struct {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/clients/go/feedsvc"
+	"github.com/feedsvc/feedsvc/http/clients/go/feedsvc"
 )
 
 // sample:go:client

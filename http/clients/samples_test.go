@@ -19,7 +19,7 @@ import (
 
 // samplesPath is where the document's code samples live (embedded by
 // http/openapi, which adds them to the operations as x-codeSamples).
-var samplesPath = filepath.Join("..", "http", "openapi", "samples.json")
+var samplesPath = filepath.Join("..", "openapi", "samples.json")
 
 // exchange is one request the Go walkthrough sent, and its status.
 type exchange struct {
@@ -212,6 +212,6 @@ func checkSamples(t *testing.T, s *service, doc []byte, rec *recorder) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Fatalf("%s is not what the walkthroughs give: write it with FEEDSVC_UPDATE_SAMPLES=1 go test -run TestAnIntegratorsFirstHourWorks ./clients/", samplesPath)
+		t.Fatalf("%s is not what the walkthroughs give: write it with FEEDSVC_UPDATE_SAMPLES=1 go test -run TestAnIntegratorsFirstHourWorks ./http/clients/", samplesPath)
 	}
 }

@@ -58,7 +58,7 @@ func serve(t *testing.T) *service {
 	s := &service{bin: filepath.Join(dir, "feedsvc"), site: fixtureSite(), dsn: testdb.NewURL(t)}
 	t.Cleanup(s.site.Close)
 	build := exec.Command("go", "build", "-o", s.bin, "./cmd/feedsvc")
-	build.Dir = ".."
+	build.Dir = filepath.Join("..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build feedsvc: %v\n%s", err, out)
 	}
@@ -76,7 +76,11 @@ func serve(t *testing.T) *service {
 	}
 	cmd := exec.Command(s.bin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+s.dsn, "FEEDSVC_ADDR="+addr,
-		"FEEDSVC_ALLOW_PRIVATE_NETWORKS=true", "FEEDSVC_LOG_LEVEL=warn")
+		"FEEDSVC_ALLOW_PRIVATE_NETWORKS=true", "FEEDSVC_LOG_LEVEL=warn",
+		// The walkthrough asserts answers, not latency: on a loaded CI
+		// machine a write may wait for its projectors longer than the
+		// default 10 s, which would answer 503 instead of the write's.
+		"FEEDSVC_CONSISTENCY_TIMEOUT=60s")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start feedsvc serve: %v", err)
@@ -177,9 +181,9 @@ func npmTool(t *testing.T, name string) string {
 	}
 	if _, err := os.Stat(p); err != nil {
 		if os.Getenv("FEEDSVC_REQUIRE_NODE") != "" {
-			t.Fatalf("%s is not installed: run npm ci in clients/", name)
+			t.Fatalf("%s is not installed: run npm ci in http/clients/", name)
 		}
-		t.Skipf("%s is not installed (npm ci in clients/ installs it)", name)
+		t.Skipf("%s is not installed (npm ci in http/clients/ installs it)", name)
 	}
 	return p
 }
