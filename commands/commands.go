@@ -26,10 +26,6 @@ import (
 // generous and the pauses are jittered to break lock-step retries.
 const maxAttempts = 20
 
-// ErrBusy: a command lost the race for its stream maxAttempts times and
-// stored nothing; repeating it later is safe.
-var ErrBusy = errors.New("too many concurrent changes")
-
 // Result tells the caller where its events landed, so it can wait for the
 // projections that read them before answering (read-after-write, D6).
 type Result struct {

@@ -8,12 +8,6 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 )
 
-// ErrLagging: a write was stored but the read models did not reflect it in
-// time. The change is kept and will appear; repeating the request repeats
-// the change unless it runs in the same idempotency.Scope (an
-// Idempotency-Key), which finds the stored events instead.
-var ErrLagging = errors.New("read models are lagging behind the write")
-
 // Waiter waits until the read models that read the given event types have
 // passed a position in the log. It returns an error wrapping
 // context.DeadlineExceeded when its own bound passes first.

@@ -89,7 +89,7 @@ func (h *handlers) addEventSource(c *fiber.Ctx) error {
 		return a, res, err
 	})
 	if err != nil {
-		return envelope.Stored(err, "source", id)
+		return stored(err, "source", id)
 	}
 	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedHappenings, att, false))
 }

@@ -76,7 +76,7 @@ func (h *handlers) createFeed(k feedKind) fiber.Handler {
 			return f, res, err
 		})
 		if err != nil {
-			return envelope.Stored(err, "feed", id)
+			return stored(err, "feed", id)
 		}
 		return envelope.OK(c, fiber.StatusCreated, k.out(feed, true))
 	}

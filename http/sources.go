@@ -90,7 +90,7 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 		return a, res, err
 	})
 	if err != nil {
-		return envelope.Stored(err, "source", id)
+		return stored(err, "source", id)
 	}
 	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedNews, att, true))
 }
@@ -203,7 +203,7 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 		return r, res, err
 	})
 	if err != nil {
-		return envelope.Stored(err, "source", id)
+		return stored(err, "source", id)
 	}
 	status := fiber.StatusOK
 	if reg.Created {

@@ -90,7 +90,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 		return w, res, err
 	})
 	if err != nil {
-		return envelope.Stored(err, "webhook", id)
+		return stored(err, "webhook", id)
 	}
 	return envelope.OK(c, fiber.StatusCreated, createdWebhookJSON{webhookJSON: webhookOut(hook), Secret: secret})
 }
