@@ -77,6 +77,9 @@ type Handler struct {
 	lookups Lookups
 	now     func() time.Time
 	sources SourceChecker
+	// scope is the idempotent request the commands run as; zero outside
+	// one.
+	scope idempotency.Scope
 }
 
 // Option adjusts a Handler.
@@ -104,11 +107,22 @@ func (h *Handler) WithClock(now func() time.Time) *Handler {
 	return &c
 }
 
+// Idempotent returns a handler whose commands run as the idempotent
+// request s (one Idempotency-Key's): the ids they mint and the events they
+// append derive from s, and a stream already holding the request's events
+// is not decided on again (see decide). The zero Scope gives a handler
+// like h.
+func (h *Handler) Idempotent(s idempotency.Scope) *Handler {
+	c := *h
+	c.scope = s
+	return &c
+}
+
 // newID mints the id of something new a command makes. In an idempotent
-// request (idempotency.With) it is derived from the request's key and
-// purpose, so a rerun of the request names the same resource.
-func (h *Handler) newID(ctx context.Context, purpose string) uuid.UUID {
-	return idempotency.NewID(ctx, purpose)
+// request it is derived from the request's key and purpose, so a rerun of
+// the request names the same resource.
+func (h *Handler) newID(purpose string) uuid.UUID {
+	return h.scope.NewID(purpose)
 }
 
 type metadata struct {
@@ -137,13 +151,13 @@ type change[A domain.Aggregate] struct {
 // and where it landed; a decision of nothing reports the stored events it
 // rests on (Result.Seen) so that the caller still answers read-after-write.
 //
-// In an idempotent request the events' ids derive from the request's key
-// (see append), and a stream already holding the request's events is not
+// In an idempotent request (Idempotent) the events' ids derive from the
+// request's key (see append), and a stream already holding the request's events is not
 // decided on again: see rerun.
 func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A, Result, error) {
 	var agg A
 	var res Result
-	scope, idempotent := idempotency.From(ctx)
+	scope, idempotent := h.scope, h.scope.Idempotent()
 	// A rerun must read the stream to find its events, so it never takes
 	// the no-read shortcut.
 	fresh := c.mostlyNew && !idempotent
@@ -266,7 +280,7 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 		if err != nil {
 			return Result{}, err
 		}
-		id, ok := idempotency.EventID(ctx, stream, i)
+		id, ok := h.scope.EventID(stream, i)
 		if !ok {
 			id = uuid.Must(uuid.NewV7())
 		}

@@ -31,15 +31,6 @@ func Visible[T any](ctx context.Context, w Waiter, run func(context.Context) (T,
 	return out, nil
 }
 
-// VisibleDone is Visible for commands that answer nothing but success.
-func VisibleDone(ctx context.Context, w Waiter, run func(context.Context) (Result, error)) error {
-	_, err := Visible(ctx, w, func(ctx context.Context) (struct{}, Result, error) {
-		res, err := run(ctx)
-		return struct{}{}, res, err
-	})
-	return err
-}
-
 func waitFor(ctx context.Context, w Waiter, res Result) error {
 	wait := func(pos eventstore.Position, types []string) error {
 		if len(types) == 0 {

@@ -82,14 +82,11 @@ func (h *handlers) addEventSource(c *fiber.Ctx) error {
 		return err
 	}
 	cmd := commands.AttachSourceRecord{FeedRef: ref, SourceType: *body.SourceType, SourceID: sourceID}
-	var id string
-	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
-		a, res, err := h.Commands.AttachSourceRecord(ctx, cmd)
-		id = a.ID.String()
-		return a, res, err
+	att, err := create(c, h, "source", attachmentID, func(ctx context.Context, cmds *commands.Handler) (domain.Attachment, commands.Result, error) {
+		return cmds.AttachSourceRecord(ctx, cmd)
 	})
 	if err != nil {
-		return stored(err, "source", id)
+		return err
 	}
 	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedHappenings, att, false))
 }

@@ -271,8 +271,8 @@ func (h *handlers) giveFeedback(c *fiber.Ctx, kind domain.FeedKind, feedParam st
 		FeedRef: commands.FeedRef{Kind: kind, Org: organization(c), FeedID: feedID},
 		ItemID:  itemID, Rating: *body.Rating, Comment: comment,
 	}
-	id, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (uuid.UUID, commands.Result, error) {
-		return h.Commands.GiveFeedback(ctx, cmd)
+	id, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (uuid.UUID, commands.Result, error) {
+		return cmds.GiveFeedback(ctx, cmd)
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -83,14 +84,11 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var id string
-	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
-		a, res, err := h.Commands.AttachSource(ctx, commands.AttachSource{FeedRef: ref, Request: req})
-		id = a.ID.String()
-		return a, res, err
+	att, err := create(c, h, "source", attachmentID, func(ctx context.Context, cmds *commands.Handler) (domain.Attachment, commands.Result, error) {
+		return cmds.AttachSource(ctx, commands.AttachSource{FeedRef: ref, Request: req})
 	})
 	if err != nil {
-		return stored(err, "source", id)
+		return err
 	}
 	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedNews, att, true))
 }
@@ -140,8 +138,8 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 		return envelope.BadRequest("enabled", "is required")
 	}
 	cmd := commands.SetSourceEnabled{FeedRef: ref, AttachmentID: attID, Enabled: *body.Enabled}
-	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
-		return h.Commands.SetSourceEnabled(ctx, cmd)
+	att, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (domain.Attachment, commands.Result, error) {
+		return cmds.SetSourceEnabled(ctx, cmd)
 	})
 	if err != nil {
 		return err
@@ -163,8 +161,8 @@ func (h *handlers) deleteFeedSource(c *fiber.Ctx, feedOf feedOfPath) error {
 	if err != nil {
 		return err
 	}
-	if err := commands.VisibleDone(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Result, error) {
-		return h.Commands.DetachSource(ctx, commands.DetachSource{FeedRef: ref, AttachmentID: attID})
+	if err := writeDone(c, h, func(ctx context.Context, cmds *commands.Handler) (commands.Result, error) {
+		return cmds.DetachSource(ctx, commands.DetachSource{FeedRef: ref, AttachmentID: attID})
 	}); err != nil {
 		return err
 	}
@@ -196,14 +194,12 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var id string
-	reg, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Registered, commands.Result, error) {
-		r, res, err := h.Commands.RegisterSource(ctx, commands.RegisterSource{Org: organization(c), Request: req})
-		id = r.ID.String()
-		return r, res, err
-	})
+	reg, err := create(c, h, "source", func(r commands.Registered) uuid.UUID { return r.ID },
+		func(ctx context.Context, cmds *commands.Handler) (commands.Registered, commands.Result, error) {
+			return cmds.RegisterSource(ctx, commands.RegisterSource{Org: organization(c), Request: req})
+		})
 	if err != nil {
-		return stored(err, "source", id)
+		return err
 	}
 	status := fiber.StatusOK
 	if reg.Created {
@@ -235,3 +231,6 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	}
 	return envelope.OK(c, fiber.StatusOK, sourceRecordOut(row.View()))
 }
+
+// attachmentID names what an attach made.
+func attachmentID(a domain.Attachment) uuid.UUID { return a.ID }

@@ -1,18 +1,60 @@
 package http
 
 import (
+	"context"
 	"errors"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
-// stored is err, naming what a create stored when its read models lag
-// (commands.ErrLagging): the client can fetch it later instead of creating
-// it again.
-func stored(err error, resource, id string) error {
-	if !errors.Is(err, commands.ErrLagging) {
-		return err
+// The writes of the API, each one sequence: the command runs in the
+// request's idempotency scope, and the answer is what it decided, given
+// once every later read reflects it (commands.Visible, D6).
+
+// scopeLocal keys the request's idempotency scope among its locals.
+type scopeLocal struct{}
+
+// idempotencyScope is the scope the idempotent middleware gave a write
+// with an Idempotency-Key; the zero Scope otherwise.
+func idempotencyScope(c *fiber.Ctx) idempotency.Scope {
+	s, _ := c.Locals(scopeLocal{}).(idempotency.Scope)
+	return s
+}
+
+// command is one command of a request, run by the request's handler.
+type command[T any] func(ctx context.Context, cmds *commands.Handler) (T, commands.Result, error)
+
+// write runs a command as the request's and returns what it decided once
+// it is visible.
+func write[T any](c *fiber.Ctx, h *handlers, run command[T]) (T, error) {
+	cmds := h.Commands.Idempotent(idempotencyScope(c))
+	return commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (T, commands.Result, error) {
+		return run(ctx, cmds)
+	})
+}
+
+// writeDone is write for commands that answer nothing but success.
+func writeDone(c *fiber.Ctx, h *handlers, run func(ctx context.Context, cmds *commands.Handler) (commands.Result, error)) error {
+	_, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (struct{}, commands.Result, error) {
+		res, err := run(ctx, cmds)
+		return struct{}{}, res, err
+	})
+	return err
+}
+
+// create is write for a command that makes a resource, which id names.
+// When the change was stored but its read models lag
+// (commands.ErrLagging), the answer names the resource and its id: the
+// client can fetch it later instead of creating it again.
+func create[T any](c *fiber.Ctx, h *handlers, resource string, id func(T) uuid.UUID, run command[T]) (T, error) {
+	out, err := write(c, h, run)
+	if errors.Is(err, commands.ErrLagging) {
+		return out, envelope.Naming(err, resource, id(out).String())
 	}
-	return envelope.Naming(err, resource, id)
+	return out, err
 }
