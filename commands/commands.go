@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/stream"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
@@ -152,36 +153,32 @@ type change[A domain.Aggregate] struct {
 // rests on (Result.Seen) so that the caller still answers read-after-write.
 //
 // In an idempotent request (Idempotent) the events' ids derive from the
-// request's key (see append), and a stream already holding the request's events is not
-// decided on again: see rerun.
+// request's key (see append), and a stream already holding the request's
+// events is not decided on again: see rerun.
 func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A, Result, error) {
 	var agg A
 	var res Result
-	scope, idempotent := h.scope, h.scope.Idempotent()
+	idempotent := h.scope.Idempotent()
 	// A rerun must read the stream to find its events, so it never takes
 	// the no-read shortcut.
 	fresh := c.mostlyNew && !idempotent
 	err := retry(ctx, func() error {
 		agg = c.empty()
-		var recs []eventstore.RecordedEvent
+		var recs []stream.Recorded
 		if !fresh {
 			var err error
-			if recs, err = h.history(ctx, c.stream); err != nil {
+			if recs, err = stream.Load(ctx, h.store, c.stream); err != nil {
 				return err
 			}
 		}
 		fresh = false
 		if idempotent {
-			if at, n := scope.Stored(c.stream, eventIDs(recs)); n > 0 {
-				var err error
-				res, err = rerun(agg, c, recs[:at], recs[at:at+n])
-				return err
+			if at, n := h.scope.Stored(c.stream, eventIDs(recs)); n > 0 {
+				res = rerun(agg, c, recs[:at], recs[at:at+n])
+				return nil
 			}
 		}
-		seen, err := apply(agg, c.stream, recs)
-		if err != nil {
-			return err
-		}
+		seen := apply(agg, recs)
 		events, err := c.decide(agg)
 		if err != nil {
 			return err
@@ -209,54 +206,34 @@ func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A
 // the stored events, not the new decision, are applied: the aggregate is
 // exactly as that run left it, later changes by others aside, and the
 // caller waits for mine to be visible as it would have.
-func rerun[A domain.Aggregate](agg A, c change[A], before, mine []eventstore.RecordedEvent) (Result, error) {
-	if _, err := apply(agg, c.stream, before); err != nil {
-		return Result{}, err
-	}
+func rerun[A domain.Aggregate](agg A, c change[A], before, mine []stream.Recorded) Result {
+	apply(agg, before)
 	_, _ = c.decide(agg) // decided on this state once already: same outcome
-	if _, err := apply(agg, c.stream, mine); err != nil {
-		return Result{}, err
-	}
+	apply(agg, mine)
 	res := Result{Position: mine[len(mine)-1].Position}
 	for _, r := range mine {
 		if !slices.Contains(res.EventTypes, r.Type) {
 			res.EventTypes = append(res.EventTypes, r.Type)
 		}
 	}
-	return res, nil
-}
-
-// history reads every event of a stream; a missing stream has none.
-func (h *Handler) history(ctx context.Context, stream string) ([]eventstore.RecordedEvent, error) {
-	var all []eventstore.RecordedEvent
-	for r, err := range eventstore.Events(ctx, h.store, stream, 1000) {
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, r)
-	}
-	return all, nil
+	return res
 }
 
 // apply folds recs into agg and returns a Result whose Seen members cover
 // them.
-func apply(agg domain.Aggregate, stream string, recs []eventstore.RecordedEvent) (Result, error) {
+func apply(agg domain.Aggregate, recs []stream.Recorded) Result {
 	var seen Result
 	for _, r := range recs {
-		e, err := domain.DecodeEvent(r.Type, r.Data)
-		if err != nil {
-			return Result{}, fmt.Errorf("read stream %s: %w", stream, err)
-		}
-		agg.Apply(e)
+		agg.Apply(r.Event)
 		seen.SeenPosition = r.Position
 		if !slices.Contains(seen.SeenEventTypes, r.Type) {
 			seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
 		}
 	}
-	return seen, nil
+	return seen
 }
 
-func eventIDs(recs []eventstore.RecordedEvent) []uuid.UUID {
+func eventIDs(recs []stream.Recorded) []uuid.UUID {
 	ids := make([]uuid.UUID, len(recs))
 	for i, r := range recs {
 		ids[i] = r.ID
