@@ -23,6 +23,7 @@ require (
 	github.com/ringsaturn/tzf v1.0.2
 	github.com/riverqueue/river v0.51.1
 	github.com/riverqueue/river/riverdriver/riverdatabasesql v0.51.1
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/teambition/rrule-go v1.8.2
 	github.com/temoto/robotstxt v1.1.2
 	github.com/tidwall/gjson v1.20.0

@@ -20,7 +20,7 @@ func setup(t *testing.T) (*commands.Handler, eventstore.Store) {
 	t.Helper()
 	db, _ := testdb.New(t)
 	store := eventstore.NewPostgres(db.Pool)
-	return commands.New(store, readmodel.NewQueries(db.Bun)), store
+	return commands.New(store, readmodel.NewLookups(db.Bun)), store
 }
 
 // inMemory runs commands that need no read-model lookups on the in-memory

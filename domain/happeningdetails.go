@@ -110,6 +110,13 @@ type Location struct {
 	Locality       string       `json:"locality,omitempty"`
 	Region         string       `json:"region,omitempty"`
 	Country        string       `json:"country,omitempty"`
+	// ApproximateCoordinates are those of the place the address names (its
+	// locality's centre) when the event has no coordinates of its own:
+	// geographic relevance ranks the event by them. They are never shown
+	// as the event's coordinates; its geoLocations say how near the event
+	// is known (a LOCATION without coordinates scores below 100, the
+	// locality is a RELEVANCE_REGION).
+	ApproximateCoordinates *Coordinates `json:"approximateCoordinates,omitempty"`
 }
 
 type Venue struct {

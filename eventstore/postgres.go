@@ -90,7 +90,7 @@ type Postgres struct {
 var _ Store = (*Postgres)(nil)
 
 // NewPostgres returns a Store on pool. The pool's database must have the
-// events table (readmodel/migrations).
+// event store's tables (eventstore/migrations).
 func NewPostgres(pool *pgxpool.Pool) *Postgres {
 	return &Postgres{pool: pool}
 }

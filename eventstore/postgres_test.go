@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/eventstore/migrations"
 	"github.com/feedsvc/feedsvc/eventstore/storetest"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/testdb"
@@ -18,7 +19,8 @@ import (
 
 func newStore(t testing.TB) (*eventstore.Postgres, *database.DB, string) {
 	t.Helper()
-	db, dsn := testdb.New(t)
+	// The store runs on the tables it ships, and no other owner's.
+	db, dsn := testdb.NewFor(t, migrations.Owner)
 	s := eventstore.NewPostgres(db.Pool)
 	s.PollInterval = 20 * time.Millisecond
 	return s, db, dsn

@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
 )
 
-// An item-list cursor is a change key (readmodel.ChangeKey) bound to its
+// An item-list cursor is a change key (changes.Key) bound to its
 // feed, in an opaque, versioned form: base64url (no padding) of
 //
 //	version (1 byte, 1) | feed id (16) | commit (8) | prepare (8) | item id (16) | CRC-32C of the rest (4)
@@ -38,7 +38,7 @@ var (
 )
 
 // encodeCursor is the cursor of key in feed's list.
-func encodeCursor(feed uuid.UUID, key readmodel.ChangeKey) string {
+func encodeCursor(feed uuid.UUID, key changes.Key) string {
 	var b [cursorBytes]byte
 	b[0] = cursorVersion
 	copy(b[1:17], feed[:])
@@ -50,22 +50,22 @@ func encodeCursor(feed uuid.UUID, key readmodel.ChangeKey) string {
 }
 
 // decodeCursor reads a cursor of feed's list. The errors never quote it.
-func decodeCursor(raw string, feed uuid.UUID) (readmodel.ChangeKey, error) {
+func decodeCursor(raw string, feed uuid.UUID) (changes.Key, error) {
 	malformed := envelope.BadRequest("cursor", "is not a cursor this API issued (pass pagination.nextCursor as given)")
 	if len(raw) != cursorEncLen {
-		return readmodel.ChangeKey{}, malformed
+		return changes.Key{}, malformed
 	}
 	var b [cursorBytes]byte
 	if n, err := cursorEncoding.Decode(b[:], []byte(raw)); err != nil || n != cursorBytes {
-		return readmodel.ChangeKey{}, malformed
+		return changes.Key{}, malformed
 	}
 	if binary.BigEndian.Uint32(b[cursorChecksum:]) != crc32.Checksum(b[:cursorChecksum], cursorTable) || b[0] != cursorVersion {
-		return readmodel.ChangeKey{}, malformed
+		return changes.Key{}, malformed
 	}
 	if uuid.UUID(b[1:17]) != feed {
-		return readmodel.ChangeKey{}, envelope.BadRequest("cursor", "belongs to another feed's item list")
+		return changes.Key{}, envelope.BadRequest("cursor", "belongs to another feed's item list")
 	}
-	return readmodel.ChangeKey{
+	return changes.Key{
 		Commit:  binary.BigEndian.Uint64(b[17:25]),
 		Prepare: binary.BigEndian.Uint64(b[25:33]),
 		Item:    uuid.UUID(b[33:49]),
@@ -75,13 +75,13 @@ func decodeCursor(raw string, feed uuid.UUID) (readmodel.ChangeKey, error) {
 // cursorParam reads the cursor query parameter of feed's item list: nil
 // when absent (the list pages by offset); the start of the feed's changes
 // when given empty (`?cursor=`); else the position the cursor names.
-func cursorParam(c *fiber.Ctx, feed uuid.UUID) (*readmodel.ChangeKey, error) {
+func cursorParam(c *fiber.Ctx, feed uuid.UUID) (*changes.Key, error) {
 	if !c.Request().URI().QueryArgs().Has("cursor") {
 		return nil, nil
 	}
 	raw := c.Query("cursor")
 	if raw == "" {
-		return &readmodel.ChangeKey{}, nil
+		return &changes.Key{}, nil
 	}
 	key, err := decodeCursor(raw, feed)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
 )
@@ -277,7 +278,7 @@ func TestTheCursorNeverMissesOrRepeatsItemsCommittedOutOfOrder(t *testing.T) {
 
 	t.Run("a rebuild gives every item the same place and every cursor the same meaning", func(t *testing.T) {
 		before := sequence(t, f)
-		newsitems, _ := projections.ByName("newsitems")
+		newsitems, _ := projectors.ByName("newsitems")
 		if err := projections.Rebuild(context.Background(), f.h.DSN, f.h.Service.DB, f.h.Service.Store, newsitems, servicetest.Logger()); err != nil {
 			t.Fatal(err)
 		}

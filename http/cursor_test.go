@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
 )
@@ -258,7 +259,7 @@ func TestTheEventCursorReportsAddsChangesAndRemovals(t *testing.T) {
 
 	t.Run("a rebuild keeps every change in its place", func(t *testing.T) {
 		before := readChanges(t, h, f.items()+"?limit=1", "")
-		eventitems, _ := projections.ByName("eventitems")
+		eventitems, _ := projectors.ByName("eventitems")
 		if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, eventitems, servicetest.Logger()); err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // eventFeedJSON is an event feed (api.md 2.7). EnabledReason is always in
@@ -31,7 +32,7 @@ var jsonNull = json.RawMessage("null")
 func eventFeedOut(f domain.FeedState, created bool) eventFeedJSON {
 	out := eventFeedJSON{
 		ID: f.ID.String(), Name: f.Name, Description: f.Description, Enabled: f.Enabled,
-		EnabledSource: f.EnabledBy, Config: f.Config, CreatedAt: timestamp(f.CreatedAt), UpdatedAt: timestamp(f.UpdatedAt),
+		EnabledSource: f.EnabledBy, Config: f.Config, CreatedAt: shape.Timestamp(f.CreatedAt), UpdatedAt: shape.Timestamp(f.UpdatedAt),
 	}
 	if out.EnabledSource == "" {
 		out.EnabledSource = domain.EnabledByAPI

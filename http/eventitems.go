@@ -12,7 +12,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
@@ -33,8 +33,8 @@ const (
 //
 // With a cursor the list pages through the feed's changes: no offset or
 // orderBy, and no range but the bounds given (each is checked as above).
-func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.Time) (readmodel.EventItemFilter, error) {
-	f := readmodel.EventItemFilter{Now: now, OrderBy: readmodel.OrderByOccurrence}
+func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.Time) (happeningitems.Filter, error) {
+	f := happeningitems.Filter{Now: now, OrderBy: happeningitems.OrderByOccurrence}
 	var err error
 	if f.Limit, f.Offset, err = pageParams(c, defaultEventItemLimit); err != nil {
 		return f, err
@@ -54,8 +54,8 @@ func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.T
 		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
 	}
 	switch order := c.Query("orderBy"); order {
-	case "", readmodel.OrderByOccurrence:
-	case readmodel.OrderByCreated:
+	case "", happeningitems.OrderByOccurrence:
+	case happeningitems.OrderByCreated:
 		f.OrderBy = order
 	default:
 		return f, envelope.BadRequest("orderBy", "must be occurrence or created")
@@ -67,7 +67,7 @@ func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.T
 
 // dateRange reads since and until into f: the range by the date rules, or
 // on a page of changes the bounds given.
-func dateRange(c *fiber.Ctx, f *readmodel.EventItemFilter, now time.Time) error {
+func dateRange(c *fiber.Ctx, f *happeningitems.Filter, now time.Time) error {
 	earliest, latest := now.Add(-eventWindowPast), now.Add(eventWindowAhead)
 	since, err := windowParam(c, "since", earliest, latest)
 	if err != nil {
@@ -89,7 +89,7 @@ func dateRange(c *fiber.Ctx, f *readmodel.EventItemFilter, now time.Time) error 
 
 // defaultRange sets the list's range: from since (default now) to until
 // (default since + 30 days, clamped to the window's end).
-func defaultRange(f *readmodel.EventItemFilter, now time.Time, since, until *time.Time) error {
+func defaultRange(f *happeningitems.Filter, now time.Time, since, until *time.Time) error {
 	f.Since = now
 	if since != nil {
 		f.Since = *since
@@ -142,7 +142,7 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Queries.EventItems(c.UserContext(), organization(c), feedID, f)
+	page, err := h.happenings.Items(c.UserContext(), organization(c), feedID, f)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ var renderBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // eventList appends a page as data of the list (api.md 4.6): the items,
 // each with its block for the query's range, total and pagination; a page
 // of changes adds the items removed.
-func eventList(b []byte, feedID uuid.UUID, page readmodel.EventItemPage, f readmodel.EventItemFilter, scores map[uuid.UUID]*float64) ([]byte, error) {
+func eventList(b []byte, feedID uuid.UUID, page happeningitems.Page, f happeningitems.Filter, scores map[uuid.UUID]*float64) ([]byte, error) {
 	b = append(b, `{"items":[`...)
 	for i, it := range page.Items {
 		if i > 0 {
@@ -198,7 +198,7 @@ func eventList(b []byte, feedID uuid.UUID, page readmodel.EventItemPage, f readm
 // occurrenceBlock is an item's block for the list's query: its range and
 // status; on a page of changes with neither, every occurrence, as the
 // single item shows them.
-func occurrenceBlock(it readmodel.EventItem, f readmodel.EventItemFilter) shape.Occurrences {
+func occurrenceBlock(it happeningitems.Item, f happeningitems.Filter) shape.Occurrences {
 	w := f.Window()
 	if f.After != nil && w.From == nil && w.To == nil && f.Status == "" {
 		return shape.Everything(it.Occurrences, f.Now)
@@ -217,11 +217,11 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, config, err := h.Queries.EventItem(c.UserContext(), organization(c), feedID, itemID, readmodel.EventItemShape{IncludeSource: include})
+	it, config, err := h.happenings.Item(c.UserContext(), organization(c), feedID, itemID, happeningitems.Shape{IncludeSource: include})
 	if err != nil {
 		return err
 	}
-	scores, err := h.scores(c, []readmodel.EventItem{it}, config, false)
+	scores, err := h.scores(c, []happeningitems.Item{it}, config, false)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,7 @@ func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
 // scores are the relevance scores of items in the current shape, by event;
 // none when the feed's config gives nothing to score by, so that such
 // feeds' lists never read events' details.
-func (h *handlers) scores(c *fiber.Ctx, items []readmodel.EventItem, config domain.FeedConfig, legacy bool) (map[uuid.UUID]*float64, error) {
+func (h *handlers) scores(c *fiber.Ctx, items []happeningitems.Item, config domain.FeedConfig, legacy bool) (map[uuid.UUID]*float64, error) {
 	if legacy || len(items) == 0 || !h.EventRelevance.Scores(config) {
 		return nil, nil
 	}
@@ -244,7 +244,7 @@ func (h *handlers) scores(c *fiber.Ctx, items []readmodel.EventItem, config doma
 	for i, it := range items {
 		ids[i] = it.EventID
 	}
-	details, err := h.Queries.EventDetails(c.UserContext(), ids)
+	details, err := h.happenings.HappeningDetails(c.UserContext(), ids)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func (h *handlers) scores(c *fiber.Ctx, items []readmodel.EventItem, config doma
 }
 
 // eventItem is what the shapes render an item from.
-func eventItem(it readmodel.EventItem, block shape.Occurrences, score *float64) shape.Item {
+func eventItem(it happeningitems.Item, block shape.Occurrences, score *float64) shape.Item {
 	return shape.Item{
 		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
 		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: score,

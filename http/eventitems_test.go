@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/readmodel/feedback"
 )
 
 // calendar is an event feed holding one event of each kind the queries
@@ -502,7 +503,7 @@ func TestFeedbackOnEventItemsFollowsTheNewsRulesInTheEventsDialect(t *testing.T)
 	if kind != "events" || rating != "positive" || eventID != domain.HappeningID("https://site.example/events/rated") {
 		t.Fatalf("stored feedback: kind %s rating %s event %s", kind, rating, eventID)
 	}
-	counts, err := h.Service.Queries.FeedbackCounts(context.Background(), "item", item)
+	counts, err := feedback.NewQueries(h.Service.DB.Bun).Counts(context.Background(), "item", item)
 	if err != nil || counts.Positive != 1 || counts.Negative != 1 {
 		t.Fatalf("counts %+v %v: feedback is additive", counts, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel/history"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // defaultHistoryLimit shows most histories whole on one page.
@@ -39,7 +40,7 @@ func (h *handlers) itemHistory(kind domain.FeedKind, feedParam string) fiber.Han
 			return err
 		}
 		ctx, org := c.UserContext(), organization(c)
-		ref, err := h.Queries.ItemOrigin(ctx, kind, org, feedID, itemID)
+		ref, err := h.lookups.ItemOrigin(ctx, kind, org, feedID, itemID)
 		if err != nil {
 			return err
 		}
@@ -57,5 +58,5 @@ func (h *handlers) itemHistory(kind domain.FeedKind, feedParam string) fiber.Han
 }
 
 func historyEntryOut(e history.Entry) historyEntryJSON {
-	return historyEntryJSON{Position: e.Position.String(), Stream: e.Stream, Type: e.Type, At: timestamp(e.At), Data: e.Data}
+	return historyEntryJSON{Position: e.Position.String(), Stream: e.Stream, Type: e.Type, At: shape.Timestamp(e.At), Data: e.Data}
 }

@@ -8,7 +8,8 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/insights"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // insightQueryParams are the query parameters insight reads take besides
@@ -17,15 +18,15 @@ var insightQueryParams = []string{"feedId", "groupBy", "rating", "minFeedback"}
 
 const defaultInsightLimit = 50
 
-var groupByIssue = "must be one of " + strings.Join(readmodel.InsightGroupings, ", ")
+var groupByIssue = "must be one of " + strings.Join(insights.InsightGroupings, ", ")
 
-func parseInsightQuery(c *fiber.Ctx) (readmodel.FeedbackInsightFilter, error) {
-	var f readmodel.FeedbackInsightFilter
+func parseInsightQuery(c *fiber.Ctx) (insights.FeedbackInsightFilter, error) {
+	var f insights.FeedbackInsightFilter
 	var err error
 	switch f.GroupBy = c.Query("groupBy"); {
 	case f.GroupBy == "":
 		return f, envelope.BadRequest("groupBy", "is required; "+groupByIssue)
-	case !slices.Contains(readmodel.InsightGroupings, f.GroupBy):
+	case !slices.Contains(insights.InsightGroupings, f.GroupBy):
 		return f, envelope.BadRequest("groupBy", groupByIssue)
 	}
 	if raw := c.Query("feedId"); raw != "" {
@@ -75,7 +76,7 @@ type commentJSON struct {
 	At         string `json:"at"`
 }
 
-func insightOut(g readmodel.FeedbackInsight) insightJSON {
+func insightOut(g insights.FeedbackInsight) insightJSON {
 	out := insightJSON{
 		Key: g.Key, Positive: g.Positive, Negative: g.Negative, Neutral: g.Neutral,
 		Total: g.Positive + g.Negative + g.Neutral, NetScore: g.Positive - g.Negative,
@@ -92,7 +93,7 @@ func insightOut(g readmodel.FeedbackInsight) insightJSON {
 	}
 	for _, n := range g.Comments {
 		out.LatestComments = append(out.LatestComments, commentJSON{
-			FeedbackID: n.FeedbackID.String(), ItemID: n.ItemID.String(), Rating: n.Rating, Comment: n.Comment, At: timestamp(n.GivenAt),
+			FeedbackID: n.FeedbackID.String(), ItemID: n.ItemID.String(), Rating: n.Rating, Comment: n.Comment, At: shape.Timestamp(n.GivenAt),
 		})
 	}
 	return out
@@ -109,7 +110,7 @@ func (h *handlers) feedbackInsights(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Queries.FeedbackInsights(c.UserContext(), organization(c), f)
+	page, err := h.insights.FeedbackInsights(c.UserContext(), organization(c), f)
 	if err != nil {
 		return err
 	}
@@ -148,7 +149,7 @@ func (h *handlers) negativeSources(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Queries.NegativeSources(c.UserContext(), organization(c), minFeedback, limit, offset)
+	page, err := h.negative.NegativeSources(c.UserContext(), organization(c), minFeedback, limit, offset)
 	if err != nil {
 		return err
 	}

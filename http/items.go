@@ -13,7 +13,9 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // Item list limits (api.md 4.2, 8).
@@ -28,7 +30,7 @@ var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "
 
 // itemQuery is a validated item-list query.
 type itemQuery struct {
-	filter        readmodel.ItemFilter
+	filter        newsitems.ItemFilter
 	includeSource bool
 }
 
@@ -153,17 +155,17 @@ func pageOf(limit, offset, shown, total int) pagination {
 // itemPageOf is the pagination of an item list's page: by offset, or of
 // changes after a cursor (after is set), where more changes follow at once
 // when the page says so. Either way nextCursor is where polling goes on.
-func itemPageOf(feedID uuid.UUID, limit, offset, shown, total int, after *readmodel.ChangeKey, changes readmodel.Changes) pagination {
+func itemPageOf(feedID uuid.UUID, limit, offset, shown, total int, after *changes.Key, ch changes.Changes) pagination {
 	p := pageOf(limit, offset, shown, total)
 	if after != nil {
-		p.HasMore = changes.HasMore
+		p.HasMore = ch.HasMore
 	}
-	p.NextCursor = encodeCursor(feedID, changes.Next)
+	p.NextCursor = encodeCursor(feedID, ch.Next)
 	return p
 }
 
 // removedOf lists the ids of items removed, on pages of changes only.
-func removedOf(after *readmodel.ChangeKey, removed []uuid.UUID) *[]string {
+func removedOf(after *changes.Key, removed []uuid.UUID) *[]string {
 	if after == nil {
 		return nil
 	}
@@ -196,21 +198,21 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.Queries.NewsItems(c.UserContext(), organization(c), feedID, q.filter)
+	page, err := h.news.NewsItems(c.UserContext(), organization(c), feedID, q.filter)
 	if err != nil {
 		return err
 	}
 	var items any
 	if legacy {
-		out := make([]legacyItemJSON, 0, len(page.Items))
+		out := make([]shape.LegacyNewsJSON, 0, len(page.Items))
 		for _, it := range page.Items {
-			out = append(out, legacyItemOut(it))
+			out = append(out, shape.LegacyNews(newsItem(it)))
 		}
 		items = out
 	} else {
-		out := make([]itemJSON, 0, len(page.Items))
+		out := make([]shape.NewsJSON, 0, len(page.Items))
 		for _, it := range page.Items {
-			out = append(out, itemOut(it, q.includeSource))
+			out = append(out, shape.CurrentNews(newsItem(it), q.includeSource))
 		}
 		items = out
 	}
@@ -229,11 +231,21 @@ func (h *handlers) getNewsItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, err := h.Queries.NewsItem(c.UserContext(), organization(c), feedID, itemID)
+	it, err := h.news.NewsItem(c.UserContext(), organization(c), feedID, itemID)
 	if err != nil {
 		return err
 	}
-	return envelope.OK(c, fiber.StatusOK, itemOut(it, include))
+	return envelope.OK(c, fiber.StatusOK, shape.CurrentNews(newsItem(it), include))
+}
+
+// newsItem is what the shapes render an item from.
+func newsItem(it newsitems.NewsItem) shape.News {
+	return shape.News{
+		ID: it.ID, NewsPageID: it.NewsPageID, VersionID: it.VersionID,
+		URL: it.URL, Title: it.Title, Description: it.Description, ImageURL: it.ImageURL,
+		PublishedAt: it.PublishedAt, CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt,
+		Block: it.Block(), Platform: it.Platform,
+	}
 }
 
 type feedbackBody struct {

@@ -13,7 +13,9 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/feedback"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 )
 
 // itemFixture is a feed of acme with items put in through the real
@@ -46,7 +48,7 @@ func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleCont
 		t.Fatal(err)
 	}
 	feedID := uuid.MustParse(f.feedID)
-	org, err := svc.Queries.FeedSource(ctx, domain.FeedNews, f.orgOf(t), feedID, uuid.MustParse(att["id"].(string)))
+	org, err := feeds.NewQueries(svc.DB.Bun).FeedSource(ctx, domain.FeedNews, f.orgOf(t), feedID, uuid.MustParse(att["id"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,7 @@ func (f *itemFixture) add(t testing.TB, att map[string]any, c domain.ArticleCont
 		t.Fatal(err)
 	}
 	time.Sleep(2 * time.Millisecond) // distinct createdAt milliseconds
-	var it readmodel.NewsItem
+	var it newsitems.NewsItem
 	if err := svc.DB.Bun.NewSelect().Model(&it).Where("feed_id = ? AND news_page_id = ?", feedID, d.NewsPageID).Scan(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +332,7 @@ func TestFeedbackIsValidatedAdditiveAndCounted(t *testing.T) {
 			t.Fatalf("feedback id %v", r.Data()["id"])
 		}
 	}
-	counts, err := f.h.Service.Queries.FeedbackCounts(context.Background(), readmodel.FeedbackScopeItem, uuid.MustParse(f.items[0]))
+	counts, err := feedback.NewQueries(f.h.Service.DB.Bun).Counts(context.Background(), feedback.ScopeItem, uuid.MustParse(f.items[0]))
 	if err != nil {
 		t.Fatal(err)
 	}

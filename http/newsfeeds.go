@@ -5,6 +5,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 type newsFeedJSON struct {
@@ -18,7 +19,7 @@ type newsFeedJSON struct {
 func newsFeedOut(f domain.FeedState) newsFeedJSON {
 	return newsFeedJSON{
 		ID: f.ID.String(), Name: f.Name, Description: f.Description,
-		CreatedAt: timestamp(f.CreatedAt), UpdatedAt: timestamp(f.UpdatedAt),
+		CreatedAt: shape.Timestamp(f.CreatedAt), UpdatedAt: shape.Timestamp(f.UpdatedAt),
 	}
 }
 

@@ -115,7 +115,7 @@ func parseOut(res parse.Result) (parseJSON, error) {
 			Author: a.Author, SiteName: a.SiteName, Language: a.Language, Text: a.Text, HTML: a.HTML,
 		}
 		if a.PublishedAt != nil {
-			out.Article.PublishedAt = timestamp(*a.PublishedAt)
+			out.Article.PublishedAt = shape.Timestamp(*a.PublishedAt)
 		}
 	}
 	for _, d := range res.Events {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -20,8 +21,15 @@ import (
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/history"
+	"github.com/feedsvc/feedsvc/readmodel/insights"
+	"github.com/feedsvc/feedsvc/readmodel/negativesources"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/readmodel/sources"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -47,7 +55,8 @@ type Config struct {
 // Deps are the services the handlers call.
 type Deps struct {
 	Commands *commands.Handler
-	Queries  *readmodel.Queries
+	// DB is the database the read models are read from.
+	DB *bun.DB
 	// Waiter makes writes visible before they are answered (D6).
 	Waiter commands.Waiter
 	Keys   *auth.Store
@@ -114,7 +123,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	// (envelope.For), so the answers written before any route runs speak it.
 	app.Use(boundBody(app, cfg.BodyLimit, readTimeout))
 	app.Use(singleValued)
-	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
+	h := &handlers{Deps: deps, reads: readsOf(deps.DB), targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
@@ -169,8 +178,29 @@ func pathMatches(pattern, path string) bool {
 
 type handlers struct {
 	Deps
+	reads
 	// targets is what sources may name (D10), from the operator's setting.
 	targets domain.TargetPolicy
+}
+
+// reads are the read models the API answers from.
+type reads struct {
+	feeds      *feeds.Queries
+	sources    *sources.Queries
+	news       *newsitems.Queries
+	happenings *happeningitems.Queries
+	insights   *insights.Queries
+	negative   *negativesources.Queries
+	webhooks   *webhooks.Queries
+	lookups    *readmodel.Lookups
+}
+
+func readsOf(db *bun.DB) reads {
+	return reads{
+		feeds: feeds.NewQueries(db), sources: sources.NewQueries(db), news: newsitems.NewQueries(db),
+		happenings: happeningitems.NewQueries(db), insights: insights.NewQueries(db),
+		negative: negativesources.NewQueries(db), webhooks: webhooks.NewQueries(db), lookups: readmodel.NewLookups(db),
+	}
 }
 
 // routes wires each route behind the scopes that may use it (the scope table

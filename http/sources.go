@@ -9,6 +9,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // sourceBody is the body of a source add (api.md 4.3), also taken by
@@ -56,7 +57,7 @@ type attachmentJSON struct {
 
 func attachmentOut(kind domain.FeedKind, a domain.Attachment, withDetails bool) attachmentJSON {
 	out := attachmentJSON{
-		ID: a.ID.String(), SourceType: string(a.SourceType), SourceID: a.SourceID.String(), CreatedAt: timestamp(a.CreatedAt),
+		ID: a.ID.String(), SourceType: string(a.SourceType), SourceID: a.SourceID.String(), CreatedAt: shape.Timestamp(a.CreatedAt),
 	}
 	if kind == domain.FeedHappenings {
 		out.EventFeedID = a.FeedID.String()
@@ -106,7 +107,7 @@ func (h *handlers) listFeedSources(c *fiber.Ctx, feedOf feedOfPath) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.Queries.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
+	rows, err := h.feeds.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ type sourceRecordJSON struct {
 }
 
 func sourceRecordOut(v domain.SourceView) sourceRecordJSON {
-	return sourceRecordJSON{ID: v.ID.String(), SourceDetails: v.Details, CreatedAt: timestamp(v.CreatedAt)}
+	return sourceRecordJSON{ID: v.ID.String(), SourceDetails: v.Details, CreatedAt: shape.Timestamp(v.CreatedAt)}
 }
 
 // createSource answers 201 the first time the organization registers an
@@ -209,7 +210,7 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listSources(c *fiber.Ctx) error {
-	rows, err := h.Queries.Sources(c.UserContext(), organization(c))
+	rows, err := h.sources.Sources(c.UserContext(), organization(c))
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	row, err := h.Queries.Source(c.UserContext(), organization(c), id)
+	row, err := h.sources.Source(c.UserContext(), organization(c), id)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,8 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -31,9 +32,9 @@ type webhookJSON struct {
 
 func webhookOut(w domain.WebhookState) webhookJSON {
 	return webhookJSON{
-		ID: w.ID.String(), URL: w.Config.URL, Events: w.Config.Events, EventFeedIDs: readmodel.UUIDStrings(w.Config.EventFeedIDs),
+		ID: w.ID.String(), URL: w.Config.URL, Events: w.Config.Events, EventFeedIDs: webhooks.UUIDStrings(w.Config.EventFeedIDs),
 		Enabled: w.Enabled, EnabledSource: w.EnabledBy, EnabledReason: w.Reason,
-		CreatedAt: timestamp(w.CreatedAt), UpdatedAt: timestamp(w.UpdatedAt),
+		CreatedAt: shape.Timestamp(w.CreatedAt), UpdatedAt: shape.Timestamp(w.UpdatedAt),
 	}
 }
 
@@ -56,7 +57,7 @@ func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest 
 // knownEventFeeds refuses event feed ids the organization has no event
 // feed of, as D4 refuses an unknown sourceId: 404 naming it.
 func (h *handlers) knownEventFeeds(ctx context.Context, org uuid.UUID, ids []uuid.UUID) error {
-	id, missing, err := h.Queries.MissingFeed(ctx, domain.FeedHappenings, org, ids)
+	id, missing, err := h.feeds.MissingFeed(ctx, domain.FeedHappenings, org, ids)
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listWebhooks(c *fiber.Ctx) error {
-	hooks, err := h.Queries.Webhooks(c.UserContext(), organization(c))
+	hooks, err := h.webhooks.Webhooks(c.UserContext(), organization(c))
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (h *handlers) getWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.Queries.Webhook(c.UserContext(), ref.Org, ref.ID)
+	w, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID)
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Queries.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
+	if _, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
 		return err
 	}
 	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org, idempotencyScope(c).NewID("webhookSecret"))
@@ -188,7 +189,7 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 		return err
 	}
 	return envelope.OK(c, fiber.StatusOK, rotatedSecretJSON{
-		ID: hook.ID.String(), Secret: secret, PreviousSecretValidUntil: timestamp(hook.UpdatedAt.Add(domain.SecretGrace)),
+		ID: hook.ID.String(), Secret: secret, PreviousSecretValidUntil: shape.Timestamp(hook.UpdatedAt.Add(domain.SecretGrace)),
 	})
 }
 
@@ -216,12 +217,12 @@ type deliveryJSON struct {
 func deliveryOut(d webhook.Delivery) deliveryJSON {
 	attempts := make([]attemptJSON, len(d.Attempts))
 	for i, a := range d.Attempts {
-		attempts[i] = attemptJSON{Run: a.Run, At: timestamp(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.Duration.Milliseconds()}
+		attempts[i] = attemptJSON{Run: a.Run, At: shape.Timestamp(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.Duration.Milliseconds()}
 	}
 	return deliveryJSON{
 		ID: d.ID.String(), WebhookID: d.WebhookID.String(), EventID: d.EventID.String(), Event: d.Event,
 		EventFeedID: d.EventFeedID.String(), ItemID: d.ItemID.String(), Status: d.Status,
-		CreatedAt: timestamp(d.CreatedAt), UpdatedAt: timestamp(d.UpdatedAt), Attempts: attempts,
+		CreatedAt: shape.Timestamp(d.CreatedAt), UpdatedAt: shape.Timestamp(d.UpdatedAt), Attempts: attempts,
 	}
 }
 

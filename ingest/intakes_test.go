@@ -21,7 +21,7 @@ func (takesArticles) AddArticle(context.Context, ingest.Attachment, domain.Artic
 type takesEvents struct{ kind domain.FeedKind }
 
 func (t takesEvents) FeedKind() domain.FeedKind { return t.kind }
-func (takesEvents) AddEvent(context.Context, ingest.Attachment, uuid.UUID) (bool, error) {
+func (takesEvents) AddHappening(context.Context, ingest.Attachment, uuid.UUID) (bool, error) {
 	return false, nil
 }
 

@@ -1,12 +1,13 @@
 package ingest_test
 
 import (
-	"os"
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/feedsvc/feedsvc/ingest/migrations"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
@@ -16,7 +17,7 @@ import (
 // by every reader, so an event feed attached afterwards fills.
 func TestAfterTheUpgradeAFeedOfTheKindASourceWasNeverReadForFills(t *testing.T) {
 	t.Parallel()
-	sql, err := os.ReadFile("../readmodel/migrations/20261126100000_facts_first_reread.up.sql")
+	sql, err := fs.ReadFile(migrations.Owner.Files, "20261126100000_facts_first_reread.up.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

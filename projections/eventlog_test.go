@@ -14,6 +14,8 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 )
@@ -54,7 +56,7 @@ func newsWorkload(t *testing.T, store eventstore.Store, db *database.DB, cmds *c
 		}
 	}
 	// Feedback names items the read model knows.
-	runUntilCaughtUp(t, store, db, 50, projections.All()...)
+	projectortest.RunUntilCaughtUp(t, store, db, 50, projectors.All()...)
 	var items []struct {
 		ID     uuid.UUID `bun:"id"`
 		FeedID uuid.UUID `bun:"feed_id"`
@@ -82,12 +84,12 @@ func newsWorkload(t *testing.T, store eventstore.Store, db *database.DB, cmds *c
 func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *testing.T) {
 	ctx := context.Background()
 	src, _ := testdb.New(t)
-	store, cmds := sqlCommands(src)
+	store, cmds := projectortest.Commands(src)
 	org := uuid.New()
-	workload(t, cmds, org, 12)
-	eventWorkload(t, cmds, org)
+	projectortest.FeedWorkload(t, cmds, org, 12)
+	projectortest.HappeningWorkload(t, cmds, org)
 	newsWorkload(t, store, src, cmds, org)
-	runUntilCaughtUp(t, store, src, 50, projections.All()...)
+	projectortest.RunUntilCaughtUp(t, store, src, 50, projectors.All()...)
 
 	var file bytes.Buffer
 	exported, err := store.Export(ctx, &file, eventstore.ExportFilter{}, nil)
@@ -99,7 +101,7 @@ func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *t
 	}
 
 	dst, _ := testdb.New(t)
-	dstStore, dstCmds := sqlCommands(dst)
+	dstStore, dstCmds := projectortest.Commands(dst)
 	imported, err := dstStore.Import(ctx, bytes.NewReader(file.Bytes()), eventstore.ImportOptions{})
 	if err != nil {
 		t.Fatalf("import: %v", err)
@@ -107,8 +109,8 @@ func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *t
 	if imported.Events != exported.Events {
 		t.Fatalf("imported %d of %d events", imported.Events, exported.Events)
 	}
-	runUntilCaughtUp(t, dstStore, dst, 50, projections.All()...)
-	for _, p := range projections.All() {
+	projectortest.RunUntilCaughtUp(t, dstStore, dst, 50, projectors.All()...)
+	for _, p := range projectors.All() {
 		var rows int
 		if err := src.Bun.NewRaw("SELECT count(*) FROM "+p.Tables()[0]).Scan(ctx, &rows); err != nil || rows == 0 {
 			t.Fatalf("the workload left %s empty (%v): the comparison would prove nothing", p.Tables()[0], err)

@@ -16,10 +16,12 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
 
 // counter is a deliberately non-idempotent projector: it adds one per event
@@ -38,40 +40,6 @@ func (counter) Project(ctx context.Context, db bun.IDB, e projections.Envelope) 
 	return err
 }
 
-// workload writes a mix of feed and source commands and returns how many
-// events it appended.
-func workload(t *testing.T, cmds *commands.Handler, org uuid.UUID, feeds int) {
-	t.Helper()
-	ctx := context.Background()
-	for i := 0; i < feeds; i++ {
-		f, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: fmt.Sprintf("feed %d", i), Description: "d"})
-		id := f.ID
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("renamed %d", i)
-		off := false
-		if _, _, err := cmds.UpdateFeed(ctx, commands.UpdateFeed{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}, Update: domain.FeedUpdate{Name: &name, Enabled: &off}}); err != nil {
-			t.Fatal(err)
-		}
-		domainName := fmt.Sprintf("site%d.example", i%7)
-		att, _, err := cmds.AttachSource(ctx, commands.AttachSource{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}, Request: domain.SourceRequest{SourceType: "site", Domain: &domainName}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i%3 == 0 {
-			if _, _, err := cmds.SetSourceEnabled(ctx, commands.SetSourceEnabled{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}, AttachmentID: att.ID}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if i%5 == 0 {
-			if _, err := cmds.DeleteFeed(ctx, commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: id}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
 func countEvents(t *testing.T, db *database.DB) int {
 	t.Helper()
 	var n int
@@ -81,69 +49,14 @@ func countEvents(t *testing.T, db *database.DB) int {
 	return n
 }
 
-// dump renders a projector's tables in a stable order for comparison.
-func dump(t *testing.T, db bun.IDB, p projections.Projector) string {
-	t.Helper()
-	var out string
-	for _, table := range p.Tables() {
-		var rows []string
-		err := db.NewRaw(fmt.Sprintf("SELECT t::text FROM %s AS t ORDER BY t::text", table)).Scan(context.Background(), &rows)
-		if err != nil {
-			t.Fatalf("dump %s: %v", table, err)
-		}
-		out += fmt.Sprintf("%s %d rows\n%v\n", table, len(rows), rows)
-	}
-	return out
-}
-
-// sqlCommands builds the command side over a test database.
-func sqlCommands(db *database.DB) (*eventstore.Postgres, *commands.Handler) {
-	store := eventstore.NewPostgres(db.Pool)
-	return store, commands.New(store, readmodel.NewQueries(db.Bun))
-}
-
-// runUntil runs projectors until they reach the head of the log.
-func runUntilCaughtUp(t *testing.T, store eventstore.Store, db *database.DB, batch int, ps ...projections.Projector) {
-	t.Helper()
-	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: batch, PollInterval: 20 * time.Millisecond}, ps...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
-	<-runner.Running()
-	head := headPosition(t, db)
-	for _, p := range ps {
-		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-		if err := runner.Progress(p.Name()).WaitFor(wctx, head); err != nil {
-			t.Fatalf("%s did not catch up: %v", p.Name(), err)
-		}
-		wcancel()
-	}
-	cancel()
-	<-done
-}
-
-func headPosition(t *testing.T, db *database.DB) eventstore.Position {
-	t.Helper()
-	var commit, prepare int64
-	err := db.Bun.NewRaw(`SELECT transaction_id::text::bigint, global_position FROM events
-		ORDER BY transaction_id DESC, global_position DESC LIMIT 1`).Scan(context.Background(), &commit, &prepare)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}
-}
-
 func TestAProjectorKilledAtRandomMomentsAppliesEveryEventExactlyOnce(t *testing.T) {
 	db, _ := testdb.New(t)
 	ctx := context.Background()
 	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
-	store, cmds := sqlCommands(db)
-	workload(t, cmds, uuid.New(), 60)
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 60)
 	total := countEvents(t, db)
 
 	// Kill the runner again and again, mid-batch or between batches, and
@@ -162,7 +75,7 @@ func TestAProjectorKilledAtRandomMomentsAppliesEveryEventExactlyOnce(t *testing.
 		cancel()
 		<-done
 	}
-	runUntilCaughtUp(t, store, db, 13, counter{})
+	projectortest.RunUntilCaughtUp(t, store, db, 13, counter{})
 
 	var rows, sum, maxN int
 	if err := db.Bun.NewRaw("SELECT count(*), coalesce(sum(n),0), coalesce(max(n),0) FROM test_event_counts").Scan(ctx, &rows, &sum, &maxN); err != nil {
@@ -179,11 +92,11 @@ func TestAProjectorFailingMidBatchRollsTheBatchBackAndRetriesIt(t *testing.T) {
 	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
-	store, cmds := sqlCommands(db)
-	workload(t, cmds, uuid.New(), 10)
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 10)
 	total := countEvents(t, db)
 	flaky := &failOnce{counter: counter{}, failAt: int64(total / 2)}
-	runUntilCaughtUp(t, store, db, 50, flaky)
+	projectortest.RunUntilCaughtUp(t, store, db, 50, flaky)
 	if !flaky.failed.Load() {
 		t.Fatal("the projector never failed; the test proves nothing")
 	}
@@ -219,9 +132,9 @@ func (f *failOnce) Project(ctx context.Context, db bun.IDB, e projections.Envelo
 
 func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
 	db, dsn := testdb.New(t)
-	store, cmds := sqlCommands(db)
-	workload(t, cmds, uuid.New(), 40)
-	ps := projections.All()
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 40)
+	ps := projectors.All()
 
 	// Run in pieces: kill and restart several times.
 	for round := 0; round < 5; round++ {
@@ -237,7 +150,7 @@ func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
 		cancel()
 		<-done
 	}
-	runUntilCaughtUp(t, store, db, 7, ps...)
+	projectortest.RunUntilCaughtUp(t, store, db, 7, ps...)
 	indexes := func() []string {
 		var names []string
 		if err := db.Bun.NewRaw("SELECT indexname FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1").Scan(context.Background(), &names); err != nil {
@@ -252,11 +165,11 @@ func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
 		}
 	}()
 	for _, p := range ps {
-		before := dump(t, db.Bun, p)
+		before := projectortest.Dump(t, db.Bun, p)
 		if err := projections.Rebuild(context.Background(), dsn, db, store, p, servicetest.Logger()); err != nil {
 			t.Fatalf("rebuild %s: %v", p.Name(), err)
 		}
-		after := dump(t, db.Bun, p)
+		after := projectortest.Dump(t, db.Bun, p)
 		if before != after {
 			t.Fatalf("%s after restarts differs from a fresh rebuild:\nrestarted:\n%s\nrebuilt:\n%s", p.Name(), before, after)
 		}
@@ -320,7 +233,7 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 		}
 	}()
 	time.Sleep(50 * time.Millisecond)
-	p, _ := projections.ByName("feeds")
+	p, _ := projectors.ByName("feeds")
 	if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
@@ -346,8 +259,8 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
-	_, cmds := sqlCommands(db)
-	ps := append(projections.All(), counter{})
+	_, cmds := projectortest.Commands(db)
+	ps := append(projectors.All(), counter{})
 	var runners []*projections.Runner
 	for i := 0; i < 2; i++ {
 		r, err := projections.NewRunner(eventstore.NewPostgres(db.Pool), db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 5}, ps...)
@@ -362,7 +275,7 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 	}
 	// The waiter of "process A" must see progress made by "process B".
 	waiter := projections.NewWaiter(db.Bun, runners[0], 5*time.Second, ps...)
-	queries := readmodel.NewQueries(db.Bun)
+	queries := feeds.NewQueries(db.Bun)
 	org := uuid.New()
 	for i := 0; i < 20; i++ {
 		f, res, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: fmt.Sprintf("f%d", i), Description: "d"})
@@ -377,7 +290,7 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 			t.Fatalf("feed %d not readable after its write answered: %v", i, err)
 		}
 	}
-	head := headPosition(t, db)
+	head := projectortest.HeadPosition(t, db)
 	for _, r := range runners {
 		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := r.Progress("counter").WaitFor(wctx, head); err != nil {

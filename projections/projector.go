@@ -1,8 +1,13 @@
-// Package projections turns the global event log into read models. Each
-// projector is a Watermill handler fed by a Subscriber that reads the event
-// store in batches; a batch's read-model writes and the projector's
-// checkpoint commit in one transaction, so a crash or restart never applies
-// an event twice or loses one.
+// Package projections is the projection engine: it turns the global event
+// log into read models. It owns the Projector contract (Handler, On), the
+// Subscriber that reads the event store in batches, the Runner, rebuilds
+// and read-model versions, the read-after-write Waiter and the shared write
+// helpers (Exec, ExecArrays, Deferred). The read models themselves live one
+// package each under readmodel/; internal/projectors lists them.
+//
+// A batch's read-model writes and the projector's checkpoint commit in one
+// transaction, so a crash or restart never applies an event twice or loses
+// one.
 package projections
 
 import (

@@ -18,10 +18,15 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/service"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/articles"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/readmodel/sources"
 )
 
 // copyNewsItems stores n items of a feed's attachment straight into the
@@ -146,7 +151,7 @@ func TestAVersionBumpIsRebuiltOnceByTwoStartingProcessesWhileReadsKeepAnswering(
 	starting.Wait()
 	readsBefore := reads.Load()
 	deadline = time.Now().Add(2 * time.Minute)
-	for storedVersion(t, db, "newsitems") != (projections.NewsItems{}).Version() {
+	for storedVersion(t, db, "newsitems") != (newsitems.Projector{}).Version() {
 		if time.Now().After(deadline) {
 			t.Fatal("the outdated read model was not rebuilt")
 		}
@@ -231,19 +236,19 @@ func (b bumped) Version() int { return b.version }
 
 func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 	db, dsn := testdb.New(t)
-	store, cmds := sqlCommands(db)
-	workload(t, cmds, uuid.New(), 3)
-	runUntilCaughtUp(t, store, db, 50, projections.Feeds{}, projections.Sources{})
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 3)
+	projectortest.RunUntilCaughtUp(t, store, db, 50, feeds.Projector{}, sources.Projector{})
 	r := &projections.Rebuilder{DSN: dsn, DB: db, Store: store, Logger: servicetest.Logger()}
 	cases := []struct {
 		name     string
 		p        projections.Projector
 		outdated bool
 	}{
-		{"a projector of the version that built its read model is current", projections.Feeds{}, false},
-		{"a projector of a newer version is outdated", bumped{projections.Feeds{}, 2}, true},
-		{"a projector older than its read model is left alone", bumped{projections.Sources{}, 0}, false},
-		{"a projector that never ran is not outdated: it starts at its version", bumped{projections.Articles{}, 5}, false},
+		{"a projector of the version that built its read model is current", feeds.Projector{}, false},
+		{"a projector of a newer version is outdated", bumped{feeds.Projector{}, 2}, true},
+		{"a projector older than its read model is left alone", bumped{sources.Projector{}, 0}, false},
+		{"a projector that never ran is not outdated: it starts at its version", bumped{articles.Projector{}, 5}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -257,8 +262,8 @@ func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 		})
 	}
 
-	before := dump(t, db.Bun, projections.Feeds{})
-	if err := r.RebuildOutdated(context.Background(), []projections.Projector{bumped{projections.Feeds{}, 2}, projections.Sources{}}); err != nil {
+	before := projectortest.Dump(t, db.Bun, feeds.Projector{})
+	if err := r.RebuildOutdated(context.Background(), []projections.Projector{bumped{feeds.Projector{}, 2}, sources.Projector{}}); err != nil {
 		t.Fatal(err)
 	}
 	if v := storedVersion(t, db, "feeds"); v != 2 {
@@ -267,13 +272,13 @@ func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 	if v := storedVersion(t, db, "sources"); v != 1 {
 		t.Fatalf("sources, not outdated, moved to version %d", v)
 	}
-	if after := dump(t, db.Bun, projections.Feeds{}); after != before {
+	if after := projectortest.Dump(t, db.Bun, feeds.Projector{}); after != before {
 		t.Fatalf("the rebuilt read model differs:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	// A manual rebuild while another holds the projector's lock is refused.
 	held := &projections.Rebuilder{DSN: dsn, DB: db, Store: store, Logger: servicetest.Logger()}
 	unlock := holdRebuildLock(t, db, "feeds")
-	err := held.Rebuild(context.Background(), projections.Feeds{})
+	err := held.Rebuild(context.Background(), feeds.Projector{})
 	unlock()
 	if err == nil || !errors.Is(err, projections.ErrRebuildRunning) {
 		t.Fatalf("a rebuild while another runs answered %v, want ErrRebuildRunning", err)

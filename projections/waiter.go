@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -31,6 +32,20 @@ func NewWaiter(db *bun.DB, runner *Runner, timeout time.Duration, projectors ...
 		}
 	}
 	return &Waiter{db: db, runner: runner, readers: readers, timeout: timeout, interval: 10 * time.Millisecond}
+}
+
+// WaitsFor names the projectors w waits for, sorted.
+func (w *Waiter) WaitsFor() []string {
+	var out []string
+	for _, names := range w.readers {
+		for _, name := range names {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Wait blocks until the projectors reading eventTypes reached pos. When

@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,6 +19,8 @@ import (
 	"github.com/feedsvc/feedsvc/domain/stream"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 )
 
 // queueName is River's queue for webhook jobs.
@@ -85,13 +86,6 @@ func DeliveryID(webhookID, eventID uuid.UUID) uuid.UUID {
 	return uuid.NewSHA1(webhookID, eventID[:])
 }
 
-// body is what every delivery posts (api.md 6).
-type body struct {
-	Event     string          `json:"event"`
-	Timestamp string          `json:"timestamp"`
-	Data      json.RawMessage `json:"data"`
-}
-
 // dispatcher queues one delivery per matching webhook for each item added
 // to an event feed, in the transaction of its checkpoint.
 type dispatcher struct{ svc *Service }
@@ -104,7 +98,7 @@ func (*dispatcher) Version() int     { return 1 }
 func (*dispatcher) Tables() []string { return []string{"webhook_routes"} }
 
 func (d *dispatcher) Handlers() []projections.Handler {
-	return append(projections.WebhookHandlers("webhook_routes", d.queuePending), projections.OnEnvelope(d.itemAdded))
+	return append(webhooks.Handlers("webhook_routes", d.queuePending), projections.OnEnvelope(d.itemAdded))
 }
 
 // added is an item waiting to be queued with the rest of its batch.
@@ -249,11 +243,7 @@ func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at ev
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(body{Event: domain.WebhookItemAdded, Timestamp: stamp(e.At), Data: data})
-	if err != nil {
-		return nil, fmt.Errorf("encode delivery body: %w", err)
-	}
-	return b, nil
+	return shape.DeliveryBody(domain.WebhookItemAdded, e.At, data)
 }
 
 // detailsAt folds the event's stream up to position at.

@@ -20,6 +20,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -32,7 +33,7 @@ type stack struct {
 	db      *database.DB
 	store   *eventstore.Postgres
 	cmds    *commands.Handler
-	queries *readmodel.Queries
+	queries *webhooks.Queries
 	svc     *webhook.Service
 	waiter  *projections.Waiter
 	org     uuid.UUID
@@ -76,7 +77,7 @@ func attach(t testing.TB, db *database.DB, cfg webhook.Config) *stack {
 // machinery is what the webhooks role runs, started.
 type machinery struct {
 	store   *eventstore.Postgres
-	queries *readmodel.Queries
+	queries *webhooks.Queries
 	cmds    *commands.Handler
 	svc     *webhook.Service
 	waiter  *projections.Waiter
@@ -85,15 +86,15 @@ type machinery struct {
 
 func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 	store := eventstore.NewPostgres(db.Pool)
-	queries := readmodel.NewQueries(db.Bun)
-	cmds := commands.New(store, queries)
+	queries := webhooks.NewQueries(db.Bun)
+	cmds := commands.New(store, readmodel.NewLookups(db.Bun))
 	cfg.Work = true
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: servicetest.Logger()}, cfg)
 	if err != nil {
 		return nil, err
 	}
 	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{PollInterval: 20 * time.Millisecond},
-		projections.Webhooks{}, svc.Dispatcher())
+		webhooks.Projector{}, svc.Dispatcher())
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +115,7 @@ func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 		svc.Close()
 		return err
 	}
-	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, projections.Webhooks{})
+	waiter := projections.NewWaiter(db.Bun, runner, 10*time.Second, webhooks.Projector{})
 	return &machinery{store: store, queries: queries, cmds: cmds, svc: svc, waiter: waiter, stop: stop}, nil
 }
 

@@ -2,13 +2,13 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
 // Probe is a test delivery (POST /webhooks/test, D10).
@@ -101,9 +101,5 @@ func (s *Service) sampleBody(now time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(body{Event: domain.WebhookItemAdded, Timestamp: stamp(now), Data: data})
-	if err != nil {
-		return nil, fmt.Errorf("encode test delivery: %w", err)
-	}
-	return b, nil
+	return shape.DeliveryBody(domain.WebhookItemAdded, now, data)
 }

@@ -103,6 +103,9 @@ func (s *Sender) Send(ctx context.Context, r Request) Result {
 	req.Header.Set(HeaderSignature, SignatureHeader(r.Secrets, ts, r.Body))
 	req.Header.Set(HeaderWebhookID, r.WebhookID)
 	req.Header.Set(HeaderEventID, r.EventID)
+	req.Header.Set(HeaderStandardID, r.EventID)
+	req.Header.Set(HeaderStandardTimestamp, strconv.FormatInt(ts, 10))
+	req.Header.Set(HeaderStandardSignature, StandardSignatureHeader(r.Secrets, r.EventID, ts, r.Body))
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {

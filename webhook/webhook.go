@@ -12,7 +12,7 @@
 // restarts. Every attempt is recorded in the delivery log the API shows.
 //
 // The dispatcher is never rebuilt from position 0 (it is not among
-// projections.All): replaying it would send every past event again. On an
+// internal/projectors): replaying it would send every past event again. On an
 // installation moved by export and import it does start at 0, to build its
 // subscriptions from the imported log, but queues nothing for the items
 // the import recorded as delivered (RecordDeliveredThrough).
@@ -38,7 +38,8 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/projections"
-	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 )
 
 // Defaults for zero Config members.
@@ -69,7 +70,7 @@ type Config struct {
 	AttemptTimeout time.Duration
 	Concurrency    int
 	PerHost        int
-	// Render makes a delivery's data; LegacyItem when nil.
+	// Render makes a delivery's data; shape.ItemAddedData when nil.
 	Render Render
 	// Now is the sender's clock (attempt times, the 3-day rule); tests move
 	// it forward.
@@ -98,7 +99,7 @@ func (c Config) withDefaults() Config {
 		c.PerHost = DefaultPerHost
 	}
 	if c.Render == nil {
-		c.Render = LegacyItem
+		c.Render = shape.ItemAddedData
 	}
 	if c.Now == nil {
 		c.Now = domain.Now
@@ -120,7 +121,7 @@ type Parts struct {
 	DB       *database.DB
 	Store    eventstore.Store
 	Commands *commands.Handler
-	Queries  *readmodel.Queries
+	Queries  *webhooks.Queries
 	Logger   *slog.Logger
 }
 

@@ -39,9 +39,10 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 const usage = `usage: seed api|rebuild|events|drop [flags]   (seed <command> -h for flags)
@@ -123,7 +124,7 @@ func open(ctx context.Context, dsn string, fresh bool) (*database.DB, error) {
 			return nil, err
 		}
 	}
-	return migrations.Open(ctx, dsn)
+	return schema.Open(ctx, dsn)
 }
 
 // openWithKey opens (optionally after dropping) and migrates the database,
@@ -144,7 +145,7 @@ func openWithKey(ctx context.Context, dsn string, fresh bool, org string) (*data
 		db.Close()
 		return nil, nil, nil, "", uuid.Nil, err
 	}
-	return db, store, commands.New(store, readmodel.NewQueries(db.Bun)), key, k.OrganizationID, nil
+	return db, store, commands.New(store, readmodel.NewLookups(db.Bun)), key, k.OrganizationID, nil
 }
 
 func drop(ctx context.Context, args []string) error {
@@ -367,7 +368,7 @@ func catchUpAll(ctx context.Context, db *database.DB, store *eventstore.Postgres
 	if err != nil {
 		return err
 	}
-	runner, err := projections.NewRunner(store, db.Bun, log, projections.RunnerConfig{}, projections.All()...)
+	runner, err := projections.NewRunner(store, db.Bun, log, projections.RunnerConfig{}, projectors.All()...)
 	if err != nil {
 		return err
 	}
@@ -420,7 +421,7 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	drop := fs.Bool("drop", false, "drop the database afterwards")
 	events := fs.Int("events", 1_000_000, "NewsItemAdded events in the log (missing ones are added)")
 	feeds := fs.Int("feeds", 100, "feeds the items are spread over")
-	name := fs.String("projector", "newsitems", "projector to rebuild, or all (each of projections.All, one after the other)")
+	name := fs.String("projector", "newsitems", "projector to rebuild, or all (each of projectors.All, one after the other)")
 	runs := fs.Int("runs", 1, "rebuilds to time, one after the other")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the rebuilds to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
@@ -431,9 +432,9 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if *events < 1 || *events > 20_000_000 || *feeds < 1 || *runs < 1 || *runs > 10 {
 		return errors.New("-events must be in [1, 2e7], -feeds >= 1, -runs in [1, 10]")
 	}
-	ps := projections.All()
+	ps := projectors.All()
 	if *name != "all" {
-		p, ok := projections.ByName(*name)
+		p, ok := projectors.ByName(*name)
 		if !ok {
 			return fmt.Errorf("no projector %q", *name)
 		}

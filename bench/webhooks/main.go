@@ -34,9 +34,10 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -71,7 +72,7 @@ func run(ctx context.Context) error {
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
-	db, err := migrations.Open(ctx, o.db)
+	db, err := schema.Open(ctx, o.db)
 	if err != nil {
 		return err
 	}
@@ -83,8 +84,7 @@ func run(ctx context.Context) error {
 	}()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := eventstore.NewPostgres(db.Pool)
-	queries := readmodel.NewQueries(db.Bun)
-	cmds := commands.New(store, queries)
+	cmds := commands.New(store, readmodel.NewLookups(db.Bun))
 
 	arrivals := newArrivals(o.events * o.webhooks)
 	org, feed := uuid.New(), uuid.New()
@@ -95,12 +95,12 @@ func run(ctx context.Context) error {
 			return err
 		}
 	}
-	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: logger},
+	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: webhooks.NewQueries(db.Bun), Logger: logger},
 		webhook.Config{BackoffBase: time.Second, AllowPrivateNetworks: true, Work: true})
 	if err != nil {
 		return err
 	}
-	runner, err := projections.NewRunner(store, db.Bun, logger, projections.RunnerConfig{}, projections.Webhooks{}, svc.Dispatcher())
+	runner, err := projections.NewRunner(store, db.Bun, logger, projections.RunnerConfig{}, webhooks.Projector{}, svc.Dispatcher())
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func runFeeds(ctx context.Context, db *database.DB, args []string, stdout, stder
 	if help, err := parseFlags(fs, rest[1:]); help || err != nil {
 		return err
 	}
-	handler := commands.New(eventstore.NewPostgres(db.Pool), readmodel.NewQueries(db.Bun))
+	handler := commands.New(eventstore.NewPostgres(db.Pool), readmodel.NewLookups(db.Bun))
 	feed, _, err := handler.SetFeedEnabled(ctx, commands.SetFeedEnabled{
 		Kind: domain.FeedHappenings, FeedID: id, Enabled: args[1] == "enable", By: domain.EnabledByAdmin, Reason: *reason,
 	})

@@ -19,7 +19,7 @@ func TestTheFeedsCommandSwitchesAnEventFeedAsTheOperator(t *testing.T) {
 	db, _ := testdb.New(t)
 	ctx := context.Background()
 	store := eventstore.NewPostgres(db.Pool)
-	cmds := commands.New(store, readmodel.NewQueries(db.Bun))
+	cmds := commands.New(store, readmodel.NewLookups(db.Bun))
 	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: uuid.New(), Name: "Gigs", Description: "d"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
 	// Events are read in the zones their pages name: the zone database
 	// travels in the binary, so a minimal image without one still has it.
 	_ "time/tzdata"
@@ -20,8 +21,8 @@ import (
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/logctx"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/internal/service"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 const usage = `usage: feedsvc <command> [arguments]
@@ -126,7 +127,7 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 // withDatabase opens (creating if needed) and migrates the database, so
 // every command works on a fresh machine.
 func withDatabase(ctx context.Context, cfg config.Config, fn func(*database.DB) error) error {
-	db, err := migrations.Open(ctx, cfg.DatabaseURL)
+	db, err := schema.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
 	}

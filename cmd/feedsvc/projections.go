@@ -12,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/projections"
 )
 
@@ -37,7 +38,7 @@ func runProjections(ctx context.Context, cfg config.Config, db *database.DB, arg
 		if len(args) != 2 {
 			return fmt.Errorf("projections rebuild takes one projector name\n%s", projectionsUsage)
 		}
-		p, ok := projections.ByName(args[1])
+		p, ok := projectors.ByName(args[1])
 		if !ok {
 			return fmt.Errorf("no projector named %q (see feedsvc projections list)", args[1])
 		}
@@ -74,7 +75,7 @@ func listProjections(ctx context.Context, db *database.DB, stdout io.Writer) err
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tVERSION\tTABLES\tCHECKPOINT\tUPDATED\tREBUILD")
-	for _, p := range projections.All() {
+	for _, p := range projectors.All() {
 		st, ok := byName[p.Name()]
 		version := describeVersion(st.version, p.Version(), ok)
 		if !ok {

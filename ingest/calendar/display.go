@@ -20,7 +20,7 @@ const (
 func displayText(s schedule, instances []instance, loc *time.Location) string {
 	switch {
 	case s.set != nil && s.set.GetRRule() != nil:
-		return ruleText(s.set.GetRRule().OrigOptions, s.first, loc)
+		return ruleText(s.set.GetRRule().OrigOptions, s.first, loc, s.openStart)
 	case len(instances) > 1 || s.set != nil:
 		return datesText(instances, loc)
 	case len(instances) == 1:
@@ -75,9 +75,9 @@ var units = map[rrule.Frequency][2]string{
 }
 
 // ruleText: "Every week on Tuesday, 19:00–21:00 (Europe/Berlin), until Tue
-// 17 Dec 2024", "Every 2 weeks on Monday and Thursday, ...", "Every month
+// 17 Dec 2024" (no "from" when the rule stated no start), "Every 2 weeks on Monday and Thursday, ...", "Every month
 // on day 1 and 15, ...", "Every day, ... , 10 times".
-func ruleText(o rrule.ROption, first span, loc *time.Location) string {
+func ruleText(o rrule.ROption, first span, loc *time.Location, openStart bool) string {
 	unit := units[o.Freq]
 	var b strings.Builder
 	if o.Interval > 1 {
@@ -111,7 +111,9 @@ func ruleText(o rrule.ROption, first span, loc *time.Location) string {
 		}
 		b.WriteString(" (" + loc.String() + ")")
 	}
-	b.WriteString(", from " + start.Format(dayLayout))
+	if !openStart {
+		b.WriteString(", from " + start.Format(dayLayout))
+	}
 	switch {
 	case !o.Until.IsZero():
 		b.WriteString(", until " + o.Until.In(loc).Format(dayLayout))

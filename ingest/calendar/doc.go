@@ -44,19 +44,31 @@
 // rescheduled with the original start as previousStart. Recurrences are
 // expanded from the first day of the month a week before Options.Now
 // (UTC), so every crawl within a month yields the same instances, to
-// Options.Now + Horizon (Horizon in HappeningDetails); at most 1000 instances
-// and 2000 occurrences, and the horizon then ends at the last one kept.
-// A series with no recurrence in that window keeps its latest earlier
-// one, or its first later one. A span longer than 400 days keeps its
-// first and last day and the days within the window.
+// Options.Now + Horizon (Horizon in HappeningDetails); at most 1000
+// instances and 2000 occurrences, and the horizon then ends at the last
+// one kept. A series with no recurrence in that window keeps its latest
+// earlier one, or its first later one. A span longer than 400 days keeps
+// its first and last day and the days within the window.
+//
+// The recurrences of an all-day series are days, compared by date: an
+// override naming one by a date-time (RECURRENCE-ID;TZID=…:20240612T000000,
+// as Exchange writes it) names the day it writes, whatever its zone; and
+// the series' UNTIL day is included, that is its day in the event's zone
+// or, when later, the day it writes (UNTIL=20241028T000000Z is still 27
+// October in Chicago). An eventSchedule's byDay takes DayOfWeek names and
+// iCalendar days, with an ordinal too ("2MO", the second Monday); a
+// schedule that states no start, and whose event states none, runs from
+// the window's start, and its displayText names no start.
 //
 // # Time block
 //
 // temporalPattern: "recurring" for a rule or several dates; "ongoing" for
 // a one-off span over more than 14 local days (an exhibition, a season);
-// "singular" otherwise. timezone: the zone the data names (iCalendar TZID,
-// resolved through VTIMEZONE, X-WR-TIMEZONE; schema.org
-// scheduleTimezone), else the zone at the event's coordinates
+// "singular" otherwise. timezone: the zone the data names (iCalendar:
+// DTSTART's TZID, resolved through its VTIMEZONE, and a Windows name
+// through the CLDR's windowsZones table; else the calendar's
+// X-WR-TIMEZONE; else the zone of its VTIMEZONEs when they all name one,
+// as Exchange writes a calendar; schema.org scheduleTimezone), else the zone at the event's coordinates
 // (ringsaturn/tzf, built on first use: it takes seconds and tens of MB),
 // else the zone of its city or its country (gazetteer), else the fixed
 // Etc/GMT zone of the offset its start was written with, else UTC.
@@ -67,6 +79,7 @@
 //	Sat 8 Jun 2024                                        all day
 //	Fri 7 Jun 2024 – Sun 9 Jun 2024                       all day, several
 //	Every week on Tuesday, 19:00–21:00 (Europe/Berlin), from Tue 1 Oct 2024, until Tue 17 Dec 2024
+//	Every month on 2nd Saturday, 14:00–17:00 (Europe/Berlin)   no start given
 //	3 dates, Tue 14 May 2024 – Sat 1 Jun 2024             listed dates
 //
 // # Geography
@@ -80,6 +93,11 @@
 // city within 50 km, its locality scored from 80 at its centre down to 40
 // at 50 km. A region is taken from the gazetteer only when the address
 // names no other country.
+// A place with no coordinates of its own whose locality the gazetteer
+// knows gets that city's centre as Location.ApproximateCoordinates, which
+// geographic relevance ranks it by and the API never shows as its
+// coordinates: its geoLocations say how near it is known (its LOCATION
+// scores 90 or 70, not 100, and the locality is a RELEVANCE_REGION).
 //
 // # Text
 //

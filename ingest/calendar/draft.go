@@ -42,6 +42,7 @@ func (dr draft) details(docURL, pageURL string, opts Options) domain.HappeningDe
 	w := newWindow(opts)
 	instances, horizon := dr.when.expand(w, dr.loc)
 	localityScore := completeFromCoordinates(dr.location)
+	approximate(dr.location)
 	d := domain.HappeningDetails{
 		Identity:     dr.identity,
 		Title:        sanitizeTitle(dr.title),

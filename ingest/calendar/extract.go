@@ -78,7 +78,7 @@ func Extract(d document.Document, opts Options) (Result, error) {
 	case isCalendar(d):
 		drafts, dropped, err = fromICalendar(d, work)
 	case d.IsHTML():
-		drafts, dropped, calendars, err = fromHTML(d, base)
+		drafts, dropped, calendars, err = fromHTML(d, base, newWindow(opts).from)
 		pageURL = d.URL
 	default:
 		return Result{}, fmt.Errorf("extract events %s: %w (%s)", d.URL, ErrUnsupported, d.ContentType)

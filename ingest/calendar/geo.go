@@ -52,6 +52,19 @@ func completeFromCoordinates(where *domain.Location) int {
 	return scoreLocality - int(math.Round(float64(scoreLocality-scoreNearbyFloor)*km/nearbyKm))
 }
 
+// approximate gives a place without coordinates those of the locality
+// its address names, when the gazetteer knows it, so that geographic
+// relevance ranks the event near its true distance; the event's own
+// coordinates stay unknown (domain.Location.ApproximateCoordinates).
+func approximate(where *domain.Location) {
+	if where == nil || where.Coordinates != nil || where.Locality == "" {
+		return
+	}
+	if c, ok := gazetteer.Lookup(where.Locality, gazetteer.CountryCode(where.Country)); ok {
+		where.ApproximateCoordinates = &domain.Coordinates{Lat: c.Lat, Lng: c.Lng}
+	}
+}
+
 // geoLocations: a LOCATION for a concrete place (coordinates, a street
 // address or a venue name), and a RELEVANCE_REGION for each of its
 // locality, region and country.

@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -16,8 +17,9 @@ import (
 
 // fromHTML reads a page's schema.org events from its JSON-LD, or from its
 // Microdata when no JSON-LD block holds an event, and the calendars it
-// links to. Events without a readable start are dropped.
-func fromHTML(d document.Document, pageURL *url.URL) (drafts []draft, dropped int, calendars []string, err error) {
+// links to. Events without a readable start are dropped; from is the
+// start of the expansion window.
+func fromHTML(d document.Document, pageURL *url.URL, from time.Time) (drafts []draft, dropped int, calendars []string, err error) {
 	body := extract.ToUTF8(d.Body, d.ContentType)
 	if !mayHold(body) {
 		return nil, 0, nil, nil
@@ -35,7 +37,7 @@ func fromHTML(d document.Document, pageURL *url.URL) (drafts []draft, dropped in
 		// escaped as every plain-text description is, see ldDescription).
 		textOnly = true
 	}
-	g := graph{ids: ids, base: base}
+	g := graph{ids: ids, base: base, from: from}
 	g.inherit(found)
 	drafts = make([]draft, 0, len(found))
 	for _, n := range found {

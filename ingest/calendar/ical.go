@@ -28,7 +28,8 @@ var ErrBadCalendar = errors.New("malformed iCalendar")
 type calendar struct {
 	// zones are the calendar's TZIDs, resolved to IANA zones.
 	zones map[string]*time.Location
-	// zone is the calendar's own zone (X-WR-TIMEZONE), nil when unnamed.
+	// zone is the calendar's own zone (X-WR-TIMEZONE, else its only
+	// VTIMEZONE), nil when unnamed.
 	zone *time.Location
 	// work is the document's budget.
 	work *work
@@ -64,6 +65,9 @@ func fromICalendar(d document.Document, work *work) (out []draft, dropped int, e
 		}
 	}
 	c.zone = c.resolve(propValue(cal.Component, "X-WR-TIMEZONE"))
+	if c.zone == nil {
+		c.zone = c.onlyZone()
+	}
 	masters, overrides, order := groupByUID(cal.Children)
 	if max := work.limits.MaxEvents; len(order) > max {
 		order = order[:max]
@@ -91,6 +95,24 @@ func fromICalendar(d document.Document, work *work) (out []draft, dropped int, e
 		}
 	}
 	return out, dropped, nil
+}
+
+// onlyZone is the zone of the calendar's VTIMEZONEs when they all name
+// one: a calendar that states no X-WR-TIMEZONE (Exchange, Outlook) is
+// written in the zone it defines, and its all-day dates are that zone's
+// days. nil when it defines none or several.
+func (c calendar) onlyZone() *time.Location {
+	var only *time.Location
+	for _, loc := range c.zones {
+		switch {
+		case loc == nil:
+		case only == nil:
+			only = loc
+		case loc.String() != only.String():
+			return nil
+		}
+	}
+	return only
 }
 
 func groupByUID(children []*ical.Component) (masters map[string]*ical.Component, overrides map[string][]*ical.Component, order []string) {
@@ -251,6 +273,9 @@ func (c calendar) recurrence(ev *ical.Component, first span, loc *time.Location)
 			return nil
 		}
 		opt.Dtstart = first.start
+		if first.allDay && !opt.Until.IsZero() {
+			opt.Until = untilDay(opt.Until, loc)
+		}
 		c.trimTimes(opt)
 		r, err := rrule.NewRRule(*opt)
 		if err != nil {
@@ -271,6 +296,20 @@ func (c calendar) recurrence(ev *ical.Component, first span, loc *time.Location)
 		}
 	}
 	return set
+}
+
+// untilDay is the end of the last day an all-day series' UNTIL names, in
+// the series' zone: recurrences are days, compared by date. UNTIL should
+// then be a DATE, but programs write a date-time, either that day at
+// 00:00 UTC (which west of UTC is still the day before) or the day's
+// local midnight in UTC (which east of UTC is still the day before):
+// the later of the day it writes and its day in the zone is meant.
+func untilDay(until time.Time, loc *time.Location) time.Time {
+	y, m, d := until.Date()
+	written := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	y, m, d = until.In(loc).Date()
+	local := time.Date(y, m, d, 0, 0, 0, 0, loc)
+	return maxTime(written, local).AddDate(0, 0, 1).Add(-time.Second)
 }
 
 // maxTimesPerDay bounds the times of day a rule's BYHOUR, BYMINUTE and
@@ -320,6 +359,14 @@ func (c calendar) overrides(comps []*ical.Component, series schedule, loc *time.
 		orig, _, err := c.time(o.Props.Get(ical.PropRecurrenceID), loc)
 		if err != nil {
 			continue
+		}
+		if series.first.allDay {
+			// An all-day series' recurrences are days: an override that
+			// names one by a date-time in another zone (Exchange writes
+			// RECURRENCE-ID;TZID=…:20240612T000000) names the day it
+			// wrote, at the series' midnight.
+			y, m, d := orig.Date()
+			orig = time.Date(y, m, d, 0, 0, 0, 0, loc)
 		}
 		sp, ok := c.span(o, loc)
 		if !ok {

@@ -66,6 +66,8 @@ func TestAWeeklyMeetupKeeps19LocalAcrossTheClockChangeWithItsExceptionAndOverrid
 			Venue:          &domain.Venue{Name: "Café Kreuzberg", Address: "Oranienstraße 7, 10997 Berlin"},
 			DisplayAddress: "Café Kreuzberg, Oranienstraße 7, 10997 Berlin, Germany",
 			Locality:       "Berlin", Country: "Germany",
+			// Berlin's centre, for relevance (the address has no coordinates).
+			ApproximateCoordinates: &domain.Coordinates{Lat: 52.5244, Lng: 13.4105},
 		}},
 		{"CREATED is when it was published", e.PublishedAt, &created},
 		{"LAST-MODIFIED is when it changed", e.ModifiedAt, &modified},

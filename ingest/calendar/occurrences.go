@@ -62,6 +62,10 @@ type schedule struct {
 	// dates are the instances of an event listed date by date (one event
 	// found several times in a document, once per date), by start.
 	dates []instance
+	// openStart: the rule states no start (a schema.org eventSchedule
+	// without one) and runs from the window's start, which is no date of
+	// the event's.
+	openStart bool
 }
 
 // window is the span recurrences are expanded over, with the document's

@@ -3,6 +3,7 @@ package calendar
 import (
 	"cmp"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,17 +18,20 @@ import (
 // rule: repeatFrequency, byDay, byMonthDay, byMonth, byMonthWeek,
 // startDate/endDate of the series, startTime/endTime or duration,
 // repeatCount and exceptDate. The event's own start, when the schedule
-// lacks a part, supplies it. ok is false when the schedule states no
+// lacks a part, supplies it; a schedule without any start is expanded
+// from the window's start. ok is false when the schedule states no
 // recurrence, so the event is read as a one-off.
 func (g graph) schedule(n map[string]any, event span, eventOK bool, loc *time.Location) (schedule, bool) {
 	opt, ok := g.ruleOptions(n)
 	if !ok {
 		return schedule{}, false
 	}
-	first, ok := scheduleStart(n, event, eventOK, loc)
+	first, ok := scheduleStart(n, event, eventOK, g.from, loc)
 	if !ok {
 		return schedule{}, false
 	}
+	_, startKind := extract.ParseDateIn(text(n["startDate"]), loc)
+	openStart := !eventOK && startKind == extract.NoDate
 	opt.Dtstart = first.start
 	if until, kind := extract.ParseDateIn(text(n["endDate"]), loc); kind != extract.NoDate {
 		y, m, d := until.In(loc).Date()
@@ -48,22 +52,27 @@ func (g graph) schedule(n map[string]any, event span, eventOK bool, loc *time.Lo
 			set.ExDate(atTimeOf(t, kind, first.start, loc))
 		}
 	}
-	return schedule{first: first, set: set, days: spanDays(first, loc)}, true
+	return schedule{first: first, set: set, days: spanDays(first, loc), openStart: openStart}, true
 }
 
 // scheduleStart is the first recurrence's span: the schedule's startDate
-// and startTime (else the event's), lasting the schedule's duration or
-// endTime (else the event's length).
-func scheduleStart(n map[string]any, event span, eventOK bool, loc *time.Location) (span, bool) {
+// and startTime (else the event's, else the window's start, from),
+// lasting the schedule's duration or endTime (else the event's length).
+func scheduleStart(n map[string]any, event span, eventOK bool, from time.Time, loc *time.Location) (span, bool) {
 	day, kind := extract.ParseDateIn(text(n["startDate"]), loc)
-	if kind == extract.NoDate {
-		if !eventOK {
-			return span{}, false
-		}
+	switch {
+	case kind != extract.NoDate:
+	case eventOK:
 		day, kind = event.start.In(loc), extract.LocalDateTime
 		if event.allDay {
 			kind = extract.DateOnly
 		}
+	case from.IsZero():
+		return span{}, false
+	default:
+		// A schedule that states no start ("every second Saturday") runs
+		// now: it is expanded from the window's start.
+		day, kind = from.In(loc), extract.DateOnly
 	}
 	y, m, d := day.In(loc).Date()
 	startClock, hasStart := clock(text(n["startTime"]))
@@ -135,6 +144,9 @@ func (g graph) ruleOptions(n map[string]any) (rrule.ROption, bool) {
 	case m != nil:
 		opt.Freq = frequencies[m[2]]
 		opt.Interval, _ = strconv.Atoi(m[1])
+	case len(weekdays) > 0 && slices.ContainsFunc(weekdays, func(wd rrule.Weekday) bool { return wd.N() != 0 }):
+		// "2MO" is the second Monday of a month.
+		opt.Freq, opt.Interval = rrule.MONTHLY, 1
 	case len(weekdays) > 0:
 		opt.Freq, opt.Interval = rrule.WEEKLY, 1
 	case len(monthDays) > 0:
@@ -147,8 +159,9 @@ func (g graph) ruleOptions(n map[string]any) (rrule.ROption, bool) {
 	}
 	weeks := ints(g.list(n["byMonthWeek"]), -5, 5)
 	for _, wd := range weekdays {
-		if len(weeks) == 0 {
+		if len(weeks) == 0 || wd.N() != 0 {
 			opt.Byweekday = append(opt.Byweekday, wd)
+			continue
 		}
 		for _, w := range weeks {
 			opt.Byweekday = append(opt.Byweekday, wd.Nth(w))
@@ -166,7 +179,8 @@ var weekdaysByName = map[string]rrule.Weekday{
 }
 
 // weekdays reads byDay: schema.org DayOfWeek URLs or names, or iCalendar
-// two-letter days.
+// two-letter days, with an ordinal in iCalendar's form ("2MO", "-1FR": the
+// second Monday, the last Friday of the period).
 func (g graph) weekdays(v any) []rrule.Weekday {
 	var out []rrule.Weekday
 	for _, e := range g.list(v) {
@@ -177,12 +191,27 @@ func (g graph) weekdays(v any) []rrule.Weekday {
 		if i := strings.LastIndexAny(s, "/:"); i >= 0 {
 			s = s[i+1:]
 		}
-		if wd, ok := weekdaysByName[strings.ToLower(strings.TrimSpace(s))]; ok {
+		s = strings.ToLower(strings.TrimSpace(s))
+		nth := 0
+		if m := ordinalDay.FindStringSubmatch(s); m != nil {
+			nth, _ = strconv.Atoi(m[1])
+			s = m[2]
+		}
+		wd, ok := weekdaysByName[s]
+		switch {
+		case !ok:
+		case nth != 0:
+			out = append(out, wd.Nth(nth))
+		default:
 			out = append(out, wd)
 		}
 	}
 	return out
 }
+
+// ordinalDay is an iCalendar BYDAY value with an ordinal: "2mo", "-1fr",
+// "+3tu" (lower-cased).
+var ordinalDay = regexp.MustCompile(`^([+-]?[1-5])([a-z]{2})$`)
 
 func ints(list []any, lo, hi int) []int {
 	var out []int

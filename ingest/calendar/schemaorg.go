@@ -33,6 +33,9 @@ func isEventType(v any) bool {
 type graph struct {
 	ids  map[string]map[string]any
 	base *url.URL
+	// from is the start of the window recurrences are expanded over: a
+	// schedule without a start runs from it.
+	from time.Time
 }
 
 // deref resolves {"@id": ...} to the node it names.

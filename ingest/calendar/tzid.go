@@ -9,35 +9,11 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/extract"
 )
 
-// windowsZones maps the Windows zone names Outlook and Exchange write as
-// TZIDs to IANA zones (after the CLDR's windowsZones table, territory
-// "001"); the most common ones only.
-var windowsZones = map[string]string{
-	"W. Europe Standard Time": "Europe/Berlin", "Central Europe Standard Time": "Europe/Budapest",
-	"Romance Standard Time": "Europe/Paris", "Central European Standard Time": "Europe/Warsaw",
-	"GMT Standard Time": "Europe/London", "Greenwich Standard Time": "Atlantic/Reykjavik",
-	"E. Europe Standard Time": "Europe/Chisinau", "FLE Standard Time": "Europe/Kiev",
-	"GTB Standard Time": "Europe/Bucharest", "Russian Standard Time": "Europe/Moscow",
-	"Turkey Standard Time": "Europe/Istanbul", "Israel Standard Time": "Asia/Jerusalem",
-	"South Africa Standard Time": "Africa/Johannesburg", "Arabian Standard Time": "Asia/Dubai",
-	"India Standard Time": "Asia/Kolkata", "China Standard Time": "Asia/Shanghai",
-	"Singapore Standard Time": "Asia/Singapore", "Tokyo Standard Time": "Asia/Tokyo",
-	"Korea Standard Time": "Asia/Seoul", "AUS Eastern Standard Time": "Australia/Sydney",
-	"E. Australia Standard Time": "Australia/Brisbane", "W. Australia Standard Time": "Australia/Perth",
-	"New Zealand Standard Time": "Pacific/Auckland", "Eastern Standard Time": "America/New_York",
-	"Central Standard Time": "America/Chicago", "Mountain Standard Time": "America/Denver",
-	"US Mountain Standard Time": "America/Phoenix", "Pacific Standard Time": "America/Los_Angeles",
-	"Alaskan Standard Time": "America/Anchorage", "Hawaiian Standard Time": "Pacific/Honolulu",
-	"Atlantic Standard Time": "America/Halifax", "Canada Central Standard Time": "America/Regina",
-	"SA Pacific Standard Time": "America/Bogota", "E. South America Standard Time": "America/Sao_Paulo",
-	"Argentina Standard Time": "America/Argentina/Buenos_Aires", "Mexico Standard Time": "America/Mexico_City",
-	"Central Standard Time (Mexico)": "America/Mexico_City", "UTC": "UTC", "Coordinated Universal Time": "UTC",
-}
-
 // resolveTZID maps a TZID to an IANA zone: the name itself; its last two
 // path segments (producers prefix their own paths, "/mozilla.org/
 // 20050126_1/Europe/Berlin"); the VTIMEZONE's X-LIC-LOCATION; a Windows
-// zone name; else the whole-hour offset of the VTIMEZONE's standard time.
+// zone name (windowszones.go, the CLDR's table); else the whole-hour
+// offset of the VTIMEZONE's standard time.
 // nil when none of those names a zone.
 func resolveTZID(tzid string, vtz *ical.Component) *time.Location {
 	tzid = strings.Trim(strings.TrimSpace(tzid), `"`)

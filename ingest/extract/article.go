@@ -347,15 +347,26 @@ func (p *page) siteNames() []string {
 // <title> contains it, because <title> usually carries a " | Site name"
 // suffix and the h1 is the clean headline; otherwise <title>, without the
 // site's name when the page declares it or shows it as an h1.
+//
+// An h1 equal to the part of <title> after a separator is the site's name
+// too, however long (a manual's "Upgrading — Acme Widgets user manual"
+// with the manual's name as its h1), and the title is the part before
+// it; after a colon only when the h1 is the banner's ("Review: The Bear"
+// with the h1 "The Bear" is a review).
 func (p *page) documentTitle(tag titleTag) string {
 	var h1 string
-	confirmed := false
+	core, confirmed := tag.core, false
 	p.doc.Find("h1").EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		text := Clean(s.Text())
-		if text != "" && tag.isSite(text) {
-			confirmed = true
+		if text == "" {
+			return true
 		}
-		if text == "" || tag.isSite(text) {
+		if tag.isSite(text) {
+			confirmed = true
+			return true
+		}
+		if head, ok := tag.beforeSiteName(text, func() bool { return bannerHeading(s) }); ok {
+			core, confirmed = head, true
 			return true
 		}
 		h1 = text
@@ -365,9 +376,25 @@ func (p *page) documentTitle(tag titleTag) string {
 		return h1
 	}
 	if confirmed {
-		return tag.core
+		return core
 	}
 	return tag.declaredCore
+}
+
+// bannerHeading reports whether an h1 is the site's banner rather than
+// the page's heading: it stands in a header, navigation or sidebar, or
+// links to the site's home.
+func bannerHeading(s *goquery.Selection) bool {
+	if s.Closest("header,nav,aside,[role=banner],[role=navigation]").Length() > 0 {
+		return true
+	}
+	home := false
+	s.Find("a[href]").EachWithBreak(func(_ int, a *goquery.Selection) bool {
+		href := strings.TrimSpace(a.AttrOr("href", ""))
+		home = hasToken(a.AttrOr("rel", ""), "home") || href == "/" || strings.HasSuffix(href, "index.html")
+		return !home
+	})
+	return home
 }
 
 // description is the first of the JSON-LD description, OpenGraph's,

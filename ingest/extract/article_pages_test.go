@@ -122,6 +122,37 @@ func TestParseArticleReadsPagesAsAReaderWould(t *testing.T) {
 			desc:      "A box of glass plate negatives found in a donated trunk shows Bridge Street under a metre of water in March 1911.",
 			published: utc(2024, 5, 21, 0, 0, 0),
 		},
+		{
+			name:    "a documentation page whose h1 is the site name after an em dash in <title> takes the part before it",
+			file:    "docs-site-name-h1-after-em-dash.html",
+			pageURL: "https://docs.acme.example/manual/guide/upgrading.html",
+			title:   "Upgrading: Moving Your Data",
+			desc:    "Version 3 stores widgets in a new format, so an upgrade copies your data once and keeps the old files until you remove them.",
+		},
+		{
+			name:    "a paragraph that starts mid-sentence after a display formula, with holes where inline math stood, is passed over for the first that reads as a sentence",
+			file:    "encyclopedia-lead-after-display-formula.html",
+			pageURL: "https://en.examplipedia.example/wiki/Kinetic_energy",
+			title:   "Kinetic energy",
+			desc: "In physics, the kinetic energy of an object is the form of energy that it possesses due to its motion. " +
+				"It is defined as the work needed to accelerate a body of a given mass from rest to its stated velocity.",
+		},
+		{
+			name:      "a weekly edition's front page listing several stories is described by its own lead, not the first story's body",
+			file:      "weekly-edition-front-page.html",
+			pageURL:   "https://harbourweekly.example/edition/2024-06-12/",
+			title:     "Weekly edition for 12 June 2024",
+			desc:      "This week: the council's budget vote, the ferry's summer timetable, and who is cooking at the harbour fair.",
+			published: utc(2024, 6, 12, 0, 0, 0),
+		},
+		{
+			name:      "article:published_time beats a visible <time> marked datePublished that disagrees with it",
+			file:      "news-published-time-against-visible-time.html",
+			pageURL:   "https://www.coastwatchnews.example/2024/09/03/lifeboat-station-reopens/",
+			title:     "Lifeboat station reopens after two-year rebuild",
+			desc:      "The rebuilt lifeboat station at Penmarrow opened on Tuesday with a launch watched by several hundred people.",
+			published: utc(2024, 9, 3, 6, 0, 0),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -33,13 +33,21 @@ const maxLinkShare = 0.5
 // main content, then the whole page.
 var leadScopes = []atom.Atom{atom.Article, atom.Main, atom.Body}
 
+// lead is the first lead-shaped block of the first scope that has one. A
+// page that lists several articles (a weekly edition's front page, a
+// section page) is described by its own text beside them, never by the
+// first story's: its <article> elements are passed over.
 func (p *page) lead() string {
+	listing := listsArticles(p.doc.Find("article").Nodes)
 	for _, scope := range leadScopes {
+		if scope == atom.Article && listing {
+			continue
+		}
 		for _, root := range p.doc.Find(scope.String()).Nodes {
 			if excluded(root) || excludedAncestor(root) {
 				continue
 			}
-			if text := findLead(root); text != "" {
+			if text := findLead(root, listing); text != "" {
 				return clip(text, maxParagraphRunes)
 			}
 		}
@@ -47,18 +55,56 @@ func (p *page) lead() string {
 	return ""
 }
 
-// findLead judges n's own text, then looks in its child blocks in order.
-func findLead(n *html.Node) string {
+// listsArticles reports whether a page's <article> elements are several
+// stories: at least two, outside one another and page furniture, each
+// with a heading of its own (comments, also <article>s, have none).
+func listsArticles(articles []*html.Node) bool {
+	stories := 0
+	for _, a := range articles {
+		if excluded(a) || excludedAncestor(a) || insideArticle(a) || !hasHeading(a) {
+			continue
+		}
+		if stories++; stories == 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func insideArticle(n *html.Node) bool {
+	for a := n.Parent; a != nil; a = a.Parent {
+		if a.DataAtom == atom.Article {
+			return true
+		}
+	}
+	return false
+}
+
+func hasHeading(n *html.Node) bool {
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if c.DataAtom == atom.H1 || c.DataAtom == atom.H2 || c.DataAtom == atom.H3 || hasHeading(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// findLead judges n's own text, then looks in its child blocks in order;
+// past <article> elements when skipArticles.
+func findLead(n *html.Node, skipArticles bool) string {
 	if judgedBlock[n.DataAtom] {
 		if text, ok := blockText(n); ok {
 			return text
 		}
 	}
 	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != html.ElementNode || inline[c.DataAtom] || excluded(c) {
+		if c.Type != html.ElementNode || inline[c.DataAtom] || excluded(c) || skipArticles && c.DataAtom == atom.Article {
 			continue
 		}
-		if text := findLead(c); text != "" {
+		if text := findLead(c, skipArticles); text != "" {
 			return text
 		}
 	}
@@ -74,13 +120,16 @@ func blockText(n *html.Node) (string, bool) {
 	if text == "" || float64(t.linkRunes) > maxLinkShare*float64(utf8.RuneCountInString(text)) {
 		return "", false
 	}
-	return text, sentenceShaped(text)
+	return text, sentenceShaped(text) && !continues(text, t.holes)
 }
 
 // inlineText gathers the visible inline text of a block.
 type inlineText struct {
 	b         strings.Builder
 	linkRunes int
+	// holes counts the formulas and images the text flows around, which
+	// it loses.
+	holes int
 }
 
 func (t *inlineText) collect(n *html.Node, inLink bool) {
@@ -96,8 +145,59 @@ func (t *inlineText) collect(n *html.Node, inLink bool) {
 			t.b.WriteByte(' ')
 		case inline[c.DataAtom] && !excluded(c) && !isCitationMark(c):
 			t.collect(c, inLink || c.DataAtom == atom.A)
+		case holdsMedia(c):
+			t.holes++
 		}
 	}
+}
+
+// media are the elements a text may flow around that leave a hole in it
+// when only the text is read: formulas and pictures.
+var media = map[atom.Atom]bool{
+	atom.Math: true, atom.Img: true, atom.Svg: true, atom.Picture: true, atom.Object: true,
+	atom.Embed: true, atom.Canvas: true,
+}
+
+// holdsMedia reports whether an element left out of a block's text is or
+// holds a formula or picture (MediaWiki wraps each formula in spans, one
+// of them hidden).
+func holdsMedia(n *html.Node) bool {
+	if media[n.DataAtom] {
+		return true
+	}
+	if notText[n.DataAtom] {
+		return false
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode && holdsMedia(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// connectives are words that continue a sentence begun before them: a
+// text opening with one in lower case starts mid-sentence.
+var connectives = map[string]bool{
+	"where": true, "wherein": true, "whereby": true, "whereas": true, "which": true, "and": true,
+	"or": true, "but": true, "nor": true, "then": true, "thus": true, "hence": true, "therefore": true,
+	"while": true, "whilst": true, "with": true, "that": true, "i.e.": true, "e.g.": true,
+	"respectively": true, "because": true, "although": true, "giving": true, "yielding": true,
+	"is": true, "are": true, "was": true, "were": true, "gives": true, "equals": true,
+}
+
+// continues reports whether a text starts mid-sentence: in lower case,
+// with a connective ("where m is the mass…"), or around holes where
+// formulas or pictures stood (a paragraph that opens with a formula reads
+// "gives the share…" without it). A reader does not take it for the
+// opening of an article.
+func continues(text string, holes int) bool {
+	first, _ := utf8.DecodeRuneInString(text)
+	if !unicode.IsLower(first) {
+		return false
+	}
+	word, _, _ := strings.Cut(text, " ")
+	return holes > 0 || connectives[strings.TrimRight(word, ",;:")]
 }
 
 // sentenceShaped reports whether text reads like the opening of an

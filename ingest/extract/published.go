@@ -14,14 +14,18 @@ func timeDate(selector string) dateSource {
 }
 
 // publishedSources are where the publication date is read, most explicit
-// first: schema.org's datePublished (JSON-LD, then Microdata), OpenGraph's
-// article:published_time, then dateCreated, CMS and analytics
-// conventions, Dublin Core, and <time> elements.
+// first: schema.org's datePublished (JSON-LD, then a Microdata <meta>),
+// OpenGraph's article:published_time, a visible <time> marked
+// datePublished, then dateCreated, CMS and analytics conventions, Dublin
+// Core, and other <time> elements. What is written for machines comes
+// before what a page shows: a <time> marked datePublished is often the
+// date the template displays (an update), and disagrees with the
+// metadata.
 var publishedSources = []dateSource{
 	func(p *page) string { return p.ld.Published },
 	metaDate("datepublished"),
-	timeDate("time[itemprop=datePublished][datetime]"),
 	metaDate("article:published_time"), metaDate("og:published_time"), metaDate("og:article:published_time"),
+	timeDate("time[itemprop=datePublished][datetime]"),
 	func(p *page) string { return p.ld.Created },
 	metaDate("article.published"), metaDate("parsely-pub-date"), metaDate("sailthru.date"), metaDate("pubdate"),
 	metaDate("publishdate"), metaDate("publish-date"), metaDate("publish_date"), metaDate("date"),

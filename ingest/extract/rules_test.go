@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -57,6 +58,20 @@ func TestTheSiteNameInAPageTitle(t *testing.T) {
 		{"an h1 that <title> contains is the title",
 			`<title>Review: The Bear - season 3</title><body><h1>Review: The Bear</h1>`,
 			"Review: The Bear"},
+		{"an h1 equal to the part after | is the site's name, however long",
+			`<title>Upgrading your install | Acme Widgets user manual</title><body><h1>Acme Widgets user manual</h1>`,
+			"Upgrading your install"},
+		{"after -", `<title>Upgrading your install - Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after –", `<title>Upgrading your install – Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after —", `<title>Upgrading — Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading"},
+		{"after ·", `<title>Upgrading your install · Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after »", `<title>Upgrading your install » Acme Widgets manual</title><body><h1>Acme Widgets manual</h1>`, "Upgrading your install"},
+		{"after a colon, when the h1 is the banner's",
+			`<title>Moving your data: Acme Widgets manual</title><body><header><h1><a href="/" rel="home">Acme Widgets manual</a></h1></header>`,
+			"Moving your data"},
+		{"after a colon, an h1 that is the page's own heading stays the title",
+			`<title>Review: The Bear</title><body><main><h1>The Bear</h1></main>`,
+			"The Bear"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +174,109 @@ func TestTextBesideTheArticleIsNotItsLead(t *testing.T) {
 			}
 			if got.Description != tt.want {
 				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+		})
+	}
+}
+
+func TestALeadThatStartsMidSentenceIsPassedOver(t *testing.T) {
+	const lead = "The council approved the budget after a long night of debate in the town hall."
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"a text after a display formula, beginning with a lower-case connective",
+			`<article><div><math display="block"><mi>x</mi></math></div><p>where the first term is the cost of the new depot and the second the cost of the park.</p><p>` + lead + `</p></article>`, lead},
+		{"a text beginning in lower case with a hole where an inline image stood",
+			`<article><p><img src="/f.png" width="40" height="12" alt="x"> gives the share of the budget spent on roads in each of the last five years.</p><p>` + lead + `</p></article>`, lead},
+		{"a text beginning in lower case with a hole where inline math stood",
+			`<article><p>each <math><mi>n</mi></math> counts the votes cast for the plan in one of the ward meetings held last month.</p><p>` + lead + `</p></article>`, lead},
+		{"a long text typed in lower case without holes is still prose",
+			`<article><p>has anyone else seen the battery drain after the update, mine goes from full to half overnight</p></article>`,
+			"has anyone else seen the battery drain after the update, mine goes from full to half overnight"},
+		{"a sentence with inline math that starts like one is a lead",
+			`<article><p>The ratio <math><mi>r</mi></math> fell below one for the first time since the council began to publish it.</p></article>`,
+			"The ratio fell below one for the first time since the council began to publish it."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html := `<html><head><title>Budget</title></head><body>` + tt.body + `</body></html>`
+			got, err := ParseArticle(htmlPage("https://news.example.com/a/budget", []byte(html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Description != tt.want {
+				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+		})
+	}
+}
+
+func TestAPageListingSeveralArticlesIsNotDescribedByTheFirstOne(t *testing.T) {
+	story := func(n int) string {
+		return fmt.Sprintf(`<article><h2><a href="/s/%d">Story %d</a></h2><p>The body of story %d begins with a sentence long enough to be a lead.</p></article>`, n, n, n)
+	}
+	tests := []struct {
+		name string
+		body string
+		want string
+	}{
+		{"the page's own lead before its stories",
+			`<main><p>Our pick of the week's news from the harbour and the town.</p>` + story(1) + story(2) + `</main>`,
+			"Our pick of the week's news from the harbour and the town."},
+		{"the page's own lead after its stories",
+			`<main>` + story(1) + story(2) + story(3) + `<p>Our pick of the week's news from the harbour and the town.</p></main>`,
+			"Our pick of the week's news from the harbour and the town."},
+		{"no lead of its own is no description",
+			`<main>` + story(1) + story(2) + `</main>`, ""},
+		{"one article with comments (articles without headings) is described by the article",
+			`<main><article><h1>Budget</h1><p>The council approved the budget after a long night.</p></article>` +
+				`<article class="comment"><p>Great news for the town, finally a decision that makes sense.</p></article>` +
+				`<article class="comment"><p>I would like to know what happens to the depot plan now.</p></article></main>`,
+			"The council approved the budget after a long night."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			html := `<html><head><title>This week</title></head><body>` + tt.body + `</body></html>`
+			got, err := ParseArticle(htmlPage("https://news.example.com/edition/24", []byte(html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Description != tt.want {
+				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+		})
+	}
+}
+
+func TestMachineReadableDatesWinOverVisibleOnes(t *testing.T) {
+	tests := []struct {
+		name string
+		html string
+		want time.Time
+	}{
+		{"article:published_time beats a <time> marked datePublished that disagrees",
+			`<meta property="article:published_time" content="2024-09-03T06:00:00Z"><title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-04T08:12:09+01:00">4 Sep</time>`,
+			time.Date(2024, 9, 3, 6, 0, 0, 0, time.UTC)},
+		{"also when the <time> has no zone",
+			`<meta property="article:published_time" content="2024-09-03T06:00:00Z"><title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-04T08:12">4 Sep</time>`,
+			time.Date(2024, 9, 3, 6, 0, 0, 0, time.UTC)},
+		{"a <time> giving the same day with a zone still makes a date-only published_time exact",
+			`<meta property="article:published_time" content="2024-09-03"><title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-03T07:00:00+01:00">3 Sep</time>`,
+			time.Date(2024, 9, 3, 6, 0, 0, 0, time.UTC)},
+		{"a <time> marked datePublished is read when nothing else gives a date",
+			`<title>T</title><body><h1>T</h1><time itemprop="datePublished" datetime="2024-09-04T08:12:09+01:00">4 Sep</time>`,
+			time.Date(2024, 9, 4, 7, 12, 9, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseArticle(htmlPage("https://news.example.com/a/story", []byte(tt.html)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.PublishedAt.Equal(tt.want) {
+				t.Errorf("PublishedAt = %v, want %v", got.PublishedAt, tt.want)
 			}
 		})
 	}

@@ -78,6 +78,23 @@ func (t titleTag) isSite(s string) bool {
 	return n == t.guessed && n != "" || slices.Contains(t.declared, n)
 }
 
+// beforeSiteName is the part of <title> before s when s is the part after
+// its last separator (a colon counts when banner says s is the site's
+// banner).
+func (t titleTag) beforeSiteName(s string, banner func() bool) (string, bool) {
+	n := normTitle(s)
+	if n == "" {
+		return "", false
+	}
+	if head, tail, ok := splitLast(t.full); ok && normTitle(tail) == n && normTitle(head) != "" {
+		return head, true
+	}
+	if i := strings.LastIndex(t.full, ": "); i > 0 && normTitle(t.full[i+2:]) == n && normTitle(t.full[:i]) != "" && banner() {
+		return strings.TrimSpace(t.full[:i]), true
+	}
+	return "", false
+}
+
 // stripDeclared removes a site name the page declares from the end or the
 // start of s.
 func (t titleTag) stripDeclared(s string) (string, bool) {

@@ -15,12 +15,16 @@ import (
 // attachment of the feed that finds it.
 type Happenings struct{ Commands *commands.Handler }
 
+// Intakes are found by type assertion at registration; this says at
+// compile time that Happenings is one.
+var _ ingest.HappeningIntake = Happenings{}
+
 // FeedKind is events.
 func (Happenings) FeedKind() domain.FeedKind { return domain.FeedHappenings }
 
-// AddEvent adds the event to the attachment's event feed, or links the
+// AddHappening adds the event to the attachment's event feed, or links the
 // attachment to the feed's item of it; false when neither was new.
-func (e Happenings) AddEvent(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
+func (e Happenings) AddHappening(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
 	_, res, err := e.Commands.AddHappeningItem(ctx, commands.AddHappeningItem{
 		ItemTarget: to.Target(),
 		EventID:    eventID,

@@ -12,6 +12,8 @@ import (
 // platform posts alike, each as one news item (commands.AddNewsItem).
 type News struct{ Commands *commands.Handler }
 
+var _ ingest.ArticleIntake = News{}
+
 // FeedKind is news.
 func (News) FeedKind() domain.FeedKind { return domain.FeedNews }
 

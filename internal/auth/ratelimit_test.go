@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 // twoProcesses opens the same fresh database twice, as two API processes
@@ -18,7 +18,7 @@ import (
 func twoProcesses(t testing.TB, def Rate) (*Limiter, *Limiter) {
 	t.Helper()
 	db, dsn := testdb.New(t)
-	other, err := migrations.Open(context.Background(), dsn)
+	other, err := schema.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

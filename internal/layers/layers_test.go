@@ -19,12 +19,12 @@ const module = "github.com/feedsvc/feedsvc"
 // the longest matching prefix decides a package's floor.
 var floors = [][]string{
 	{"domain", "eventstore", "internal/backoff", "internal/lease", "internal/safehttp", "internal/database",
-		"internal/logctx", "internal/gazetteer", "internal/metrics", "http/openapi", "ingest/document"},
+		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "http/openapi", "ingest/document"},
 	{"commands", "internal/idempotency", "internal/auth"},
 	{"projections", "readmodel"},
 	{"ingest", "webhook"},
 	{"http"},
-	{"internal/config", "internal/service", "internal/servicetest", "internal/testdb",
+	{"internal/config", "internal/schema", "internal/service", "internal/servicetest", "internal/testdb", "internal/projectors", "internal/projectortest",
 		"internal/layers", "cmd", "bench", "docs"},
 }
 

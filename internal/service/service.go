@@ -27,11 +27,14 @@ import (
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/lease"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/history"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 	"github.com/feedsvc/feedsvc/readmodel/relevance"
+	"github.com/feedsvc/feedsvc/readmodel/sources"
+	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -43,8 +46,9 @@ type Service struct {
 	Commands *commands.Handler
 	// Social reads platform accounts: the API looks accounts up through
 	// it, the crawler reads them.
-	Social  *social.Connector
-	Queries *readmodel.Queries
+	Social *social.Connector
+	// Lookups resolve the references commands take.
+	Lookups *readmodel.Lookups
 	Runner  *projections.Runner
 	// Rebuilds rebuilds read models an older projector version built.
 	Rebuilds *projections.Rebuilder
@@ -63,7 +67,7 @@ type Service struct {
 // New opens and migrates the database and wires every part. Nothing runs
 // until Run.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service, error) {
-	db, err := migrations.Open(ctx, cfg.DatabaseURL)
+	db, err := schema.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -76,13 +80,13 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		db.Close()
 		return nil, err
 	}
-	s.Queries = readmodel.NewQueries(db.Bun)
+	s.Lookups = readmodel.NewLookups(db.Bun)
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
-	s.Commands = commands.New(s.Store, s.Queries, commands.CheckingSources(s.Social))
+	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social))
 	s.Keys = auth.NewStore(db.Bun)
 	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit, cfg.RateLimitFailure)
 	s.Idempotency = idempotency.NewStore(db.Pool)
-	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: s.Queries, Logger: logger}, webhook.Config{
+	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: webhooks.NewQueries(db.Bun), Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
 	})
 	if err != nil {
@@ -91,7 +95,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	var run []projections.Projector
 	if cfg.Roles[config.RoleProjections] {
-		run = append(run, projections.All()...)
+		run = append(run, projectors.All()...)
 	}
 	// The webhook dispatcher is a projector run by the webhooks role: where
 	// no process sends, nothing is queued, and its checkpoint keeps what is
@@ -131,15 +135,15 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Metrics.MustRegister(calendar.Metrics())
-	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projections.Consistent()...)
+	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
-		Commands: s.Commands, Queries: s.Queries, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, DB: db.Bun, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		EventRelevance: relevance.Score,
 		Webhooks:       s.Webhooks,
-		History:        history.New(s.Store, s.Queries),
+		History:        history.New(s.Store, sources.NewQueries(db.Bun)),
 		Parser:         parse.New(client, logger).WithLimits(cfg.Documents),
 	})
 	return s, nil
@@ -163,7 +167,7 @@ func (s *Service) Run(ctx context.Context) error {
 		if s.Rebuilds == nil {
 			return
 		}
-		if err := s.Rebuilds.RebuildOutdated(rebuildCtx, projections.All()); err != nil && !errors.Is(err, context.Canceled) {
+		if err := s.Rebuilds.RebuildOutdated(rebuildCtx, projectors.All()); err != nil && !errors.Is(err, context.Canceled) {
 			s.logger.Error("rebuilding outdated read models", "err", err)
 		}
 	}()

@@ -3,8 +3,9 @@
 //
 // Applying every migration (River's too) takes a second or more; copying a
 // migrated database is a file copy. So the first test of a run migrates a
-// template database named for the migration files' fingerprint, and every
-// test's database is created from it. Test binaries of other checkouts and
+// template database named for the schema's fingerprint, and every test's
+// database is created from it. A test of one owner's store (the event
+// store's) gets that owner's schema alone, from a template of its own. Test binaries of other checkouts and
 // runs share a template when their migrations are the same, and make their
 // own otherwise; the schema is still brought up to date on open, so a
 // template never gives a test an old schema.
@@ -25,7 +26,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
+	"github.com/feedsvc/feedsvc/internal/migrate"
+	"github.com/feedsvc/feedsvc/internal/schema"
 )
 
 // ServerURL is the Postgres server tests use; TEST_DATABASE_URL overrides it.
@@ -36,13 +38,21 @@ func ServerURL() string {
 	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 }
 
-// New creates a migrated database for t and returns it open.
+// New creates a database for t with the service's schema and returns it
+// open.
 func New(t testing.TB) (*database.DB, string) {
 	t.Helper()
-	dsn := NewMigratedURL(t)
+	return NewFor(t, schema.Owners()...)
+}
+
+// NewFor creates a database for t with the schema of owners alone and
+// returns it open: a store's tests run on the tables the store ships.
+func NewFor(t testing.TB, owners ...migrate.Owner) (*database.DB, string) {
+	t.Helper()
+	dsn := newMigratedURL(t, owners)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	db, err := migrations.Open(ctx, dsn)
+	db, err := migrate.Open(ctx, dsn, owners...)
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
@@ -61,7 +71,12 @@ func NewURL(t testing.TB) string {
 // from the template, and returns its URL; it is dropped when the test ends.
 func NewMigratedURL(t testing.TB) string {
 	t.Helper()
-	tmpl, err := template()
+	return newMigratedURL(t, schema.Owners())
+}
+
+func newMigratedURL(t testing.TB, owners []migrate.Owner) string {
+	t.Helper()
+	tmpl, err := template(owners)
 	if err != nil {
 		t.Fatalf("migrated template database: %v", err)
 	}
@@ -95,14 +110,23 @@ func create(t testing.TB, from string) string {
 	return dsn
 }
 
-// template is the name of the migrated template database, made once per
-// test binary when no earlier run made it.
-var template = sync.OnceValues(func() (string, error) {
-	fp, err := migrations.Fingerprint()
+// templates holds, per fingerprint of a list of owners, the making of its
+// template database: once per test binary, when no earlier run made it.
+var templates sync.Map // fingerprint -> func() (string, error)
+
+// template returns the name of the template database migrated by owners.
+func template(owners []migrate.Owner) (string, error) {
+	fp, err := migrate.Fingerprint(owners...)
 	if err != nil {
 		return "", err
 	}
-	name := "feedsvc_template_" + fp[:16]
+	build, _ := templates.LoadOrStore(fp, sync.OnceValues(func() (string, error) {
+		return makeTemplate("feedsvc_template_"+fp[:16], owners)
+	}))
+	return build.(func() (string, error))()
+}
+
+func makeTemplate(name string, owners []migrate.Owner) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if ok, err := exists(ctx, name); err != nil || ok {
@@ -118,7 +142,7 @@ var template = sync.OnceValues(func() (string, error) {
 	if err := database.EnsureDatabase(ctx, dsn); err != nil {
 		return "", err
 	}
-	db, err := migrations.Open(ctx, dsn)
+	db, err := migrate.Open(ctx, dsn, owners...)
 	if err != nil {
 		_ = database.DropDatabase(ctx, dsn)
 		return "", err
@@ -136,7 +160,7 @@ var template = sync.OnceValues(func() (string, error) {
 	// Nobody connects to a template: a connection would make every copy
 	// fail until it closed.
 	return name, admin(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH ALLOW_CONNECTIONS false")
-})
+}
 
 func exists(ctx context.Context, name string) (bool, error) {
 	conn, err := pgx.Connect(ctx, ServerURL())

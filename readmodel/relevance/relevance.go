@@ -6,8 +6,10 @@
 //   - geo (when config.geo is set): with d the great-circle distance from
 //     the feed's point to the event's coordinates and r the feed's
 //     radiusKm, 100 - 50·d/r inside the radius (100 at the point, 50 at
-//     its edge), then falling linearly to 0 at 2r; 0 for an event without
-//     coordinates (online, or an address only).
+//     its edge), then falling linearly to 0 at 2r. An event without
+//     coordinates of its own is placed at its locality's centre when the
+//     gazetteer knows it (Location.ApproximateCoordinates, set at
+//     extraction); else (online, or no known place) it scores 0.
 //   - keywords (when config.keywords is non-empty): the mean over the
 //     keywords of 1 when the keyword is in the title, 0.5 when only in the
 //     description, else 0, times 100. Matching ignores case and accents and
@@ -23,9 +25,10 @@ import (
 	"math"
 	"strings"
 
+	xhtml "golang.org/x/net/html"
+
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/gazetteer"
-	xhtml "golang.org/x/net/html"
 )
 
 // Score is the relevance of an event to a feed's config; ok is false when
@@ -49,10 +52,17 @@ func Score(d domain.HappeningDetails, cfg domain.FeedConfig) (score float64, ok 
 }
 
 func geoScore(where *domain.Location, area domain.GeoArea) float64 {
-	if where == nil || where.Coordinates == nil || area.RadiusKm <= 0 {
+	if where == nil || area.RadiusKm <= 0 {
 		return 0
 	}
-	d := gazetteer.DistanceKm(area.Lat, area.Lng, where.Coordinates.Lat, where.Coordinates.Lng)
+	at := where.Coordinates
+	if at == nil {
+		at = where.ApproximateCoordinates
+	}
+	if at == nil {
+		return 0
+	}
+	d := gazetteer.DistanceKm(area.Lat, area.Lng, at.Lat, at.Lng)
 	r := area.RadiusKm
 	switch {
 	case d <= r:

@@ -1,10 +1,3 @@
-// Package eventshape renders event items in the API's two shapes (api.md
-// 2.9): the current one, and the legacy one that the v0 list and the
-// event.item_added webhook's data share. An item is rendered from what
-// depends on its event alone (Static, rendered once per event version and
-// stored by the read model) and what depends on the feed and the query (ids,
-// when it was added, relevance, and its occurrence block, computed here for
-// the query's range).
 package shape
 
 import (

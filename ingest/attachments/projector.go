@@ -1,0 +1,71 @@
+// Package attachments owns the crawler's view of attachments: which
+// source records to crawl for which feeds of every kind, and the facts
+// domain.AcceptingSince decides from (tables ingest_feeds and
+// ingest_attachments). Its projector lives here, beside the intake (package
+// ingest) that reads the tables.
+package attachments
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/projections"
+)
+
+// Projector projects what the crawler needs to know about attachments of
+// feeds of every kind: which source records to crawl for which feeds, and
+// the facts domain.AcceptingSince decides from (the attach time and the
+// latest re-enables of the source and the feed).
+type Projector struct{}
+
+func (Projector) Name() string     { return "ingestion" }
+func (Projector) Version() int     { return 1 }
+func (Projector) Tables() []string { return []string{"ingest_feeds", "ingest_attachments"} }
+
+func (Projector) Handlers() []projections.Handler {
+	return []projections.Handler{
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedCreated) error {
+			return projections.Exec(db.NewRaw(`INSERT INTO ingest_feeds (feed_id, enabled) VALUES (?, true) ON CONFLICT DO NOTHING`, e.FeedID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceAttached) error {
+			feedEnabled := `coalesce((SELECT enabled FROM ingest_feeds WHERE feed_id = ?), true)`
+			return projections.Exec(db.NewRaw(`INSERT INTO ingest_attachments (attachment_id, feed_id, feed_kind, organization_id, source_id, source_type, details,
+				source_enabled, feed_enabled, attached_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?) ON CONFLICT (attachment_id) DO NOTHING`,
+				e.AttachmentID, e.FeedID, string(e.Kind), e.OrganizationID, e.SourceID, string(e.SourceType), e.Details,
+				e.FeedID, e.At).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceEnabled) error {
+			// greatest() ignores the NULL of a first re-enable.
+			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = true, source_enabled_at = greatest(source_enabled_at, ?)
+				WHERE attachment_id = ?`, e.At, e.AttachmentID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceDisabled) error {
+			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = false WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceDetached) error {
+			return projections.Exec(db.NewRaw(`DELETE FROM ingest_attachments WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedEnabled) error {
+			if err := projections.Exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = true WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = true, feed_enabled_at = greatest(feed_enabled_at, ?)
+				WHERE feed_id = ?`, e.At, e.FeedID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedDisabled) error {
+			if err := projections.Exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+			if err := projections.Exec(db.NewRaw(`DELETE FROM ingest_feeds WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return projections.Exec(db.NewRaw(`DELETE FROM ingest_attachments WHERE feed_id = ?`, e.FeedID).Exec(ctx))
+		}),
+	}
+}

@@ -1,0 +1,301 @@
+package happeningitems
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
+)
+
+// Projector projects the events every feed shares and the items of every
+// event feed, with the occurrences of each visible item indexed per feed for
+// range queries. An item is visible while at least one of the attachments
+// that brought it is attached: detaching the last one hides it at once
+// (api.md 3), and another attachment finding the event shows it again, as
+// newly added. Deleting a feed deletes its items.
+type Projector struct{}
+
+func (Projector) Name() string { return "eventitems" }
+func (Projector) Version() int { return 2 } // 2: items carry their change key
+func (Projector) Tables() []string {
+	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
+		"event_feed_spans", "event_detached_attachments"}
+}
+
+func (Projector) Handlers() []projections.Handler {
+	return []projections.Handler{
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningDiscovered, env projections.Envelope) error {
+			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+		}),
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningChanged, env projections.Envelope) error {
+			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+		}),
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env projections.Envelope) error {
+			// Visible at once unless its attachment was detached before the
+			// crawl that found it could add it.
+			return showItem(ctx, db, `WITH item AS (
+					INSERT INTO event_items (id, feed_id, organization_id, event_id, source_id, source_type, added_at, visible,
+						change_commit, change_prepare)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?7), ?8, ?9
+					ON CONFLICT DO NOTHING
+					RETURNING id, feed_id, added_at, event_id, visible
+				), link AS (
+					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+					SELECT id, ?7, ?1, ?4, ?5, ?6 FROM item WHERE visible
+				)
+				SELECT item.id, item.feed_id, item.added_at, e.details
+				FROM item JOIN calendar_events AS e ON e.id = item.event_id WHERE item.visible`,
+				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
+				int64(env.Position.Commit), int64(env.Position.Prepare))
+		}),
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemLinked, env projections.Envelope) error {
+			// Each further attachment holds the item too; the first current
+			// one shows a hidden item again, as added now (a change). Linking
+			// a visible item changes nothing a list shows.
+			return showItem(ctx, db, `WITH link AS (
+					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
+					SELECT ?0, ?1, ?2, ?3, ?4, ?5
+					WHERE EXISTS (SELECT 1 FROM event_items WHERE id = ?0)
+					  AND NOT EXISTS (SELECT 1 FROM event_detached_attachments WHERE attachment_id = ?1)
+					ON CONFLICT DO NOTHING
+					RETURNING item_id
+				), shown AS (
+					UPDATE event_items AS i SET visible = true, added_at = ?5, source_id = ?3, source_type = ?4,
+						change_commit = ?6, change_prepare = ?7
+					FROM link WHERE i.id = link.item_id AND NOT i.visible
+					RETURNING i.id, i.feed_id, i.added_at, i.event_id
+				)
+				SELECT shown.id, shown.feed_id, shown.added_at, e.details
+				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id`,
+				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At,
+				int64(env.Position.Commit), int64(env.Position.Prepare))
+		}),
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.SourceDetached, env projections.Envelope) error {
+			if e.Kind != domain.FeedHappenings {
+				return nil
+			}
+			return projectSourceDetached(ctx, db, e, env.Position)
+		}),
+		projections.On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
+			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans"} {
+				if err := projections.Exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})),
+	}
+}
+
+// projectHappening stores an event's current state, rendered in both
+// item shapes, and replaces the occurrences of every visible item of it, in
+// every feed: each of them changed at pos.
+func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
+	details, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("encode details of event %s: %w", id, err)
+	}
+	current, err := shape.RenderStatic(d, false)
+	if err != nil {
+		return err
+	}
+	legacy, err := shape.RenderStatic(d, true)
+	if err != nil {
+		return err
+	}
+	source, err := shape.SourceBlock(d)
+	if err != nil {
+		return err
+	}
+	// One statement stores the event, drops its items' occurrence rows and
+	// marks and names the items whose rows are to be written anew.
+	var items []visibleItem
+	err = db.NewRaw(`WITH event AS (
+			INSERT INTO calendar_events (id, source_id, details, current_head, current_published, current_tail,
+				legacy_head, legacy_published, legacy_tail, source_block, discovered_at, updated_at)
+			VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+			ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details,
+				current_head = EXCLUDED.current_head, current_published = EXCLUDED.current_published, current_tail = EXCLUDED.current_tail,
+				legacy_head = EXCLUDED.legacy_head, legacy_published = EXCLUDED.legacy_published, legacy_tail = EXCLUDED.legacy_tail,
+				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at
+		), old AS (
+			DELETE FROM event_item_occurrences AS o USING event_items AS i WHERE i.event_id = ?0 AND o.item_id = i.id
+		)
+		UPDATE event_items SET change_commit = ?11, change_prepare = ?12 WHERE event_id = ?0 AND visible
+		RETURNING id, feed_id, added_at`,
+		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
+		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at,
+		int64(pos.Commit), int64(pos.Prepare)).Scan(ctx, &items)
+	if err != nil {
+		return projections.Exec(nil, err)
+	}
+	return insertOccurrences(ctx, db, items, d)
+}
+
+// showItem runs a statement that makes an item visible and returns it with
+// its event's details (no row when it stays hidden or its event is not
+// known yet: the event's discovery writes the occurrences then), and writes
+// its occurrences.
+func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) error {
+	var shown []struct {
+		visibleItem
+		Details domain.HappeningDetails `bun:"details,type:jsonb"`
+	}
+	if err := db.NewRaw(statement, args...).Scan(ctx, &shown); err != nil {
+		return projections.Exec(nil, err)
+	}
+	for _, it := range shown {
+		if err := insertOccurrences(ctx, db, []visibleItem{it.visibleItem}, it.Details); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// projectSourceDetached hides the items no other attachment holds and
+// names a remaining attachment as the source of those others hold. Both
+// are changes at pos: a hidden item is removed from its list, and another
+// source type shows in the legacy shape (a new source of the same type
+// shows nowhere, so it is no change).
+func projectSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetached, pos eventstore.Position) error {
+	if err := projections.Exec(db.NewRaw(`INSERT INTO event_detached_attachments (attachment_id) VALUES (?) ON CONFLICT DO NOTHING`,
+		e.AttachmentID).Exec(ctx)); err != nil {
+		return err
+	}
+	var items []string
+	if err := db.NewRaw(`DELETE FROM event_item_attachments WHERE attachment_id = ? RETURNING item_id::text`,
+		e.AttachmentID).Scan(ctx, &items); err != nil {
+		return projections.Exec(nil, err)
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	ids, commit, prepare := pgdialect.Array(items), int64(pos.Commit), int64(pos.Prepare)
+	stmts := []string{
+		`UPDATE event_items AS i SET source_id = a.source_id, source_type = a.source_type,
+			change_commit = CASE WHEN i.source_type = a.source_type THEN i.change_commit ELSE ?1 END,
+			change_prepare = CASE WHEN i.source_type = a.source_type THEN i.change_prepare ELSE ?2 END
+		FROM (SELECT DISTINCT ON (item_id) item_id, source_id, source_type FROM event_item_attachments
+			WHERE item_id = ANY(?0::uuid[]) ORDER BY item_id, linked_at, attachment_id) AS a
+		WHERE i.id = a.item_id`,
+		`UPDATE event_items AS i SET visible = false, change_commit = ?1, change_prepare = ?2
+		WHERE i.id = ANY(?0::uuid[]) AND NOT EXISTS (SELECT 1 FROM event_item_attachments AS a WHERE a.item_id = i.id)`,
+		`DELETE FROM event_item_occurrences AS o USING event_items AS i
+		WHERE i.id = ANY(?0::uuid[]) AND NOT i.visible AND o.item_id = i.id`,
+	}
+	for _, s := range stmts {
+		if err := projections.Exec(db.NewRaw(s, ids, commit, prepare).Exec(ctx)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// visibleItem is an item whose occurrences are to be written.
+type visibleItem struct {
+	ID      uuid.UUID `bun:"id"`
+	FeedID  uuid.UUID `bun:"feed_id"`
+	AddedAt time.Time `bun:"added_at"`
+}
+
+// insertOccurrences writes the occurrence rows of items, from their event's
+// details, and widens their feeds' longest span: one statement for every
+// item and occurrence. When an occurrence and an instance are over comes
+// from the domain (shape.Flatten), so the range query and the
+// occurrence blocks agree.
+func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d domain.HappeningDetails) error {
+	rows := occurrenceRows(d)
+	if len(items) == 0 || len(rows) == 0 {
+		return nil
+	}
+	itemIDs, feeds, added := make([]string, len(items)), make([]string, len(items)), make([]time.Time, len(items))
+	for i, it := range items {
+		itemIDs[i], feeds[i], added[i] = it.ID.String(), it.FeedID.String(), it.AddedAt
+	}
+	n := len(rows)
+	ids, instances, statuses := make([]string, n), make([]string, n), make([]string, n)
+	stated := make([]*time.Time, n)
+	starts, ends, prevEnds, prevStarts, instanceEnds := make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n), make([]time.Time, n)
+	for i, r := range rows {
+		ids[i], instances[i], statuses[i], stated[i] = r.ID.String(), r.InstanceID.String(), r.Stated, r.End
+		starts[i], ends[i], prevEnds[i], prevStarts[i], instanceEnds[i] = r.Start, r.ends, r.prevEnds, r.prevStart, r.InstanceEnds
+	}
+	return projections.Exec(db.NewRaw(`WITH ins AS (
+		INSERT INTO event_item_occurrences (feed_id, item_id, occurrence_id, instance_id, starts_at, end_at, ends_at,
+			prev_ends, prev_start, status, instance_ends_at, added_at)
+		SELECT i.feed_id, i.item_id, o.id, o.instance_id, o.starts_at, o.end_at, o.ends_at,
+			o.prev_ends, o.prev_start, o.status, o.instance_ends_at, i.added_at
+		FROM unnest(?::uuid[], ?::uuid[], ?::timestamptz[]) AS i(item_id, feed_id, added_at)
+		CROSS JOIN unnest(?::uuid[], ?::uuid[], ?::timestamptz[], ?::timestamptz[], ?::timestamptz[],
+			?::timestamptz[], ?::timestamptz[], ?::text[], ?::timestamptz[])
+			AS o(id, instance_id, starts_at, end_at, ends_at, prev_ends, prev_start, status, instance_ends_at)
+		ON CONFLICT DO NOTHING
+		RETURNING feed_id, ends_at - starts_at AS span
+	)
+	INSERT INTO event_feed_spans (feed_id, longest)
+	SELECT feed_id, max(span) FROM ins GROUP BY feed_id
+	ON CONFLICT (feed_id) DO UPDATE SET longest = greatest(event_feed_spans.longest, EXCLUDED.longest)`,
+		pgdialect.Array(itemIDs), pgdialect.Array(feeds), pgdialect.Array(added),
+		pgdialect.Array(ids), pgdialect.Array(instances), pgdialect.Array(starts), pgdialect.Array(stated), pgdialect.Array(ends),
+		pgdialect.Array(prevEnds), pgdialect.Array(prevStarts), pgdialect.Array(statuses), pgdialect.Array(instanceEnds),
+	).Exec(ctx))
+}
+
+// occurrenceRow is one occurrence of an event as the range index holds it.
+type occurrenceRow struct {
+	shape.Occurrence
+	ends, prevEnds, prevStart time.Time
+}
+
+// occurrenceRows are an event's occurrences in start order (then id), each
+// with when it is over and the latest end and the last start of those
+// before it (year 1 for the first): in any range, the occurrence whose
+// earlier ones are all over before the range and all began before it is
+// the event's first there.
+func occurrenceRows(d domain.HappeningDetails) []occurrenceRow {
+	var rows []occurrenceRow
+	for _, o := range shape.Flatten(d) {
+		rows = append(rows, occurrenceRow{Occurrence: o, ends: domain.Occurrence{Start: o.Start, End: o.End}.Ends()})
+	}
+	slices.SortFunc(rows, func(a, b occurrenceRow) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return slices.Compare(a.ID[:], b.ID[:])
+	})
+	var latest, last time.Time
+	for i := range rows {
+		rows[i].prevEnds, rows[i].prevStart = latest, last
+		if rows[i].ends.After(latest) {
+			latest = rows[i].ends
+		}
+		last = rows[i].Start
+	}
+	return rows
+}
+
+// kinded is a feed event, which says which kind of feed it happened to.
+type kinded interface {
+	domain.Event
+	FeedKind() domain.FeedKind
+}
+
+// ofKind keeps a handler of feed events to the events of one kind of feed.
+func ofKind[E kinded](kind domain.FeedKind, f func(ctx context.Context, db bun.IDB, e E) error) func(ctx context.Context, db bun.IDB, e E) error {
+	return func(ctx context.Context, db bun.IDB, e E) error {
+		if e.FeedKind() != kind {
+			return nil
+		}
+		return f(ctx, db, e)
+	}
+}

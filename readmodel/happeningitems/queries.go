@@ -1,0 +1,561 @@
+// Package happeningitems owns the event items read model: the events
+// (calendar happenings) every feed shares and the items of every event
+// feed, with each visible item's occurrences indexed per feed for range
+// queries (tables calendar_events, event_items, event_item_attachments,
+// event_item_occurrences, event_feed_spans, event_detached_attachments),
+// its projector, and the queries the API lists and pages event items with.
+// "Event" is the log's word in Go; a calendar thing is a happening. URLs,
+// JSON and table names keep the API's words.
+package happeningitems
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/shape"
+)
+
+// Item is one event in one feed, with its event's members as the
+// shape asked for renders them and every occurrence of the event.
+type Item struct {
+	ID         uuid.UUID
+	FeedID     uuid.UUID
+	EventID    uuid.UUID
+	SourceID   uuid.UUID
+	SourceType string
+	AddedAt    time.Time
+	Static     shape.Static
+	// Source is the source block, when asked for.
+	Source      []byte
+	Occurrences []shape.Occurrence
+	// Change is where the item last changed (changes.Key).
+	Change changes.Key
+	// Removed marks an item that has left the feed (a page of changes
+	// lists them); only ID and Change are set.
+	Removed bool
+}
+
+// Shape is which of an event's stored renderings a read returns.
+type Shape struct {
+	Legacy        bool
+	IncludeSource bool
+}
+
+// columns are the stored renderings of the shape (calendar_events AS e).
+func (s Shape) columns() string {
+	prefix, source := "e.current_", "''"
+	if s.Legacy {
+		prefix = "e.legacy_"
+	}
+	if s.IncludeSource && !s.Legacy {
+		source = "e.source_block"
+	}
+	return prefix + "head, " + prefix + "published, " + prefix + "tail, " + source
+}
+
+// Queries answers reads of the event items read model.
+type Queries struct {
+	db    bun.IDB
+	feeds *feeds.Queries
+}
+
+// NewQueries returns the event items' query side over db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db, feeds: feeds.NewQueries(db)} }
+
+// Event item orders (api.md 4.6).
+const (
+	OrderByOccurrence = "occurrence"
+	OrderByCreated    = "created"
+)
+
+// Filter selects a page of a feed's event items: those with an
+// occurrence in [Since, Until) (domain.Occurrence.Overlaps) of an
+// instance whose status at Now is Status (any when empty).
+type Filter struct {
+	Since, Until time.Time
+	Status       string
+	OrderBy      string
+	Limit        int
+	Offset       int
+	// Now is the clock the statuses are judged by (completed is derived).
+	Now   time.Time
+	Shape Shape
+	// After, when set, pages through the changes after it instead of by
+	// offset (OrderBy and Offset do not apply): the items added or
+	// changed after it that the filter selects, and those removed, in
+	// change order. A zero Since or Until is then an open bound.
+	After *changes.Key
+}
+
+// Window is the filter's range of occurrence dates.
+func (f Filter) Window() shape.Window {
+	var w shape.Window
+	if !f.Since.IsZero() {
+		w.From = &f.Since
+	}
+	if !f.Until.IsZero() {
+		w.To = &f.Until
+	}
+	return w
+}
+
+// Page is a page of event items, how many events match in all, and
+// the feed's config (what relevance is scored against).
+type Page struct {
+	Items  []Item
+	Total  int
+	Config domain.FeedConfig
+	changes.Changes
+}
+
+// Items pages through the items of an organization's event feed whose
+// occurrences the filter selects: soonest first (by the earliest selected
+// occurrence, then id) or newest first (by addedToFeedAt, then id, both
+// descending), with how many match.
+//
+// It is one round trip: the feed check and one statement that finds,
+// orders and counts the items on the occurrence index alone (without a
+// status filter each matching item is the one row of the range that is
+// its first there, see event_item_occurrences, so nothing is grouped and a
+// soonest-first page stops after its rows), and returns the page's items
+// with their stored renderings and occurrences.
+//
+// With f.After it pages through the feed's changes instead
+// (changesSQL). Either way the feed's latest change is read
+// before the page, in the same round trip, for the page's Changes.
+func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (Page, error) {
+	page := Page{Items: []Item{}}
+	statement, args := itemsSQL(feedID, f)
+	if f.After != nil {
+		// One more than the page: whether more changes follow.
+		statement, args = changesSQL(feedID, f, f.Limit+1)
+	}
+	var latest changes.Key
+	var listed []Item
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		batch := &pgx.Batch{}
+		feed := batch.Queue(feedConfigSQL, feedID, org)
+		feed.QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &page.Config, feedID) })
+		// Statements of a batch run in order, each seeing what was
+		// committed when it began: the page sees every change up to latest.
+		batch.Queue(changes.LatestSQL("event_items", "$1"), feedID).QueryRow(func(row pgx.Row) error {
+			return scanChangeKey(row, &latest)
+		})
+		batch.Queue(statement, args...).Query(func(rows pgx.Rows) error {
+			var err error
+			listed, err = scanItems(rows, &page.Total)
+			return err
+		})
+		if f.After != nil {
+			count, args := changesTotalSQL(feedID, f)
+			batch.Queue(count, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
+		}
+		return conn.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return Page{}, notFoundAsIs(err, "list items of event feed %s", feedID)
+	}
+	if f.After != nil {
+		return changesPage(page, listed, latest, f), nil
+	}
+	page.Items, page.Next = listed, latest
+	if len(page.Items) == 0 && f.Offset > 0 {
+		// A page past the end has no row to carry the total.
+		statement, args := countSQL(feedID, f)
+		err := q.withPgx(ctx, func(conn *pgx.Conn) error { return conn.QueryRow(ctx, statement, args...).Scan(&page.Total) })
+		if err != nil {
+			return Page{}, fmt.Errorf("count items of event feed %s: %w", feedID, err)
+		}
+	}
+	return page, nil
+}
+
+// changesPage splits a page of changes into the items and those removed,
+// and says where the next one starts.
+func changesPage(page Page, listed []Item, latest changes.Key, f Filter) Page {
+	page.HasMore = len(listed) > f.Limit
+	listed = listed[:min(len(listed), f.Limit)]
+	page.Removed = []uuid.UUID{}
+	for _, it := range listed {
+		if it.Removed {
+			page.Removed = append(page.Removed, it.ID)
+			continue
+		}
+		page.Items = append(page.Items, it)
+	}
+	var last *changes.Key
+	if len(listed) > 0 {
+		last = &listed[len(listed)-1].Change
+	}
+	page.Next = changes.NextAfter(*f.After, latest, last, page.HasMore)
+	return page
+}
+
+// scanChangeKey reads a change key row; none is the zero key.
+func scanChangeKey(row pgx.Row, k *changes.Key) error {
+	var commit, prepare int64
+	var item [16]byte
+	if err := row.Scan(&commit, &prepare, &item); errors.Is(err, pgx.ErrNoRows) {
+		*k = changes.Key{}
+		return nil
+	} else if err != nil {
+		return err
+	}
+	*k = changes.Key{Commit: uint64(commit), Prepare: uint64(prepare), Item: item}
+	return nil
+}
+
+// Item returns one visible item of an organization's event feed, in
+// the shape asked for, and the feed's config.
+func (q *Queries) Item(ctx context.Context, org, feedID, itemID uuid.UUID, s Shape) (Item, domain.FeedConfig, error) {
+	var config domain.FeedConfig
+	var items []Item
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		batch := &pgx.Batch{}
+		batch.Queue(feedConfigSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &config, feedID) })
+		batch.Queue(`WITH page AS (SELECT id AS item_id FROM event_items WHERE id = $1 AND feed_id = $2 AND visible) `+
+			itemsOfPage(s, "0", "page.item_id", false), itemID, feedID).Query(func(rows pgx.Rows) error {
+			var err error
+			items, err = scanItems(rows, new(int))
+			return err
+		})
+		return conn.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return Item{}, domain.FeedConfig{}, notFoundAsIs(err, "get event item %s", itemID)
+	}
+	if len(items) == 0 {
+		return Item{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
+	return items[0], config, nil
+}
+
+// feedConfigSQL finds an organization's event feed ($1, $2) and its config.
+const feedConfigSQL = `SELECT config FROM feeds WHERE id = $1 AND organization_id = $2 AND kind = 'events'`
+
+func scanFeedConfig(row pgx.Row, config *domain.FeedConfig, feedID uuid.UUID) error {
+	var raw []byte
+	if err := row.Scan(&raw); errors.Is(err, pgx.ErrNoRows) {
+		return &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
+	} else if err != nil {
+		return err
+	}
+	if raw == nil {
+		*config = domain.DefaultFeedConfig()
+		return nil
+	}
+	return json.Unmarshal(raw, config)
+}
+
+// notFoundAsIs wraps err with context unless it is a not-found answer.
+func notFoundAsIs(err error, format string, id uuid.UUID) error {
+	var missing *domain.NotFoundError
+	if errors.As(err, &missing) {
+		return missing
+	}
+	return fmt.Errorf(format+": %w", id, err)
+}
+
+// itemsOfPage selects the items of the CTE page (with item_id and the
+// order's columns) with their renderings, every occurrence of their events
+// as arrays, their change keys and total. withRemoved keeps the page's
+// hidden items, without renderings or occurrences.
+func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
+	events := "JOIN calendar_events AS e ON e.id = i.event_id"
+	if withRemoved {
+		events = "LEFT JOIN calendar_events AS e ON e.id = i.event_id AND i.visible"
+	}
+	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
+			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible
+		FROM page
+		JOIN event_items AS i ON i.id = page.item_id
+		` + events + `
+		CROSS JOIN LATERAL (
+			SELECT array_agg(occurrence_id) AS ids, array_agg(instance_id) AS instances, array_agg(starts_at) AS starts,
+				array_agg(end_at) AS ends, array_agg(status) AS statuses, array_agg(instance_ends_at) AS instance_ends
+			FROM event_item_occurrences WHERE item_id = page.item_id
+		) AS o
+		ORDER BY ` + order
+}
+
+func scanItems(rows pgx.Rows, total *int) ([]Item, error) {
+	items := []Item{}
+	for rows.Next() {
+		var (
+			it                    Item
+			id, feed, event, src  [16]byte
+			head, published, tail []byte
+			source                []byte
+			ids, instances        [][16]byte
+			starts, instanceEnds  []time.Time
+			ends                  []pgtype.Timestamptz
+			statuses              []string
+			commit, prepare       int64
+			visible               bool
+		)
+		err := rows.Scan(&id, &feed, &event, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
+			&ids, &instances, &starts, &ends, &statuses, &instanceEnds, &commit, &prepare, &visible)
+		if err != nil {
+			return nil, err
+		}
+		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
+		it.Change = changes.Key{Commit: uint64(commit), Prepare: uint64(prepare), Item: id}
+		if !visible {
+			items = append(items, Item{ID: it.ID, FeedID: it.FeedID, EventID: it.EventID, Change: it.Change, Removed: true})
+			continue
+		}
+		it.Static = shape.Static{Head: head, Published: published, Tail: tail}
+		if len(source) > 0 {
+			it.Source = source
+		}
+		it.Occurrences = make([]shape.Occurrence, len(ids))
+		for k := range ids {
+			o := shape.Occurrence{ID: ids[k], InstanceID: instances[k], Start: starts[k], Stated: statuses[k], InstanceEnds: instanceEnds[k]}
+			if ends[k].Valid {
+				end := ends[k].Time
+				o.End = &end
+			}
+			it.Occurrences[k] = o
+		}
+		items = append(items, it)
+	}
+	return items, rows.Err()
+}
+
+// inWindow selects the occurrence rows of feed $1 going on in [$2, $3)
+// (domain.Occurrence.Overlaps): the index range reaches back by the
+// feed's longest occurrence, for those already under way at $2.
+const inWindow = `feed_id = $1
+	AND starts_at >= $2::timestamptz - coalesce((SELECT longest FROM event_feed_spans WHERE feed_id = $1), interval '0')
+	AND starts_at < $3 AND (ends_at > $2 OR starts_at >= $2)`
+
+// firstInWindow keeps, of those, each item's first one in the range: all
+// its earlier occurrences are over before $2 and began before it.
+const firstInWindow = ` AND prev_ends <= $2 AND prev_start < $2`
+
+// candidates are the matching items, one row each (item_id, first_start,
+// added_at), and the arguments after $1-$3.
+func candidates(f Filter) (string, []any) {
+	if f.Status == "" {
+		return `SELECT item_id, starts_at AS first_start, added_at FROM event_item_occurrences WHERE ` + inWindow + firstInWindow, nil
+	}
+	cond, args := statusCondition(f.Status, f.Now, 4)
+	return `SELECT item_id, min(starts_at) AS first_start, max(added_at) AS added_at FROM event_item_occurrences
+		WHERE ` + inWindow + cond + ` GROUP BY item_id`, args
+}
+
+func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
+	m, extra := candidates(f)
+	args := append([]any{feedID, f.Since, f.Until}, extra...)
+	n := len(args)
+	// Soonest first with no status filter, the page walks the index in
+	// its order and stops, and the total is a second walk. Otherwise every
+	// matching item is grouped or sorted anyway, so one walk feeds both.
+	order, materialized := "first_start, item_id", "NOT MATERIALIZED"
+	if f.OrderBy == OrderByCreated {
+		order = "added_at DESC, item_id DESC"
+	}
+	if f.OrderBy == OrderByCreated || f.Status != "" {
+		materialized = "MATERIALIZED"
+	}
+	args = append(args, f.Limit, f.Offset)
+	return fmt.Sprintf(`WITH m AS %s (%s),
+		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, order, n+1, n+2) +
+		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page."), false), args
+}
+
+// changesSQL pages through the changes of feed $1 after the key
+// ($2, $3, $4), in change order, $5 at a time: the visible items the
+// filter selects and, whatever the filter, the items removed. It walks the
+// feed's change index from the key and stops after the page, so a poll
+// that finds little reads little.
+func changesSQL(feedID uuid.UUID, f Filter, limit int) (string, []any) {
+	args := append(append([]any{feedID}, f.After.Args()...), limit)
+	selected, extra := selectedByFilter(f, len(args)+1)
+	return `WITH page AS (
+			SELECT i.id AS item_id, i.change_commit, i.change_prepare FROM event_items AS i
+			WHERE i.feed_id = $1 AND (i.change_commit, i.change_prepare, i.id) > ($2, $3, $4)
+			  AND (NOT i.visible OR coalesce(` + selected + `, false))
+			ORDER BY i.change_commit, i.change_prepare, i.id LIMIT $5
+		) ` + itemsOfPage(f.Shape, "0", "page.change_commit, page.change_prepare, page.item_id", true), append(args, extra...)
+}
+
+// openRange is the range of a page of changes given without dates: every
+// occurrence there can be. It starts after year 1, where the occurrence
+// rows' "no earlier occurrence" lies (prev_start), so that an item's
+// first occurrence is still its first in the range.
+var openRange = struct{ since, until time.Time }{
+	since: time.Date(2, 1, 1, 0, 0, 0, 0, time.UTC), until: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC),
+}
+
+// changesTotalSQL counts the items a page of changes selects by its
+// filter, whatever the cursor: with dates or a status as a page read by
+// offset counts them (on the occurrence index; a bound not given is
+// open), without them the feed's visible items (fewer rows than all their
+// occurrences). An item's event is recorded before the item is added (in
+// log order, as ingestion appends them), so every visible item is listed.
+func changesTotalSQL(feedID uuid.UUID, f Filter) (string, []any) {
+	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" {
+		return `SELECT count(*) FROM event_items WHERE feed_id = $1 AND visible`, []any{feedID}
+	}
+	f.Since, f.Until = cmp.Or(f.Since, openRange.since), cmp.Or(f.Until, openRange.until)
+	return countSQL(feedID, f)
+}
+
+// selectedByFilter is the condition on a visible item (event_items AS i)
+// of a page of changes, with its arguments from $first: its event is
+// known, and it has an occurrence in the range and of the status, when
+// they are given.
+func selectedByFilter(f Filter, first int) (string, []any) {
+	var conds []string
+	var args []any
+	param := func(v any) int {
+		args = append(args, v)
+		return first + len(args) - 1
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, fmt.Sprintf("(ends_at > $%d OR starts_at >= $%[1]d)", param(f.Since)))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, fmt.Sprintf("starts_at < $%d", param(f.Until)))
+	}
+	if f.Status != "" {
+		cond, extra := statusCondition(f.Status, f.Now, first+len(args))
+		conds = append(conds, strings.TrimPrefix(cond, " AND "))
+		args = append(args, extra...)
+	}
+	// Scalar subqueries rather than EXISTS: the planner would turn an
+	// EXISTS under the OR of the page's condition into a hash of every
+	// event (and every occurrence in the range), where a page needs a few
+	// index probes.
+	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = i.event_id)"
+	if len(conds) > 0 {
+		selected += " AND (SELECT true FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + " LIMIT 1)"
+	}
+	return selected, args
+}
+
+func countSQL(feedID uuid.UUID, f Filter) (string, []any) {
+	m, extra := candidates(f)
+	return `SELECT count(*) FROM (` + m + `) AS m`, append([]any{feedID, f.Since, f.Until}, extra...)
+}
+
+// statusCondition restates domain.HappeningInstance.StatusAt on the occurrence
+// rows, with its arguments from $first: completed is an instance going
+// ahead whose last occurrence has ended by now; scheduled and rescheduled
+// ones have not.
+func statusCondition(status string, now time.Time, first int) (string, []any) {
+	a, b := "$"+strconv.Itoa(first), "$"+strconv.Itoa(first+1)
+	switch status {
+	case domain.StatusCompleted:
+		return " AND status IN ('scheduled', 'rescheduled') AND instance_ends_at <= " + a, []any{now}
+	case domain.StatusScheduled, domain.StatusRescheduled:
+		return " AND status = " + a + " AND instance_ends_at > " + b, []any{status, now}
+	default:
+		return " AND status = " + a, []any{status}
+	}
+}
+
+// withPgx runs f on a connection of the pgx pool behind q's database/sql
+// handle: pgx decodes rows in binary without database/sql's conversions,
+// sends several statements in one round trip, and prepares each statement
+// text once per connection (bun would inline the arguments, making every
+// request's SQL new text to parse and plan).
+func (q *Queries) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
+	var conn *sql.Conn
+	var err error
+	switch db := q.db.(type) {
+	case *bun.DB:
+		conn, err = db.DB.Conn(ctx)
+	default:
+		return fmt.Errorf("read event items: unsupported connection %T", q.db)
+	}
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(driverConn any) error {
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("read event items: the driver connection is a %T, not pgx's", driverConn)
+		}
+		return f(c.Conn())
+	})
+}
+
+// HappeningDetails returns the current details of events, by id.
+func (q *Queries) HappeningDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.HappeningDetails, error) {
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = id
+	}
+	out := make(map[uuid.UUID]domain.HappeningDetails, len(ids))
+	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
+		rows, err := conn.Query(ctx, `SELECT id, details FROM calendar_events WHERE id = ANY($1)`, keys)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id [16]byte
+			var raw []byte
+			if err := rows.Scan(&id, &raw); err != nil {
+				return err
+			}
+			var d domain.HappeningDetails
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return fmt.Errorf("decode event %s: %w", uuid.UUID(id), err)
+			}
+			out[id] = d
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read event details: %w", err)
+	}
+	return out, nil
+}
+
+// ItemRef is the reference commands take to a visible item of the
+// organization's event feed (commands.Lookups, through readmodel.Lookups).
+func (q *Queries) ItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	return q.itemRef(ctx, org, feedID, itemID, false)
+}
+
+// ItemOrigin is ItemRef for an item the feed ever had: an event item that
+// left its feed (its last attachment detached) still has a history.
+func (q *Queries) ItemOrigin(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	return q.itemRef(ctx, org, feedID, itemID, true)
+}
+
+func (q *Queries) itemRef(ctx context.Context, org, feedID, itemID uuid.UUID, hidden bool) (domain.ItemRef, error) {
+	if _, err := q.feeds.Feed(ctx, domain.FeedHappenings, org, feedID); err != nil {
+		return domain.ItemRef{}, err
+	}
+	var ref domain.ItemRef
+	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND (visible OR ?)`, itemID, feedID, hidden).
+		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
+	if err != nil {
+		return domain.ItemRef{}, fmt.Errorf("get event item %s: %w", itemID, err)
+	}
+	return ref, nil
+}

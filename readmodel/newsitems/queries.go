@@ -1,0 +1,254 @@
+// Package newsitems owns the news items read model: the items of every
+// news feed and each feed's count (tables news_items and
+// news_feed_item_counts), its projector, and the queries the API pages
+// through a feed's items with.
+package newsitems
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+)
+
+// NewsItem is a row of news_items: one article in one feed.
+type NewsItem struct {
+	bun.BaseModel `bun:"table:news_items"`
+
+	ID             uuid.UUID  `bun:"id,pk,type:uuid"`
+	FeedID         uuid.UUID  `bun:"feed_id,type:uuid"`
+	OrganizationID uuid.UUID  `bun:"organization_id,type:uuid"`
+	NewsPageID     uuid.UUID  `bun:"news_page_id,type:uuid"`
+	VersionID      uuid.UUID  `bun:"version_id,type:uuid"`
+	SourceID       uuid.UUID  `bun:"source_id,type:uuid"`
+	AttachmentID   uuid.UUID  `bun:"attachment_id,type:uuid"`
+	SourceType     string     `bun:"source_type"`
+	URL            string     `bun:"url"`
+	Title          string     `bun:"title"`
+	Description    string     `bun:"description"`
+	ImageURL       string     `bun:"image_url"`
+	PublishedAt    *time.Time `bun:"published_at"`
+	CreatedAt      time.Time  `bun:"created_at"`
+	UpdatedAt      time.Time  `bun:"updated_at"`
+	// Source is the item's source block; NULL in rows projected before
+	// blocks were stored (see Block).
+	Source *domain.SourceBlock `bun:"source,type:jsonb"`
+	// Platform is a platform post's own ids; NULL for web pages.
+	Platform *domain.PlatformIDs `bun:"platform,type:jsonb"`
+	// ChangeCommit and ChangePrepare are the log position of the event
+	// that added the item (news items never change after): see changes.Key.
+	ChangeCommit  int64 `bun:"change_commit"`
+	ChangePrepare int64 `bun:"change_prepare"`
+}
+
+// Change is the item's change key.
+func (it NewsItem) Change() changes.Key {
+	return changes.Key{Commit: uint64(it.ChangeCommit), Prepare: uint64(it.ChangePrepare), Item: it.ID}
+}
+
+// Block is the item's source block (api.md 2.4).
+func (it NewsItem) Block() domain.SourceBlock {
+	if it.Source != nil {
+		return *it.Source
+	}
+	return domain.SiteBlock(it.URL)
+}
+
+// Queries answers reads of the news items read model.
+type Queries struct {
+	db    bun.IDB
+	feeds *feeds.Queries
+}
+
+// NewQueries returns the news items' query side over db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db, feeds: feeds.NewQueries(db)} }
+
+// ItemFilter selects a page of a feed's items.
+type ItemFilter struct {
+	Limit  int
+	Offset int
+	Since  *time.Time
+	Until  *time.Time
+	// After, when set, pages through the changes after it instead of by
+	// offset: the items added after it, in change order.
+	After *changes.Key
+}
+
+// ItemPage is a page of items and how many match in all.
+type ItemPage struct {
+	Items []NewsItem
+	Total int
+	changes.Changes
+}
+
+// NewsItems pages through a feed's items, newest first (D7), or through
+// its changes after f.After. The feed must be the organization's.
+func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (ItemPage, error) {
+	if f.After != nil {
+		return q.newsItemChanges(ctx, org, feedID, f)
+	}
+	total, err := q.feedItemCount(ctx, org, feedID, f)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	// Read before the page, so that the page holds every change up to it.
+	latest, err := changes.Latest(ctx, q.db, "news_items", feedID)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	items := []NewsItem{}
+	if f.Offset < deepOffset {
+		sel := q.db.NewSelect().Model(&items).Where("feed_id = ?", feedID)
+		applyRange(sel, f)
+		err = sel.OrderExpr(itemOrder("")).Limit(int64(f.Limit)).Offset(int64(f.Offset)).Scan(ctx)
+	} else {
+		// Deep pages: walk the offset in the ordering index alone (an
+		// index-only scan of its keys), then fetch just the page's rows,
+		// instead of reading every skipped row from the table.
+		page := q.db.NewSelect().Model((*NewsItem)(nil)).Column("id", "created_at", "published_at").Where("feed_id = ?", feedID)
+		applyRange(page, f)
+		page.OrderExpr(itemOrder("")).Limit(int64(f.Limit)).Offset(int64(f.Offset))
+		err = q.db.NewSelect().Model(&items).
+			Join("JOIN (?) AS page ON page.id = news_item.id", page).
+			OrderExpr(itemOrder("page")).
+			Scan(ctx)
+	}
+	if err != nil {
+		return ItemPage{}, fmt.Errorf("list items of feed %s: %w", feedID, err)
+	}
+	return ItemPage{Items: items, Total: total, Changes: changes.Changes{Next: latest}}, nil
+}
+
+// newsItemChanges pages through the items added to a feed after f.After
+// that the date filter selects, in change order; its total, as on a page
+// read by offset, counts the feed's items the filter selects. News items
+// never change once added and never leave a feed (a deleted feed answers
+// not found), so nothing is ever removed.
+func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (ItemPage, error) {
+	total, err := q.feedItemCount(ctx, org, feedID, f)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	latest, err := changes.Latest(ctx, q.db, "news_items", feedID)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	items := []NewsItem{}
+	sel := q.db.NewSelect().Model(&items).
+		Where("feed_id = ?", feedID).Where("(change_commit, change_prepare, id) > (?, ?, ?)", f.After.Args()...)
+	applyRange(sel, f)
+	// One more than the page: whether more changes follow.
+	if err := sel.OrderExpr("change_commit, change_prepare, id").Limit(int64(f.Limit) + 1).Scan(ctx); err != nil {
+		return ItemPage{}, fmt.Errorf("list changes of feed %s: %w", feedID, err)
+	}
+	more := len(items) > f.Limit
+	items = items[:min(len(items), f.Limit)]
+	var last *changes.Key
+	if len(items) > 0 {
+		k := items[len(items)-1].Change()
+		last = &k
+	}
+	return ItemPage{Items: items, Total: total, Changes: changes.Changes{
+		Next: changes.NextAfter(*f.After, latest, last, more), HasMore: more, Removed: []uuid.UUID{},
+	}}, nil
+}
+
+// feedItemCount checks that the feed is the organization's and counts the
+// items the filter selects. Without a date filter both come from one
+// query: the check and the projected count.
+func (q *Queries) feedItemCount(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (int, error) {
+	if f.Since != nil || f.Until != nil {
+		if _, err := q.feeds.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
+			return 0, err
+		}
+		return q.countItems(ctx, feedID, f)
+	}
+	var (
+		visible bool
+		n       int
+	)
+	err := q.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM feeds WHERE id = ? AND organization_id = ? AND kind = 'news'),
+		coalesce((SELECT items FROM news_feed_item_counts WHERE feed_id = ?), 0)`, feedID, org, feedID).Scan(ctx, &visible, &n)
+	if err != nil {
+		return 0, fmt.Errorf("get news feed %s: %w", feedID, err)
+	}
+	if !visible {
+		return 0, &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
+	}
+	return n, nil
+}
+
+// itemOrder is newest first, then by publish time, then id (D7), with the
+// columns qualified by alias when one is given; news_items_feed_order_idx
+// serves it.
+func itemOrder(alias string) string {
+	if alias != "" {
+		alias += "."
+	}
+	return alias + "created_at DESC, " + alias + "published_at DESC NULLS LAST, " + alias + "id DESC"
+}
+
+// deepOffset is where paging switches to the two-step query: below it the
+// plain query reads fewer pages than the key walk plus the lookups.
+const deepOffset = 500
+
+// countItems counts the items a date filter selects. (Without one, the
+// projected count answers, so a large feed's first page does not count
+// 100,000 rows on every request: see feedItemCount.)
+func (q *Queries) countItems(ctx context.Context, feedID uuid.UUID, f ItemFilter) (int, error) {
+	sel := q.db.NewSelect().Model((*NewsItem)(nil)).Where("feed_id = ?", feedID)
+	applyRange(sel, f)
+	n, err := sel.Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("count items of feed %s: %w", feedID, err)
+	}
+	return int(n), nil
+}
+
+func applyRange(sel *bun.SelectQuery, f ItemFilter) {
+	if f.Since != nil {
+		sel.Where("created_at > ?", *f.Since)
+	}
+	if f.Until != nil {
+		sel.Where("created_at < ?", *f.Until)
+	}
+}
+
+// NewsItem returns one item of an organization's feed.
+// One query when the item is there; only a miss asks which of feed and
+// item is missing, for the error.
+func (q *Queries) NewsItem(ctx context.Context, org, feedID, itemID uuid.UUID) (NewsItem, error) {
+	var it NewsItem
+	err := q.db.NewSelect().Model(&it).
+		Where("news_item.id = ? AND news_item.feed_id = ?", itemID, feedID).
+		Where("EXISTS (SELECT 1 FROM feeds AS f WHERE f.id = news_item.feed_id AND f.organization_id = ? AND f.kind = 'news')", org).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err := q.feeds.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
+			return NewsItem{}, err
+		}
+		return NewsItem{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+	}
+	if err != nil {
+		return NewsItem{}, fmt.Errorf("get item %s: %w", itemID, err)
+	}
+	return it, nil
+}
+
+// ItemRef is the reference commands take to an item of the organization's
+// news feed (commands.Lookups, through readmodel.Lookups).
+func (q *Queries) ItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {
+	it, err := q.NewsItem(ctx, org, feedID, itemID)
+	if err != nil {
+		return domain.ItemRef{}, err
+	}
+	return domain.ItemRef{FeedID: it.FeedID, NewsPageID: it.NewsPageID, SourceID: it.SourceID}, nil
+}

@@ -1,0 +1,37 @@
+package sources
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/projections"
+)
+
+// Projector projects the shared source records and each organization's view
+// of them (created, linked or attached: when, and with which details).
+type Projector struct{}
+
+func (Projector) Name() string     { return "sources" }
+func (Projector) Version() int     { return 1 }
+func (Projector) Tables() []string { return []string{"sources", "source_organizations"} }
+
+func (Projector) Handlers() []projections.Handler {
+	return []projections.Handler{
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceRegistered) error {
+			row := Source{ID: e.SourceID, SourceType: string(e.SourceType), Details: e.Details, CreatedAt: e.At}
+			if err := projections.Exec(db.NewInsert().Model(&row).On("CONFLICT (id) DO NOTHING").Exec(ctx)); err != nil {
+				return err
+			}
+			return link(ctx, db, SourceOrganization{SourceID: e.SourceID, OrganizationID: e.OrganizationID, Details: &e.Details, LinkedAt: e.At})
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceLinkedToOrganization) error {
+			return link(ctx, db, SourceOrganization{SourceID: e.SourceID, OrganizationID: e.OrganizationID, Details: e.Details, LinkedAt: e.At})
+		}),
+	}
+}
+
+func link(ctx context.Context, db bun.IDB, row SourceOrganization) error {
+	return projections.Exec(db.NewInsert().Model(&row).On("CONFLICT (organization_id, source_id) DO NOTHING").Exec(ctx))
+}
