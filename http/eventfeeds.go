@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
@@ -83,9 +82,7 @@ func (h *handlers) addEventSource(c *fiber.Ctx) error {
 		return err
 	}
 	cmd := commands.AttachSourceRecord{FeedRef: ref, SourceType: *body.SourceType, SourceID: sourceID}
-	att, err := create(c, h, "source", attachmentID, func(ctx context.Context, cmds *commands.Handler) (domain.Attachment, commands.Result, error) {
-		return cmds.AttachSourceRecord(ctx, cmd)
-	})
+	att, err := create(c, h, "source", attachmentID, (*commands.Handler).AttachSourceRecord, cmd)
 	if err != nil {
 		return err
 	}

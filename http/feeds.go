@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
@@ -70,10 +69,7 @@ func (h *handlers) createFeed(k feedKind) fiber.Handler {
 		if k.configurable {
 			cmd.Options = domain.FeedOptions{Enabled: body.Enabled, Config: config}
 		}
-		feed, err := create(c, h, "feed", func(f domain.FeedState) uuid.UUID { return f.ID },
-			func(ctx context.Context, cmds *commands.Handler) (domain.FeedState, commands.Result, error) {
-				return cmds.CreateFeed(ctx, cmd)
-			})
+		feed, err := create(c, h, "feed", func(f domain.FeedState) uuid.UUID { return f.ID }, (*commands.Handler).CreateFeed, cmd)
 		if err != nil {
 			return err
 		}
@@ -124,9 +120,7 @@ func (h *handlers) updateFeed(k feedKind) fiber.Handler {
 			return err
 		}
 		update := domain.FeedUpdate{Name: body.Name, Description: body.Description, Enabled: body.Enabled, Config: config}
-		feed, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (domain.FeedState, commands.Result, error) {
-			return cmds.UpdateFeed(ctx, commands.UpdateFeed{FeedRef: ref, Update: update})
-		})
+		feed, err := write(c, h, (*commands.Handler).UpdateFeed, commands.UpdateFeed{FeedRef: ref, Update: update})
 		if err != nil {
 			return err
 		}
@@ -141,9 +135,7 @@ func (h *handlers) deleteFeed(k feedKind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if err := writeDone(c, h, func(ctx context.Context, cmds *commands.Handler) (commands.Result, error) {
-			return cmds.DeleteFeed(ctx, ref)
-		}); err != nil {
+		if err := writeDone(c, h, (*commands.Handler).DeleteFeed, ref); err != nil {
 			return err
 		}
 		return envelope.Deleted(c)

@@ -1,8 +1,6 @@
 package http
 
 import (
-	"context"
-
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
@@ -85,9 +83,7 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	att, err := create(c, h, "source", attachmentID, func(ctx context.Context, cmds *commands.Handler) (domain.Attachment, commands.Result, error) {
-		return cmds.AttachSource(ctx, commands.AttachSource{FeedRef: ref, Request: req})
-	})
+	att, err := create(c, h, "source", attachmentID, (*commands.Handler).AttachSource, commands.AttachSource{FeedRef: ref, Request: req})
 	if err != nil {
 		return err
 	}
@@ -139,9 +135,7 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 		return envelope.BadRequest("enabled", "is required")
 	}
 	cmd := commands.SetSourceEnabled{FeedRef: ref, AttachmentID: attID, Enabled: *body.Enabled}
-	att, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (domain.Attachment, commands.Result, error) {
-		return cmds.SetSourceEnabled(ctx, cmd)
-	})
+	att, err := write(c, h, (*commands.Handler).SetSourceEnabled, cmd)
 	if err != nil {
 		return err
 	}
@@ -162,9 +156,7 @@ func (h *handlers) deleteFeedSource(c *fiber.Ctx, feedOf feedOfPath) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDone(c, h, func(ctx context.Context, cmds *commands.Handler) (commands.Result, error) {
-		return cmds.DetachSource(ctx, commands.DetachSource{FeedRef: ref, AttachmentID: attID})
-	}); err != nil {
+	if err := writeDone(c, h, (*commands.Handler).DetachSource, commands.DetachSource{FeedRef: ref, AttachmentID: attID}); err != nil {
 		return err
 	}
 	return envelope.Deleted(c)
@@ -195,10 +187,7 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	reg, err := create(c, h, "source", func(r commands.Registered) uuid.UUID { return r.ID },
-		func(ctx context.Context, cmds *commands.Handler) (commands.Registered, commands.Result, error) {
-			return cmds.RegisterSource(ctx, commands.RegisterSource{Org: organization(c), Request: req})
-		})
+	reg, err := create(c, h, "source", func(r commands.Registered) uuid.UUID { return r.ID }, (*commands.Handler).RegisterSource, commands.RegisterSource{Org: organization(c), Request: req})
 	if err != nil {
 		return err
 	}

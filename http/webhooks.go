@@ -84,10 +84,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	hook, err := create(c, h, "webhook", func(w domain.WebhookState) uuid.UUID { return w.ID },
-		func(ctx context.Context, cmds *commands.Handler) (domain.WebhookState, commands.Result, error) {
-			return cmds.CreateWebhook(ctx, commands.CreateWebhook{Org: org, Config: config, SecretID: secretID})
-		})
+	hook, err := create(c, h, "webhook", func(w domain.WebhookState) uuid.UUID { return w.ID }, (*commands.Handler).CreateWebhook, commands.CreateWebhook{Org: org, Config: config, SecretID: secretID})
 	if err != nil {
 		return err
 	}
@@ -142,9 +139,7 @@ func (h *handlers) updateWebhook(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	hook, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (domain.WebhookState, commands.Result, error) {
-		return cmds.UpdateWebhook(ctx, commands.UpdateWebhook{WebhookRef: ref, Update: update})
-	})
+	hook, err := write(c, h, (*commands.Handler).UpdateWebhook, commands.UpdateWebhook{WebhookRef: ref, Update: update})
 	if err != nil {
 		return err
 	}
@@ -156,9 +151,7 @@ func (h *handlers) deleteWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := writeDone(c, h, func(ctx context.Context, cmds *commands.Handler) (commands.Result, error) {
-		return cmds.DeleteWebhook(ctx, ref)
-	}); err != nil {
+	if err := writeDone(c, h, (*commands.Handler).DeleteWebhook, ref); err != nil {
 		return err
 	}
 	return envelope.Deleted(c)
@@ -182,9 +175,7 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	hook, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (domain.WebhookState, commands.Result, error) {
-		return cmds.RotateWebhookSecret(ctx, commands.RotateWebhookSecret{WebhookRef: ref, SecretID: secretID})
-	})
+	hook, err := write(c, h, (*commands.Handler).RotateWebhookSecret, commands.RotateWebhookSecret{WebhookRef: ref, SecretID: secretID})
 	if err != nil {
 		return err
 	}

@@ -26,24 +26,25 @@ func idempotencyScope(c *fiber.Ctx) idempotency.Scope {
 	return s
 }
 
-// command is one command of a request, run by the request's handler.
-type command[T any] func(ctx context.Context, cmds *commands.Handler) (T, commands.Result, error)
+// command is a command of the handler, as a method expression:
+// (*commands.Handler).UpdateFeed.
+type command[C, T any] func(h *commands.Handler, ctx context.Context, cmd C) (T, commands.Result, error)
 
-// write runs a command as the request's and returns what it decided once
-// it is visible.
-func write[T any](c *fiber.Ctx, h *handlers, run command[T]) (T, error) {
+// write runs cmd as the request's and returns what it decided once it is
+// visible.
+func write[C, T any](c *fiber.Ctx, h *handlers, run command[C, T], cmd C) (T, error) {
 	cmds := h.Commands.Idempotent(idempotencyScope(c))
 	return commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (T, commands.Result, error) {
-		return run(ctx, cmds)
+		return run(cmds, ctx, cmd)
 	})
 }
 
 // writeDone is write for commands that answer nothing but success.
-func writeDone(c *fiber.Ctx, h *handlers, run func(ctx context.Context, cmds *commands.Handler) (commands.Result, error)) error {
-	_, err := write(c, h, func(ctx context.Context, cmds *commands.Handler) (struct{}, commands.Result, error) {
-		res, err := run(ctx, cmds)
+func writeDone[C any](c *fiber.Ctx, h *handlers, run func(h *commands.Handler, ctx context.Context, cmd C) (commands.Result, error), cmd C) error {
+	_, err := write(c, h, func(h *commands.Handler, ctx context.Context, cmd C) (struct{}, commands.Result, error) {
+		res, err := run(h, ctx, cmd)
 		return struct{}{}, res, err
-	})
+	}, cmd)
 	return err
 }
 
@@ -51,8 +52,8 @@ func writeDone(c *fiber.Ctx, h *handlers, run func(ctx context.Context, cmds *co
 // When the change was stored but its read models lag
 // (commands.ErrLagging), the answer names the resource and its id: the
 // client can fetch it later instead of creating it again.
-func create[T any](c *fiber.Ctx, h *handlers, resource string, id func(T) uuid.UUID, run command[T]) (T, error) {
-	out, err := write(c, h, run)
+func create[C, T any](c *fiber.Ctx, h *handlers, resource string, id func(T) uuid.UUID, run command[C, T], cmd C) (T, error) {
+	out, err := write(c, h, run, cmd)
 	if errors.Is(err, commands.ErrLagging) {
 		return out, envelope.Naming(err, resource, id(out).String())
 	}
