@@ -22,9 +22,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,13 +53,15 @@ func main() {
 }
 
 type options struct {
-	db       string
-	events   int
-	webhooks int
-	rate     float64
-	writers  int
-	keep     bool
-	timeout  time.Duration
+	db         string
+	events     int
+	webhooks   int
+	rate       float64
+	writers    int
+	keep       bool
+	timeout    time.Duration
+	peer       bool
+	cpuprofile string
 }
 
 func run(ctx context.Context) error {
@@ -68,6 +73,8 @@ func run(ctx context.Context) error {
 	flag.IntVar(&o.writers, "writers", 16, "concurrent appenders")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for every delivery")
+	flag.BoolVar(&o.peer, "peer", true, "also run the River no-op peer (as many jobs, before and after)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the delivery run")
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
@@ -81,6 +88,56 @@ func run(ctx context.Context) error {
 			_ = database.DropDatabase(context.Background(), o.db)
 		}
 	}()
+	cpu, err := newBackendCPU(ctx, adminDSN(o.db), databaseName(o.db))
+	if err != nil {
+		return err
+	}
+	defer cpu.close()
+	load := loadavg()
+	var peers []peer
+	if o.peer {
+		p, err := riverNoop(ctx, db, cpu, o.events*o.webhooks, 500*o.webhooks)
+		if err != nil {
+			return err
+		}
+		peers = append(peers, p)
+		printPeer(p)
+	}
+	ours, err := deliver(ctx, o, db, cpu)
+	if err != nil {
+		return err
+	}
+	if o.peer {
+		p, err := riverNoop(ctx, db, cpu, o.events*o.webhooks, 500*o.webhooks)
+		if err != nil {
+			return err
+		}
+		peers = append(peers, p)
+		printPeer(p)
+		var rate float64
+		for _, p := range peers {
+			rate += p.rate() / float64(len(peers))
+		}
+		fmt.Printf("ratio to River's no-op jobs (mean of the runs before and after): %.2f; Postgres CPU per delivery / per job: %.1fx (load %s at the start, %s at the end)\n",
+			ours/rate, perUnit(oursPG, o.events*o.webhooks)/perUnit((peers[0].pgCPU+peers[1].pgCPU)/2, peers[0].jobs), load, loadavg())
+	}
+	return nil
+}
+
+// oursPG is the Postgres CPU of the last delivery run (for the ratio).
+var oursPG time.Duration
+
+func perUnit(d time.Duration, n int) float64 { return float64(d) / float64(n) }
+
+func printPeer(p peer) {
+	fmt.Printf("river no-op peer: %d jobs in %s: %.0f jobs/s; CPU per job: Postgres %s, this process %s\n",
+		p.jobs, p.elapsed.Round(time.Millisecond), p.rate(), (p.pgCPU / time.Duration(p.jobs)).Round(time.Microsecond),
+		(p.goCPU / time.Duration(p.jobs)).Round(time.Microsecond))
+}
+
+// deliver runs the webhook machinery over the events and returns
+// deliveries per second.
+func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (float64, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := eventstore.NewPostgres(db.Pool)
 	queries := readmodel.NewQueries(db.Bun)
@@ -92,17 +149,17 @@ func run(ctx context.Context) error {
 		srv := httptest.NewServer(arrivals)
 		defer srv.Close()
 		if err := subscribe(ctx, db, cmds, org, srv.URL); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: logger},
 		webhook.Config{BackoffBase: time.Second, AllowPrivateNetworks: true, Work: true})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	runner, err := projections.NewRunner(store, db.Bun, logger, projections.RunnerConfig{}, projections.Webhooks{}, svc.Dispatcher())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	runCtx, stopRunner := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -110,7 +167,7 @@ func run(ctx context.Context) error {
 	<-runner.Running()
 	if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
 		stopRunner()
-		return err
+		return 0, err
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -122,10 +179,22 @@ func run(ctx context.Context) error {
 	}()
 	time.Sleep(time.Second) // River's listener and producer settle
 
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 0, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	measured := cpu.measure(ctx, 200*time.Millisecond)
 	start := time.Now()
 	appended, err := appendEvents(ctx, store, o, org, feed)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	appendTime := time.Since(start)
 	fmt.Printf("appended %d events in %s (%.0f events/s)\n", o.events, appendTime.Round(time.Millisecond), float64(o.events)/appendTime.Seconds())
@@ -134,18 +203,55 @@ func run(ctx context.Context) error {
 	case <-time.After(o.timeout):
 		var queued, pending int
 		_ = db.Bun.NewRaw("SELECT count(*), count(*) FILTER (WHERE status = 'pending') FROM webhook_deliveries").Scan(ctx, &queued, &pending)
-		return fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued by the dispatcher, %d of them pending)",
+		return 0, fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued by the dispatcher, %d of them pending)",
 			arrivals.count(), o.events*o.webhooks, o.timeout, queued, pending)
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	elapsed := arrivals.last.Sub(start)
+	// The last attempts' records and River's completions follow the
+	// arrivals: their cost belongs to the run.
+	for range 100 {
+		var left int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").Scan(&left); err != nil || left == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pg, self := measured()
+	oursPG = pg
 	n := o.events * o.webhooks
-	fmt.Printf("delivered %d (%d events x %d webhooks) in %s: %.0f deliveries/s\n", n, o.events, o.webhooks, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
+	rate := float64(n) / elapsed.Seconds()
+	fmt.Printf("delivered %d (%d events x %d webhooks) in %s: %.0f deliveries/s; CPU per delivery: Postgres %s, this process %s (appends and receivers included)\n",
+		n, o.events, o.webhooks, elapsed.Round(time.Millisecond), rate, (pg / time.Duration(n)).Round(time.Microsecond), (self / time.Duration(n)).Round(time.Microsecond))
 	lat := arrivals.latencies(appended)
 	fmt.Printf("append to first attempt: p50 %s  p90 %s  p99 %s  max %s  (%d deliveries, %d requests)\n",
 		pct(lat, 50), pct(lat, 90), pct(lat, 99), lat[len(lat)-1].Round(time.Millisecond), len(lat), arrivals.requests)
-	return nil
+	return rate, nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func databaseName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+func adminDSN(dsn string) string {
+	out, err := database.WithDatabase(dsn, "postgres")
+	if err != nil {
+		return dsn
+	}
+	return out
 }
 
 func subscribe(ctx context.Context, db *database.DB, cmds *commands.Handler, org uuid.UUID, url string) error {
