@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
@@ -142,6 +143,9 @@ type Service struct {
 	secrets *Secrets
 	metrics *Metrics
 	started bool
+	// loads and records batch the attempts' statements (webhooks role).
+	loads   *batcher[uuid.UUID, attempt]
+	records *batcher[outcome, *time.Time]
 }
 
 // New wires the webhook machinery; nothing runs until Start.
@@ -198,8 +202,14 @@ func (s *Service) open(db *database.DB) error {
 		return fmt.Errorf("open webhook sender pool: %w", err)
 	}
 	s.db = bun.NewDB(stdlib.OpenDBFromPool(s.pool), pgdialect.New())
+	s.loads = newBatcher(batchLanes, s.cfg.Concurrency, s.loadAttempts)
+	s.records = newBatcher(batchLanes, s.cfg.Concurrency, s.recordAttempts)
 	return nil
 }
+
+// batchLanes is how many batches of loads, and of records, run at once:
+// while some run, the attempts that arrive meanwhile gather for the next.
+const batchLanes = 4
 
 // riverConfig is an insert-only client for the API, or a working one for
 // the webhooks role.
@@ -265,6 +275,10 @@ func (s *Service) Stop(ctx context.Context) error {
 
 // Close releases the sender's connections, after Stop.
 func (s *Service) Close() {
+	if s.loads != nil {
+		s.loads.stop()
+		s.records.stop()
+	}
 	if s.pool != nil {
 		_ = s.db.Close()
 		s.pool.Close()
