@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 
@@ -149,8 +150,12 @@ func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID) (attempt, error
 }
 
 // loadAttemptsSQL reads deliveries with their bodies, webhooks and
-// secrets. A prepared statement of the sender's pool: Postgres plans it
-// once per connection, not once per attempt.
+// secrets. It and recordAttemptsSQL are planned for each batch, with its
+// arrays (pgx.QueryExecModeCacheDescribe: an unnamed statement, one round
+// trip): a plan kept from when the tables were small (a prepared
+// statement's generic plan) scanned webhook_deliveries whole for every
+// batch once they had grown. One plan per batch of up to Concurrency
+// attempts costs little.
 const loadAttemptsSQL = `SELECT d.id, d.webhook_id, d.event_id, p.body, d.status, d.runs, r.url, r.enabled,
 	array_remove(ARRAY[
 		(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
@@ -166,7 +171,7 @@ func (s *Service) loadAttempts(ctx context.Context, ids []uuid.UUID) ([]attempt,
 	for i, id := range ids {
 		keys[i] = id
 	}
-	rows, err := s.pool.Query(ctx, loadAttemptsSQL, keys, s.cfg.Now())
+	rows, err := s.pool.Query(ctx, loadAttemptsSQL, pgx.QueryExecModeCacheDescribe, keys, s.cfg.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +289,7 @@ func (s *Service) recordAttempts(ctx context.Context, batch []outcome) ([]*time.
 		}
 		errs[i], statuses[i], oks[i] = o.res.Error, o.status, o.res.OK()
 	}
-	rows, err := s.pool.Query(ctx, recordAttemptsSQL, deliveries, webhooks, runs, ats, codes, errs, durations, statuses, oks)
+	rows, err := s.pool.Query(ctx, recordAttemptsSQL, pgx.QueryExecModeCacheDescribe, deliveries, webhooks, runs, ats, codes, errs, durations, statuses, oks)
 	if err != nil {
 		return nil, err
 	}

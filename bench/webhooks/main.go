@@ -61,6 +61,7 @@ type options struct {
 	keep       bool
 	timeout    time.Duration
 	peer       bool
+	dispatch   bool
 	cpuprofile string
 }
 
@@ -74,6 +75,7 @@ func run(ctx context.Context) error {
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for every delivery")
 	flag.BoolVar(&o.peer, "peer", true, "also run the River no-op peer (as many jobs, before and after)")
+	flag.BoolVar(&o.dispatch, "dispatch-only", false, "only dispatch (queue the deliveries, send nothing): the dispatcher's share of the cost")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the delivery run")
 	flag.Parse()
 
@@ -165,6 +167,10 @@ func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(runCtx) }()
 	<-runner.Running()
+	if o.dispatch {
+		defer func() { stopRunner(); <-done; svc.Close() }()
+		return dispatchOnly(ctx, o, db, store, cpu, org, feed)
+	}
 	if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
 		stopRunner()
 		return 0, err
@@ -192,6 +198,19 @@ func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (
 	}
 	measured := cpu.measure(ctx, 200*time.Millisecond)
 	start := time.Now()
+	queued := make(chan time.Duration, 1)
+	go func() {
+		// When the dispatcher has queued every delivery: what is left
+		// after it is the sender's.
+		for ctx.Err() == nil {
+			var n int
+			if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&n); err == nil && n >= o.events*o.webhooks {
+				queued <- time.Since(start)
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
 	appended, err := appendEvents(ctx, store, o, org, feed)
 	if err != nil {
 		return 0, err
@@ -224,10 +243,41 @@ func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (
 	rate := float64(n) / elapsed.Seconds()
 	fmt.Printf("delivered %d (%d events x %d webhooks) in %s: %.0f deliveries/s; CPU per delivery: Postgres %s, this process %s (appends and receivers included)\n",
 		n, o.events, o.webhooks, elapsed.Round(time.Millisecond), rate, (pg / time.Duration(n)).Round(time.Microsecond), (self / time.Duration(n)).Round(time.Microsecond))
+	select {
+	case d := <-queued:
+		fmt.Printf("every delivery queued by the dispatcher %s after the first append\n", d.Round(100*time.Millisecond))
+	default:
+	}
 	lat := arrivals.latencies(appended)
 	fmt.Printf("append to first attempt: p50 %s  p90 %s  p99 %s  max %s  (%d deliveries, %d requests)\n",
 		pct(lat, 50), pct(lat, 90), pct(lat, 99), lat[len(lat)-1].Round(time.Millisecond), len(lat), arrivals.requests)
 	return rate, nil
+}
+
+// dispatchOnly appends the events and waits until every delivery is
+// queued, with the sender stopped.
+func dispatchOnly(ctx context.Context, o options, db *database.DB, store *eventstore.Postgres, cpu *backendCPU, org, feed uuid.UUID) (float64, error) {
+	measured := cpu.measure(ctx, 200*time.Millisecond)
+	start := time.Now()
+	if _, err := appendEvents(ctx, store, o, org, feed); err != nil {
+		return 0, err
+	}
+	n := o.events * o.webhooks
+	for {
+		var queued int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&queued); err != nil {
+			return 0, err
+		}
+		if queued >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	pg, self := measured()
+	fmt.Printf("queued %d deliveries in %s: %.0f/s; CPU per delivery: Postgres %s, this process %s (appends included)\n",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), (pg / time.Duration(n)).Round(time.Microsecond), (self / time.Duration(n)).Round(time.Microsecond))
+	return float64(n) / elapsed.Seconds(), nil
 }
 
 func loadavg() string {
