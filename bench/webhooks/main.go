@@ -80,7 +80,18 @@ func run(ctx context.Context) error {
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
-	db, err := migrations.Open(ctx, o.db)
+	// The pools as `feedsvc serve` sizes them with the default budget
+	// (FEEDSVC_DB_MAX_CONNS, every role).
+	budget, err := database.SplitBudget(database.DefaultMaxConns, true, true)
+	if err != nil {
+		return err
+	}
+	senderConns = budget.Sender
+	mainDSN, err := database.WithPool(o.db, budget.Main, "")
+	if err != nil {
+		return err
+	}
+	db, err := migrations.Open(ctx, mainDSN)
 	if err != nil {
 		return err
 	}
@@ -126,6 +137,10 @@ func run(ctx context.Context) error {
 	return nil
 }
 
+// senderConns is the sender's pool as the default budget sizes it; the
+// River peer's pool is the same.
+var senderConns int
+
 // oursPG is the Postgres CPU of the last delivery run (for the ratio).
 var oursPG time.Duration
 
@@ -155,7 +170,7 @@ func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (
 		}
 	}
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: queries, Logger: logger},
-		webhook.Config{BackoffBase: time.Second, AllowPrivateNetworks: true, Work: true})
+		webhook.Config{BackoffBase: time.Second, AllowPrivateNetworks: true, Work: true, SenderConns: senderConns})
 	if err != nil {
 		return 0, err
 	}

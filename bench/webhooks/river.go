@@ -58,7 +58,7 @@ func (p peer) rate() float64 { return float64(p.jobs) / p.elapsed.Seconds() }
 // first insert to the last job run.
 func riverNoop(ctx context.Context, db *database.DB, cpu *backendCPU, jobs, batch int) (peer, error) {
 	pcfg := db.Pool.Config().Copy()
-	pcfg.MinConns, pcfg.MaxConns = 0, 16
+	pcfg.MinConns, pcfg.MaxConns = 0, int32(senderConns)
 	pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
