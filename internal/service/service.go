@@ -61,7 +61,7 @@ type Service struct {
 	// connection's application_name starts with "feedsvc:" + Instance + ":".
 	Budget   database.Budget
 	Instance string
-	logger      *slog.Logger
+	logger   *slog.Logger
 }
 
 // New opens and migrates the database and wires every part. Nothing runs
