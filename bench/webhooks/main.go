@@ -3,7 +3,15 @@
 // webhooks role of `feedsvc serve` runs it (the dispatcher projector with
 // the default runner configuration, River, the sender).
 //
-//	go run ./bench/webhooks [-events 10000] [-webhooks 10] [-rate 0] [-db URL]
+//	go run ./bench/webhooks [-events 10000] [-webhooks 10] [-rate 0] [-db URL] [-peer=true] [-dispatch-only] [-cpuprofile FILE]
+//
+// With -peer (the default) the same run also measures River alone: as many
+// no-op jobs shaped like deliveries, with the sender's River settings and
+// pool, before and after the deliveries, and prints the ratio. The pools
+// are those `feedsvc serve` gets from the default FEEDSVC_DB_MAX_CONNS.
+// The CPU of the database's Postgres backends (from /proc, so Postgres
+// must run on this machine) and of this process is given per delivery and
+// per job.
 //
 // Appends go through the event store (an EventDiscovered and an
 // EventItemAdded per event, 16 writers), at -rate events/s or as fast as
