@@ -1,6 +1,8 @@
 package database
 
 import (
+	crand "crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -56,17 +58,21 @@ func SplitBudget(total int, webhooks, rebuilds bool) (Budget, error) {
 	return b, nil
 }
 
-// Instance names this process in application_name: host and pid, cut so
-// that a pool's suffix still fits Postgres's 63 bytes.
+// Instance names one service instance in application_name: host, pid and
+// a random part (two instances in one process, as in tests, differ by it;
+// it also covers pid reuse across container restarts), cut so that a
+// pool's suffix still fits Postgres's 63 bytes.
 func Instance() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "unknown"
 	}
-	if len(host) > 32 {
-		host = host[:32]
+	if len(host) > 24 {
+		host = host[:24]
 	}
-	return host + "-" + strconv.Itoa(os.Getpid())
+	b := make([]byte, 3)
+	_, _ = crand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
 }
 
 // AppName is the application_name of a pool of an instance: pg_stat_activity
