@@ -221,6 +221,8 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Delete("/:feedId/sources/:sourceId", newsScope, h.detachSource(newsFeed))
 
 	items := keyauth.RequireScope(auth.ScopeItems)
+	events := app.Group("/feeds/events")
+	h.outputRoutes(news, events, items)
 	news.Get("/:feedId/items", items, h.listNewsItems)
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
@@ -228,7 +230,6 @@ func (h *handlers) routes(app *fiber.App) {
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	eventsScope := keyauth.RequireScope(auth.ScopeEvents)
-	events := app.Group("/feeds/events")
 	events.Post("/", eventsScope, h.createFeed(eventFeeds))
 	events.Get("/", eventsScope, h.listFeeds(eventFeeds))
 	events.Get("/:id", eventsScope, h.getFeed(eventFeeds))
