@@ -160,7 +160,6 @@ func matchesETag(list, tag string) bool {
 	return false
 }
 
-
 // outputRoutes wires the outputs for Bearer keys with the items scope. It
 // runs before the item routes, so that items/stream is not taken for an
 // item id.
