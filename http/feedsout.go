@@ -166,4 +166,5 @@ func matchesETag(list, tag string) bool {
 func (h *handlers) outputRoutes(news, events fiber.Router, items fiber.Handler) {
 	news.Get("/:feedId/feed.atom", items, h.newsOutput(atomFormat))
 	news.Get("/:feedId/feed.json", items, h.newsOutput(jsonFormat))
+	events.Get("/:id/calendar.ics", items, h.calendarOutput)
 }
