@@ -31,8 +31,8 @@ func mustZone(name string) *time.Location {
 func weeklyAcrossTheClockChange() domain.HappeningDetails {
 	d := domain.HappeningDetails{
 		Identity: "url:https://meetup.example/go", Title: "Go <b>meetup</b>", Description: "<p>Bring a laptop; we pair, then talk.</p><p>Second line</p>",
-		Time:     domain.HappeningTime{TemporalPattern: domain.PatternRecurring, Timezone: "Europe/Berlin"},
-		Location: &domain.Location{Venue: &domain.Venue{Name: "Café Kreuzberg"}, DisplayAddress: "Oranienstraße 7, 10997 Berlin", Coordinates: &domain.Coordinates{Lat: 52.5, Lng: 13.42}},
+		Time:       domain.HappeningTime{TemporalPattern: domain.PatternRecurring, Timezone: "Europe/Berlin"},
+		Location:   &domain.Location{Venue: &domain.Venue{Name: "Café Kreuzberg"}, DisplayAddress: "Oranienstraße 7, 10997 Berlin", Coordinates: &domain.Coordinates{Lat: 52.5, Lng: 13.42}},
 		PrimaryURL: "https://meetup.example/go", Source: domain.SiteBlock("https://meetup.example/go"),
 	}
 	for k := range 6 {
