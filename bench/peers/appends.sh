@@ -7,6 +7,12 @@
 # Prints each figure, the ratio, and the load average before each run.
 #
 #   bash bench/peers/appends.sh            # ROUNDS=3 SECONDS_PER_RUN=15 N=40000
+#   BEFORE=/path/to/other/eventstore.test bash bench/peers/appends.sh
+#
+# pgbench runs twice per round: with the simple protocol (its default:
+# each INSERT parsed and planned) and with -M prepared (as the store's
+# statements are). BEFORE, a test binary of another commit's eventstore
+# (`go test -c ./eventstore` in a checkout of it), runs in each round too.
 #
 # Needs pgbench and psql, and Postgres at DATABASE_URL's server (default
 # postgres://postgres@127.0.0.1:5432). The peer uses its own database,
@@ -33,15 +39,25 @@ printf "INSERT INTO events (stream_id, stream_revision, event_id, event_type, da
 go test -c -o /tmp/eventstore.bench.test ./eventstore
 load() { cut -d' ' -f1 /proc/loadavg; }
 echo "machine: $(nproc) cores"
-for r in $(seq 1 "$ROUNDS"); do
-	l1=$(load)
-	raw=$(pgbench -n -c 16 -j 2 -T "$SECS" -f "$script" "$peer_db" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
-	l2=$(load)
-	out=$(cd eventstore && /tmp/eventstore.bench.test -test.run '^$' -test.bench 'AppendSingle16Writers$' -test.benchtime "${N}x" | grep AppendSingle)
-	ours=$(echo "$out" | grep -o '[0-9.]* appends/s' | cut -d' ' -f1)
-	p99=$(echo "$out" | grep -o '[0-9.]* p99_ms' | cut -d' ' -f1)
-	printf 'round %d: raw INSERT %.0f tps (load %s) | AppendToStream %.0f appends/s, p99 %s ms (load %s) | ratio %.2f\n' \
-		"$r" "$raw" "$l1" "$ours" "$p99" "$l2" "$(echo "$ours / $raw" | bc -l)"
+raw() { # protocol
 	psql -qX "$peer_db" -c 'TRUNCATE events' >/dev/null
+	pgbench -n -M "$1" -c 16 -j 2 -T "$SECS" -f "$script" "$peer_db" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+}
+ours() { # test binary, its package directory
+	(cd "$2" && "$1" -test.run '^$' -test.bench 'AppendSingle16Writers$' -test.benchtime "${N}x" | grep AppendSingle |
+		awk '{for (i = 1; i < NF; i++) { if ($(i+1) == "appends/s") a = $i; if ($(i+1) == "p99_ms") p = $i } } END { print a, p }')
+}
+for r in $(seq 1 "$ROUNDS"); do
+	l=$(load)
+	simple=$(raw simple)
+	prepared=$(raw prepared)
+	read -r a p99 < <(ours /tmp/eventstore.bench.test eventstore)
+	printf 'round %d (load %s): raw INSERT %.0f tps simple, %.0f prepared | AppendToStream %.0f appends/s, p99 %s ms | ratio %.2f to simple, %.2f to prepared\n' \
+		"$r" "$l" "$simple" "$prepared" "$a" "$p99" "$(echo "$a / $simple" | bc -l)" "$(echo "$a / $prepared" | bc -l)"
+	if [[ -n "${BEFORE:-}" ]]; then
+		read -r b bp99 < <(ours "$BEFORE" "$(dirname "$BEFORE")")
+		printf '         before: %.0f appends/s, p99 %s ms | ratio %.2f to simple, %.2f to prepared\n' \
+			"$b" "$bp99" "$(echo "$b / $simple" | bc -l)" "$(echo "$b / $prepared" | bc -l)"
+	fi
 done
 rm -f "$script"

@@ -10,7 +10,10 @@
 #
 #   bash bench/peers/eventlist.sh          # RATE=500 SECS=15 ROUNDS=3
 #   SEEDED=1 bash bench/peers/eventlist.sh # reuse feedsvc_bench_eventlist as seeded
+#   SERVER_BIN=/path/to/feedsvc ...          # measure another build of the server
 #
+# The event feed is scored (config with geo and keywords), as a feed of a
+# city's events would be: relevanceScore is on every item.
 # Seeding (`seed events -news-items 10000`) takes a minute or two. The
 # database, feedsvc_bench_eventlist, is kept for reruns (seed drop removes it).
 set -euo pipefail
@@ -30,11 +33,12 @@ trap '[[ -n "$serve_pid" ]] && kill "$serve_pid" 2>/dev/null; wait 2>/dev/null' 
 
 go build -o "$bin/" ./bench/seed ./bench/loadgen ./cmd/feedsvc
 if [[ -z "${SEEDED:-}" || ! -s "$bin/eventlist.env" ]]; then
-	"$bin/seed" events -db "$db" -fresh -news-items 10000 >"$bin/eventlist.env"
+	"$bin/seed" events -db "$db" -fresh -news-items 10000 \
+		-config '{"geo":{"lat":52.52,"lng":13.405,"radiusKm":25},"keywords":["jazz","festival","kids"]}' >"$bin/eventlist.env"
 fi
 . "$bin/eventlist.env"
 DATABASE_URL="$db" FEEDSVC_ADDR="127.0.0.1:$PORT" FEEDSVC_ROLES=api FEEDSVC_LOG_LEVEL=warn FEEDSVC_MAX_CONNS_PER_IP=0 \
-	FEEDSVC_RATE_LIMIT=unlimited "$bin/feedsvc" serve >"$bin/serve.log" 2>&1 &
+	FEEDSVC_RATE_LIMIT=unlimited "${SERVER_BIN:-$bin/feedsvc}" serve >"$bin/serve.log" 2>&1 &
 serve_pid=$!
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
 

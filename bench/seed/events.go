@@ -40,6 +40,7 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed of the event layout")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "log projection progress")
+	config := fs.String("config", "", "the event feed's config (JSON), e.g. with geo and keywords so that items are scored")
 	newsItems := fs.Int("news-items", 0, "also a news feed of this many items (NEWS_FEED), the peer the event list is measured beside")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -57,8 +58,17 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
+	var opts domain.FeedOptions
+	if *config != "" {
+		c, err := domain.ParseFeedConfig([]byte(*config))
+		if err != nil {
+			return fmt.Errorf("-config: %w", err)
+		}
+		opts.Config = &c
+	}
 	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
 		Kind: domain.FeedHappenings, Org: orgID, Name: "Bench events", Description: fmt.Sprintf("%d events", *events),
+		Options: opts,
 	})
 	if err != nil {
 		return err
