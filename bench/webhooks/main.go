@@ -149,7 +149,7 @@ func run(ctx context.Context) error {
 }
 
 func subscribe(ctx context.Context, db *database.DB, cmds *commands.Handler, org uuid.UUID, url string) error {
-	secretID, _, err := webhook.NewSecrets(db.Bun).Create(ctx, org)
+	secretID, _, err := webhook.NewSecrets(db.Bun).Create(ctx, org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		return err
 	}

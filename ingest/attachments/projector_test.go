@@ -12,14 +12,13 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
-	"github.com/feedsvc/feedsvc/readmodel/migrations"
 )
 
 // migrationFile runs one of the service's migration files in a
 // transaction, as bun runs a .tx.up.sql file.
 func migrationFile(t *testing.T, db *database.DB, name string) {
 	t.Helper()
-	body, err := fs.ReadFile(migrations.Owner.Files, name)
+	body, err := fs.ReadFile(attachments.Projector{}.Migrations(), name)
 	if err != nil {
 		t.Fatal(err)
 	}

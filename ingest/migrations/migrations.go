@@ -2,7 +2,9 @@
 // (crawl_state, crawl_seen, crawl_failures, crawl_listings, backfills, the
 // events each source found and which document holds each), which nothing
 // rebuilds from the log. The ingestion read model (ingest_attachments,
-// ingest_feeds) is made with the other read models in readmodel/migrations.
+// ingest_feeds) is its projector's, in ingest/attachments: its tables were
+// first made by readmodel/newsitems' 20261122000020_items, when one file
+// made every read model's tables.
 package migrations
 
 import (

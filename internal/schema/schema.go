@@ -15,25 +15,35 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 	idempotencymigrations "github.com/feedsvc/feedsvc/internal/idempotency/migrations"
 	"github.com/feedsvc/feedsvc/internal/migrate"
+	"github.com/feedsvc/feedsvc/internal/projectors"
+	"github.com/feedsvc/feedsvc/projections"
 	projectionsmigrations "github.com/feedsvc/feedsvc/projections/migrations"
-	readmodelmigrations "github.com/feedsvc/feedsvc/readmodel/migrations"
 	webhookmigrations "github.com/feedsvc/feedsvc/webhook/migrations"
 )
 
-// Owners lists every owner of tables, from the bottom of the house up.
-// Their files run as one sequence in timestamp order whatever the list's
-// order (see internal/migrate); the queue's function runs after them.
+// Owners lists every owner of tables, from the bottom of the house up:
+// the stores and the engine, then every registered projector that ships
+// its tables' migrations (projections.Migrated: a new read model's tables
+// come with its folder), then ingest, webhook and the queue. Their files
+// run as one sequence in timestamp order whatever the list's order (see
+// internal/migrate); the queue's function runs after them.
 func Owners() []migrate.Owner {
-	return []migrate.Owner{
+	owners := []migrate.Owner{
 		eventstoremigrations.Owner,
 		authmigrations.Owner,
 		idempotencymigrations.Owner,
 		projectionsmigrations.Owner,
-		readmodelmigrations.Owner,
+	}
+	for _, p := range projectors.All() {
+		if m, ok := p.(projections.Migrated); ok {
+			owners = append(owners, migrate.Owner{Name: "read model " + p.Name(), Files: m.Migrations()})
+		}
+	}
+	return append(owners,
 		ingestmigrations.Owner,
 		webhookmigrations.Owner,
 		webhookmigrations.Queue,
-	}
+	)
 }
 
 // Migrate brings db to the service's current schema (see migrate.Run).

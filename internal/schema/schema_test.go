@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/migrate"
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 )
@@ -150,5 +151,24 @@ func TestADatabaseMigratedFromTheSingleFolderIsUpToDate(t *testing.T) {
 	}
 	if len(tables) != 0 {
 		t.Fatalf("migrating again made tables %v: files were applied twice", tables)
+	}
+}
+
+// A read model's tables come with its folder: every table a registered
+// projector owns exists in a database the schema made, so a new read model
+// that forgets its migrations (or its Migrations method) fails here rather
+// than on the first event it projects.
+func TestEveryTableAProjectorOwnsIsMadeByTheSchema(t *testing.T) {
+	db, _ := testdb.New(t)
+	for _, p := range projectors.All() {
+		for _, table := range p.Tables() {
+			var exists bool
+			if err := db.Bun.NewRaw("SELECT to_regclass(?) IS NOT NULL", table).Scan(context.Background(), &exists); err != nil {
+				t.Fatalf("look up %s: %v", table, err)
+			}
+			if !exists {
+				t.Errorf("projector %s owns table %s, but the schema does not make it", p.Name(), table)
+			}
+		}
 	}
 }
