@@ -28,7 +28,6 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
-	"github.com/feedsvc/feedsvc/readmodel/shape"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -71,10 +70,6 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, records requests and is served at /metrics.
 	Metrics *metrics.Registry
-	// EventRelevance scores event items against their feed's config
-	// (relevanceScore); when nil, items are not scored and the member is
-	// omitted. The service sets it to extraction's scoring.
-	EventRelevance shape.RelevanceFunc
 	// History reads an item's events from the event store.
 	History *history.Reader
 	// Webhooks keeps signing secrets and the delivery log, and sends test

@@ -32,7 +32,6 @@ import (
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/history"
-	"github.com/feedsvc/feedsvc/readmodel/relevance"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -163,10 +162,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
 		Commands: s.Commands, DB: db.Bun, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
-		EventRelevance: relevance.Score,
-		Webhooks:       s.Webhooks,
-		History:        history.New(s.Store, sources.NewQueries(db.Bun)),
-		Parser:         parse.New(client, logger).WithLimits(cfg.Documents),
+		Webhooks: s.Webhooks,
+		History:  history.New(s.Store, sources.NewQueries(db.Bun)),
+		Parser:   parse.New(client, logger).WithLimits(cfg.Documents),
 	})
 	return s, nil
 }
