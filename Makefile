@@ -41,7 +41,7 @@ bench-ingest: build
 
 ## bench-polling: n loopback sites polled by `feedsvc serve` and by Miniflux
 ## (built from its source at MINIFLUX_COMMIT into MINIFLUX_DIR, outside the
-## repo), side by side (bench/README.md, section 20). POLLING_FLAGS passes
+## repo), side by side (bench/README.md, section 22). POLLING_FLAGS passes
 ## flags to bench/polling.
 MINIFLUX_DIR ?= /tmp/miniflux-src
 MINIFLUX_COMMIT ?= 106cdd09

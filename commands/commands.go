@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/stream"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
@@ -25,10 +26,6 @@ import (
 // one stream at once (a bulk of source adds to one feed), so the bound is
 // generous and the pauses are jittered to break lock-step retries.
 const maxAttempts = 20
-
-// ErrBusy: a command lost the race for its stream maxAttempts times and
-// stored nothing; repeating it later is safe.
-var ErrBusy = errors.New("too many concurrent changes")
 
 // Result tells the caller where its events landed, so it can wait for the
 // projections that read them before answering (read-after-write, D6).
@@ -81,6 +78,9 @@ type Handler struct {
 	lookups Lookups
 	now     func() time.Time
 	sources SourceChecker
+	// scope is the idempotent request the commands run as; zero outside
+	// one.
+	scope idempotency.Scope
 }
 
 // Option adjusts a Handler.
@@ -108,11 +108,22 @@ func (h *Handler) WithClock(now func() time.Time) *Handler {
 	return &c
 }
 
+// Idempotent returns a handler whose commands run as the idempotent
+// request s (one Idempotency-Key's): the ids they mint and the events they
+// append derive from s, and a stream already holding the request's events
+// is not decided on again (see decide). The zero Scope gives a handler
+// like h.
+func (h *Handler) Idempotent(s idempotency.Scope) *Handler {
+	c := *h
+	c.scope = s
+	return &c
+}
+
 // newID mints the id of something new a command makes. In an idempotent
-// request (idempotency.With) it is derived from the request's key and
-// purpose, so a rerun of the request names the same resource.
-func (h *Handler) newID(ctx context.Context, purpose string) uuid.UUID {
-	return idempotency.NewID(ctx, purpose)
+// request it is derived from the request's key and purpose, so a rerun of
+// the request names the same resource.
+func (h *Handler) newID(purpose string) uuid.UUID {
+	return h.scope.NewID(purpose)
 }
 
 type metadata struct {
@@ -141,37 +152,33 @@ type change[A domain.Aggregate] struct {
 // and where it landed; a decision of nothing reports the stored events it
 // rests on (Result.Seen) so that the caller still answers read-after-write.
 //
-// In an idempotent request the events' ids derive from the request's key
-// (see append), and a stream already holding the request's events is not
-// decided on again: see rerun.
+// In an idempotent request (Idempotent) the events' ids derive from the
+// request's key (see append), and a stream already holding the request's
+// events is not decided on again: see rerun.
 func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A, Result, error) {
 	var agg A
 	var res Result
-	scope, idempotent := idempotency.From(ctx)
+	idempotent := h.scope.Idempotent()
 	// A rerun must read the stream to find its events, so it never takes
 	// the no-read shortcut.
 	fresh := c.mostlyNew && !idempotent
 	err := retry(ctx, func() error {
 		agg = c.empty()
-		var recs []eventstore.RecordedEvent
+		var recs []stream.Recorded
 		if !fresh {
 			var err error
-			if recs, err = h.history(ctx, c.stream); err != nil {
+			if recs, err = stream.Load(ctx, h.store, c.stream); err != nil {
 				return err
 			}
 		}
 		fresh = false
 		if idempotent {
-			if at, n := scope.Stored(c.stream, eventIDs(recs)); n > 0 {
-				var err error
-				res, err = rerun(agg, c, recs[:at], recs[at:at+n])
-				return err
+			if at, n := h.scope.Stored(c.stream, eventIDs(recs)); n > 0 {
+				res = rerun(agg, c, recs[:at], recs[at:at+n])
+				return nil
 			}
 		}
-		seen, err := apply(agg, c.stream, recs)
-		if err != nil {
-			return err
-		}
+		seen := apply(agg, recs)
 		events, err := c.decide(agg)
 		if err != nil {
 			return err
@@ -199,54 +206,34 @@ func decide[A domain.Aggregate](ctx context.Context, h *Handler, c change[A]) (A
 // the stored events, not the new decision, are applied: the aggregate is
 // exactly as that run left it, later changes by others aside, and the
 // caller waits for mine to be visible as it would have.
-func rerun[A domain.Aggregate](agg A, c change[A], before, mine []eventstore.RecordedEvent) (Result, error) {
-	if _, err := apply(agg, c.stream, before); err != nil {
-		return Result{}, err
-	}
+func rerun[A domain.Aggregate](agg A, c change[A], before, mine []stream.Recorded) Result {
+	apply(agg, before)
 	_, _ = c.decide(agg) // decided on this state once already: same outcome
-	if _, err := apply(agg, c.stream, mine); err != nil {
-		return Result{}, err
-	}
+	apply(agg, mine)
 	res := Result{Position: mine[len(mine)-1].Position}
 	for _, r := range mine {
 		if !slices.Contains(res.EventTypes, r.Type) {
 			res.EventTypes = append(res.EventTypes, r.Type)
 		}
 	}
-	return res, nil
-}
-
-// history reads every event of a stream; a missing stream has none.
-func (h *Handler) history(ctx context.Context, stream string) ([]eventstore.RecordedEvent, error) {
-	var all []eventstore.RecordedEvent
-	for r, err := range eventstore.Events(ctx, h.store, stream, 1000) {
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, r)
-	}
-	return all, nil
+	return res
 }
 
 // apply folds recs into agg and returns a Result whose Seen members cover
 // them.
-func apply(agg domain.Aggregate, stream string, recs []eventstore.RecordedEvent) (Result, error) {
+func apply(agg domain.Aggregate, recs []stream.Recorded) Result {
 	var seen Result
 	for _, r := range recs {
-		e, err := domain.DecodeEvent(r.Type, r.Data)
-		if err != nil {
-			return Result{}, fmt.Errorf("read stream %s: %w", stream, err)
-		}
-		agg.Apply(e)
+		agg.Apply(r.Event)
 		seen.SeenPosition = r.Position
 		if !slices.Contains(seen.SeenEventTypes, r.Type) {
 			seen.SeenEventTypes = append(seen.SeenEventTypes, r.Type)
 		}
 	}
-	return seen, nil
+	return seen
 }
 
-func eventIDs(recs []eventstore.RecordedEvent) []uuid.UUID {
+func eventIDs(recs []stream.Recorded) []uuid.UUID {
 	ids := make([]uuid.UUID, len(recs))
 	for i, r := range recs {
 		ids[i] = r.ID
@@ -270,7 +257,7 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 		if err != nil {
 			return Result{}, err
 		}
-		id, ok := idempotency.EventID(ctx, stream, i)
+		id, ok := h.scope.EventID(stream, i)
 		if !ok {
 			id = uuid.Must(uuid.NewV7())
 		}

@@ -33,7 +33,7 @@ type UpdateFeed struct {
 
 // CreateFeed decides and stores a new feed.
 func (h *Handler) CreateFeed(ctx context.Context, c CreateFeed) (domain.FeedState, Result, error) {
-	id := h.newID(ctx, "feed")
+	id := h.newID("feed")
 	feed, res, err := decide(ctx, h, change[*domain.Feed]{
 		stream: domain.FeedStream(c.Kind, id), org: c.Org,
 		empty: func() *domain.Feed { return domain.NewFeed(c.Kind) },

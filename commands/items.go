@@ -35,7 +35,7 @@ func (h *Handler) DiscoverArticle(ctx context.Context, c DiscoverArticle) (Disco
 		stream: domain.ArticleStream(content.URL), mostlyNew: true,
 		empty: func() *domain.Article { return &domain.Article{} },
 		decide: func(a *domain.Article) ([]domain.Event, error) {
-			events := a.Discover(h.newID(ctx, "article"), h.newID(ctx, "newsPage"), c.SourceID, content, c.LastMod, h.now())
+			events := a.Discover(h.newID("article"), h.newID("newsPage"), c.SourceID, content, c.LastMod, h.now())
 			isNew = len(events) == 1 && events[0].EventType() == domain.ArticleDiscovered{}.EventType()
 			return events, nil
 		},
@@ -60,7 +60,7 @@ func (h *Handler) AddNewsItem(ctx context.Context, c AddNewsItem) (added bool, r
 		stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
 		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
 		decide: func(i *domain.NewsItem) ([]domain.Event, error) {
-			return i.Add(h.newID(ctx, "newsItem"), to, c.Article, h.now()), nil
+			return i.Add(h.newID("newsItem"), to, c.Article, h.now()), nil
 		},
 	})
 	if err != nil {
@@ -94,7 +94,7 @@ func (h *Handler) GiveFeedback(ctx context.Context, c GiveFeedback) (uuid.UUID, 
 	if err != nil {
 		return uuid.Nil, Result{}, err
 	}
-	id := h.newID(ctx, "feedback")
+	id := h.newID("feedback")
 	var res Result
 	switch stream := domain.ItemStream(c.Kind, ref); c.Kind {
 	case domain.FeedHappenings:

@@ -64,7 +64,7 @@ func (h *Handler) register(ctx context.Context, org uuid.UUID, details domain.So
 		stream: domain.SourceStream(details), org: org,
 		empty: func() *domain.Source { return &domain.Source{} },
 		decide: func(s *domain.Source) ([]domain.Event, error) {
-			events := s.Register(h.newID(ctx, "source"), details, org, h.now())
+			events := s.Register(h.newID("source"), details, org, h.now())
 			created = len(events) > 0
 			return events, nil
 		},
@@ -125,7 +125,7 @@ func (h *Handler) attach(ctx context.Context, ref FeedRef, details domain.Source
 	if err != nil {
 		return domain.Attachment{}, Result{}, err
 	}
-	id := h.newID(ctx, "attachment")
+	id := h.newID("attachment")
 	feed, res, err := h.changeFeed(ctx, ref, func(f *domain.Feed) ([]domain.Event, error) {
 		return f.AttachSource(id, src, details, h.now())
 	})

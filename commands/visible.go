@@ -8,12 +8,6 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 )
 
-// ErrLagging: a write was stored but the read models did not reflect it in
-// time. The change is kept and will appear; repeating the request repeats
-// the change unless it runs in the same idempotency.Scope (an
-// Idempotency-Key), which finds the stored events instead.
-var ErrLagging = errors.New("read models are lagging behind the write")
-
 // Waiter waits until the read models that read the given event types have
 // passed a position in the log. It returns an error wrapping
 // context.DeadlineExceeded when its own bound passes first.
@@ -35,15 +29,6 @@ func Visible[T any](ctx context.Context, w Waiter, run func(context.Context) (T,
 		return out, err
 	}
 	return out, nil
-}
-
-// VisibleDone is Visible for commands that answer nothing but success.
-func VisibleDone(ctx context.Context, w Waiter, run func(context.Context) (Result, error)) error {
-	_, err := Visible(ctx, w, func(ctx context.Context) (struct{}, Result, error) {
-		res, err := run(ctx)
-		return struct{}{}, res, err
-	})
-	return err
 }
 
 func waitFor(ctx context.Context, w Waiter, res Result) error {

@@ -46,7 +46,7 @@ type DisableFailingWebhook struct {
 
 // CreateWebhook decides and stores a new subscription.
 func (h *Handler) CreateWebhook(ctx context.Context, c CreateWebhook) (domain.WebhookState, Result, error) {
-	id := h.newID(ctx, "webhook")
+	id := h.newID("webhook")
 	w, res, err := decide(ctx, h, change[*domain.Webhook]{
 		stream: domain.WebhookStream(id), org: c.Org, mostlyNew: true,
 		empty: func() *domain.Webhook { return &domain.Webhook{} },

@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
@@ -83,14 +82,9 @@ func (h *handlers) addEventSource(c *fiber.Ctx) error {
 		return err
 	}
 	cmd := commands.AttachSourceRecord{FeedRef: ref, SourceType: *body.SourceType, SourceID: sourceID}
-	var id string
-	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
-		a, res, err := h.Commands.AttachSourceRecord(ctx, cmd)
-		id = a.ID.String()
-		return a, res, err
-	})
+	att, err := create(c, h, "source", attachmentID, (*commands.Handler).AttachSourceRecord, cmd)
 	if err != nil {
-		return envelope.Stored(err, "source", id)
+		return err
 	}
 	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedHappenings, att, false))
 }

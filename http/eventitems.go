@@ -146,13 +146,9 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	scores, err := h.scores(c, page.Items, page.Config, legacy)
-	if err != nil {
-		return err
-	}
 	buf := renderBuffers.Get().(*[]byte)
 	defer renderBuffers.Put(buf)
-	*buf, err = eventList((*buf)[:0], feedID, page, f, scores)
+	*buf, err = eventList((*buf)[:0], feedID, page, f)
 	if err != nil {
 		return err
 	}
@@ -167,13 +163,13 @@ var renderBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // eventList appends a page as data of the list (api.md 4.6): the items,
 // each with its block for the query's range, total and pagination; a page
 // of changes adds the items removed.
-func eventList(b []byte, feedID uuid.UUID, page happeningitems.Page, f happeningitems.Filter, scores map[uuid.UUID]*float64) ([]byte, error) {
+func eventList(b []byte, feedID uuid.UUID, page happeningitems.Page, f happeningitems.Filter) ([]byte, error) {
 	b = append(b, `{"items":[`...)
 	for i, it := range page.Items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		item := eventItem(it, occurrenceBlock(it, f), scores[it.EventID])
+		item := eventItem(it, occurrenceBlock(it, f))
 		if f.Shape.Legacy {
 			b = shape.AppendLegacy(b, item, true)
 		} else {
@@ -217,15 +213,11 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, config, err := h.happenings.Item(c.UserContext(), organization(c), feedID, itemID, happeningitems.Shape{IncludeSource: include})
+	it, err := h.happenings.Item(c.UserContext(), organization(c), feedID, itemID, happeningitems.Shape{IncludeSource: include})
 	if err != nil {
 		return err
 	}
-	scores, err := h.scores(c, []happeningitems.Item{it}, config, false)
-	if err != nil {
-		return err
-	}
-	item := eventItem(it, shape.Everything(it.Occurrences, domain.Now()), scores[it.EventID])
+	item := eventItem(it, shape.Everything(it.Occurrences, domain.Now()))
 	return envelope.OKJSON(c, fiber.StatusOK, shape.AppendCurrent(nil, item))
 }
 
@@ -233,32 +225,11 @@ func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
 	return h.giveFeedback(c, domain.FeedHappenings, "id")
 }
 
-// scores are the relevance scores of items in the current shape, by event;
-// none when the feed's config gives nothing to score by, so that such
-// feeds' lists never read events' details.
-func (h *handlers) scores(c *fiber.Ctx, items []happeningitems.Item, config domain.FeedConfig, legacy bool) (map[uuid.UUID]*float64, error) {
-	if legacy || len(items) == 0 || !h.EventRelevance.Scores(config) {
-		return nil, nil
-	}
-	ids := make([]uuid.UUID, len(items))
-	for i, it := range items {
-		ids[i] = it.EventID
-	}
-	details, err := h.happenings.HappeningDetails(c.UserContext(), ids)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[uuid.UUID]*float64, len(details))
-	for id, d := range details {
-		out[id] = h.EventRelevance.Score(d, config)
-	}
-	return out, nil
-}
-
-// eventItem is what the shapes render an item from.
-func eventItem(it happeningitems.Item, block shape.Occurrences, score *float64) shape.Item {
+// eventItem is what the shapes render an item from; its relevance score
+// is the one the projector stored (the legacy shape omits it).
+func eventItem(it happeningitems.Item, block shape.Occurrences) shape.Item {
 	return shape.Item{
 		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
-		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: score,
+		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: it.Relevance,
 	}
 }

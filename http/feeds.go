@@ -1,10 +1,10 @@
 package http
 
 import (
-	"context"
 	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -69,14 +69,9 @@ func (h *handlers) createFeed(k feedKind) fiber.Handler {
 		if k.configurable {
 			cmd.Options = domain.FeedOptions{Enabled: body.Enabled, Config: config}
 		}
-		var id string
-		feed, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.FeedState, commands.Result, error) {
-			f, res, err := h.Commands.CreateFeed(ctx, cmd)
-			id = f.ID.String()
-			return f, res, err
-		})
+		feed, err := create(c, h, "feed", func(f domain.FeedState) uuid.UUID { return f.ID }, (*commands.Handler).CreateFeed, cmd)
 		if err != nil {
-			return envelope.Stored(err, "feed", id)
+			return err
 		}
 		return envelope.OK(c, fiber.StatusCreated, k.out(feed, true))
 	}
@@ -125,9 +120,7 @@ func (h *handlers) updateFeed(k feedKind) fiber.Handler {
 			return err
 		}
 		update := domain.FeedUpdate{Name: body.Name, Description: body.Description, Enabled: body.Enabled, Config: config}
-		feed, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.FeedState, commands.Result, error) {
-			return h.Commands.UpdateFeed(ctx, commands.UpdateFeed{FeedRef: ref, Update: update})
-		})
+		feed, err := write(c, h, (*commands.Handler).UpdateFeed, commands.UpdateFeed{FeedRef: ref, Update: update})
 		if err != nil {
 			return err
 		}
@@ -142,9 +135,7 @@ func (h *handlers) deleteFeed(k feedKind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if err := commands.VisibleDone(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Result, error) {
-			return h.Commands.DeleteFeed(ctx, ref)
-		}); err != nil {
+		if err := writeDone(c, h, (*commands.Handler).DeleteFeed, ref); err != nil {
 			return err
 		}
 		return envelope.Deleted(c)

@@ -331,7 +331,7 @@ func TestARepeatAfterTheProcessDiedMidWriteFindsTheStoredEvents(t *testing.T) {
 	if err != nil || claim.Outcome != idempotency.Run {
 		t.Fatalf("claim: %+v, %v", claim, err)
 	}
-	stored, _, err := h.Service.Commands.CreateFeed(idempotency.With(ctx, claim.Scope),
+	stored, _, err := h.Service.Commands.Idempotent(claim.Scope).CreateFeed(ctx,
 		commands.CreateFeed{Kind: domain.FeedNews, Org: organizationOf(t, h), Name: "Crashed", Description: "mid-write"})
 	if err != nil {
 		t.Fatal(err)

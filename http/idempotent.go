@@ -84,9 +84,11 @@ func runIdempotently(c *fiber.Ctx, store *idempotency.Store, claim idempotency.C
 	base := c.UserContext()
 	// The run gets less time than its lease, so that a key whose lease ran
 	// out belongs to a run that is over.
-	ctx, cancel := context.WithTimeout(idempotency.With(base, claim.Scope), store.WorkTime())
+	ctx, cancel := context.WithTimeout(base, store.WorkTime())
 	defer cancel()
 	c.SetUserContext(ctx)
+	// The writes pass the scope to what they run (see write).
+	c.Locals(scopeLocal{}, claim.Scope)
 	if claim.Rerun {
 		logger.InfoContext(base, "idempotent request run again", "path", c.Path())
 	}

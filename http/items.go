@@ -1,7 +1,6 @@
 package http
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -283,9 +282,7 @@ func (h *handlers) giveFeedback(c *fiber.Ctx, kind domain.FeedKind, feedParam st
 		FeedRef: commands.FeedRef{Kind: kind, Org: organization(c), FeedID: feedID},
 		ItemID:  itemID, Rating: *body.Rating, Comment: comment,
 	}
-	id, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (uuid.UUID, commands.Result, error) {
-		return h.Commands.GiveFeedback(ctx, cmd)
-	})
+	id, err := write(c, h, (*commands.Handler).GiveFeedback, cmd)
 	if err != nil {
 		return err
 	}

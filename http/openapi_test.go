@@ -48,13 +48,28 @@ func servedOperations(app *fiber.App) []string {
 	return slices.Compact(out)
 }
 
+// unnamed is ops with each path parameter written {}.
+func unnamed(ops []string) []string {
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = pathParamName.ReplaceAllString(op, "{}")
+	}
+	return out
+}
+
+var pathParamName = regexp.MustCompile(`\{[^}/]+\}`)
+
 func TestEveryRouteIsInTheOpenAPIDocumentAndEveryDocumentedRouteIsServed(t *testing.T) {
 	h := servicetest.Start(t)
 	checker, err := openapitest.Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, documented := servedOperations(h.Service.App), checker.Operations()
+	// Parameters are compared by position, not name: the document names
+	// one concept one way ({feedId} on both feed kinds' routes, {sourceId}
+	// for a source record) where the routes keep their own names, which
+	// are not on the wire.
+	served, documented := unnamed(servedOperations(h.Service.App)), unnamed(checker.Operations())
 	for _, op := range served {
 		if !slices.Contains(documented, op) {
 			t.Errorf("%s is served but not in the OpenAPI document: add it to http/openapi/spec", op)

@@ -23,12 +23,12 @@ import (
 	"github.com/feedsvc/feedsvc/internal/metrics"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/history"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
-	"github.com/feedsvc/feedsvc/readmodel/shape"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -71,10 +71,6 @@ type Deps struct {
 	Logger *slog.Logger
 	// Metrics, when set, records requests and is served at /metrics.
 	Metrics *metrics.Registry
-	// EventRelevance scores event items against their feed's config
-	// (relevanceScore); when nil, items are not scored and the member is
-	// omitted. The service sets it to extraction's scoring.
-	EventRelevance shape.RelevanceFunc
 	// History reads an item's events from the event store.
 	History *history.Reader
 	// Webhooks keeps signing secrets and the delivery log, and sends test
@@ -142,6 +138,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
+	// Subscription addresses carry their own credential (subscriptions.go).
+	h.subscriptionOutputs(app)
 	app.Use(keyauth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	if deps.Limiter != nil {
 		app.Use(keyauth.RateLimit(deps.Limiter))
@@ -208,6 +206,8 @@ type reads struct {
 	negative   *negativesources.Queries
 	webhooks   *webhooks.Queries
 	lookups    *readmodel.Lookups
+	// subscriptions are the feeds' secret addresses (subscriptions.go).
+	subscriptions *feedsubscriptions.Queries
 }
 
 func readsOf(db *bun.DB) reads {
@@ -215,6 +215,7 @@ func readsOf(db *bun.DB) reads {
 		feeds: feeds.NewQueries(db), sources: sources.NewQueries(db), news: newsitems.NewQueries(db),
 		happenings: happeningitems.NewQueries(db), insights: insights.NewQueries(db),
 		negative: negativesources.NewQueries(db), webhooks: webhooks.NewQueries(db), lookups: readmodel.NewLookups(db),
+		subscriptions: feedsubscriptions.NewQueries(db),
 	}
 }
 
@@ -236,6 +237,9 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Delete("/:feedId/sources/:sourceId", newsScope, h.detachSource(newsFeed))
 
 	items := keyauth.RequireScope(auth.ScopeItems)
+	events := app.Group("/feeds/events")
+	h.outputRoutes(news, events, items)
+	h.subscriptionRoutes(news, events, newsScope, keyauth.RequireScope(auth.ScopeEvents), items)
 	news.Get("/:feedId/items", items, h.listNewsItems)
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
@@ -243,7 +247,6 @@ func (h *handlers) routes(app *fiber.App) {
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	eventsScope := keyauth.RequireScope(auth.ScopeEvents)
-	events := app.Group("/feeds/events")
 	events.Post("/", eventsScope, h.createFeed(eventFeeds))
 	events.Get("/", eventsScope, h.listFeeds(eventFeeds))
 	events.Get("/:id", eventsScope, h.getFeed(eventFeeds))

@@ -1,10 +1,10 @@
 package http
 
 import (
-	"context"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -85,14 +85,9 @@ func (h *handlers) addNewsSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var id string
-	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
-		a, res, err := h.Commands.AttachSource(ctx, commands.AttachSource{FeedRef: ref, Request: req})
-		id = a.ID.String()
-		return a, res, err
-	})
+	att, err := create(c, h, "source", attachmentID, (*commands.Handler).AttachSource, commands.AttachSource{FeedRef: ref, Request: req})
 	if err != nil {
-		return envelope.Stored(err, "source", id)
+		return err
 	}
 	return envelope.OK(c, fiber.StatusCreated, attachmentOut(domain.FeedNews, att, true))
 }
@@ -142,9 +137,7 @@ func (h *handlers) updateNewsSource(c *fiber.Ctx) error {
 		return envelope.BadRequest("enabled", "is required")
 	}
 	cmd := commands.SetSourceEnabled{FeedRef: ref, AttachmentID: attID, Enabled: *body.Enabled}
-	att, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.Attachment, commands.Result, error) {
-		return h.Commands.SetSourceEnabled(ctx, cmd)
-	})
+	att, err := write(c, h, (*commands.Handler).SetSourceEnabled, cmd)
 	if err != nil {
 		return err
 	}
@@ -165,9 +158,7 @@ func (h *handlers) deleteFeedSource(c *fiber.Ctx, feedOf feedOfPath) error {
 	if err != nil {
 		return err
 	}
-	if err := commands.VisibleDone(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Result, error) {
-		return h.Commands.DetachSource(ctx, commands.DetachSource{FeedRef: ref, AttachmentID: attID})
-	}); err != nil {
+	if err := writeDone(c, h, (*commands.Handler).DetachSource, commands.DetachSource{FeedRef: ref, AttachmentID: attID}); err != nil {
 		return err
 	}
 	return envelope.Deleted(c)
@@ -229,14 +220,9 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var id string
-	reg, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Registered, commands.Result, error) {
-		r, res, err := h.Commands.RegisterSource(ctx, commands.RegisterSource{Org: organization(c), Request: req})
-		id = r.ID.String()
-		return r, res, err
-	})
+	reg, err := create(c, h, "source", func(r commands.Registered) uuid.UUID { return r.ID }, (*commands.Handler).RegisterSource, commands.RegisterSource{Org: organization(c), Request: req})
 	if err != nil {
-		return envelope.Stored(err, "source", id)
+		return err
 	}
 	status := fiber.StatusOK
 	if reg.Created {
@@ -278,3 +264,6 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	}
 	return envelope.OK(c, fiber.StatusOK, out)
 }
+
+// attachmentID names what an attach made.
+func attachmentID(a domain.Attachment) uuid.UUID { return a.ID }

@@ -80,18 +80,13 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 	if err := h.knownEventFeeds(c.UserContext(), org, config.EventFeedIDs); err != nil {
 		return err
 	}
-	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), org)
+	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), org, idempotencyScope(c).NewID("webhookSecret"))
 	if err != nil {
 		return err
 	}
-	var id string
-	hook, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.WebhookState, commands.Result, error) {
-		w, res, err := h.Commands.CreateWebhook(ctx, commands.CreateWebhook{Org: org, Config: config, SecretID: secretID})
-		id = w.ID.String()
-		return w, res, err
-	})
+	hook, err := create(c, h, "webhook", func(w domain.WebhookState) uuid.UUID { return w.ID }, (*commands.Handler).CreateWebhook, commands.CreateWebhook{Org: org, Config: config, SecretID: secretID})
 	if err != nil {
-		return envelope.Stored(err, "webhook", id)
+		return err
 	}
 	return envelope.OK(c, fiber.StatusCreated, createdWebhookJSON{webhookJSON: webhookOut(hook), Secret: secret})
 }
@@ -144,9 +139,7 @@ func (h *handlers) updateWebhook(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	hook, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.WebhookState, commands.Result, error) {
-		return h.Commands.UpdateWebhook(ctx, commands.UpdateWebhook{WebhookRef: ref, Update: update})
-	})
+	hook, err := write(c, h, (*commands.Handler).UpdateWebhook, commands.UpdateWebhook{WebhookRef: ref, Update: update})
 	if err != nil {
 		return err
 	}
@@ -158,9 +151,7 @@ func (h *handlers) deleteWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := commands.VisibleDone(c.UserContext(), h.Waiter, func(ctx context.Context) (commands.Result, error) {
-		return h.Commands.DeleteWebhook(ctx, ref)
-	}); err != nil {
+	if err := writeDone(c, h, (*commands.Handler).DeleteWebhook, ref); err != nil {
 		return err
 	}
 	return envelope.Deleted(c)
@@ -180,13 +171,11 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 	if _, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
 		return err
 	}
-	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org)
+	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org, idempotencyScope(c).NewID("webhookSecret"))
 	if err != nil {
 		return err
 	}
-	hook, err := commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (domain.WebhookState, commands.Result, error) {
-		return h.Commands.RotateWebhookSecret(ctx, commands.RotateWebhookSecret{WebhookRef: ref, SecretID: secretID})
-	})
+	hook, err := write(c, h, (*commands.Handler).RotateWebhookSecret, commands.RotateWebhookSecret{WebhookRef: ref, SecretID: secretID})
 	if err != nil {
 		return err
 	}

@@ -79,6 +79,17 @@ func newsWorkload(t *testing.T, store eventstore.Store, db *database.DB, cmds *c
 	off := false
 	_, _, err = cmds.UpdateWebhook(ctx, commands.UpdateWebhook{WebhookRef: commands.WebhookRef{Org: org, ID: hook.ID}, Update: domain.WebhookUpdate{Enabled: &off}})
 	must(err)
+	// Two subscription addresses of a feed, one revoked.
+	ref := commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: items[0].FeedID}
+	for i := range 2 {
+		sub, _, err := cmds.CreateFeedSubscription(ctx, commands.CreateFeedSubscription{FeedRef: ref,
+			Prefix: fmt.Sprintf("prefix%06d", i), SecretHash: fmt.Sprintf("%064x", i+1)})
+		must(err)
+		if i == 0 {
+			_, err = cmds.RevokeFeedSubscription(ctx, commands.RevokeFeedSubscription{FeedRef: ref, ID: sub.SubscriptionID})
+			must(err)
+		}
+	}
 }
 
 func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *testing.T) {

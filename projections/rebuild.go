@@ -73,7 +73,8 @@ func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) 
 			logger.Warn("could not record the rebuild's end", "err", rerr)
 		}
 	}()
-	if err := prepareShadow(ctx, r.DB.Bun, schema, p); err != nil {
+	later, err := prepareShadow(ctx, r.DB.Bun, schema, p)
+	if err != nil {
 		return err
 	}
 	shadowDSN, err := withSearchPath(r.DSN, schema)
@@ -102,6 +103,9 @@ func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) 
 	if err := r.waitCaughtUp(ctx, p, st, progress, started, logger, done); err != nil {
 		return err
 	}
+	if err := finishShadow(ctx, r.DB.Bun, schema, p, later, logger); err != nil {
+		return err
+	}
 	logger.Info("rebuild caught up, swapping", "events", progress.Processed(), "elapsed", time.Since(started).Round(time.Millisecond))
 	st.setProgress(progress.Processed(), progress.Position())
 	st.setPhase(PhaseSwapping)
@@ -110,30 +114,79 @@ func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) 
 	return err
 }
 
-func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) error {
+// IndexesLast is implemented by a projector whose handlers find rows only
+// through primary keys and unique indexes, which its inserts' ON CONFLICT
+// and lookups use: a rebuild of it creates the tables' other indexes once
+// the shadow has caught up, each in one sorted pass, instead of keeping
+// them current row by row (issue 22: a third to a half of what inserting a
+// row costs). A lookup through such an index during a rebuild would scan
+// the table instead, so a projector that makes them does not declare it.
+type IndexesLast interface {
+	Projector
+	// IndexesLast says which lookups its handlers make.
+	IndexesLast() string
+}
+
+// prepareShadow creates the shadow schema with p's tables and their
+// constraints and indexes, and resets the shadow's checkpoint. It returns
+// the index statements it left for finishShadow: the non-unique indexes
+// of a projector that builds them last.
+func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) ([]string, error) {
 	stmts := []string{
 		fmt.Sprintf("DROP SCHEMA IF EXISTS %s CASCADE", schema),
 		fmt.Sprintf("CREATE SCHEMA %s", schema),
 	}
+	_, last := p.(IndexesLast)
+	var later []string
 	for _, t := range p.Tables() {
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (LIKE public.%s INCLUDING ALL EXCLUDING INDEXES)", schema, t, t))
 		idx, err := indexStatements(ctx, db, schema, t)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		stmts = append(stmts, idx...)
+		for _, s := range idx {
+			if last && strings.HasPrefix(s, "CREATE INDEX ") {
+				later = append(later, s)
+				continue
+			}
+			stmts = append(stmts, s)
+		}
 	}
 	for _, s := range stmts {
 		if _, err := db.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("prepare shadow schema %s: %w", schema, err)
+			return nil, fmt.Errorf("prepare shadow schema %s: %w", schema, err)
 		}
 	}
 	_, err := db.NewRaw(`INSERT INTO projection_checkpoints (name) VALUES (?)
 		ON CONFLICT (name) DO UPDATE SET commit_position = 0, prepare_position = 0, updated_at = now()`,
 		p.Name()+rebuildSuffix).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("reset shadow checkpoint: %w", err)
+		return nil, fmt.Errorf("reset shadow checkpoint: %w", err)
 	}
+	return later, nil
+}
+
+// finishShadow readies a caught-up shadow for the swap: it creates the
+// indexes prepareShadow left (the shadow projector keeps running; its next
+// write to a table waits for that table's index), and analyzes the shadow
+// tables, which autovacuum has not seen yet: without statistics the
+// swapped-in read model would be planned blind (a list fell from 2 ms to
+// seconds until autovacuum came by).
+func finishShadow(ctx context.Context, db *bun.DB, schema string, p Projector, later []string, logger *slog.Logger) error {
+	t0 := time.Now()
+	for _, s := range later {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("create index in shadow schema %s: %w", schema, err)
+		}
+	}
+	t1 := time.Now()
+	for _, t := range p.Tables() {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("ANALYZE %s.%s", schema, t)); err != nil {
+			return fmt.Errorf("analyze shadow table %s.%s: %w", schema, t, err)
+		}
+	}
+	logger.Info("shadow indexed and analyzed", "indexes", len(later), "index_time", t1.Sub(t0).Round(time.Millisecond),
+		"analyze_time", time.Since(t1).Round(time.Millisecond))
 	return nil
 }
 

@@ -47,7 +47,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 			Checkpoint: p.Name() + cfg.CheckpointSuffix, Version: p.Version(), EventTypes: EventTypes(p),
 			BatchSize: cfg.BatchSize, PollInterval: cfg.PollInterval,
 		}, prog, logger)
-		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p))
+		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p, sub))
 		r.subscribers = append(r.subscribers, sub)
 		r.progress[p.Name()] = prog
 	}
@@ -74,7 +74,9 @@ func (r *Runner) Progress(name string) *Progress { return r.progress[name] }
 // Projectors are the projectors this runner runs.
 func (r *Runner) Projectors() []Projector { return r.projectors }
 
-func handlerFor(p Projector) message.NoPublishHandlerFunc {
+// handlerFor projects the events a message of sub names (its payload:
+// positions) with p's handlers, in the batch transaction of its context.
+func handlerFor(p Projector, sub *Subscriber) message.NoPublishHandlerFunc {
 	handlers := dispatcherFor(p)
 	return func(msg *message.Message) error {
 		ctx := msg.Context()
@@ -82,9 +84,9 @@ func handlerFor(p Projector) message.NoPublishHandlerFunc {
 		if !ok {
 			return errors.New("message carries no batch transaction")
 		}
-		b, ok := batchFromContext(ctx)
-		if !ok {
-			return errors.New("message carries no batch")
+		b, err := sub.delivered(msg)
+		if err != nil {
+			return fmt.Errorf("%s: message %s: %w", p.Name(), msg.UUID, err)
 		}
 		for _, env := range b.events {
 			if err := handlers.project(ctx, tx, env); err != nil {

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,18 +25,40 @@ func TxFromContext(ctx context.Context) (bun.Tx, bool) {
 	return tx, ok
 }
 
-type batchKey struct{}
-
-// batch is what one message carries: a batch's events, decoded, in log
-// order, and the first error a handler met projecting them.
+// batch is the batch a subscriber is delivering: its events, decoded, in
+// log order, and the first error a handler met projecting them (a nack
+// carries no error).
 type batch struct {
 	events []Envelope
 	err    error
 }
 
-func batchFromContext(ctx context.Context) (*batch, bool) {
-	b, ok := ctx.Value(batchKey{}).(*batch)
-	return b, ok
+// A message's payload names its batch: the positions of its events, in
+// log order, 16 bytes each (commit, prepare; big-endian). The events
+// themselves were decoded where the page was read (ahead, while the batch
+// before was written); the handler takes them from its subscriber
+// (Subscriber.delivered), which hands out only the events the payload
+// names, so that what the router sees is what is projected.
+const positionSize = 16
+
+func encodePositions(events []Envelope) []byte {
+	out := make([]byte, 0, positionSize*len(events))
+	for _, e := range events {
+		out = binary.BigEndian.AppendUint64(out, e.Position.Commit)
+		out = binary.BigEndian.AppendUint64(out, e.Position.Prepare)
+	}
+	return out
+}
+
+func decodePositions(payload []byte) ([]eventstore.Position, error) {
+	if len(payload)%positionSize != 0 {
+		return nil, fmt.Errorf("payload of %d bytes is no list of positions", len(payload))
+	}
+	out := make([]eventstore.Position, 0, len(payload)/positionSize)
+	for b := payload; len(b) > 0; b = b[positionSize:] {
+		out = append(out, eventstore.Position{Commit: binary.BigEndian.Uint64(b), Prepare: binary.BigEndian.Uint64(b[8:])})
+	}
+	return out, nil
 }
 
 // BatchWriter holds writes a projector postpones to the end of a batch, so
@@ -117,8 +140,8 @@ type SubscriberConfig struct {
 // Each batch runs in one transaction: it takes the checkpoint's advisory
 // lock (so two processes never project the same batch), reads the events
 // of the projector's types after the checkpoint (the store passes the
-// others), hands them to the handler as one message with the transaction
-// and the decoded events in its context, and writes the new checkpoint:
+// others), hands them to the handler as one message whose payload lists
+// their positions (the transaction in its context), and writes the new checkpoint:
 // how far the read reached. An acked batch commits; a nack rolls the
 // whole batch back and it is delivered again from the same checkpoint
 // after a backoff. Nothing is skipped and nothing applied twice. One
@@ -140,6 +163,11 @@ type Subscriber struct {
 	// ahead is the next page, being read (and decoded) while a batch is
 	// projected; only the loop goroutine touches it.
 	ahead *page
+
+	// delivering is the batch of the message in flight, from before the
+	// message is sent until its verdict (or the end of the wait for it).
+	mu         sync.Mutex
+	delivering *batch
 }
 
 // NewSubscriber returns a subscriber reporting its position to progress.
@@ -328,14 +356,21 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (ca
 	return time.Time{}, nil
 }
 
-// project hands a batch's events to the handler as one message and
-// flushes what the projector deferred.
+// project hands a batch's events to the handler as one message, whose
+// payload lists their positions, and flushes what the projector deferred.
+// The message's context carries what cannot travel in a payload: the
+// batch's transaction and its deferred writes.
 func (s *Subscriber) project(ctx context.Context, tx bun.Tx, out chan<- *message.Message, events []Envelope) error {
 	writes := &deferred{byKey: map[any]BatchWriter{}}
 	b := &batch{events: events}
-	msgCtx := context.WithValue(context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes), batchKey{}, b)
+	msgCtx := context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes)
 	first, last := events[0], events[len(events)-1]
-	if err := deliver(msgCtx, out, message.NewMessage(first.EventID, nil)); err != nil {
+	msg := message.NewMessage(first.EventID, encodePositions(events))
+	msg.Metadata.Set("checkpoint", s.cfg.Checkpoint)
+	s.setDelivering(b)
+	err := deliver(msgCtx, out, msg)
+	s.setDelivering(nil)
+	if err != nil {
 		if b.err != nil {
 			err = b.err
 		}
@@ -429,6 +464,34 @@ func (s *Subscriber) read(ctx context.Context, from eventstore.Position) (*page,
 }
 
 var errNacked = errors.New("handler nacked the batch")
+
+func (s *Subscriber) setDelivering(b *batch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delivering = b
+}
+
+// delivered returns the batch of the message in flight, whose payload
+// names its events: the decoded events of exactly those positions. A
+// message that names anything else (a stale or forged one) is refused.
+func (s *Subscriber) delivered(msg *message.Message) (*batch, error) {
+	positions, err := decodePositions(msg.Payload)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	b := s.delivering
+	s.mu.Unlock()
+	if b == nil || len(b.events) != len(positions) {
+		return nil, errors.New("the message names events its subscriber is not delivering")
+	}
+	for i, p := range positions {
+		if b.events[i].Position != p {
+			return nil, fmt.Errorf("the message names %s where its subscriber delivers %s", p, b.events[i].Position)
+		}
+	}
+	return b, nil
+}
 
 // deliver hands one message to the router and waits for its verdict.
 func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Message) error {

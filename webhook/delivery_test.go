@@ -208,7 +208,7 @@ func TestAnItemIsMatchedAgainstTheSubscriptionsAsTheyStoodWhenItWasAdded(t *test
 	rc := newReceiver(t, nil)
 	feed := uuid.New()
 	before, _ := s.addItem(feed, "before the webhook")
-	secretID, _, err := s.svc.Secrets().Create(ctx, s.org)
+	secretID, _, err := s.svc.Secrets().Create(ctx, s.org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestAnItemIsMatchedAgainstTheSubscriptionsAsTheyStoodWhenItWasAdded(t *test
 	// A marker to another webhook: once it arrives, the dispatcher is past
 	// everything above.
 	marker := newReceiver(t, nil)
-	markerSecret, _, err := s.svc.Secrets().Create(ctx, s.org)
+	markerSecret, _, err := s.svc.Secrets().Create(ctx, s.org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/stream"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
@@ -248,19 +249,8 @@ func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at ev
 // detailsAt folds the event's stream up to position at.
 func (s *Service) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.HappeningDetails, error) {
 	var event domain.Happening
-	stream := domain.HappeningStream(eventID)
-	for r, err := range eventstore.Events(ctx, s.parts.Store, stream, 100) {
-		if err != nil {
-			return domain.HappeningDetails{}, err
-		}
-		if at.Less(r.Position) {
-			return event.Details(), nil
-		}
-		e, err := domain.DecodeEvent(r.Type, r.Data)
-		if err != nil {
-			return domain.HappeningDetails{}, fmt.Errorf("read %s: %w", stream, err)
-		}
-		event.Apply(e)
+	if err := stream.FoldUntil(ctx, s.parts.Store, domain.HappeningStream(eventID), &event, at); err != nil {
+		return domain.HappeningDetails{}, err
 	}
 	if !event.Exists() {
 		// An item is added after its event is discovered; a log without the

@@ -124,7 +124,7 @@ func run(db *database.DB, cfg webhook.Config) (*machinery, error) {
 func (s *stack) subscribe(url string, feeds ...uuid.UUID) (uuid.UUID, string) {
 	s.t.Helper()
 	ctx := context.Background()
-	secretID, secret, err := s.svc.Secrets().Create(ctx, s.org)
+	secretID, secret, err := s.svc.Secrets().Create(ctx, s.org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -65,13 +65,16 @@ func (s *Service) Housekeep(ctx context.Context) error {
 // refuses a pending delivery) sends it again on request. The job of a
 // delivery's current run is found by its arguments, as the unique job
 // River holds for (delivery, run); one still waiting, retrying or running
-// keeps the delivery pending. A redelivery committing while this runs
+// keeps the delivery pending. The job is matched by equality on its two
+// arguments, which Postgres answers with one hash of the live jobs; a
+// containment test (args @> …) could only be a scan of river_job per
+// pending delivery, minutes of CPU on a start with a backlog. A redelivery committing while this runs
 // may be marked unknown although its new job is queued: that job still
 // sends and records its outcome, so the mark lasts until then.
 func (s *Service) markUnknown(ctx context.Context, now time.Time) error {
 	res, err := s.db.NewRaw(`UPDATE webhook_deliveries d SET status = ?, updated_at = ?
 		WHERE d.status = ? AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = ?
-			AND j.args @> jsonb_build_object('deliveryId', d.id, 'run', d.runs)
+			AND j.args->>'deliveryId' = d.id::text AND j.args->>'run' = d.runs::text
 			AND j.state NOT IN ('completed', 'cancelled', 'discarded'))`,
 		StatusUnknown, now, StatusPending, deliveryArgs{}.Kind()).Exec(ctx)
 	if err != nil {

@@ -125,7 +125,7 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 	rc := newReceiver(t, nil)
 	hook, oldSecret := s.subscribe(rc.URL)
 	ctx := context.Background()
-	newID, newSecret, err := s.svc.Secrets().Create(ctx, s.org)
+	newID, newSecret, err := s.svc.Secrets().Create(ctx, s.org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		t.Fatal(err)
 	}

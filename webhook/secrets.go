@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-
-	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
 // Secrets keeps webhook signing secrets.
@@ -36,12 +34,13 @@ type secretRow struct {
 	CreatedAt      time.Time `bun:"created_at"`
 }
 
-// Create stores a fresh secret for org and returns its id and value. In an
-// idempotent request (a webhook create or a rotation with an
-// Idempotency-Key) the id is the request's, and a rerun of the request
-// gets the secret its first run stored: the one the webhook's events name.
-func (s *Secrets) Create(ctx context.Context, org uuid.UUID) (uuid.UUID, string, error) {
-	row := secretRow{ID: idempotency.NewID(ctx, "webhookSecret"), OrganizationID: org, Secret: NewSecret(), CreatedAt: time.Now().UTC()}
+// Create stores a fresh secret for org under id and returns id and the
+// secret. In an idempotent request (a webhook create or a rotation with an
+// Idempotency-Key) id is the request's (idempotency.Scope.NewID), and a
+// rerun of the request gets the secret its first run stored: the one the
+// webhook's events name. Elsewhere id is fresh.
+func (s *Secrets) Create(ctx context.Context, org, id uuid.UUID) (uuid.UUID, string, error) {
+	row := secretRow{ID: id, OrganizationID: org, Secret: NewSecret(), CreatedAt: time.Now().UTC()}
 	// The no-op update makes the upsert return the stored row when the id
 	// exists, so the secret is whichever was stored first.
 	if _, err := s.db.NewInsert().Model(&row).On("CONFLICT (id) DO UPDATE").Set("id = EXCLUDED.id").

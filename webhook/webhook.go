@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river"
@@ -79,6 +80,12 @@ type Config struct {
 	// hands it to another process: the time a crashed process's attempts
 	// wait. Default: the job timeout plus 30 s.
 	RescueAfter time.Duration
+	// SenderConns sizes the sender's own pool (default 16); the service
+	// gives it its share of FEEDSVC_DB_MAX_CONNS.
+	SenderConns int
+	// Instance names the process in the sender's and the listener's
+	// application_name (database.AppName); unset, they keep the main pool's.
+	Instance string
 	// RecordPatience is how long a sent attempt's outcome is retried to be
 	// recorded before the job gives up on it (default 15 s; tests shorten
 	// it).
@@ -103,6 +110,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = domain.Now
+	}
+	if c.SenderConns <= 0 {
+		c.SenderConns = senderConns
 	}
 	if c.RecordPatience <= 0 {
 		c.RecordPatience = recordPatience
@@ -142,6 +152,9 @@ type Service struct {
 	secrets *Secrets
 	metrics *Metrics
 	started bool
+	// loads and records batch the attempts' statements (webhooks role).
+	loads   *batcher[uuid.UUID, attempt]
+	records *batcher[outcome, *time.Time]
 }
 
 // New wires the webhook machinery; nothing runs until Start.
@@ -157,7 +170,11 @@ func New(p Parts, cfg Config) (*Service, error) {
 	if err := s.open(p.DB); err != nil {
 		return nil, err
 	}
-	rc, err := river.NewClient(riverdatabasesql.NewWithPgxListener(s.db.DB, s.listener), s.riverConfig())
+	driver := riverdatabasesql.New(s.db.DB)
+	if s.listener != nil {
+		driver = riverdatabasesql.NewWithPgxListener(s.db.DB, s.listener)
+	}
+	rc, err := river.NewClient(driver, s.riverConfig())
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("create webhook job client: %w", err)
@@ -166,27 +183,31 @@ func New(p Parts, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// senderConns is the size of the sender's own pool: an attempt holds a
-// connection only for its two or three short statements, so a few serve
-// many attempts in flight.
+// senderConns is the default size of the sender's own pool: an attempt
+// holds a connection only for its share of two batched statements, so a
+// few serve many attempts in flight.
 const senderConns = 16
 
 func (s *Service) open(db *database.DB) error {
+	s.db = db.Bun
+	if !s.cfg.Work {
+		// An insert-only job client (the API queues redeliveries) never
+		// listens: it needs no connection of its own.
+		return nil
+	}
 	// River's LISTEN connection is held for good: it gets a pool of its
 	// own rather than one of the service's.
 	lcfg := db.Pool.Config().Copy()
 	lcfg.MinConns, lcfg.MaxConns = 0, 1
+	s.appName(lcfg, "webhook-listener")
 	listener, err := pgxpool.NewWithConfig(context.Background(), lcfg)
 	if err != nil {
 		return fmt.Errorf("open webhook listener pool: %w", err)
 	}
 	s.listener = listener
-	s.db = db.Bun
-	if !s.cfg.Work {
-		return nil
-	}
 	pcfg := db.Pool.Config().Copy()
-	pcfg.MinConns, pcfg.MaxConns = 0, senderConns
+	pcfg.MinConns, pcfg.MaxConns = 0, int32(s.cfg.SenderConns)
+	s.appName(pcfg, "webhook-sender")
 	// The sender's commits need not wait for the disk: what a database
 	// crash could take back is the record of recent attempts and the jobs'
 	// completion, together, so those deliveries are sent again (receivers
@@ -198,8 +219,20 @@ func (s *Service) open(db *database.DB) error {
 		return fmt.Errorf("open webhook sender pool: %w", err)
 	}
 	s.db = bun.NewDB(stdlib.OpenDBFromPool(s.pool), pgdialect.New())
+	s.loads = newBatcher(batchLanes, s.cfg.Concurrency, s.loadAttempts)
+	s.records = newBatcher(batchLanes, s.cfg.Concurrency, s.recordAttempts)
 	return nil
 }
+
+func (s *Service) appName(cfg *pgxpool.Config, pool string) {
+	if s.cfg.Instance != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = database.AppName(s.cfg.Instance, pool)
+	}
+}
+
+// batchLanes is how many batches of loads, and of records, run at once:
+// while some run, the attempts that arrive meanwhile gather for the next.
+const batchLanes = 2
 
 // riverConfig is an insert-only client for the API, or a working one for
 // the webhooks role.
@@ -265,11 +298,17 @@ func (s *Service) Stop(ctx context.Context) error {
 
 // Close releases the sender's connections, after Stop.
 func (s *Service) Close() {
+	if s.loads != nil {
+		s.loads.stop()
+		s.records.stop()
+	}
 	if s.pool != nil {
 		_ = s.db.Close()
 		s.pool.Close()
 	}
-	s.listener.Close()
+	if s.listener != nil {
+		s.listener.Close()
+	}
 }
 
 // Secrets is the signing-secret store.

@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 
 	"github.com/feedsvc/feedsvc/commands"
@@ -36,7 +39,7 @@ const hostWait = 50 * time.Millisecond
 func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs]) error {
 	s := w.svc
 	now := s.cfg.Now()
-	a, err := s.loadAttempt(ctx, job.Args.DeliveryID, now)
+	a, err := s.loadAttempt(ctx, job.Args.DeliveryID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return river.JobCancel(fmt.Errorf("delivery %s is gone", job.Args.DeliveryID))
 	}
@@ -79,7 +82,9 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[deliveryArgs])
 	if res.OK() {
 		return nil
 	}
-	s.disableIfFailing(ctx, a.WebhookID, *failingSince, now)
+	if failingSince != nil {
+		s.disableIfFailing(ctx, a.WebhookID, *failingSince, now)
+	}
 	return fmt.Errorf("attempt %d of delivery %s: %s", job.Attempt, a.ID, res.Error)
 }
 
@@ -115,36 +120,79 @@ func (s *Service) recordSent(ctx context.Context, a attempt, run int, at time.Ti
 	}
 }
 
-// attempt is what one attempt needs, read in one query: the delivery (its
-// status and how many runs were asked for), its
-// webhook as the dispatcher knows it (never behind the jobs it queued; URL
-// is nil once the webhook is deleted) and the secrets that sign now, the
-// current one first.
+// attempt is what one attempt needs: the delivery (its status and how
+// many runs were asked for), its webhook as the dispatcher knows it (never
+// behind the jobs it queued; URL is nil once the webhook is deleted) and
+// the secrets that sign now, the current one first.
 type attempt struct {
-	ID        uuid.UUID `bun:"id"`
-	WebhookID uuid.UUID `bun:"webhook_id"`
-	EventID   uuid.UUID `bun:"event_id"`
-	Body      string    `bun:"body"`
-	Status    string    `bun:"status"`
-	Runs      int       `bun:"runs"`
-	URL       *string   `bun:"url"`
-	Enabled   *bool     `bun:"enabled"`
-	Secrets   []string  `bun:"secrets,array"`
+	ID        uuid.UUID
+	WebhookID uuid.UUID
+	EventID   uuid.UUID
+	Body      string
+	Status    string
+	Runs      int
+	URL       *string
+	Enabled   *bool
+	Secrets   []string
 }
 
-func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID, now time.Time) (attempt, error) {
-	var a attempt
-	err := s.db.NewRaw(`SELECT d.id, d.webhook_id, d.event_id, p.body, d.status, d.runs, r.url, r.enabled,
-		array_remove(ARRAY[
-			(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
-			(SELECT secret FROM webhook_secrets WHERE id = r.previous_secret_id AND r.previous_valid_until > ?)
-		], NULL) AS secrets
-		FROM webhook_deliveries d JOIN webhook_payloads p ON p.event_id = d.event_id
-		LEFT JOIN webhook_routes r ON r.id = d.webhook_id WHERE d.id = ?`, now, id).Scan(ctx, &a)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+// loadAttempt reads what an attempt needs, in one query with the attempts
+// that ask at the same time (loadAttempts).
+func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID) (attempt, error) {
+	a, err := s.loads.do(ctx, id)
+	if err != nil {
 		return a, fmt.Errorf("load delivery %s: %w", id, err)
 	}
-	return a, err
+	if a.ID == uuid.Nil {
+		return a, sql.ErrNoRows
+	}
+	return a, nil
+}
+
+// loadAttemptsSQL reads deliveries with their bodies, webhooks and
+// secrets. It and recordAttemptsSQL are planned for each batch, with its
+// arrays (pgx.QueryExecModeCacheDescribe: an unnamed statement, one round
+// trip): a plan kept from when the tables were small (a prepared
+// statement's generic plan) scanned webhook_deliveries whole for every
+// batch once they had grown. One plan per batch of up to Concurrency
+// attempts costs little.
+const loadAttemptsSQL = `SELECT d.id, d.webhook_id, d.event_id, p.body, d.status, d.runs, r.url, r.enabled,
+	array_remove(ARRAY[
+		(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
+		(SELECT secret FROM webhook_secrets WHERE id = r.previous_secret_id AND r.previous_valid_until > $2)
+	], NULL)
+	FROM webhook_deliveries d JOIN webhook_payloads p ON p.event_id = d.event_id
+	LEFT JOIN webhook_routes r ON r.id = d.webhook_id WHERE d.id = ANY($1)`
+
+// loadAttempts reads a batch's attempts; a delivery that is gone gets the
+// zero attempt.
+func (s *Service) loadAttempts(ctx context.Context, ids []uuid.UUID) ([]attempt, error) {
+	keys := make([][16]byte, len(ids))
+	for i, id := range ids {
+		keys[i] = id
+	}
+	rows, err := s.pool.Query(ctx, loadAttemptsSQL, pgx.QueryExecModeCacheDescribe, keys, s.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[uuid.UUID]attempt, len(ids))
+	for rows.Next() {
+		var a attempt
+		if err := rows.Scan((*[16]byte)(&a.ID), (*[16]byte)(&a.WebhookID), (*[16]byte)(&a.EventID), &a.Body, &a.Status, &a.Runs,
+			&a.URL, &a.Enabled, &a.Secrets); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		found[a.ID] = a
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]attempt, len(ids))
+	for i, id := range ids {
+		out[i] = found[id]
+	}
+	return out, nil
 }
 
 // cancel ends a delivery whose webhook is gone or disabled.
@@ -158,9 +206,20 @@ func (s *Service) cancel(ctx context.Context, id uuid.UUID, why string) error {
 	return river.JobCancel(fmt.Errorf("delivery %s: %s", id, why))
 }
 
+// outcome is an attempt's record: what it got, the delivery's new status.
+type outcome struct {
+	delivery, webhook uuid.UUID
+	run               int
+	at                time.Time
+	res               Result
+	status            string
+}
+
 // record writes an attempt, the delivery's new status and the webhook's
-// failure streak in one statement. It returns since when the webhook has
-// failed every attempt; nil after a success.
+// failure streak, in one statement with the attempts that end at the same
+// time (recordAttempts). It returns since when the webhook has failed
+// every attempt; nil after a success (or a failure that a later success
+// of the same batch outdid).
 //
 // The job is completed by River afterwards: a crash in between leaves an
 // acknowledged delivery whose job looks unfinished, and the next run of
@@ -173,42 +232,87 @@ func (s *Service) record(ctx context.Context, a attempt, run int, at time.Time, 
 	case last:
 		status = StatusFailed
 	}
-	var code *int
-	if res.StatusCode != 0 {
-		code = &res.StatusCode
-	}
-	args := []any{a.ID, run, at, code, res.Error, res.Duration.Milliseconds(), status, at, a.ID, a.WebhookID}
-	if !res.OK() {
-		args = append(args, at)
-	}
-	q := s.db.NewRaw(`WITH attempt AS (
-			INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
-		), delivery AS (
-			UPDATE webhook_deliveries SET status = ?, updated_at = ? WHERE id = ?
-		) `+streak(res), args...)
-	if res.OK() {
-		if _, err := q.Exec(ctx); err != nil {
-			return nil, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
-		}
-		return nil, nil
-	}
-	var since time.Time
-	if err := q.Scan(ctx, &since); err != nil {
+	since, err := s.records.do(ctx, outcome{delivery: a.ID, webhook: a.WebhookID, run: run, at: at, res: res, status: status})
+	if err != nil {
 		return nil, fmt.Errorf("record attempt of delivery %s: %w", a.ID, err)
 	}
-	return &since, nil
+	return since, nil
 }
 
-// streak ends a failing webhook's failure streak on a success (a healthy
-// webhook's deliveries write and lock nothing shared), or starts or keeps
-// it on a failure, returning since when it fails.
-func streak(res Result) string {
-	if res.OK() {
-		return `UPDATE webhook_health SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL`
+// recordAttemptsSQL records a batch of attempts: their rows, their
+// deliveries' status, and per webhook its failure streak. A webhook whose
+// attempts in the batch all succeeded, or whose last success came after
+// its last failure, ends its streak, if it has one (a healthy webhook's
+// deliveries write and lock nothing shared); one that failed after its
+// last success in the batch starts a streak then; one that only failed
+// keeps its streak or starts one. The failing webhooks' streaks are
+// returned.
+const recordAttemptsSQL = `WITH r AS (
+		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[], $9::bool[])
+			AS r(delivery_id, webhook_id, run, at, status_code, error, duration_ms, status, ok)
+	), attempt AS (
+		INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms)
+		SELECT delivery_id, run, at, status_code, error, duration_ms FROM r
+	), delivery AS (
+		UPDATE webhook_deliveries d SET status = r.status, updated_at = r.at FROM r WHERE d.id = r.delivery_id
+	), w AS (
+		SELECT webhook_id, max(at) FILTER (WHERE ok) AS last_ok FROM r GROUP BY webhook_id
+	), streak AS (
+		SELECT w.webhook_id, w.last_ok, (SELECT min(r.at) FROM r WHERE r.webhook_id = w.webhook_id AND NOT r.ok
+			AND (w.last_ok IS NULL OR r.at >= w.last_ok)) AS fail_from FROM w
+	), healed AS (
+		UPDATE webhook_health h SET failing_since = NULL FROM streak
+		WHERE h.webhook_id = streak.webhook_id AND streak.fail_from IS NULL AND h.failing_since IS NOT NULL
+	)
+	INSERT INTO webhook_health (webhook_id, failing_since)
+	SELECT webhook_id, fail_from FROM streak WHERE fail_from IS NOT NULL
+	ON CONFLICT (webhook_id) DO UPDATE SET failing_since = CASE
+		WHEN (SELECT last_ok FROM streak WHERE streak.webhook_id = EXCLUDED.webhook_id) IS NOT NULL THEN EXCLUDED.failing_since
+		ELSE COALESCE(webhook_health.failing_since, EXCLUDED.failing_since) END
+	RETURNING webhook_id, failing_since`
+
+// recordAttempts records a batch's attempts and answers each failed one
+// with its webhook's streak.
+func (s *Service) recordAttempts(ctx context.Context, batch []outcome) ([]*time.Time, error) {
+	n := len(batch)
+	deliveries, webhooks := make([][16]byte, n), make([][16]byte, n)
+	runs, durations := make([]int32, n), make([]int32, n)
+	ats := make([]time.Time, n)
+	codes := make([]pgtype.Int4, n)
+	errs, statuses := make([]string, n), make([]string, n)
+	oks := make([]bool, n)
+	for i, o := range batch {
+		deliveries[i], webhooks[i], runs[i], ats[i] = o.delivery, o.webhook, int32(o.run), o.at
+		durations[i] = int32(min(o.res.Duration.Milliseconds(), math.MaxInt32))
+		if o.res.StatusCode != 0 {
+			codes[i] = pgtype.Int4{Int32: int32(o.res.StatusCode), Valid: true}
+		}
+		errs[i], statuses[i], oks[i] = o.res.Error, o.status, o.res.OK()
 	}
-	return `INSERT INTO webhook_health (webhook_id, failing_since) VALUES (?, ?)
-		ON CONFLICT (webhook_id) DO UPDATE SET failing_since = COALESCE(webhook_health.failing_since, EXCLUDED.failing_since)
-		RETURNING failing_since`
+	rows, err := s.pool.Query(ctx, recordAttemptsSQL, pgx.QueryExecModeCacheDescribe, deliveries, webhooks, runs, ats, codes, errs, durations, statuses, oks)
+	if err != nil {
+		return nil, err
+	}
+	streaks := map[uuid.UUID]time.Time{}
+	for rows.Next() {
+		var id uuid.UUID
+		var since time.Time
+		if err := rows.Scan((*[16]byte)(&id), &since); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		streaks[id] = since
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*time.Time, n)
+	for i, o := range batch {
+		if since, ok := streaks[o.webhook]; ok && !o.res.OK() {
+			out[i] = &since
+		}
+	}
+	return out, nil
 }
 
 // disableIfFailing asks the domain to disable a webhook whose receiver has

@@ -6,7 +6,7 @@
 // database's Postgres backends (unchanged polls, then with a share of the
 // sites publishing each round), the lag between a source's due time and
 // its poll (p50/p99), and the service's peak memory. See bench/README.md,
-// section 18.
+// section 22.
 package main
 
 import (

@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/database"
@@ -38,8 +40,13 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	seed := fs.Uint64("seed", 1, "random seed of the event layout")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "log projection progress")
+	config := fs.String("config", "", "the event feed's config (JSON), e.g. with geo and keywords so that items are scored")
+	newsItems := fs.Int("news-items", 0, "also a news feed of this many items (NEWS_FEED), the peer the event list is measured beside")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *newsItems < 0 || *newsItems > 1_000_000 {
+		return errors.New("-news-items must be in [0, 1e6]")
 	}
 	if *events < 1 || *events > 1_000_000 || *writers < 1 || *writers > 256 {
 		return errors.New("-events must be in [1, 1e6], -writers in [1, 256]")
@@ -51,8 +58,17 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer db.Close()
+	var opts domain.FeedOptions
+	if *config != "" {
+		c, err := domain.ParseFeedConfig([]byte(*config))
+		if err != nil {
+			return fmt.Errorf("-config: %w", err)
+		}
+		opts.Config = &c
+	}
 	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
 		Kind: domain.FeedHappenings, Org: orgID, Name: "Bench events", Description: fmt.Sprintf("%d events", *events),
+		Options: opts,
 	})
 	if err != nil {
 		return err
@@ -74,6 +90,19 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 	el := time.Since(t0)
 	fmt.Fprintf(os.Stderr, "added %d events (%d occurrences) through the commands (%d writers) in %s: %.0f events/s\n",
 		*events, *events*occurrencesPerEvent, *writers, el.Round(time.Millisecond), float64(*events)/el.Seconds())
+	var newsFeed uuid.UUID
+	if *newsItems > 0 {
+		news, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
+			Kind: domain.FeedNews, Org: orgID, Name: "Bench news", Description: fmt.Sprintf("%d items", *newsItems),
+		})
+		if err != nil {
+			return err
+		}
+		newsFeed = news.ID
+		if err := appendItems(ctx, store, newItemGen(orgID, []uuid.UUID{news.ID}), *newsItems, *writers); err != nil {
+			return err
+		}
+	}
 	if err := catchUpAll(ctx, db, store, logger(*verbose), os.Stderr); err != nil {
 		return err
 	}
@@ -81,6 +110,9 @@ func seedEvents(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "KEY=%s\nORG=%s\nEVENT_FEED=%s\n", key, orgID, feed.ID)
+	if *newsItems > 0 {
+		fmt.Fprintf(stdout, "NEWS_FEED=%s\n", newsFeed)
+	}
 	return nil
 }
 

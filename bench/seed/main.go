@@ -426,6 +426,7 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the rebuilds to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "log rebuild progress")
+	peer := fs.Bool("copy-peer", false, "after each run, load the rows it wrote again with COPY into tables of the same definition, and print the rebuild's rate per row written beside COPY's")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -499,6 +500,8 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	for run := 1; run <= *runs; run++ {
 		fmt.Fprintf(stdout, "run %d, load average %s\n", run, loadAverage())
 		t0 := time.Now()
+		var written int64
+		var wrote []string
 		for _, p := range ps {
 			t1 := time.Now()
 			if err := projections.Rebuild(ctx, *dsn, db, store, p, logger(*verbose)); err != nil {
@@ -511,10 +514,29 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 			fmt.Fprintf(stdout, "  rebuild %-10s %d events in %8s = %7.0f events/s (%s rows: %d)\n",
 				p.Name(), n, el.Round(time.Millisecond), float64(n)/el.Seconds(), p.Tables()[0], rows)
+			for _, t := range p.Tables() {
+				var rows int64
+				if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t}.Sanitize()).Scan(&rows); err != nil {
+					return err
+				}
+				if rows > 0 {
+					written += rows
+					wrote = append(wrote, t)
+				}
+			}
 		}
+		el := time.Since(t0)
 		if len(ps) > 1 {
-			el := time.Since(t0)
 			fmt.Fprintf(stdout, "  all %d projectors: %s\n", len(ps), el.Round(time.Millisecond))
+		}
+		if *peer {
+			fmt.Fprintf(stdout, "  copy peer, load average %s\n", loadAverage())
+			rows, took, err := copyPeer(ctx, db, wrote)
+			if err != nil {
+				return fmt.Errorf("copy peer: %w", err)
+			}
+			fmt.Fprintf(stdout, "  COPY of the %d rows written (%v): %s = %.0f rows/s; rebuild: %.0f rows written/s; ratio %.2f\n",
+				rows, wrote, took.Round(time.Millisecond), float64(rows)/took.Seconds(), float64(written)/el.Seconds(), took.Seconds()/el.Seconds())
 		}
 	}
 	return nil

@@ -3,7 +3,15 @@
 // webhooks role of `feedsvc serve` runs it (the dispatcher projector with
 // the default runner configuration, River, the sender).
 //
-//	go run ./bench/webhooks [-events 10000] [-webhooks 10] [-rate 0] [-db URL]
+//	go run ./bench/webhooks [-events 10000] [-webhooks 10] [-rate 0] [-db URL] [-peer=true] [-dispatch-only] [-cpuprofile FILE]
+//
+// With -peer (the default) the same run also measures River alone: as many
+// no-op jobs shaped like deliveries, with the sender's River settings and
+// pool, before and after the deliveries, and prints the ratio. The pools
+// are those `feedsvc serve` gets from the default FEEDSVC_DB_MAX_CONNS.
+// The CPU of the database's Postgres backends (from /proc, so Postgres
+// must run on this machine) and of this process is given per delivery and
+// per job.
 //
 // Appends go through the event store (an EventDiscovered and an
 // EventItemAdded per event, 16 writers), at -rate events/s or as fast as
@@ -22,9 +30,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,13 +62,16 @@ func main() {
 }
 
 type options struct {
-	db       string
-	events   int
-	webhooks int
-	rate     float64
-	writers  int
-	keep     bool
-	timeout  time.Duration
+	db         string
+	events     int
+	webhooks   int
+	rate       float64
+	writers    int
+	keep       bool
+	timeout    time.Duration
+	peer       bool
+	dispatch   bool
+	cpuprofile string
 }
 
 func run(ctx context.Context) error {
@@ -69,10 +83,24 @@ func run(ctx context.Context) error {
 	flag.IntVar(&o.writers, "writers", 16, "concurrent appenders")
 	flag.BoolVar(&o.keep, "keep", false, "keep the database")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for every delivery")
+	flag.BoolVar(&o.peer, "peer", true, "also run the River no-op peer (as many jobs, before and after)")
+	flag.BoolVar(&o.dispatch, "dispatch-only", false, "only dispatch (queue the deliveries, send nothing): the dispatcher's share of the cost")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the delivery run")
 	flag.Parse()
 
 	_ = database.DropDatabase(ctx, o.db)
-	db, err := schema.Open(ctx, o.db)
+	// The pools as `feedsvc serve` sizes them with the default budget
+	// (FEEDSVC_DB_MAX_CONNS, every role).
+	budget, err := database.SplitBudget(database.DefaultMaxConns, true, true)
+	if err != nil {
+		return err
+	}
+	senderConns = budget.Sender
+	mainDSN, err := database.WithPool(o.db, budget.Main, "")
+	if err != nil {
+		return err
+	}
+	db, err := schema.Open(ctx, mainDSN)
 	if err != nil {
 		return err
 	}
@@ -82,6 +110,60 @@ func run(ctx context.Context) error {
 			_ = database.DropDatabase(context.Background(), o.db)
 		}
 	}()
+	cpu, err := newBackendCPU(ctx, adminDSN(o.db), databaseName(o.db))
+	if err != nil {
+		return err
+	}
+	defer cpu.close()
+	load := loadavg()
+	var peers []peer
+	if o.peer {
+		p, err := riverNoop(ctx, db, cpu, o.events*o.webhooks, 500*o.webhooks)
+		if err != nil {
+			return err
+		}
+		peers = append(peers, p)
+		printPeer(p)
+	}
+	ours, err := deliver(ctx, o, db, cpu)
+	if err != nil {
+		return err
+	}
+	if o.peer {
+		p, err := riverNoop(ctx, db, cpu, o.events*o.webhooks, 500*o.webhooks)
+		if err != nil {
+			return err
+		}
+		peers = append(peers, p)
+		printPeer(p)
+		var rate float64
+		for _, p := range peers {
+			rate += p.rate() / float64(len(peers))
+		}
+		fmt.Printf("ratio to River's no-op jobs (mean of the runs before and after): %.2f; Postgres CPU per delivery / per job: %.1fx (load %s at the start, %s at the end)\n",
+			ours/rate, perUnit(oursPG, o.events*o.webhooks)/perUnit((peers[0].pgCPU+peers[1].pgCPU)/2, peers[0].jobs), load, loadavg())
+	}
+	return nil
+}
+
+// senderConns is the sender's pool as the default budget sizes it; the
+// River peer's pool is the same.
+var senderConns int
+
+// oursPG is the Postgres CPU of the last delivery run (for the ratio).
+var oursPG time.Duration
+
+func perUnit(d time.Duration, n int) float64 { return float64(d) / float64(n) }
+
+func printPeer(p peer) {
+	fmt.Printf("river no-op peer: %d jobs in %s: %.0f jobs/s; CPU per job: Postgres %s, this process %s\n",
+		p.jobs, p.elapsed.Round(time.Millisecond), p.rate(), (p.pgCPU / time.Duration(p.jobs)).Round(time.Microsecond),
+		(p.goCPU / time.Duration(p.jobs)).Round(time.Microsecond))
+}
+
+// deliver runs the webhook machinery over the events and returns
+// deliveries per second.
+func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (float64, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := eventstore.NewPostgres(db.Pool)
 	cmds := commands.New(store, readmodel.NewLookups(db.Bun))
@@ -92,25 +174,29 @@ func run(ctx context.Context) error {
 		srv := httptest.NewServer(arrivals)
 		defer srv.Close()
 		if err := subscribe(ctx, db, cmds, org, srv.URL); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	svc, err := webhook.New(webhook.Parts{DB: db, Store: store, Commands: cmds, Queries: webhooks.NewQueries(db.Bun), Logger: logger},
-		webhook.Config{BackoffBase: time.Second, AllowPrivateNetworks: true, Work: true})
+		webhook.Config{BackoffBase: time.Second, AllowPrivateNetworks: true, Work: true, SenderConns: senderConns})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	runner, err := projections.NewRunner(store, db.Bun, logger, projections.RunnerConfig{}, webhooks.Projector{}, svc.Dispatcher())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	runCtx, stopRunner := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(runCtx) }()
 	<-runner.Running()
+	if o.dispatch {
+		defer func() { stopRunner(); <-done; svc.Close() }()
+		return dispatchOnly(ctx, o, db, store, cpu, org, feed)
+	}
 	if err := svc.Start(context.WithoutCancel(ctx)); err != nil {
 		stopRunner()
-		return err
+		return 0, err
 	}
 	defer func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -122,10 +208,35 @@ func run(ctx context.Context) error {
 	}()
 	time.Sleep(time.Second) // River's listener and producer settle
 
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 0, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	measured := cpu.measure(ctx, 200*time.Millisecond)
 	start := time.Now()
+	queued := make(chan time.Duration, 1)
+	go func() {
+		// When the dispatcher has queued every delivery: what is left
+		// after it is the sender's.
+		for ctx.Err() == nil {
+			var n int
+			if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&n); err == nil && n >= o.events*o.webhooks {
+				queued <- time.Since(start)
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
 	appended, err := appendEvents(ctx, store, o, org, feed)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	appendTime := time.Since(start)
 	fmt.Printf("appended %d events in %s (%.0f events/s)\n", o.events, appendTime.Round(time.Millisecond), float64(o.events)/appendTime.Seconds())
@@ -134,22 +245,90 @@ func run(ctx context.Context) error {
 	case <-time.After(o.timeout):
 		var queued, pending int
 		_ = db.Bun.NewRaw("SELECT count(*), count(*) FILTER (WHERE status = 'pending') FROM webhook_deliveries").Scan(ctx, &queued, &pending)
-		return fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued by the dispatcher, %d of them pending)",
+		return 0, fmt.Errorf("only %d of %d deliveries arrived in %s (%d queued by the dispatcher, %d of them pending)",
 			arrivals.count(), o.events*o.webhooks, o.timeout, queued, pending)
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	elapsed := arrivals.last.Sub(start)
+	// The last attempts' records and River's completions follow the
+	// arrivals: their cost belongs to the run.
+	for range 100 {
+		var left int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").Scan(&left); err != nil || left == 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	pg, self := measured()
+	oursPG = pg
 	n := o.events * o.webhooks
-	fmt.Printf("delivered %d (%d events x %d webhooks) in %s: %.0f deliveries/s\n", n, o.events, o.webhooks, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds())
+	rate := float64(n) / elapsed.Seconds()
+	fmt.Printf("delivered %d (%d events x %d webhooks) in %s: %.0f deliveries/s; CPU per delivery: Postgres %s, this process %s (appends and receivers included)\n",
+		n, o.events, o.webhooks, elapsed.Round(time.Millisecond), rate, (pg / time.Duration(n)).Round(time.Microsecond), (self / time.Duration(n)).Round(time.Microsecond))
+	select {
+	case d := <-queued:
+		fmt.Printf("every delivery queued by the dispatcher %s after the first append\n", d.Round(100*time.Millisecond))
+	default:
+	}
 	lat := arrivals.latencies(appended)
 	fmt.Printf("append to first attempt: p50 %s  p90 %s  p99 %s  max %s  (%d deliveries, %d requests)\n",
 		pct(lat, 50), pct(lat, 90), pct(lat, 99), lat[len(lat)-1].Round(time.Millisecond), len(lat), arrivals.requests)
-	return nil
+	return rate, nil
+}
+
+// dispatchOnly appends the events and waits until every delivery is
+// queued, with the sender stopped.
+func dispatchOnly(ctx context.Context, o options, db *database.DB, store *eventstore.Postgres, cpu *backendCPU, org, feed uuid.UUID) (float64, error) {
+	measured := cpu.measure(ctx, 200*time.Millisecond)
+	start := time.Now()
+	if _, err := appendEvents(ctx, store, o, org, feed); err != nil {
+		return 0, err
+	}
+	n := o.events * o.webhooks
+	for {
+		var queued int
+		if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM webhook_deliveries").Scan(&queued); err != nil {
+			return 0, err
+		}
+		if queued >= n {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	pg, self := measured()
+	fmt.Printf("queued %d deliveries in %s: %.0f/s; CPU per delivery: Postgres %s, this process %s (appends included)\n",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), (pg / time.Duration(n)).Round(time.Microsecond), (self / time.Duration(n)).Round(time.Microsecond))
+	return float64(n) / elapsed.Seconds(), nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func databaseName(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+func adminDSN(dsn string) string {
+	out, err := database.WithDatabase(dsn, "postgres")
+	if err != nil {
+		return dsn
+	}
+	return out
 }
 
 func subscribe(ctx context.Context, db *database.DB, cmds *commands.Handler, org uuid.UUID, url string) error {
-	secretID, _, err := webhook.NewSecrets(db.Bun).Create(ctx, org)
+	secretID, _, err := webhook.NewSecrets(db.Bun).Create(ctx, org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		return err
 	}

@@ -306,7 +306,7 @@ func (in *installation) serve(t *testing.T) (stop func()) {
 // with its signing secret, as the API does.
 func (in *installation) subscribe(t *testing.T, url string) {
 	t.Helper()
-	secretID, _, err := webhook.NewSecrets(in.db.Bun).Create(context.Background(), in.org)
+	secretID, _, err := webhook.NewSecrets(in.db.Bun).Create(context.Background(), in.org, uuid.Must(uuid.NewV7()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
-	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/database"
 )
@@ -108,9 +107,25 @@ func Forbidden(message string) *Error {
 	return &Error{Status: fiber.StatusForbidden, Code: CodePermissionDenied, Message: message}
 }
 
-// Classify maps domain, command and framework errors to their answer.
+// Answerer is a failure of a layer below the API that knows its answer
+// (commands.ErrBusy, commands.ErrLagging): Classify finds one anywhere in
+// an error's chain by these methods, so that this package depends on no
+// package that fails.
+type Answerer interface {
+	error
+	// Status is the answer's HTTP status.
+	Status() int
+	// Code is the error code, or "" for the one the dialect gives the
+	// status.
+	Code() string
+	// Message is what the client reads.
+	Message() string
+}
+
+// Classify maps domain, framework and Answerer errors to their answer.
 func Classify(err error) *Error {
 	var e *Error
+	var answerer Answerer
 	var validation *domain.ValidationError
 	var missing *domain.NotFoundError
 	var conflict *domain.ConflictError
@@ -135,13 +150,10 @@ func Classify(err error) *Error {
 	case errors.Is(err, domain.ErrSourceUnavailable):
 		return &Error{Status: fiber.StatusServiceUnavailable,
 			Message: "the source's platform did not answer or asked to wait; nothing was stored, retry shortly"}
-	case errors.Is(err, commands.ErrBusy):
-		return &Error{Status: fiber.StatusServiceUnavailable,
-			Message: "the resource is being changed by many requests at once; nothing was changed, retry shortly"}
-	// A lagging write says so even when its wait ran out of time.
-	case errors.Is(err, commands.ErrLagging):
-		return &Error{Status: fiber.StatusServiceUnavailable,
-			Message: "the change was saved but is not visible yet; it will appear shortly. Repeat the request only with the same Idempotency-Key, which answers it once visible: without one the change is made again"}
+	// Before the database and the deadline: a lagging write says so even
+	// when its wait ran out of time.
+	case errors.As(err, &answerer):
+		return &Error{Status: answerer.Status(), Code: answerer.Code(), Message: answerer.Message()}
 	case database.Unavailable(err):
 		return &Error{Status: fiber.StatusServiceUnavailable, Code: CodeUnavailable,
 			Message: "the service's database is busy or unreachable; retry shortly (a write with the same Idempotency-Key, so that it is made once)"}
@@ -179,12 +191,10 @@ func ForStatus(status int) *Error {
 	return &Error{Status: status, Message: "unexpected failure, retrying is advised"}
 }
 
-// Stored tells the client the id of what a create stored when its read
-// models lag, so it can fetch it later instead of creating it again.
-func Stored(err error, resource, id string) error {
-	if !errors.Is(err, commands.ErrLagging) {
-		return err
-	}
+// Naming is err's answer naming a resource and its id: a create whose
+// change was stored but is not visible yet tells the client the id, so it
+// can fetch it later instead of creating it again.
+func Naming(err error, resource, id string) *Error {
 	e := *Classify(err)
 	e.Resource, e.ID = resource, id
 	return &e

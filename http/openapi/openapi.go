@@ -25,8 +25,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed spec/*.yaml
+//go:embed spec/*.yaml samples.json
 var specFiles embed.FS
+
+// samplesFile holds the operations' code samples (samples.go); a document
+// built without it has none.
+const samplesFile = "samples.json"
 
 // rootFile is the file that holds everything but the areas' paths and
 // components.
@@ -70,6 +74,12 @@ func build(fsys fs.FS) ([]byte, error) {
 	}
 	if err := addCommonHeaders(root); err != nil {
 		return nil, err
+	}
+	dropUnreferencedResponses(root)
+	if samples, err := fs.ReadFile(fsys, samplesFile); err == nil {
+		if err := addSamples(root, samples); err != nil {
+			return nil, err
+		}
 	}
 	var buf bytes.Buffer
 	if err := writeJSON(&buf, root); err != nil {
@@ -195,34 +205,87 @@ func takesNoKey(op *yaml.Node) bool {
 	return sec != nil && sec.Kind == yaml.SequenceNode && len(sec.Content) == 0
 }
 
-// declareOwnHeaders adds the headers to each of responses, copying a
-// response component in place rather than changing it.
+// declareOwnHeaders adds the headers to each of responses. A response named
+// by $ref is pointed at a copy of its component that declares them too
+// (`<name>OnWrite`, made once), so the component itself stays without
+// them for the reads that name it, and generated clients still meet one
+// named response rather than a copy per operation.
 func declareOwnHeaders(components, responses, headers *yaml.Node) error {
 	if responses == nil || headers == nil {
 		return nil
 	}
+	all := child(components, "responses")
 	for j := 1; j < len(responses.Content); j += 2 {
 		response := responses.Content[j]
 		if ref := lookup(response, "$ref"); ref != nil {
 			name, ok := strings.CutPrefix(ref.Value, "#/components/responses/")
-			component := lookup(child(components, "responses"), name)
+			component := lookup(all, name)
 			if !ok || component == nil {
 				return fmt.Errorf("response $ref %q names no response component", ref.Value)
 			}
-			response = copyMapping(component)
-			if own := lookup(response, "headers"); own != nil {
-				replaceMember(response, "headers", copyMapping(own))
+			written := name + "OnWrite"
+			if lookup(all, written) == nil {
+				variant := copyMapping(component)
+				if own := lookup(variant, "headers"); own != nil {
+					replaceMember(variant, "headers", copyMapping(own))
+				}
+				addHeaders(variant, headers)
+				all.Content = append(all.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: written}, variant)
 			}
-			responses.Content[j] = response
+			responses.Content[j] = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: []*yaml.Node{
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "$ref"},
+				{Kind: yaml.ScalarNode, Tag: "!!str", Value: "#/components/responses/" + written},
+			}}
+			continue
 		}
-		own := child(response, "headers")
-		for i := 0; i < len(headers.Content); i += 2 {
-			if lookup(own, headers.Content[i].Value) == nil {
-				own.Content = append(own.Content, headers.Content[i], headers.Content[i+1])
+		addHeaders(response, headers)
+	}
+	return nil
+}
+
+// addHeaders declares headers on response, leaving any of the same name it
+// declares itself.
+func addHeaders(response, headers *yaml.Node) {
+	own := child(response, "headers")
+	for i := 0; i < len(headers.Content); i += 2 {
+		if lookup(own, headers.Content[i].Value) == nil {
+			own.Content = append(own.Content, headers.Content[i], headers.Content[i+1])
+		}
+	}
+}
+
+// dropUnreferencedResponses removes the response components nothing refers
+// to once the writes have their copies: a response only writes name is
+// wholly copied into them, and linters rightly flag a component no one
+// uses.
+func dropUnreferencedResponses(root *yaml.Node) {
+	responses := lookup(child(root, "components"), "responses")
+	if responses == nil {
+		return
+	}
+	used := map[string]bool{}
+	collectRefs(root, used)
+	kept := responses.Content[:0]
+	for i := 0; i < len(responses.Content); i += 2 {
+		if used["#/components/responses/"+responses.Content[i].Value] {
+			kept = append(kept, responses.Content[i], responses.Content[i+1])
+		}
+	}
+	responses.Content = kept
+}
+
+// collectRefs adds every $ref under n to refs.
+func collectRefs(n *yaml.Node, refs map[string]bool) {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "$ref" {
+				refs[n.Content[i+1].Value] = true
 			}
 		}
 	}
-	return nil
+	for _, c := range n.Content {
+		collectRefs(c, refs)
+	}
 }
 
 // copyMapping is a mapping whose members can be changed without changing

@@ -52,6 +52,9 @@ type Config struct {
 	// MaxConns caps the connections the API holds open at once; past it a
 	// new connection is answered 503 and closed.
 	MaxConns int
+	// DBMaxConns is the process's budget of Postgres connections, split
+	// among its pools (database.SplitBudget).
+	DBMaxConns int
 	// MaxConnsPerIP caps the open connections of one client address; past
 	// it a new connection is answered 429 and closed. 0 turns the cap off
 	// (behind a proxy every connection comes from the proxy's address).
@@ -108,6 +111,9 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.MaxConns, err = count("FEEDSVC_MAX_CONNS", 10_000, 1); err != nil {
+		return Config{}, err
+	}
+	if c.DBMaxConns, err = count("FEEDSVC_DB_MAX_CONNS", database.DefaultMaxConns, 1); err != nil {
 		return Config{}, err
 	}
 	if c.MaxConnsPerIP, err = count("FEEDSVC_MAX_CONNS_PER_IP", 256, 0); err != nil {

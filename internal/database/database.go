@@ -39,7 +39,9 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
-	if cfg.MaxConns < 16 {
+	// A URL that sizes its pool (pool_max_conns, as WithPool sets it from
+	// the process's budget) gets that; tools and tests get 16.
+	if !strings.Contains(dsn, "pool_max_conns=") && cfg.MaxConns < 16 {
 		cfg.MaxConns = 16
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -67,7 +69,7 @@ func EnsureDatabase(ctx context.Context, dsn string) error {
 	if err != nil {
 		return err
 	}
-	conn, err := pgx.Connect(ctx, dsn)
+	conn, err := pgx.Connect(ctx, connDSN(dsn))
 	if err == nil {
 		return conn.Close(ctx)
 	}
@@ -119,8 +121,25 @@ func WithDatabase(dsn, name string) (string, error) {
 	return u.String(), nil
 }
 
-func splitDatabase(dsn string) (name, adminDSN string, err error) {
+// connDSN is dsn for a single connection: without the pool's settings,
+// which a lone connection would send to the server as unknown parameters.
+func connDSN(dsn string) string {
 	u, err := url.Parse(dsn)
+	if err != nil || !strings.Contains(u.RawQuery, "pool_") {
+		return dsn
+	}
+	q := u.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func splitDatabase(dsn string) (name, adminDSN string, err error) {
+	u, err := url.Parse(connDSN(dsn))
 	if err != nil {
 		return "", "", fmt.Errorf("parse database url: %w", err)
 	}

@@ -7,7 +7,6 @@
 package idempotency
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"time"
@@ -17,46 +16,41 @@ import (
 
 // Scope is one idempotent request's identity: a random seed drawn when its
 // key was first seen, and that moment. Reruns of the request get the same
-// Scope from the Store.
+// Scope from the Store. It is an explicit input of what runs the request
+// (commands.Handler.Idempotent, webhook secrets), never carried in a
+// context: it changes what a command does. The zero Scope is no request's:
+// what is minted in it is fresh.
 type Scope struct {
 	seed [32]byte
 	at   time.Time
+	set  bool
 }
 
 // NewScope is the scope of a request with the given seed, first seen at
 // at. The Store makes scopes; this serves callers with keys of their own,
 // and tests.
-func NewScope(seed [32]byte, at time.Time) Scope { return Scope{seed: seed, at: at} }
+func NewScope(seed [32]byte, at time.Time) Scope { return Scope{seed: seed, at: at, set: true} }
 
-type scopeKey struct{}
+// Idempotent reports whether s is an idempotent request's (not the zero
+// Scope).
+func (s Scope) Idempotent() bool { return s.set }
 
-// With returns ctx running in scope.
-func With(ctx context.Context, s Scope) context.Context {
-	return context.WithValue(ctx, scopeKey{}, s)
-}
-
-// From returns the scope ctx runs in, if any.
-func From(ctx context.Context) (Scope, bool) {
-	s, ok := ctx.Value(scopeKey{}).(Scope)
-	return s, ok
-}
-
-// NewID is the id of what the request in ctx mints for purpose ("feed",
+// NewID is the id of what the request mints for purpose ("feed",
 // "attachment"): the same on every run of an idempotent request, a fresh
-// UUIDv7 otherwise. A request must use each purpose for one thing only.
-func NewID(ctx context.Context, purpose string) uuid.UUID {
-	if s, ok := From(ctx); ok {
+// UUIDv7 in the zero Scope. A request must use each purpose for one thing
+// only.
+func (s Scope) NewID(purpose string) uuid.UUID {
+	if s.set {
 		return s.id("id", purpose, 0)
 	}
 	return uuid.Must(uuid.NewV7())
 }
 
-// EventID is the id of the i-th event the request in ctx appends to
-// stream, and false outside an idempotent request. A request appends to a
-// stream at most once, so (stream, i) names one event.
-func EventID(ctx context.Context, stream string, i int) (uuid.UUID, bool) {
-	s, ok := From(ctx)
-	if !ok {
+// EventID is the id of the i-th event the request appends to stream, and
+// false in the zero Scope. A request appends to a stream at most once, so
+// (stream, i) names one event.
+func (s Scope) EventID(stream string, i int) (uuid.UUID, bool) {
+	if !s.set {
 		return uuid.Nil, false
 	}
 	return s.id("event", stream, i), true
@@ -64,8 +58,11 @@ func EventID(ctx context.Context, stream string, i int) (uuid.UUID, bool) {
 
 // Stored finds the events the request in scope appended to a stream
 // before, given the stream's events in order: it returns where they start
-// and how many there are (0 when none).
+// and how many there are (0 when none, and always in the zero Scope).
 func (s Scope) Stored(stream string, ids []uuid.UUID) (at, n int) {
+	if !s.set {
+		return 0, 0
+	}
 	first := s.id("event", stream, 0)
 	for i, id := range ids {
 		if id != first {

@@ -1,7 +1,6 @@
 package idempotency_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -13,18 +12,18 @@ import (
 func TestAnIdempotentRequestMintsTheSameIDsOnEveryRunAndOthersDoNot(t *testing.T) {
 	at := time.Date(2026, 11, 24, 10, 4, 5, 123_000_000, time.UTC)
 	scope := idempotency.NewScope([32]byte{1}, at)
-	ctx := idempotency.With(context.Background(), scope)
-	other := idempotency.With(context.Background(), idempotency.NewScope([32]byte{2}, at))
-	feed := idempotency.NewID(ctx, "feed")
+	other := idempotency.NewScope([32]byte{2}, at)
+	var none idempotency.Scope
+	feed := scope.NewID("feed")
 	cases := []struct {
 		name string
 		a, b uuid.UUID
 		same bool
 	}{
-		{"one purpose twice is one id", feed, idempotency.NewID(ctx, "feed"), true},
-		{"two purposes are two ids", feed, idempotency.NewID(ctx, "attachment"), false},
-		{"another request's seed gives another id", feed, idempotency.NewID(other, "feed"), false},
-		{"outside a request ids are fresh", idempotency.NewID(context.Background(), "feed"), idempotency.NewID(context.Background(), "feed"), false},
+		{"one purpose twice is one id", feed, scope.NewID("feed"), true},
+		{"two purposes are two ids", feed, scope.NewID("attachment"), false},
+		{"another request's seed gives another id", feed, other.NewID("feed"), false},
+		{"outside a request ids are fresh", none.NewID("feed"), none.NewID("feed"), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -43,12 +42,12 @@ func TestAnIdempotentRequestMintsTheSameIDsOnEveryRunAndOthersDoNot(t *testing.T
 		}
 	})
 	t.Run("event ids exist only in a request and differ per stream and index", func(t *testing.T) {
-		if _, ok := idempotency.EventID(context.Background(), "s", 0); ok {
+		if _, ok := none.EventID("s", 0); ok {
 			t.Fatal("an event id outside a request")
 		}
-		a, _ := idempotency.EventID(ctx, "newsfeed-1", 0)
-		b, _ := idempotency.EventID(ctx, "newsfeed-1", 1)
-		c, _ := idempotency.EventID(ctx, "newsfeed-2", 0)
+		a, _ := scope.EventID("newsfeed-1", 0)
+		b, _ := scope.EventID("newsfeed-1", 1)
+		c, _ := scope.EventID("newsfeed-2", 0)
 		if a == b || a == c || b == c {
 			t.Fatalf("%s %s %s", a, b, c)
 		}
@@ -57,8 +56,7 @@ func TestAnIdempotentRequestMintsTheSameIDsOnEveryRunAndOthersDoNot(t *testing.T
 
 func TestARequestFindsTheEventsItAppendedToAStream(t *testing.T) {
 	scope := idempotency.NewScope([32]byte{7}, time.Now())
-	ctx := idempotency.With(context.Background(), scope)
-	mine := func(i int) uuid.UUID { id, _ := idempotency.EventID(ctx, "s", i); return id }
+	mine := func(i int) uuid.UUID { id, _ := scope.EventID("s", i); return id }
 	x, y := uuid.New(), uuid.New()
 	cases := []struct {
 		name  string
@@ -78,4 +76,9 @@ func TestARequestFindsTheEventsItAppendedToAStream(t *testing.T) {
 			}
 		})
 	}
+	t.Run("outside a request none is found", func(t *testing.T) {
+		if at, n := (idempotency.Scope{}).Stored("s", []uuid.UUID{mine(0)}); at != 0 || n != 0 {
+			t.Fatalf("Stored = %d, %d; want none", at, n)
+		}
+	})
 }

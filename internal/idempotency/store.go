@@ -131,7 +131,7 @@ WHERE organization_id = $1 AND key = $2 AND lease_token = $3 AND status IS NULL`
 func (s *Store) Begin(ctx context.Context, org uuid.UUID, key string, fp [32]byte) (Claim, error) {
 	lease := s.Lease.Seconds()
 	for range 5 {
-		c := Claim{org: org, key: key, token: uuid.New()}
+		c := Claim{org: org, key: key, token: uuid.New(), Scope: Scope{set: true}}
 		if _, err := rand.Read(c.Scope.seed[:]); err != nil {
 			return Claim{}, fmt.Errorf("idempotency key: draw seed: %w", err)
 		}

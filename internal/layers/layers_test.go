@@ -25,7 +25,7 @@ var floors = [][]string{
 	{"ingest", "webhook"},
 	{"http"},
 	{"internal/config", "internal/schema", "internal/service", "internal/servicetest", "internal/testdb", "internal/projectors", "internal/projectortest",
-		"internal/layers", "cmd", "bench", "docs"},
+		"internal/layers", "cmd", "bench", "docs", "http/clients"},
 }
 
 func floorOf(pkg string) (int, bool) {

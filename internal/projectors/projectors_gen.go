@@ -8,6 +8,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/articles"
 	"github.com/feedsvc/feedsvc/readmodel/feedback"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
@@ -24,6 +25,7 @@ func All() []projections.Projector {
 		articles.Projector{},
 		feedback.Projector{},
 		feeds.Projector{},
+		feedsubscriptions.Projector{},
 		happeningitems.Projector{},
 		insights.Projector{},
 		negativesources.Projector{},

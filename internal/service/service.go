@@ -33,7 +33,6 @@ import (
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/history"
-	"github.com/feedsvc/feedsvc/readmodel/relevance"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -62,17 +61,33 @@ type Service struct {
 	Webhooks    *webhook.Service
 	Metrics     *metrics.Registry
 	App         *fiber.App
-	logger      *slog.Logger
+	// Budget is how the process's Postgres connections are split; every
+	// connection's application_name starts with "feedsvc:" + Instance + ":".
+	Budget   database.Budget
+	Instance string
+	logger   *slog.Logger
 }
 
 // New opens and migrates the database and wires every part. Nothing runs
 // until Run.
 func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service, error) {
-	db, err := schema.Open(ctx, cfg.DatabaseURL)
+	// One budget of Postgres connections for the process, split among its
+	// pools, each named in application_name (docs/operating.md,
+	// "Connections").
+	budget, err := database.SplitBudget(cfg.DBMaxConns, cfg.Roles[config.RoleWebhooks], cfg.Roles[config.RoleProjections])
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Config: cfg, DB: db, logger: logger}
+	instance := database.Instance()
+	mainDSN, err := database.WithPool(cfg.DatabaseURL, budget.Main, database.AppName(instance, "main"))
+	if err != nil {
+		return nil, err
+	}
+	db, err := schema.Open(ctx, mainDSN)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{Config: cfg, DB: db, Budget: budget, Instance: instance, logger: logger}
 	s.Store = eventstore.NewPostgres(db.Pool)
 	// An analysis copy imported from a filtered export lacks events of its
 	// streams: serving it would answer lists with holes, and commands
@@ -89,6 +104,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Idempotency = idempotency.NewStore(db.Pool)
 	s.Webhooks, err = webhook.New(webhook.Parts{DB: db, Store: s.Store, Commands: s.Commands, Queries: webhooks.NewQueries(db.Bun), Logger: logger}, webhook.Config{
 		BackoffBase: cfg.WebhookBackoffBase, AllowPrivateNetworks: cfg.AllowPrivateNetworks, Work: cfg.Roles[config.RoleWebhooks],
+		SenderConns: budget.Sender, Instance: instance,
 	})
 	if err != nil {
 		db.Close()
@@ -117,7 +133,12 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	// Read models an older projector built are rebuilt on start where the
 	// projections role runs.
 	if cfg.Roles[config.RoleProjections] {
-		s.Rebuilds = &projections.Rebuilder{DSN: cfg.DatabaseURL, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
+		rebuildDSN, err := database.WithPool(cfg.DatabaseURL, budget.Rebuild, database.AppName(instance, "rebuild"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Rebuilds = &projections.Rebuilder{DSN: rebuildDSN, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
 	}
 	if cfg.Roles[config.RoleCrawler] {
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
@@ -145,10 +166,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
 	}, apihttp.Deps{
 		Commands: s.Commands, DB: db.Bun, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
-		EventRelevance: relevance.Score,
-		Webhooks:       s.Webhooks,
-		History:        history.New(s.Store, sources.NewQueries(db.Bun)),
-		Parser:         parse.New(client, logger).WithLimits(cfg.Documents),
+		Webhooks: s.Webhooks,
+		History:  history.New(s.Store, sources.NewQueries(db.Bun)),
+		Parser:   parse.New(client, logger).WithLimits(cfg.Documents),
 		Polling: func(ctx context.Context, org, sourceID uuid.UUID) (apihttp.SourcePolling, bool, error) {
 			p, ok, err := ingest.PollingOf(ctx, db.Bun, org, sourceID)
 			return apihttp.SourcePolling(p), ok, err

@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/relevance"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
@@ -26,10 +27,12 @@ import (
 type Projector struct{}
 
 func (Projector) Name() string { return "eventitems" }
-func (Projector) Version() int { return 2 } // 2: items carry their change key
+
+// Version 2: items carry their change key; 3: and their relevance score.
+func (Projector) Version() int { return 3 }
 func (Projector) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
-		"event_feed_spans", "event_detached_attachments"}
+		"event_feed_spans", "event_detached_attachments", "event_feed_configs"}
 }
 
 func (Projector) Handlers() []projections.Handler {
@@ -53,8 +56,10 @@ func (Projector) Handlers() []projections.Handler {
 					INSERT INTO event_item_attachments (item_id, attachment_id, feed_id, source_id, source_type, linked_at)
 					SELECT id, ?7, ?1, ?4, ?5, ?6 FROM item WHERE visible
 				)
-				SELECT item.id, item.feed_id, item.added_at, e.details
-				FROM item JOIN calendar_events AS e ON e.id = item.event_id WHERE item.visible`,
+				SELECT item.id, item.feed_id, item.added_at, e.details, c.config
+				FROM item JOIN calendar_events AS e ON e.id = item.event_id
+				LEFT JOIN event_feed_configs AS c ON c.feed_id = item.feed_id
+				WHERE item.visible`,
 				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
@@ -75,8 +80,9 @@ func (Projector) Handlers() []projections.Handler {
 					FROM link WHERE i.id = link.item_id AND NOT i.visible
 					RETURNING i.id, i.feed_id, i.added_at, i.event_id
 				)
-				SELECT shown.id, shown.feed_id, shown.added_at, e.details
-				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id`,
+				SELECT shown.id, shown.feed_id, shown.added_at, e.details, c.config
+				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id
+				LEFT JOIN event_feed_configs AS c ON c.feed_id = shown.feed_id`,
 				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
@@ -86,8 +92,17 @@ func (Projector) Handlers() []projections.Handler {
 			}
 			return projectSourceDetached(ctx, db, e, env.Position)
 		}),
+		projections.On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedCreated) error {
+			if e.Config == nil {
+				return nil
+			}
+			return projectConfig(ctx, db, e.FeedID, *e.Config)
+		})),
+		projections.On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedConfigured) error {
+			return projectConfig(ctx, db, e.FeedID, e.Config)
+		})),
 		projections.On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
-			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans"} {
+			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans", "event_feed_configs"} {
 				if err := projections.Exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
 					return err
 				}
@@ -130,14 +145,19 @@ func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d
 				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at
 		), old AS (
 			DELETE FROM event_item_occurrences AS o USING event_items AS i WHERE i.event_id = ?0 AND o.item_id = i.id
+		), items AS (
+			UPDATE event_items SET change_commit = ?11, change_prepare = ?12 WHERE event_id = ?0 AND visible
+			RETURNING id, feed_id, added_at
 		)
-		UPDATE event_items SET change_commit = ?11, change_prepare = ?12 WHERE event_id = ?0 AND visible
-		RETURNING id, feed_id, added_at`,
+		SELECT items.*, c.config FROM items LEFT JOIN event_feed_configs AS c ON c.feed_id = items.feed_id`,
 		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
 		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at,
 		int64(pos.Commit), int64(pos.Prepare)).Scan(ctx, &items)
 	if err != nil {
 		return projections.Exec(nil, err)
+	}
+	if err := scoreItems(ctx, db, items, d); err != nil {
+		return err
 	}
 	return insertOccurrences(ctx, db, items, d)
 }
@@ -155,11 +175,85 @@ func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) er
 		return projections.Exec(nil, err)
 	}
 	for _, it := range shown {
-		if err := insertOccurrences(ctx, db, []visibleItem{it.visibleItem}, it.Details); err != nil {
+		items := []visibleItem{it.visibleItem}
+		if err := scoreItems(ctx, db, items, it.Details); err != nil {
+			return err
+		}
+		if err := insertOccurrences(ctx, db, items, it.Details); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// projectConfig stores an event feed's config and scores the feed's items
+// against it anew: their relevance_score is what lists show, read from
+// the row rather than computed per request.
+func projectConfig(ctx context.Context, db bun.IDB, feedID uuid.UUID, config domain.FeedConfig) error {
+	raw, err := json.Marshal(config)
+	if err != nil {
+		return fmt.Errorf("encode config of feed %s: %w", feedID, err)
+	}
+	if err := projections.Exec(db.NewRaw(`INSERT INTO event_feed_configs (feed_id, config) VALUES (?, ?)
+		ON CONFLICT (feed_id) DO UPDATE SET config = EXCLUDED.config`, feedID, string(raw)).Exec(ctx)); err != nil {
+		return err
+	}
+	if !scores(config) {
+		return projections.Exec(db.NewRaw(`UPDATE event_items SET relevance_score = NULL
+			WHERE feed_id = ? AND relevance_score IS NOT NULL`, feedID).Exec(ctx))
+	}
+	var items []struct {
+		ID      uuid.UUID               `bun:"id"`
+		Details domain.HappeningDetails `bun:"details,type:jsonb"`
+	}
+	if err := db.NewRaw(`SELECT i.id, e.details FROM event_items AS i JOIN calendar_events AS e ON e.id = i.event_id
+		WHERE i.feed_id = ?`, feedID).Scan(ctx, &items); err != nil {
+		return projections.Exec(nil, err)
+	}
+	ids, values := make([]string, len(items)), make([]float64, len(items))
+	for i, it := range items {
+		ids[i], values[i] = it.ID.String(), score(it.Details, config)
+	}
+	return writeScores(ctx, db, ids, values)
+}
+
+// scores reports whether config gives anything to score by (relevance.Score).
+func scores(config domain.FeedConfig) bool { return config.Geo != nil || len(config.Keywords) > 0 }
+
+// score is d's relevance to a config that scores.
+func score(d domain.HappeningDetails, config domain.FeedConfig) float64 {
+	s, _ := relevance.Score(d, config)
+	return s
+}
+
+// scoreItems scores items of one event, each against its feed's config;
+// items of feeds whose config scores nothing keep a NULL score (the config
+// handler clears them when it changes).
+func scoreItems(ctx context.Context, db bun.IDB, items []visibleItem, d domain.HappeningDetails) error {
+	var ids []string
+	var values []float64
+	for _, it := range items {
+		if len(it.Config) == 0 {
+			continue
+		}
+		var config domain.FeedConfig
+		if err := json.Unmarshal(it.Config, &config); err != nil {
+			return fmt.Errorf("decode config of feed %s: %w", it.FeedID, err)
+		}
+		if scores(config) {
+			ids, values = append(ids, it.ID.String()), append(values, score(d, config))
+		}
+	}
+	return writeScores(ctx, db, ids, values)
+}
+
+func writeScores(ctx context.Context, db bun.IDB, ids []string, values []float64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return projections.Exec(db.NewRaw(`UPDATE event_items AS i SET relevance_score = s.score
+		FROM unnest(?::uuid[], ?::float8[]) AS s(id, score) WHERE i.id = s.id`,
+		pgdialect.Array(ids), pgdialect.Array(values)).Exec(ctx))
 }
 
 // projectSourceDetached hides the items no other attachment holds and
@@ -201,11 +295,14 @@ func projectSourceDetached(ctx context.Context, db bun.IDB, e domain.SourceDetac
 	return nil
 }
 
-// visibleItem is an item whose occurrences are to be written.
+// visibleItem is an item whose occurrences are to be written and score
+// computed, with its feed's config (event_feed_configs; none stored yet
+// when nil).
 type visibleItem struct {
-	ID      uuid.UUID `bun:"id"`
-	FeedID  uuid.UUID `bun:"feed_id"`
-	AddedAt time.Time `bun:"added_at"`
+	ID      uuid.UUID       `bun:"id"`
+	FeedID  uuid.UUID       `bun:"feed_id"`
+	AddedAt time.Time       `bun:"added_at"`
+	Config  json.RawMessage `bun:"config,type:jsonb"`
 }
 
 // insertOccurrences writes the occurrence rows of items, from their event's

@@ -44,6 +44,9 @@ type Item struct {
 	// Source is the source block, when asked for.
 	Source      []byte
 	Occurrences []shape.Occurrence
+	// Relevance is the item's score against its feed's config, as the
+	// projector stored it; nil when the config scores nothing.
+	Relevance *float64
 	// Change is where the item last changed (changes.Key).
 	Change changes.Key
 	// Removed marks an item that has left the feed (a page of changes
@@ -115,12 +118,10 @@ func (f Filter) Window() shape.Window {
 	return w
 }
 
-// Page is a page of event items, how many events match in all, and
-// the feed's config (what relevance is scored against).
+// Page is a page of event items and how many events match in all.
 type Page struct {
-	Items  []Item
-	Total  int
-	Config domain.FeedConfig
+	Items []Item
+	Total int
 	changes.Changes
 }
 
@@ -150,8 +151,7 @@ func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (P
 	var listed []Item
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
-		feed := batch.Queue(feedConfigSQL, feedID, org)
-		feed.QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &page.Config, feedID) })
+		batch.Queue(feedSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeed(row, feedID) })
 		// Statements of a batch run in order, each seeing what was
 		// committed when it began: the page sees every change up to latest.
 		batch.Queue(changes.LatestSQL("event_items", "$1"), feedID).QueryRow(func(row pgx.Row) error {
@@ -222,13 +222,12 @@ func scanChangeKey(row pgx.Row, k *changes.Key) error {
 }
 
 // Item returns one visible item of an organization's event feed, in
-// the shape asked for, and the feed's config.
-func (q *Queries) Item(ctx context.Context, org, feedID, itemID uuid.UUID, s Shape) (Item, domain.FeedConfig, error) {
-	var config domain.FeedConfig
+// the shape asked for.
+func (q *Queries) Item(ctx context.Context, org, feedID, itemID uuid.UUID, s Shape) (Item, error) {
 	var items []Item
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
-		batch.Queue(feedConfigSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeedConfig(row, &config, feedID) })
+		batch.Queue(feedSQL, feedID, org).QueryRow(func(row pgx.Row) error { return scanFeed(row, feedID) })
 		batch.Queue(`WITH page AS (SELECT id AS item_id FROM event_items WHERE id = $1 AND feed_id = $2 AND visible) `+
 			itemsOfPage(s, "0", "page.item_id", false), itemID, feedID).Query(func(rows pgx.Rows) error {
 			var err error
@@ -238,29 +237,26 @@ func (q *Queries) Item(ctx context.Context, org, feedID, itemID uuid.UUID, s Sha
 		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return Item{}, domain.FeedConfig{}, notFoundAsIs(err, "get event item %s", itemID)
+		return Item{}, notFoundAsIs(err, "get event item %s", itemID)
 	}
 	if len(items) == 0 {
-		return Item{}, domain.FeedConfig{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+		return Item{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}
-	return items[0], config, nil
+	return items[0], nil
 }
 
-// feedConfigSQL finds an organization's event feed ($1, $2) and its config.
-const feedConfigSQL = `SELECT config FROM feeds WHERE id = $1 AND organization_id = $2 AND kind = 'events'`
+// feedSQL finds an organization's event feed ($1, $2): a list needs no
+// more of it (relevance is scored by the projector, event_items).
+const feedSQL = `SELECT true FROM feeds WHERE id = $1 AND organization_id = $2 AND kind = 'events'`
 
-func scanFeedConfig(row pgx.Row, config *domain.FeedConfig, feedID uuid.UUID) error {
-	var raw []byte
-	if err := row.Scan(&raw); errors.Is(err, pgx.ErrNoRows) {
+func scanFeed(row pgx.Row, feedID uuid.UUID) error {
+	var found bool
+	if err := row.Scan(&found); errors.Is(err, pgx.ErrNoRows) {
 		return &domain.NotFoundError{Resource: "feed", ID: feedID.String()}
 	} else if err != nil {
 		return err
 	}
-	if raw == nil {
-		*config = domain.DefaultFeedConfig()
-		return nil
-	}
-	return json.Unmarshal(raw, config)
+	return nil
 }
 
 // notFoundAsIs wraps err with context unless it is a not-found answer.
@@ -282,7 +278,8 @@ func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 		events = "LEFT JOIN calendar_events AS e ON e.id = i.event_id AND i.visible"
 	}
 	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
-			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible
+			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible,
+			i.relevance_score
 		FROM page
 		JOIN event_items AS i ON i.id = page.item_id
 		` + events + `
@@ -310,7 +307,7 @@ func scanItems(rows pgx.Rows, total *int) ([]Item, error) {
 			visible               bool
 		)
 		err := rows.Scan(&id, &feed, &event, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
-			&ids, &instances, &starts, &ends, &statuses, &instanceEnds, &commit, &prepare, &visible)
+			&ids, &instances, &starts, &ends, &statuses, &instanceEnds, &commit, &prepare, &visible, &it.Relevance)
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/stream"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
@@ -62,9 +63,6 @@ type Reader struct {
 func New(store eventstore.Store, sources Sources) *Reader {
 	return &Reader{store: store, sources: sources}
 }
-
-// streamPage is how many events one read of a stream takes.
-const streamPage = 500
 
 // recorded is a decoded event of a stream, with where it sits.
 type recorded struct {
@@ -140,17 +138,13 @@ func firstEvent(rs []recorded) domain.Event {
 	return rs[0].event
 }
 
-func (r *Reader) read(ctx context.Context, kind, stream string) ([]recorded, error) {
+func (r *Reader) read(ctx context.Context, kind, name string) ([]recorded, error) {
 	var out []recorded
-	for rec, err := range eventstore.Events(ctx, r.store, stream, streamPage) {
+	for rec, err := range stream.Read(ctx, r.store, name) {
 		if err != nil {
 			return nil, err
 		}
-		e, err := domain.DecodeEvent(rec.Type, rec.Data)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", stream, err)
-		}
-		out = append(out, recorded{stream: kind, rec: rec, event: e})
+		out = append(out, recorded{stream: kind, rec: rec.RecordedEvent, event: rec.Event})
 	}
 	return out, nil
 }

@@ -56,6 +56,13 @@ func (Projector) Handlers() []projections.Handler {
 	}
 }
 
+// IndexesLast: a rebuild creates the organization, feed and source
+// indexes after the catch-up (projections.IndexesLast).
+func (Projector) IndexesLast() string {
+	return "inserts find rows by primary key (an item's add time for its feedback); only a feed's deletion deletes by feed, " +
+		"which during a rebuild scans the shadow tables once per batch holding a deletion"
+}
+
 type insightItem struct {
 	id, org, feed uuid.UUID
 	kind          domain.FeedKind

@@ -26,6 +26,12 @@ func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{projections.OnEnvelope(projectNewsItem)}
 }
 
+// IndexesLast: a rebuild creates the list and change indexes after the
+// catch-up (projections.IndexesLast).
+func (Projector) IndexesLast() string {
+	return "it only inserts; ON CONFLICT uses the primary key and the unique (feed, page) index"
+}
+
 // projectNewsItem defers the row to the end of the batch when it runs in one:
 // inserting a batch's items with one statement is what lets a rebuild or a
 // catch-up run at tens of thousands of events per second. The add's log

@@ -230,8 +230,8 @@ func (c *Checker) pathBelow(path string) (string, bool) {
 // router, or what refuses a request before its route is looked up (a
 // repeated parameter, a missing key, a missing scope of the group).
 var unroutedAnswers = map[int][]string{
-	http.StatusNotFound:         {"RouteError"},
-	http.StatusMethodNotAllowed: {"RouteError"},
+	http.StatusNotFound:         {"NotFoundError"},
+	http.StatusMethodNotAllowed: {"MethodNotAllowedError"},
 	http.StatusBadRequest:       {"NewsValidationError", "EventValidationError"},
 	http.StatusUnauthorized:     {"AuthenticationError"},
 	http.StatusForbidden:        {"PermissionDenied"},
@@ -315,10 +315,19 @@ func (c *Checker) CheckWebhook(event string, header http.Header, body []byte) []
 	return problems
 }
 
-// CheckExamples returns every example of a request or answer body that its
-// schema refuses: the examples readers copy are held to the document too.
+// CheckExamples returns every example of a request or answer body (of the
+// paths and of the webhooks) that its schema refuses, or that holds a
+// member its schema does not name (strictly, as answers are checked): the
+// examples readers copy are held to the document too.
 func (c *Checker) CheckExamples() []string {
 	var problems []string
+	for event, item := range c.model.Webhooks.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			if op.RequestBody != nil {
+				problems = append(problems, c.mediaExamples("webhook "+event+" "+strings.ToUpper(method), op.RequestBody.Content)...)
+			}
+		}
+	}
 	for path, item := range c.model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
 			where := strings.ToUpper(method) + " " + path
@@ -357,6 +366,11 @@ func (c *Checker) mediaExamples(where string, content *orderedmap.Map[string, *v
 			}
 			if ok, errs := c.schemas.ValidateSchemaObject(mt.Schema.Schema(), value); !ok {
 				problems = append(problems, fmt.Sprintf("%s %s %s does not match its schema: %s", where, mediaType, name, describe(errs)))
+			}
+			strictly := strict.ValidateBody(mt.Schema.Schema(), value, strict.DirectionResponse,
+				config.NewValidationOptions(config.WithStrictMode(), config.WithStrictIgnorePaths(strictIgnored...)), 3.1)
+			for _, u := range strictly.UndeclaredValues {
+				problems = append(problems, fmt.Sprintf("%s %s %s has %s, which its schema does not name", where, mediaType, name, u.Path))
 			}
 		}
 	}

@@ -179,6 +179,10 @@ func TestWebhookDeliveriesAreHeldToTheDocumentedWebhook(t *testing.T) {
 		h.Set("x-service-timestamp", "1795428245")
 		h.Set("x-service-webhook-id", feedID)
 		h.Set("x-service-event-id", feedID)
+		// The Standard Webhooks headers every delivery carries too.
+		h.Set("webhook-id", feedID)
+		h.Set("webhook-timestamp", "1795428245")
+		h.Set("webhook-signature", "v1,"+strings.Repeat("A", 43)+"=")
 		h.Del(drop)
 		return h
 	}

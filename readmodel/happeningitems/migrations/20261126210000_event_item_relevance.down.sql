@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS event_feed_configs;
+--bun:split
+ALTER TABLE event_items DROP COLUMN IF EXISTS relevance_score;
