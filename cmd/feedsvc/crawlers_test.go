@@ -266,10 +266,14 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 		}
 	})
 	t.Run("every source keeps being polled and every process took a share", func(t *testing.T) {
+		// The machine is shared and loaded, so how many polls fit in the
+		// run varies; every source polled again after the kill is what
+		// matters.
 		for n := range sources {
 			hits := site.snapshot()[n]
-			if len(hits) < 4 {
-				t.Errorf("site %d was polled %d times, want at least 4", n, len(hits))
+			if len(hits) < 2 || !hits[len(hits)-1].After(killedAt) {
+				t.Errorf("site %d was polled %d times, the last at %v, want polls before and after the kill at %v", n, len(hits),
+					hits[len(hits)-1].Format(time.StampMilli), killedAt.Format(time.StampMilli))
 			}
 		}
 		ownersMu.Lock()
