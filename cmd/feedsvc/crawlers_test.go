@@ -272,8 +272,7 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 		for n := range sources {
 			hits := site.snapshot()[n]
 			if len(hits) < 2 || !hits[len(hits)-1].After(killedAt) {
-				t.Errorf("site %d was polled %d times, the last at %v, want polls before and after the kill at %v", n, len(hits),
-					hits[len(hits)-1].Format(time.StampMilli), killedAt.Format(time.StampMilli))
+				t.Errorf("site %d was polled %d times, want polls before and after the kill", n, len(hits))
 			}
 		}
 		ownersMu.Lock()
