@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: run test test-race fuzz bench bench-ingest lint build docs-screenshot
+.PHONY: run test test-race fuzz bench bench-ingest bench-polling lint build docs-screenshot
 
 ## run: start the service (creates and migrates the database on start)
 run:
@@ -38,6 +38,18 @@ bench:
 INGEST_FLAGS ?= -runs 3
 bench-ingest: build
 	$(GO) run ./bench/ingest -feedsvc bin/feedsvc $(INGEST_FLAGS)
+
+## bench-polling: n loopback sites polled by `feedsvc serve` and by Miniflux
+## (built from its source at MINIFLUX_COMMIT into MINIFLUX_DIR, outside the
+## repo), side by side (bench/README.md, section 22). POLLING_FLAGS passes
+## flags to bench/polling.
+MINIFLUX_DIR ?= /tmp/miniflux-src
+MINIFLUX_COMMIT ?= 106cdd09
+POLLING_FLAGS ?= -n 2000 -interval 2m
+bench-polling: build
+	test -d $(MINIFLUX_DIR) || git clone https://github.com/miniflux/v2 $(MINIFLUX_DIR)
+	cd $(MINIFLUX_DIR) && git checkout -q $(MINIFLUX_COMMIT) && $(GO) build -o miniflux .
+	$(GO) run ./bench/polling -feedsvc bin/feedsvc -miniflux $(MINIFLUX_DIR)/miniflux $(POLLING_FLAGS)
 
 ## docs-screenshot: render GET /docs of a real `feedsvc serve` in headless
 ## Chromium into docs/api-reference.png, failing if the page requests any

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/commands"
@@ -78,6 +79,20 @@ type Deps struct {
 	// Parser reads the pages POST /parse is given, with the crawler's
 	// client.
 	Parser *parse.Parser
+	// Polling, when set, reads the crawler's schedule of a source as an
+	// organization may see it, for GET /sources/{id}; false when there is
+	// none to show.
+	Polling func(ctx context.Context, org, sourceID uuid.UUID) (SourcePolling, bool, error)
+}
+
+// SourcePolling is the crawler's schedule of a source.
+type SourcePolling struct {
+	NextPollAt time.Time
+	// LastPollAt is nil before the first poll ends.
+	LastPollAt *time.Time
+	// Interval, ObservedInterval and Freshness are zero when unknown.
+	Interval, ObservedInterval, Freshness time.Duration
+	Failures                              int
 }
 
 // New builds the Fiber app with every route.

@@ -1,6 +1,8 @@
 package http
 
 import (
+	"time"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
@@ -169,6 +171,37 @@ type sourceRecordJSON struct {
 	ID string `json:"id"`
 	domain.SourceDetails
 	CreatedAt string `json:"createdAt"`
+	// Polling is in a source's own detail only, once the crawler has
+	// scheduled it for one of the organization's feeds.
+	Polling *sourcePollingJSON `json:"polling,omitempty"`
+}
+
+// sourcePollingJSON is the crawler's schedule of a source; the intervals
+// are seconds, null when not known yet.
+type sourcePollingJSON struct {
+	NextPollAt              string   `json:"nextPollAt"`
+	LastPollAt              *string  `json:"lastPollAt"`
+	IntervalSeconds         *float64 `json:"intervalSeconds"`
+	ObservedIntervalSeconds *float64 `json:"observedIntervalSeconds"`
+	FreshnessSeconds        *float64 `json:"freshnessSeconds"`
+	ConsecutiveFailures     int      `json:"consecutiveFailures"`
+}
+
+func sourcePollingOut(p SourcePolling) *sourcePollingJSON {
+	secs := func(d time.Duration) *float64 {
+		if d <= 0 {
+			return nil
+		}
+		s := d.Seconds()
+		return &s
+	}
+	out := &sourcePollingJSON{NextPollAt: shape.Timestamp(p.NextPollAt), IntervalSeconds: secs(p.Interval),
+		ObservedIntervalSeconds: secs(p.ObservedInterval), FreshnessSeconds: secs(p.Freshness), ConsecutiveFailures: p.Failures}
+	if p.LastPollAt != nil {
+		t := shape.Timestamp(*p.LastPollAt)
+		out.LastPollAt = &t
+	}
+	return out
 }
 
 func sourceRecordOut(v domain.SourceView) sourceRecordJSON {
@@ -219,7 +252,17 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return envelope.OK(c, fiber.StatusOK, sourceRecordOut(row.View()))
+	out := sourceRecordOut(row.View())
+	if h.Polling != nil {
+		p, ok, err := h.Polling(c.UserContext(), organization(c), id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out.Polling = sourcePollingOut(p)
+		}
+	}
+	return envelope.OK(c, fiber.StatusOK, out)
 }
 
 // attachmentID names what an attach made.

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -44,6 +45,9 @@ type crawlStats struct {
 	Covered time.Time
 	// Backlog: MaxFetchesPerCrawl left candidates for the next crawl.
 	Backlog bool
+	// Freshness is the shortest freshness the source's listings claimed
+	// (listingValidators.freshness), for the schedule.
+	Freshness time.Duration
 	// Calendars are the calendar files the crawl's pages link to.
 	Calendars []string
 	// Events counts the events the crawl took for recording
@@ -171,6 +175,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		return err
 	}
 	stats.Covered = earliest
+	stats.Freshness = validators.freshness()
 	todo, rest, err := w.selectCandidates(ctx, l, cands, since, stats)
 	if err != nil {
 		return err
@@ -252,7 +257,8 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	}
 	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
 	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
-	if found.State != nil {
+	// An unchanged state is not written again: most polls change nothing.
+	if found.State != nil && !bytes.Equal(found.State, l.State) {
 		if err := w.saveState(ctx, l.SourceID, found.State); err != nil {
 			// Only what the connector cached is lost; the crawl goes on.
 			w.log.Warn("keeping connector state failed", "source_id", l.SourceID, "err", err)
@@ -261,9 +267,6 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	if err != nil {
 		return nil, nil, backlog{}, false, err
 	}
-	if err := w.pruneSeen(ctx, l.SourceID); err != nil {
-		w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
-	}
 	// What failed before is retried on every regular poll, whether or not
 	// its listing changed; a crawl going on with a backlog leaves it to the
 	// next poll, so that failures are retried once per poll.
@@ -271,6 +274,13 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	if !l.Backlog {
 		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
 			return nil, nil, backlog{}, false, err
+		}
+	}
+	// Seen and failed URLs pile up only in polls that list something, so
+	// only those prune them: a poll answered 304 costs no deletes.
+	if len(found.Candidates) > 0 || len(retry) > 0 {
+		if err := w.pruneSeen(ctx, l.SourceID); err != nil {
+			w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
 		}
 	}
 	return mergeCandidates(append(found.Candidates, retry...)), validators, backlog{}, found.Exhaustive, nil
@@ -298,6 +308,9 @@ func candidateURLs(cands []connector.Candidate) []string {
 // listings' validators from being stored and the next poll lists the URL
 // again. It reports whether every failure was recorded.
 func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failures []candidateFailure, healthy bool) bool {
+	if len(failures) == 0 {
+		return true
+	}
 	// One short transaction: a crawl's failures become visible together,
 	// so no reader sees one URL's count of this crawl without the others'.
 	err := w.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

@@ -77,12 +77,54 @@ func (lv *listingValidators) SetValidators(url string, v document.Validators) {
 	lv.answered[url] = v
 }
 
+// unchanged reports whether storing would change nothing: every listing
+// asked for answered what was stored for it, and every stored one was
+// asked for (most polls: each listing answered 304). The rows then keep
+// their covered_since, which claims no less than this crawl could: an
+// unchanged listing lists what it listed when they were stored.
+func (lv *listingValidators) unchanged() bool {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	if len(lv.requested) != len(lv.stored) {
+		return false
+	}
+	for u := range lv.requested {
+		v, answered := lv.answered[u]
+		s, stored := lv.stored[u]
+		if !answered || !stored || v.ETag != s.ETag || v.LastModified != s.LastModified {
+			return false
+		}
+	}
+	return true
+}
+
+// freshness is the shortest freshness the crawl's listings claimed (a
+// source changes when any of its listings does); zero when none claimed
+// any.
+func (lv *listingValidators) freshness() time.Duration {
+	if lv == nil {
+		return 0
+	}
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	var d time.Duration
+	for _, v := range lv.answered {
+		if v.Fresh > 0 && (d == 0 || v.Fresh < d) {
+			d = v.Fresh
+		}
+	}
+	return d
+}
+
 // saveListings stores what the crawl's listings answered, once the crawl
 // dealt with every candidate (see above). A listing that failed this time
 // keeps its row, which still describes what was dealt with; rows of
 // listings not asked for any more, and of those with nothing to remember
 // (a sitemap index), go.
 func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listingValidators) error {
+	if lv.unchanged() {
+		return nil
+	}
 	lv.mu.Lock()
 	var keep, urls, etags, lastMods []string
 	for u := range lv.requested {
@@ -91,7 +133,7 @@ func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listi
 			keep = append(keep, u)
 			continue
 		}
-		if v == (document.Validators{}) {
+		if !v.Conditional() {
 			continue
 		}
 		keep = append(keep, u)

@@ -30,22 +30,30 @@ type leased struct {
 // connector reads its type, and it has no crawl_state yet or its next_at
 // has passed and nobody holds a live lease. Sources never crawled come
 // first, so a new attachment starts promptly even when many sources are
-// overdue.
-func (w *Worker) leaseDue(ctx context.Context, n int) ([]leased, error) {
+// overdue; looking for them reads every attachment, so it is done only
+// when withNew (each tick, a second apart), not after every crawl. The
+// scheduled ones are found from the next_at index: only the rows already
+// due are read, however many sources there are (the fence, OFFSET 0,
+// keeps the planner from joining every attachment first).
+func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, error) {
 	types := bun.In(w.connectors.SourceTypes())
 	var ids []uuid.UUID
+	newOnes := 0
+	if withNew {
+		newOnes = n
+	}
 	err := w.db.NewRaw(`
 		(SELECT a.source_id FROM ingest_attachments a
-		  WHERE a.source_enabled AND a.feed_enabled AND a.source_type IN (?)
+		  WHERE ? > 0 AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?)
 		    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
 		  GROUP BY a.source_id LIMIT ?)
 		UNION ALL
-		(SELECT c.source_id FROM crawl_state c
-		  WHERE c.next_at <= now() AND (c.leased_until IS NULL OR c.leased_until < now())
-		    AND EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
+		(SELECT c.source_id FROM (SELECT source_id, next_at FROM crawl_state
+		    WHERE next_at <= now() AND (leased_until IS NULL OR leased_until < now()) OFFSET 0) c
+		  WHERE EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
 		                  AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?))
 		  ORDER BY c.next_at LIMIT ?)`,
-		types, n, types, n).Scan(ctx, &ids)
+		newOnes, types, newOnes, types, n).Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("find due sources: %w", err)
 	}
@@ -109,15 +117,17 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 		if !stats.Covered.IsZero() {
 			cov = &stats.Covered
 		}
-		next := w.nextPoll()
-		if stats.Backlog {
-			next = 0
+		var fresh *int64
+		if stats.Freshness > 0 {
+			ms := stats.Freshness.Milliseconds()
+			fresh = &ms
 		}
 		// A document cut short by a bound is no failure of the source, but
 		// its reason is kept where failures are.
 		err = w.crawls.Release(ctx, l.SourceID, `failures = 0, last_error = ?, backlog = ?,
-			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now(), last_success_at = now(),
-			covered_since = coalesce(?, covered_since)`, stats.cutOffNote(), stats.Backlog, next.Milliseconds(), cov)
+			last_crawl_at = now(), last_success_at = now(), covered_since = coalesce(?, covered_since),
+			freshness_ms = coalesce(?, freshness_ms), `+w.scheduleSQL(stats.Backlog, stats.Freshness),
+			stats.cutOffNote(), stats.Backlog, cov, fresh)
 	case failed:
 		err = w.crawls.Release(ctx, l.SourceID, `failures = failures + 1, last_error = ?, backlog = false,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()`,
@@ -129,6 +139,38 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 		return fmt.Errorf("source %s: %w", l.SourceID, err)
 	}
 	return nil
+}
+
+// week is what the observed interval is counted over, as Miniflux's
+// entry-frequency scheduler does: a source that published n articles in
+// the last week is polled every week/n.
+const week = 7 * 24 * time.Hour
+
+// scheduleSQL is the SET list that schedules a source's next poll after a
+// successful crawl: at once with a backlog; else, with a fixed interval,
+// PollInterval; else (adaptive) week/n for the n articles of the last week
+// the source's crawls recorded (MaxPollInterval when none), raised to the
+// freshness its listings claimed (kept from an earlier poll when this one
+// heard none, as a 304 carries no feed ttl), within [PollInterval,
+// MaxPollInterval]; jittered by ±10%. It is one expression of the row, so
+// the release stays one statement; the count reads the crawl_seen index
+// (source_id, effective_at).
+func (w *Worker) scheduleSQL(backlog bool, fresh time.Duration) string {
+	floor, ceiling := w.cfg.PollInterval.Milliseconds(), w.cfg.MaxPollInterval.Milliseconds()
+	observed := "NULL"
+	interval := fmt.Sprint(floor)
+	if ceiling > floor {
+		observed = fmt.Sprintf(`(SELECT %d / nullif(count(*), 0) FROM crawl_seen s
+			WHERE s.source_id = crawl_state.source_id AND s.effective_at > now() - interval '7 days')`, week.Milliseconds())
+		interval = fmt.Sprintf(`least(%d, greatest(%d, coalesce(%s, %d), coalesce(nullif(%d, 0), freshness_ms, 0)))`,
+			ceiling, floor, observed, ceiling, fresh.Milliseconds())
+	}
+	next := "(" + interval + ") * (0.9 + random() * 0.2)"
+	if backlog {
+		next = "0"
+	}
+	return fmt.Sprintf(`observed_interval_ms = %s, interval_ms = %s,
+		next_at = now() + %s * interval '1 millisecond'`, observed, interval, next)
 }
 
 // maxRetryAfter bounds how long a site's Retry-After can park a source.

@@ -19,7 +19,6 @@ package ingest
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -48,9 +47,17 @@ const (
 
 // Config tunes a Worker. Zero values mean the documented default.
 type Config struct {
-	// PollInterval is how often a source is checked; each schedule is
-	// jittered by ±10% so sources attached together spread out.
+	// PollInterval is how often a source is checked: the floor of the
+	// adaptive interval, and the interval itself when MaxPollInterval is
+	// not above it. Each schedule is jittered by ±10% so sources attached
+	// together spread out.
 	PollInterval time.Duration
+	// MaxPollInterval, when above PollInterval, makes polling adaptive
+	// (schedule.go): each source is polled every week divided by the
+	// number of articles it published in the last week, no sooner than its
+	// listings say they stay fresh, within [PollInterval, MaxPollInterval].
+	// Zero means PollInterval: every source at one interval.
+	MaxPollInterval time.Duration
 	// Concurrency is how many sources this process crawls at once.
 	Concurrency int
 	// LeaseDuration is how long a crawl or backfill lease lasts; it is
@@ -91,6 +98,7 @@ func (c Config) withDefaults() Config {
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
 	}
+	c.MaxPollInterval = max(c.MaxPollInterval, c.PollInterval)
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
 	}
@@ -179,7 +187,8 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 // are logged and retried on the next tick rather than returned: the worker
 // outlives a database restart. It returns nil once ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
-	w.log.Info("ingestion worker running", "poll_interval", w.cfg.PollInterval.String(), "concurrency", w.cfg.Concurrency)
+	w.log.Info("ingestion worker running", "poll_interval", w.cfg.PollInterval.String(),
+		"max_poll_interval", w.cfg.MaxPollInterval.String(), "concurrency", w.cfg.Concurrency)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); w.scheduleLoop(ctx) }()
@@ -199,10 +208,13 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 	defer wg.Wait()
 	ticker := time.NewTicker(w.cfg.Tick)
 	defer ticker.Stop()
+	// withNew: look for never-crawled sources too, on the first pass and
+	// on each tick (see leaseDue).
+	withNew := true
 	for {
 		free := w.cfg.Concurrency - len(slots)
 		if free > 0 {
-			leases, err := w.leaseDue(ctx, free)
+			leases, err := w.leaseDue(ctx, free, withNew)
 			if err != nil && ctx.Err() == nil {
 				w.log.Warn("finding due sources failed", "err", err)
 			}
@@ -224,7 +236,9 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			withNew = true
 		case <-freed:
+			withNew = false
 		}
 	}
 }
@@ -244,13 +258,6 @@ func (w *Worker) backfillLoop(ctx context.Context) {
 		case <-ticker.C:
 		}
 	}
-}
-
-// nextPoll is PollInterval ±10%, so that sources attached in one burst do
-// not stay in lockstep forever.
-func (w *Worker) nextPoll() time.Duration {
-	p := w.cfg.PollInterval
-	return p - p/10 + time.Duration(rand.Int64N(int64(p/5)+1))
 }
 
 // retryDelay is the backoff after the failures-th consecutive failure.

@@ -93,6 +93,7 @@ func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) e
 		if err := w.addFeed(resp); err != nil {
 			return err
 		}
+		resp.Validators.Fresh = max(resp.Validators.Fresh, feedFreshness(resp.Body))
 		remember(w.store, sitemapURL, resp.Validators)
 		return nil
 	}
@@ -228,6 +229,7 @@ func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store docum
 	if err != nil {
 		return nil, err
 	}
+	resp.Validators.Fresh = max(resp.Validators.Fresh, feedFreshness(resp.Body))
 	remember(store, feedURL, resp.Validators)
 	return cands, nil
 }

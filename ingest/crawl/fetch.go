@@ -181,6 +181,7 @@ func readResponse(resp *http.Response, cond document.Validators, limit int64) (*
 		},
 		StatusCode: resp.StatusCode,
 	}
+	out.Validators.Fresh = headerFreshness(resp.Header, time.Now())
 	if resp.StatusCode == http.StatusNotModified {
 		out.NotModified = true
 		out.Validators = keepValidators(out.Validators, cond)

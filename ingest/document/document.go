@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Document is a fetched document.
@@ -29,7 +30,15 @@ type Document struct {
 type Validators struct {
 	ETag         string
 	LastModified string
+	// Fresh is how long the response said it stays fresh (Cache-Control
+	// max-age, Expires, Retry-After, a feed's ttl or sy:updatePeriod); zero
+	// when it said nothing. It is not replayed: the scheduler polls the
+	// source no sooner than its listings' freshness (within its ceiling).
+	Fresh time.Duration
 }
+
+// Conditional reports whether v makes a request conditional.
+func (v Validators) Conditional() bool { return v.ETag != "" || v.LastModified != "" }
 
 // ValidatorStore remembers the validators of listings (sitemaps, feeds,
 // index pages, calendars) between crawls, keyed by the URL requested. A

@@ -30,9 +30,18 @@ const DefaultRateLimit = "6000/min"
 
 // Config is every setting of the service.
 type Config struct {
-	DatabaseURL          string
-	Addr                 string
-	PollInterval         time.Duration
+	DatabaseURL  string
+	Addr         string
+	PollInterval time.Duration
+	// MaxPollInterval is the ceiling of adaptive polling (ingest.Config);
+	// PollInterval is its floor.
+	MaxPollInterval time.Duration
+	// CrawlConcurrency is how many sources one crawler process polls at
+	// once.
+	CrawlConcurrency int
+	// CrawlLease is how long a crawler process holds a source without
+	// renewing it: how soon another takes over a source of one that died.
+	CrawlLease           time.Duration
 	AllowPrivateNetworks bool
 	WebhookBackoffBase   time.Duration
 	RequireHTTPS         bool
@@ -81,6 +90,15 @@ func FromEnv() (Config, error) {
 	}
 	var err error
 	if c.PollInterval, err = duration("FEEDSVC_POLL_INTERVAL", 10*time.Minute); err != nil {
+		return Config{}, err
+	}
+	if c.MaxPollInterval, err = duration("FEEDSVC_MAX_POLL_INTERVAL", 2*time.Hour); err != nil {
+		return Config{}, err
+	}
+	if c.CrawlConcurrency, err = count("FEEDSVC_CRAWL_CONCURRENCY", 4, 1); err != nil {
+		return Config{}, err
+	}
+	if c.CrawlLease, err = duration("FEEDSVC_CRAWL_LEASE", 5*time.Minute); err != nil {
 		return Config{}, err
 	}
 	if c.WebhookBackoffBase, err = duration("FEEDSVC_WEBHOOK_BACKOFF_BASE", 30*time.Second); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -141,7 +142,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	if cfg.Roles[config.RoleCrawler] {
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
-			PollInterval: cfg.PollInterval, Documents: cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
+			PollInterval: cfg.PollInterval, MaxPollInterval: cfg.MaxPollInterval, Concurrency: cfg.CrawlConcurrency,
+			LeaseDuration: cfg.CrawlLease,
+			Documents:     cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
 		}); err != nil {
 			s.Close()
 			return nil, err
@@ -156,6 +159,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Metrics.MustRegister(calendar.Metrics())
+	s.Metrics.MustRegister(ingest.PollingCollector(db.Bun))
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
@@ -165,6 +169,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		Webhooks: s.Webhooks,
 		History:  history.New(s.Store, sources.NewQueries(db.Bun)),
 		Parser:   parse.New(client, logger).WithLimits(cfg.Documents),
+		Polling: func(ctx context.Context, org, sourceID uuid.UUID) (apihttp.SourcePolling, bool, error) {
+			p, ok, err := ingest.PollingOf(ctx, db.Bun, org, sourceID)
+			return apihttp.SourcePolling(p), ok, err
+		},
 	})
 	return s, nil
 }

@@ -4330,6 +4330,36 @@ type SourceDetails struct {
 // SourceDetailsFacebookType defines model for SourceDetails.FacebookType.
 type SourceDetailsFacebookType string
 
+// SourcePolling The crawler's schedule of the source, in `GET /sources/{id}` only,
+// once it has scheduled the source for one of the organization's
+// feeds. A source is polled every week divided by the articles it
+// published in the last week (the observed interval), never sooner
+// than its listings say they stay fresh (Cache-Control max-age,
+// Expires, Retry-After, RSS ttl, sy:updatePeriod), between the
+// service's floor and ceiling (FEEDSVC_POLL_INTERVAL,
+// FEEDSVC_MAX_POLL_INTERVAL), with ±10% jitter. A newly attached
+// source is polled at once.
+type SourcePolling struct {
+	ConsecutiveFailures int32 `json:"consecutiveFailures"`
+
+	// FreshnessSeconds The shortest freshness the listings claimed; null when none did.
+	FreshnessSeconds *float64 `json:"freshnessSeconds"`
+
+	// IntervalSeconds What the last successful poll chose, before jitter; null before it.
+	IntervalSeconds *float64 `json:"intervalSeconds"`
+
+	// LastPollAt When the last poll ended; null before the first.
+	LastPollAt *Timestamp `json:"lastPollAt"`
+
+	// NextPollAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	NextPollAt Timestamp `json:"nextPollAt"`
+
+	// ObservedIntervalSeconds A week over the articles published in the last week; null when none (or polling is not adaptive).
+	ObservedIntervalSeconds *float64 `json:"observedIntervalSeconds"`
+}
+
 // SourceRating A source record as the organization sees it (its type's members), and the feedback on the items it brought.
 type SourceRating struct {
 	Domain        *string                   `json:"domain,omitempty"`
@@ -4376,6 +4406,17 @@ type SourceRecord struct {
 	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
 	Id         Uuid    `json:"id"`
 	Identifier *string `json:"identifier,omitempty"`
+
+	// Polling The crawler's schedule of the source, in `GET /sources/{id}` only,
+	// once it has scheduled the source for one of the organization's
+	// feeds. A source is polled every week divided by the articles it
+	// published in the last week (the observed interval), never sooner
+	// than its listings say they stay fresh (Cache-Control max-age,
+	// Expires, Retry-After, RSS ttl, sy:updatePeriod), between the
+	// service's floor and ceiling (FEEDSVC_POLL_INTERVAL,
+	// FEEDSVC_MAX_POLL_INTERVAL), with ±10% jitter. A newly attached
+	// source is polled at once.
+	Polling *SourcePolling `json:"polling,omitempty"`
 
 	// SiteId sitemap, siteIndexPage: the site this organization gave.
 	//

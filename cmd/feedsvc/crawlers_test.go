@@ -1,0 +1,340 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/internal/testdb"
+)
+
+// Issue 23: the crawler role in several `feedsvc serve` processes on one
+// Postgres. Each child is this test binary running `serve` with the
+// crawler role alone (crawlerChildEnv), so that one can be killed with
+// SIGKILL: no lease is handed back, no release runs.
+
+const crawlerChildEnv = "FEEDSVC_CRAWLER_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crawlerChildEnv) != "" {
+		if err := execute(context.Background(), []string{"serve"}, os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// crawler is a `feedsvc serve` child process with the crawler role.
+type crawler struct {
+	cmd    *exec.Cmd
+	output bytes.Buffer
+}
+
+func startCrawler(t *testing.T, env []string) *crawler {
+	t.Helper()
+	c := &crawler{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	c.cmd.Env = append(os.Environ(), append([]string{crawlerChildEnv + "=1", "FEEDSVC_ROLES=crawler", "FEEDSVC_LOG_LEVEL=error"}, env...)...)
+	c.cmd.Stdout, c.cmd.Stderr = &c.output, &c.output
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.kill()
+		if t.Failed() {
+			t.Logf("crawler %d:\n%s", c.cmd.Process.Pid, c.output.String())
+		}
+	})
+	return c
+}
+
+func (c *crawler) kill() {
+	if c.cmd.ProcessState != nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.cmd.Wait()
+}
+
+// owner is the lease owner prefix of the process (lease.DefaultOwner).
+func (c *crawler) owner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s-%d-", host, c.cmd.Process.Pid)
+}
+
+// slowFeeds are n local sites, each with robots.txt and an RSS feed that
+// takes delay to answer (so that polls overlap and a killed process
+// holds leases), recording when each feed request arrived.
+type slowFeeds struct {
+	*httptest.Server
+	delay time.Duration
+	mu    sync.Mutex
+	hits  map[int][]time.Time
+}
+
+func newSlowFeeds(t *testing.T, delay time.Duration) *slowFeeds {
+	s := &slowFeeds{delay: delay, hits: map[int][]time.Time{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *slowFeeds) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/robots.txt" {
+		_, _ = io.WriteString(w, "User-agent: *\nAllow: /\n")
+		return
+	}
+	var n int
+	if _, err := fmt.Sscanf(r.URL.Path, "/site/%d/feed.xml", &n); err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.mu.Lock()
+	s.hits[n] = append(s.hits[n], time.Now())
+	s.mu.Unlock()
+	select {
+	case <-time.After(s.delay):
+	case <-r.Context().Done():
+		return
+	}
+	w.Header().Set("Content-Type", "application/rss+xml")
+	_, _ = fmt.Fprintf(w, `<?xml version="1.0"?><rss version="2.0"><channel><title>Site %d</title><link>%s/</link></channel></rss>`, n, s.URL)
+}
+
+func (s *slowFeeds) snapshot() map[int][]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[int][]time.Time{}
+	for k, v := range s.hits {
+		out[k] = append([]time.Time(nil), v...)
+	}
+	return out
+}
+
+func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four processes for a minute")
+	}
+	const (
+		sources  = 24
+		interval = 4 * time.Second
+		lease    = 3 * time.Second
+		delay    = 1500 * time.Millisecond
+	)
+	t.Setenv("FEEDSVC_LOG_LEVEL", "error")
+	t.Setenv("FEEDSVC_ROLES", "api,projections")
+	t.Setenv("FEEDSVC_ALLOW_PRIVATE_NETWORKS", "true")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	t.Setenv("FEEDSVC_ADDR", addr)
+	in := &installation{url: testdb.NewURL(t)}
+	if out, err := in.run(t, "migrate"); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	out, err := in.run(t, "keys", "create", "--org", "acme")
+	if err != nil {
+		t.Fatalf("keys create: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	key := strings.TrimSpace(lines[len(lines)-1])
+	in.serve(t)
+	api := apiClient{t: t, base: "http://" + addr, key: key}
+	api.waitReady()
+
+	site := newSlowFeeds(t, delay)
+	feed := api.post("/feeds/news", map[string]any{"name": "many", "description": "many sources"})["id"].(string)
+	record := api.post("/sources", map[string]any{"sourceType": "site", "domain": strings.TrimPrefix(site.URL, "http://")})["id"].(string)
+	for i := range sources {
+		api.post("/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "sitemap",
+			"url": fmt.Sprintf("%s/site/%d/feed.xml", site.URL, i), "siteId": record})
+	}
+
+	env := []string{"DATABASE_URL=" + in.url, "FEEDSVC_ALLOW_PRIVATE_NETWORKS=true",
+		"FEEDSVC_POLL_INTERVAL=" + interval.String(), "FEEDSVC_MAX_POLL_INTERVAL=" + interval.String(),
+		"FEEDSVC_CRAWL_LEASE=" + lease.String(), "FEEDSVC_CRAWL_CONCURRENCY=4"}
+	crawlers := []*crawler{startCrawler(t, env), startCrawler(t, env)}
+	db, err := database.Open(context.Background(), in.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Who held each lease, sampled: every process should get a share.
+	owners := map[string]int{}
+	var ownersMu sync.Mutex
+	sample := func(ctx context.Context) {
+		for ctx.Err() == nil {
+			var held []string
+			_ = db.Bun.NewRaw(`SELECT lease_owner FROM crawl_state WHERE lease_owner IS NOT NULL`).Scan(ctx, &held)
+			ownersMu.Lock()
+			for _, o := range held {
+				owners[o]++
+			}
+			ownersMu.Unlock()
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	defer stopSampling()
+	go sample(sampleCtx)
+
+	time.Sleep(4 * interval)
+	crawlers = append(crawlers, startCrawler(t, env))
+	time.Sleep(4 * interval)
+
+	// Kill the process holding the most leases, mid-poll.
+	var victim *crawler
+	var victimSources []string
+	for victim == nil {
+		for _, c := range crawlers {
+			var held []string
+			if err := db.Bun.NewRaw(`SELECT source_id::text FROM crawl_state WHERE lease_owner LIKE ? AND leased_until > now()`,
+				c.owner()+"%").Scan(context.Background(), &held); err != nil {
+				t.Fatal(err)
+			}
+			if len(held) > len(victimSources) {
+				victim, victimSources = c, held
+			}
+		}
+	}
+	victim.kill()
+	killedAt := time.Now()
+	t.Logf("killed crawler %d holding %d sources", victim.cmd.Process.Pid, len(victimSources))
+
+	t.Run("a killed process's sources are taken over within one lease period", func(t *testing.T) {
+		// Its leases end at most one lease after the kill (renewed each
+		// third of it); another process claims them on its next tick (1 s).
+		deadline := killedAt.Add(lease + time.Second + 2*time.Second)
+		for _, id := range victimSources {
+			var taken bool
+			for !taken && time.Now().Before(deadline.Add(30*time.Second)) {
+				var owner string
+				var crawled time.Time
+				err := db.Bun.NewRaw(`SELECT coalesce(lease_owner, ''), coalesce(last_crawl_at, 'epoch') FROM crawl_state WHERE source_id = ?`, id).
+					Scan(context.Background(), &owner, &crawled)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (owner != "" && !strings.HasPrefix(owner, victim.owner())) || crawled.After(killedAt) {
+					taken = true
+					if at := time.Now(); at.After(deadline) {
+						t.Errorf("source %s was taken over %v after the kill, want within %v", id, at.Sub(killedAt).Round(100*time.Millisecond), lease)
+					}
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !taken {
+				t.Errorf("source %s was never taken over", id)
+			}
+		}
+	})
+	time.Sleep(2 * interval)
+	stopSampling()
+
+	t.Run("no source is polled twice in one interval", func(t *testing.T) {
+		for n, hits := range site.snapshot() {
+			for i := 1; i < len(hits); i++ {
+				gap := hits[i].Sub(hits[i-1])
+				// A poll of the killed process that never finished is retried
+				// once its lease expires; any other gap is the poll's own
+				// length plus the interval (-10% jitter).
+				if hits[i-1].Before(killedAt) && hits[i].After(killedAt) {
+					continue
+				}
+				if gap < delay+interval*9/10-200*time.Millisecond {
+					t.Errorf("site %d was polled twice %v apart, want at least %v", n, gap.Round(time.Millisecond), delay+interval*9/10)
+				}
+			}
+		}
+	})
+	t.Run("every source keeps being polled and every process took a share", func(t *testing.T) {
+		// The machine is shared and loaded, so how many polls fit in the
+		// run varies; every source polled again after the kill is what
+		// matters.
+		for n := range sources {
+			hits := site.snapshot()[n]
+			if len(hits) < 2 || !hits[len(hits)-1].After(killedAt) {
+				t.Errorf("site %d was polled %d times, want polls before and after the kill", n, len(hits))
+			}
+		}
+		ownersMu.Lock()
+		defer ownersMu.Unlock()
+		for _, c := range crawlers {
+			var n int
+			for o, k := range owners {
+				if strings.HasPrefix(o, c.owner()) {
+					n += k
+				}
+			}
+			if n == 0 {
+				t.Errorf("crawler %d never held a lease", c.cmd.Process.Pid)
+			}
+		}
+	})
+}
+
+// apiClient calls the API of the parent's `feedsvc serve`.
+type apiClient struct {
+	t         *testing.T
+	base, key string
+}
+
+func (a apiClient) waitReady() {
+	a.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(a.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("serve not ready within a minute: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (a apiClient) post(path string, body any) map[string]any {
+	a.t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", a.base+path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+a.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		a.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
+	}
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil {
+		a.t.Fatalf("POST %s: %v", path, err)
+	}
+	return env.Data
+}
