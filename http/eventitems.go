@@ -50,12 +50,15 @@ func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.T
 	if err := dateRange(c, &f, now); err != nil {
 		return f, err
 	}
-	if f.Status = c.Query("status"); f.Status != "" && !slices.Contains(domain.EventStatuses, f.Status) {
+	// A parameter given empty (?status=) is not absent: the document
+	// lists its values and the empty one is not among them.
+	args := c.Context().QueryArgs()
+	if f.Status = c.Query("status"); args.Has("status") && !slices.Contains(domain.EventStatuses, f.Status) {
 		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
 	}
-	switch order := c.Query("orderBy"); order {
-	case "", happeningitems.OrderByOccurrence:
-	case happeningitems.OrderByCreated:
+	switch order := c.Query("orderBy"); {
+	case !args.Has("orderBy"), order == happeningitems.OrderByOccurrence:
+	case order == happeningitems.OrderByCreated:
 		f.OrderBy = order
 	default:
 		return f, envelope.BadRequest("orderBy", "must be occurrence or created")
