@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return envelope.BadRequest("body", "must hold a single JSON object")
 	}
-	return nil
+	return exactMembers(body, reflect.TypeOf(dst))
 }
 
 // textOnly refuses a body that is not text every store can hold: bytes
@@ -198,4 +199,78 @@ func pathUUIDs(c *fiber.Ctx, outer, inner string) (uuid.UUID, uuid.UUID, error) 
 func organization(c *fiber.Ctx) uuid.UUID {
 	p, _ := keyauth.PrincipalFrom(c)
 	return p.OrganizationID
+}
+
+// exactMembers refuses a member whose name matches one of dst's only
+// when case is ignored ("nAme"): encoding/json would take it for that
+// member, while the document, and every other JSON reader, would not.
+// The answer names the member as the document spells it, never the
+// client's bytes. Nested objects and arrays of them are checked too.
+func exactMembers(raw []byte, t reflect.Type) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var members map[string]json.RawMessage
+		if json.Unmarshal(raw, &members) != nil {
+			return nil // not an object: the decoder's own error says so
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields)
+		for name, value := range members {
+			if ft, ok := fields[name]; ok {
+				if err := exactMembers(value, ft); err != nil {
+					return err
+				}
+				continue
+			}
+			for known := range fields {
+				if strings.EqualFold(name, known) {
+					return envelope.BadRequest(known, "must be spelt "+known+" exactly (member names are case-sensitive)")
+				}
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for _, item := range items {
+			if err := exactMembers(item, t.Elem()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields adds the JSON member names of struct t (embedded structs'
+// included, as encoding/json flattens them) with their types.
+func jsonFields(t reflect.Type, into map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				jsonFields(ft, into)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		into[name] = f.Type
+	}
 }
