@@ -347,7 +347,12 @@ func (f *streamFixture) addDated(t *testing.T, org uuid.UUID, url string, at tim
 func TestAStreamResumesAcrossAServerRestartWithoutLossOrDuplicates(t *testing.T) {
 	// With the api role, stopping the service stops its server, as
 	// SIGTERM does to feedsvc serve.
-	f := newStreamFixture(t, func(c *config.Config) { c.Roles[config.RoleAPI] = true })
+	// The keep-alive is long, so that only the shutdown can end the stream
+	// within the test's bound.
+	f := newStreamFixture(t, func(c *config.Config) {
+		c.Roles[config.RoleAPI] = true
+		c.StreamKeepAlive = time.Minute
+	})
 	s := openStream(t, f.addr, f.stream(), f.h.Key, nil)
 	want := f.addN(t, 0, 3)
 	// The client has handled one event when the server goes down; what
@@ -531,7 +536,12 @@ func TestAnEventFeedStreamSendsAddedAndRemovedItems(t *testing.T) {
 
 func TestAStreamServedByAnAPIProcessSeesItemsProjectedByAnother(t *testing.T) {
 	f := newStreamFixture(t)
-	api := f.h.Another(func(c *config.Config) { c.Roles = map[string]bool{config.RoleAPI: true} })
+	// A long keep-alive: only the shared poller's wake can bring the item
+	// within the test's bound.
+	api := f.h.Another(func(c *config.Config) {
+		c.Roles = map[string]bool{config.RoleAPI: true}
+		c.StreamKeepAlive = time.Minute
+	})
 	if api.Service.Runner != nil {
 		t.Fatal("the API process runs projectors")
 	}
