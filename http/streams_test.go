@@ -551,3 +551,32 @@ func TestAStreamServedByAnAPIProcessSeesItemsProjectedByAnother(t *testing.T) {
 		t.Fatalf("got item %s, want %s", got, id)
 	}
 }
+
+func TestAHeadRequestOfAStreamHoldsNoSlot(t *testing.T) {
+	f := newStreamFixture(t, func(c *config.Config) { c.StreamsPerKey = 1 })
+	head := func() int {
+		req, _ := http.NewRequest(http.MethodHead, "http://"+f.addr+f.stream(), nil)
+		req.Header.Set("Authorization", "Bearer "+f.h.Key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// Each answer has no body, so its stream ends at once and frees the
+	// key's one slot (the release follows the answer closely).
+	for i := range 3 {
+		deadline := time.Now().Add(2 * time.Second)
+		status := head()
+		for status == http.StatusTooManyRequests && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			status = head()
+		}
+		if status != http.StatusOK {
+			t.Fatalf("HEAD %d: status %d", i, status)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	openStream(t, f.addr, f.stream(), f.h.Key, nil)
+}
