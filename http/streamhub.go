@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/readmodel/changes"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
 
 // streamHub wakes the live item streams (streams.go) of a process when
@@ -26,6 +27,7 @@ import (
 // The poller runs only while some stream is open.
 type streamHub struct {
 	db       bun.IDB
+	feedRows *feeds.Queries
 	interval time.Duration
 	logger   *slog.Logger
 
@@ -51,7 +53,7 @@ type streamWaker struct {
 }
 
 func newStreamHub(db bun.IDB, interval time.Duration, logger *slog.Logger) *streamHub {
-	return &streamHub{db: db, interval: interval, logger: logger, feeds: map[streamFeed]map[*streamWaker]struct{}{}}
+	return &streamHub{db: db, feedRows: feeds.NewQueries(db), interval: interval, logger: logger, feeds: map[streamFeed]map[*streamWaker]struct{}{}}
 }
 
 // subscribe registers a stream of feed; its channel receives a value when
@@ -93,21 +95,57 @@ func (h *streamHub) poll() {
 		if !ok {
 			return
 		}
+		failed := false
+		// A failed poll is logged once per run of failures; streams keep
+		// their keep-alives meanwhile, and the next poll makes up for it.
+		report := func(err error) {
+			if !failing && !failed {
+				h.logger.Warn("live item streams: polling the read model failed", "err", err)
+			}
+			failed = true
+		}
+		var all []uuid.UUID
 		for table, ids := range byTable {
+			all = append(all, ids...)
 			ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
 			latest, err := changes.LatestOf(ctx, h.db, table, ids)
 			cancel()
 			if err != nil {
-				// Streams keep their keep-alives meanwhile; logged once per
-				// run of failures.
-				if !failing {
-					h.logger.Warn("live item streams: polling the read model failed", "err", err)
-				}
-				failing = true
+				report(err)
 				continue
 			}
-			failing = false
 			h.wake(table, latest)
+		}
+		// A deleted feed's items stay, so its latest change does not move:
+		// its streams are woken to find it gone (their read answers not
+		// found, and they end).
+		ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
+		gone, err := h.feedRows.Gone(ctx, all)
+		cancel()
+		if err != nil {
+			report(err)
+		} else {
+			h.wakeGone(gone)
+		}
+		failing = failed
+	}
+}
+
+// wakeGone wakes the streams of feeds that are gone.
+func (h *streamHub) wakeGone(gone []uuid.UUID) {
+	if len(gone) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range gone {
+		for _, table := range []string{newsItemsTable, eventItemsTable} {
+			for w := range h.feeds[streamFeed{table: table, id: id}] {
+				select {
+				case w.wake <- struct{}{}:
+				default:
+				}
+			}
 		}
 	}
 }

@@ -296,6 +296,8 @@ type liveStream struct {
 	done   <-chan struct{}
 	cursor changes.Key
 	feed   streamFeed
+	// failed is set while the last read failed.
+	failed bool
 }
 
 // errStreamEnded is a write to a client that has gone.
@@ -313,22 +315,27 @@ func (s *liveStream) run(ctx context.Context, w *bufio.Writer) {
 	defer keepAlive.Stop()
 	age := time.NewTimer(s.cfg.MaxAge)
 	defer age.Stop()
+	// read is whether the feed must be read: at the start, when woken,
+	// and after a failed read (at the next keep-alive).
+	read := true
 	for {
-		sent, err := s.catchUp(ctx, w)
-		if err != nil {
-			return
-		}
-		if sent {
-			keepAlive.Reset(s.cfg.KeepAlive)
+		if read {
+			sent, err := s.catchUp(ctx, w)
+			if err != nil {
+				return
+			}
+			if sent {
+				keepAlive.Reset(s.cfg.KeepAlive)
+			}
 		}
 		select {
 		case <-s.wake:
+			read = true
 		case <-keepAlive.C:
-			// A keep-alive also reads the feed: a change a wake missed (a
-			// poll that failed) comes at the latest now.
 			if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
 				return
 			}
+			read = s.failed
 		case <-s.done:
 			return
 		case <-age.C:
@@ -356,8 +363,10 @@ func (s *liveStream) catchUp(ctx context.Context, w *bufio.Writer) (sent bool, e
 				return sent, err
 			}
 			s.Logger.WarnContext(ctx, "live item stream: reading the feed's changes failed", "feed", s.feed.id, "err", err)
+			s.failed = true
 			return sent, nil
 		}
+		s.failed = false
 		for _, e := range page.events {
 			writeEvent(w, e)
 		}

@@ -580,3 +580,20 @@ func TestAHeadRequestOfAStreamHoldsNoSlot(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	openStream(t, f.addr, f.stream(), f.h.Key, nil)
 }
+
+func TestDeletingAFeedEndsItsStreams(t *testing.T) {
+	// A long keep-alive: the stream must end because the poller finds
+	// the feed gone, not at a keep-alive.
+	f := newStreamFixture(t, func(c *config.Config) { c.StreamKeepAlive = time.Minute })
+	s := openStream(t, f.addr, f.stream(), f.h.Key, nil)
+	f.h.Do("DELETE", "/feeds/news/"+f.feedID, nil).MustStatus(t, 200)
+	select {
+	case <-s.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream of a deleted feed is still open")
+	}
+	r := f.h.Do("GET", f.stream(), nil)
+	if r.Status != 404 {
+		t.Fatalf("reopening answered %d, want 404", r.Status)
+	}
+}
