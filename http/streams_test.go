@@ -597,3 +597,19 @@ func TestDeletingAFeedEndsItsStreams(t *testing.T) {
 		t.Fatalf("reopening answered %d, want 404", r.Status)
 	}
 }
+
+func TestAProcessPastItsStreamBoundAnswers503(t *testing.T) {
+	f := newStreamFixture(t, func(c *config.Config) { c.StreamsMax = 1 })
+	openStream(t, f.addr, f.stream(), f.h.Key, nil)
+	// Another key: the key's own bound is not what refuses it.
+	r := f.h.DoWith("GET", f.stream(), nil, map[string]string{"Authorization": "Bearer " + f.h.NewKey("acme", "items")})
+	if r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503: %s", r.Status, r.Raw)
+	}
+	if e, _ := r.Body["error"].(map[string]any); e["code"] != "SERVICE_UNAVAILABLE" {
+		t.Errorf("error %v, want SERVICE_UNAVAILABLE", e)
+	}
+	if n, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || n < 1 {
+		t.Errorf("Retry-After %q", r.Header.Get("Retry-After"))
+	}
+}

@@ -4786,6 +4786,9 @@ type NewsUnprocessableOnWrite = NewsValidationError
 // NewsUnsupportedMediaTypeOnWrite A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
 type NewsUnsupportedMediaTypeOnWrite = NewsValidationError
 
+// StreamsUnavailable The database refused or could not be reached, a read ran past its 15 s, the rate count is unavailable for a fail-closed key, or the service holds too many connections (503, with `Retry-After`): nothing to look into; retry after `Retry-After` (a write with the same `Idempotency-Key`).
+type StreamsUnavailable = ServiceUnavailableError
+
 // TooManyRequests The key's rate limit is spent for the current window, or one address holds too many connections (429, with `Retry-After`).
 type TooManyRequests = TooManyRequestsError
 
@@ -15891,7 +15894,7 @@ type StreamEventItemsResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *EventServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	JSON503 *StreamsUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StreamEventItemsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -15941,7 +15944,7 @@ func (r StreamEventItemsResponse) GetJSON500() *EventServerError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamEventItemsResponse) GetJSON503() *Unavailable {
+func (r StreamEventItemsResponse) GetJSON503() *StreamsUnavailable {
 	return r.JSON503
 }
 
@@ -19653,7 +19656,7 @@ type StreamNewsItemsResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *NewsServerError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	JSON503 *StreamsUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StreamNewsItemsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -19703,7 +19706,7 @@ func (r StreamNewsItemsResponse) GetJSON500() *NewsServerError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r StreamNewsItemsResponse) GetJSON503() *Unavailable {
+func (r StreamNewsItemsResponse) GetJSON503() *StreamsUnavailable {
 	return r.JSON503
 }
 
@@ -31428,7 +31431,7 @@ func ParseStreamEventItemsResponse(rsp *http.Response) (*StreamEventItemsRespons
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Unavailable
+		var dest StreamsUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -40273,7 +40276,7 @@ func ParseStreamNewsItemsResponse(rsp *http.Response) (*StreamNewsItemsResponse,
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Unavailable
+		var dest StreamsUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
