@@ -46,6 +46,15 @@ func (s *Postgres) AppendToStreams(ctx context.Context, appends ...StreamAppend)
 	if err := checkParts(appends); err != nil {
 		return nil, err
 	}
+	if len(appends) == 1 {
+		// One stream's append is atomic on its own, in one round trip.
+		a := appends[0]
+		res, err := s.AppendToStream(ctx, a.Stream, a.Expected, a.Events...)
+		if err != nil {
+			return nil, err
+		}
+		return []AppendResult{res}, nil
+	}
 	parts := make([]pgPart, len(appends))
 	filled := make([][]EventData, len(appends))
 	for i, a := range appends {
