@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -13,9 +14,9 @@ import (
 // Articles are stored a batch at a time. A crawl fetches and parses
 // several articles of its source at once (articlesAtOnce); each one ready
 // to be stored joins its source's queue, and one of the waiting
-// goroutines stores what the queue holds while the others wait: what
-// arrives during a batch goes into the next (a group commit, without a
-// timer: a lone article is stored at once). A batch takes five
+// goroutines stores what the queue holds while the others wait (a group
+// commit): what arrives during a batch goes into the next, and a batch
+// waits up to batchLinger for more to join. A batch takes five
 // transactions however many articles it holds, where each article took
 // five before:
 //
@@ -39,8 +40,16 @@ import (
 // again one article at a time, so that one article's trouble (content the
 // domain refuses) fails only that article.
 
-// maxArticlesPerBatch bounds the articles stored in one batch.
-const maxArticlesPerBatch = 64
+const (
+	// maxArticlesPerBatch bounds the articles stored in one batch.
+	maxArticlesPerBatch = 64
+	// batchLinger is how long the first article of a batch waits for
+	// others of its crawl to join it, unless every article the crawl
+	// fetches at once is waiting already. Without it a batch would hold
+	// what arrives during one store, a few articles; a crawl is in no
+	// hurry by 50 ms, and its fetches go on meanwhile.
+	batchLinger = 50 * time.Millisecond
+)
 
 // pendingArticle is a fetched and parsed article waiting for its batch,
 // and, once done is closed, how storing it went.
@@ -50,45 +59,67 @@ type pendingArticle struct {
 	// heldNone: the document holds no event now (markDistributed).
 	heldNone bool
 
-	done  chan struct{}
-	isNew bool
-	added int
-	kind  failureKind
-	err   error
+	queued time.Time
+	done   chan struct{}
+	isNew  bool
+	added  int
+	kind   failureKind
+	err    error
 }
 
 // articleQueues are the sources' queues of articles to store. A source
 // has a queue while one of its goroutines is storing batches.
 type articleQueues struct {
 	mu       sync.Mutex
-	bySource map[uuid.UUID]*[]*pendingArticle
+	bySource map[uuid.UUID]*articleQueue
+}
+
+type articleQueue struct {
+	pending []*pendingArticle
+	// more wakes the storing goroutine when an article joins.
+	more chan struct{}
 }
 
 // storeArticle stores a fetched article with its source's next batch and
 // returns when that batch is done (p's results are set).
 func (w *Worker) storeArticle(ctx context.Context, sourceID uuid.UUID, p *pendingArticle) {
-	p.done = make(chan struct{})
+	p.done, p.queued = make(chan struct{}), time.Now()
 	qs := &w.articleQueues
 	qs.mu.Lock()
 	if qs.bySource == nil {
-		qs.bySource = make(map[uuid.UUID]*[]*pendingArticle)
+		qs.bySource = make(map[uuid.UUID]*articleQueue)
 	}
 	q, storing := qs.bySource[sourceID]
 	if !storing {
-		q = new([]*pendingArticle)
+		q = &articleQueue{more: make(chan struct{}, 1)}
 		qs.bySource[sourceID] = q
 	}
-	*q = append(*q, p)
+	q.pending = append(q.pending, p)
 	if storing {
 		qs.mu.Unlock()
+		select {
+		case q.more <- struct{}{}:
+		default:
+		}
 		<-p.done
 		return
 	}
 	// This goroutine stores the source's batches until nobody waits.
-	for len(*q) > 0 {
-		n := min(len(*q), maxArticlesPerBatch)
-		batch := (*q)[:n:n]
-		*q = (*q)[n:]
+	for len(q.pending) > 0 {
+		if wait := batchLinger - time.Since(q.pending[0].queued); wait > 0 && len(q.pending) < articlesAtOnce {
+			qs.mu.Unlock()
+			t := time.NewTimer(wait)
+			select {
+			case <-q.more:
+			case <-t.C:
+			}
+			t.Stop()
+			qs.mu.Lock()
+			continue
+		}
+		n := min(len(q.pending), maxArticlesPerBatch)
+		batch := q.pending[:n:n]
+		q.pending = q.pending[n:]
 		qs.mu.Unlock()
 		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StoreTimeout)
 		w.storeArticles(storeCtx, sourceID, batch)

@@ -22,8 +22,10 @@ import (
 
 const (
 	// articlesAtOnce is how many articles of one source are fetched
-	// concurrently; the crawl client's per-host limit applies on top.
-	articlesAtOnce = 8
+	// concurrently, or parsed, or waiting for their batch to be stored
+	// (articles.go); the crawl client's per-host limit applies on top, so
+	// the site sees no more requests at once whatever this is.
+	articlesAtOnce = 32
 	// DefaultStoreTimeout bounds the database steps of one document.
 	DefaultStoreTimeout = 30 * time.Second
 )
