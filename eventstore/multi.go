@@ -20,22 +20,23 @@ type pgPart struct {
 	meta  [][]byte
 }
 
-// partOutcome is what appendSQL answered for one part.
+// partOutcome is what appendStreamsSQL answered for one part.
 type partOutcome struct {
+	// held: the part's expectation held (all parts' must for any to be
+	// stored).
+	held                        bool
 	actual, lastRev, txid, gpos *int64
 	idsStored                   bool
 }
 
 // AppendToStreams appends to several streams atomically. See Store.
 //
-// The parts' statements run in one transaction, sent with its BEGIN as one
-// pipelined batch, so a multi-stream append costs two round trips (the
-// batch, then COMMIT or ROLLBACK) however many streams it writes. Each
-// part's statement is appendSQL, which checks the part's expectation
-// without failing; when one does not hold, the transaction is rolled back.
-// Parts that take whatever revision is next (Any, StreamExists) take their
-// streams' locks first, in stream order, so that two multi-stream appends
-// cannot wait on each other's locks. Parts that find their events already
+// All parts are one statement (appendStreamsSQL), so a multi-stream append
+// costs one round trip however many streams it writes: it checks every
+// part's expectation and inserts only when all hold. Parts that take
+// whatever revision is next (Any, StreamExists) take their streams' locks
+// first, in stream order, so that two multi-stream appends cannot wait on
+// each other's locks. Parts that find their events already
 // stored (the same append retried, after a lost reply) are looked up on the
 // error path only, as in AppendToStream, and the rest is appended again
 // without them.
@@ -109,7 +110,7 @@ func (s *Postgres) AppendToStreams(ctx context.Context, appends ...StreamAppend)
 			var conflicts []error
 			lookup := false
 			for i, o := range outcomes {
-				if done[i] || o.lastRev != nil {
+				if done[i] || o.held {
 					continue
 				}
 				if o.idsStored {
@@ -155,59 +156,109 @@ func (s *Postgres) AppendToStreams(ctx context.Context, appends ...StreamAppend)
 	}
 }
 
-// appendParts runs one attempt: the parts not done, in one transaction.
-// committed is false when an expectation failed (the outcomes say which)
-// and the transaction was rolled back.
-func (s *Postgres) appendParts(ctx context.Context, parts []pgPart, done []bool) (outcomes []partOutcome, committed bool, err error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, false, fmt.Errorf("append to %d streams: %w", len(parts), err)
-	}
-	// A connection left inside the transaction (a failed ROLLBACK) is
-	// closed by the pool on release instead of being reused.
-	defer conn.Release()
+// appendStreamsSQL is appendSQL for several streams in one statement. $1
+// to $3 are the parts (stream, expectation kind and revision as in
+// appendSQL), $4 to $9 the events of all parts in order, each with its
+// part's number (1-based) and its place in the part (1-based). The
+// inserts happen only when every part's expectation holds, so the
+// statement is all or nothing on its own; it answers one row per part
+// with the stream's last revision before, and the last event it stored
+// there. When nothing was stored, the outer SELECT also says whether any
+// event id was stored before (the same append retried?), as appendSQL
+// does.
+const appendStreamsSQL = `
+WITH cur AS (
+    SELECT p.part, p.stream, p.kind, p.exact,
+        (SELECT max(stream_revision) FROM events WHERE stream_id = p.stream) AS rev
+    FROM unnest($1::text[], $2::int[], $3::bigint[]) WITH ORDINALITY AS p(stream, kind, exact, part)
+), parts AS (
+    SELECT cur.*, coalesce(CASE kind
+        WHEN 1 THEN rev IS NULL
+        WHEN 2 THEN rev IS NOT NULL
+        WHEN 3 THEN rev = exact
+        ELSE true END, false) AS ok
+    FROM cur
+), checked AS (
+    SELECT bool_and(ok) AS ok FROM parts
+), ins AS (
+    INSERT INTO events (stream_id, stream_revision, event_id, event_type, data, metadata)
+    SELECT parts.stream, coalesce(parts.rev, -1) + e.at, e.id, e.type, e.data, e.meta
+    FROM unnest($4::int[], $5::int[], $6::uuid[], $7::text[], $8::jsonb[], $9::jsonb[])
+        WITH ORDINALITY AS e(part, at, id, type, data, meta, ord)
+    JOIN parts ON parts.part = e.part
+    WHERE (SELECT ok FROM checked)
+    ORDER BY e.ord
+    RETURNING stream_id, stream_revision, transaction_id, global_position
+), last AS (
+    SELECT DISTINCT ON (stream_id) stream_id, stream_revision, transaction_id, global_position
+    FROM ins ORDER BY stream_id, stream_revision DESC
+)
+SELECT parts.part, parts.ok, parts.rev, last.stream_revision, last.transaction_id::text::bigint, last.global_position,
+    CASE WHEN (SELECT ok FROM checked) THEN false ELSE EXISTS (
+        SELECT 1 FROM unnest($6::uuid[]) AS x(id)
+        WHERE EXISTS (SELECT 1 FROM events WHERE events.event_id = x.id)
+    ) END
+FROM parts LEFT JOIN last ON last.stream_id = parts.stream
+ORDER BY parts.part`
 
-	batch := &pgx.Batch{}
-	batch.Queue("BEGIN")
-	var locks []string
-	for i, p := range parts {
-		if !done[i] && retriesOnConflict(p.Expected) {
-			locks = append(locks, p.Stream)
-		}
-	}
-	slices.Sort(locks)
-	for _, stream := range locks {
-		batch.Queue(streamLockSQL, stream)
-	}
-	outcomes = make([]partOutcome, len(parts))
+// appendParts runs one attempt: the parts not done, in one statement
+// (one round trip; Any and StreamExists parts take their streams' locks
+// first, in stream order, pipelined in the same implicit transaction, as
+// AppendToStream does for one). committed is false when an expectation
+// failed (the outcomes say which) and nothing was written.
+func (s *Postgres) appendParts(ctx context.Context, parts []pgPart, done []bool) (outcomes []partOutcome, committed bool, err error) {
+	var (
+		streams      []string
+		kinds        []int32
+		exacts       []int64
+		evPart, evAt []int32
+		ids          []uuid.UUID
+		types        []string
+		data, meta   [][]byte
+		locks        []string
+		index        []int // the part of each row of the statement
+	)
 	for i, p := range parts {
 		if done[i] {
 			continue
 		}
-		o := &outcomes[i]
+		index = append(index, i)
 		kind, exact := expectationParams(p.Expected)
-		batch.Queue(appendSQL, p.Stream, p.ids, p.types, p.data, p.meta, kind, exact).QueryRow(func(row pgx.Row) error {
-			return row.Scan(&o.actual, &o.lastRev, &o.txid, &o.gpos, &o.idsStored)
+		streams, kinds, exacts = append(streams, p.Stream), append(kinds, kind), append(exacts, exact)
+		for j := range p.ids {
+			evPart, evAt = append(evPart, int32(len(streams))), append(evAt, int32(j+1))
+		}
+		ids, types = append(ids, p.ids...), append(types, p.types...)
+		data, meta = append(data, p.data...), append(meta, p.meta...)
+		if retriesOnConflict(p.Expected) {
+			locks = append(locks, p.Stream)
+		}
+	}
+	slices.Sort(locks)
+	batch := &pgx.Batch{}
+	for _, stream := range locks {
+		batch.Queue(streamLockSQL, stream)
+	}
+	outcomes = make([]partOutcome, len(parts))
+	committed = true
+	batch.Queue(appendStreamsSQL, streams, kinds, exacts, evPart, evAt, ids, types, data, meta).Query(func(rows pgx.Rows) error {
+		var (
+			part int64
+			o    partOutcome
+		)
+		_, err := pgx.ForEachRow(rows, []any{&part, &o.held, &o.actual, &o.lastRev, &o.txid, &o.gpos, &o.idsStored}, func() error {
+			outcomes[index[part-1]] = o
+			if o.lastRev == nil {
+				committed = false
+			}
+			return nil
 		})
-	}
-	err = conn.SendBatch(ctx, batch).Close()
-	ok := err == nil
-	for i := range outcomes {
-		if !done[i] && outcomes[i].lastRev == nil {
-			ok = false
-		}
-	}
-	end := "ROLLBACK"
-	if ok {
-		end = "COMMIT"
-	}
-	if _, endErr := conn.Exec(ctx, end); endErr != nil {
-		if err == nil {
-			err = endErr
-		}
+		return err
+	})
+	if err := s.pool.SendBatch(ctx, batch).Close(); err != nil {
 		return nil, false, err
 	}
-	return outcomes, ok, err
+	return outcomes, committed, nil
 }
 
 // judgeParts reads, in one round trip, where the events of the parts not
