@@ -246,16 +246,30 @@ func eventIDs(recs []stream.Recorded) []uuid.UUID {
 // stream: a retried append is then the event store's idempotent no-op, and
 // a rerun of the request recognises them (decide).
 func (h *Handler) append(ctx context.Context, stream string, expected eventstore.ExpectedRevision, org uuid.UUID, events []domain.Event) (Result, error) {
+	data, types, err := h.encode(stream, org, events)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := h.store.AppendToStream(ctx, stream, expected, data...)
+	if err != nil {
+		return Result{}, fmt.Errorf("append to %s: %w", stream, err)
+	}
+	return Result{Position: res.Position, EventTypes: types}, nil
+}
+
+// encode turns decided events into what the store appends to stream, and
+// lists their types.
+func (h *Handler) encode(stream string, org uuid.UUID, events []domain.Event) ([]eventstore.EventData, []string, error) {
 	meta, err := json.Marshal(metadata{SchemaVersion: domain.SchemaVersion, OrganizationID: org})
 	if err != nil {
-		return Result{}, fmt.Errorf("encode metadata: %w", err)
+		return nil, nil, fmt.Errorf("encode metadata: %w", err)
 	}
 	data := make([]eventstore.EventData, 0, len(events))
 	types := make([]string, 0, len(events))
 	for i, e := range events {
 		b, err := domain.EncodeEvent(e)
 		if err != nil {
-			return Result{}, err
+			return nil, nil, err
 		}
 		id, ok := h.scope.EventID(stream, i)
 		if !ok {
@@ -264,11 +278,132 @@ func (h *Handler) append(ctx context.Context, stream string, expected eventstore
 		data = append(data, eventstore.EventData{ID: id, Type: e.EventType(), Data: b, Metadata: meta})
 		types = append(types, e.EventType())
 	}
-	res, err := h.store.AppendToStream(ctx, stream, expected, data...)
-	if err != nil {
-		return Result{}, fmt.Errorf("append to %s: %w", stream, err)
+	return data, types, nil
+}
+
+// decideAll is decide for changes to several streams whose decisions are
+// appended together, in one multi-stream append (AppendToStreams): they
+// commit at once, in one transaction however many streams they touch,
+// which is what makes recording many articles or items cheap. Each change
+// is decided on its own stream as decide would, and the append expects
+// every stream unchanged since it was read; a conflict on some streams
+// appends nothing, and the attempt decides again, reading the conflicting
+// streams (a mostlyNew stream is not read until it conflicts). Changes to
+// one stream named twice are decided one after the other, in order. In an
+// idempotent request each change goes through decide: a rerun must find
+// its events stream by stream.
+func decideAll[A domain.Aggregate](ctx context.Context, h *Handler, cs []change[A]) ([]A, []Result, error) {
+	aggs := make([]A, len(cs))
+	results := make([]Result, len(cs))
+	if h.scope.Idempotent() {
+		for i, c := range cs {
+			var err error
+			if aggs[i], results[i], err = decide(ctx, h, c); err != nil {
+				return nil, nil, err
+			}
+		}
+		return aggs, results, nil
 	}
-	return Result{Position: res.Position, EventTypes: types}, nil
+	// Rounds of changes whose streams differ: a stream named again waits
+	// for the next round.
+	for rest := indexes(len(cs)); len(rest) > 0; {
+		var round, later []int
+		named := make(map[string]bool, len(rest))
+		for _, i := range rest {
+			if named[cs[i].stream] {
+				later = append(later, i)
+				continue
+			}
+			named[cs[i].stream] = true
+			round = append(round, i)
+		}
+		if err := decideRound(ctx, h, cs, round, aggs, results); err != nil {
+			return nil, nil, err
+		}
+		rest = later
+	}
+	return aggs, results, nil
+}
+
+func indexes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// decideRound decides and appends the changes at round, whose streams
+// differ, filling their aggregates and results.
+func decideRound[A domain.Aggregate](ctx context.Context, h *Handler, cs []change[A], round []int, aggs []A, results []Result) error {
+	load := make(map[string]bool, len(round))
+	for _, i := range round {
+		load[cs[i].stream] = !cs[i].mostlyNew
+	}
+	return retry(ctx, func() error {
+		var (
+			parts   []eventstore.StreamAppend
+			decided = make(map[int][]domain.Event, len(round))
+		)
+		for _, i := range round {
+			c := cs[i]
+			agg := c.empty()
+			var recs []stream.Recorded
+			if load[c.stream] {
+				var err error
+				if recs, err = stream.Load(ctx, h.store, c.stream); err != nil {
+					return err
+				}
+			}
+			seen := apply(agg, recs)
+			events, err := c.decide(agg)
+			if err != nil {
+				return err
+			}
+			aggs[i] = agg
+			if len(events) == 0 {
+				results[i] = seen
+				continue
+			}
+			data, types, err := h.encode(c.stream, c.org, events)
+			if err != nil {
+				return err
+			}
+			parts = append(parts, eventstore.StreamAppend{Stream: c.stream, Expected: expectedAfter(len(recs)), Events: data})
+			decided[i] = events
+			results[i] = Result{EventTypes: types}
+		}
+		if len(parts) == 0 {
+			return nil
+		}
+		res, err := h.store.AppendToStreams(ctx, parts...)
+		if err != nil {
+			conflicts := eventstore.Conflicts(err)
+			for _, c := range conflicts {
+				load[c.Stream] = true
+			}
+			if len(conflicts) == 0 && errors.Is(err, eventstore.ErrWrongExpectedVersion) {
+				// Lost races without a named stream: read them all.
+				for s := range load {
+					load[s] = true
+				}
+			}
+			return fmt.Errorf("append to %d streams: %w", len(parts), err)
+		}
+		k := 0
+		for _, i := range round {
+			events, ok := decided[i]
+			if !ok {
+				continue
+			}
+			results[i].Position = res[k].Position
+			k++
+			for _, e := range events {
+				aggs[i].Apply(e)
+			}
+		}
+		return nil
+	})
 }
 
 // expectedAfter is the precondition for appending to a stream from which

@@ -26,24 +26,46 @@ type Discovered struct {
 
 // DiscoverArticle stores a new article or links a known one to the source.
 func (h *Handler) DiscoverArticle(ctx context.Context, c DiscoverArticle) (Discovered, Result, error) {
-	content, err := domain.NewArticleContent(c.Content)
+	found, res, err := h.DiscoverArticles(ctx, []DiscoverArticle{c})
 	if err != nil {
 		return Discovered{}, Result{}, err
 	}
-	isNew := false
-	article, res, err := decide(ctx, h, change[*domain.Article]{
-		stream: domain.ArticleStream(content.URL), mostlyNew: true,
-		empty: func() *domain.Article { return &domain.Article{} },
-		decide: func(a *domain.Article) ([]domain.Event, error) {
-			events := a.Discover(h.newID("article"), h.newID("newsPage"), c.SourceID, content, c.LastMod, h.now())
-			isNew = len(events) == 1 && events[0].EventType() == domain.ArticleDiscovered{}.EventType()
-			return events, nil
-		},
-	})
-	if err != nil {
-		return Discovered{}, Result{}, fmt.Errorf("discover article %s: %w", content.URL, err)
+	return found[0], res, nil
+}
+
+// DiscoverArticles is DiscoverArticle for several articles, recorded
+// together: their events commit in one multi-stream append (see
+// decideAll). It returns each article as stored, in order, and where the
+// appends landed.
+func (h *Handler) DiscoverArticles(ctx context.Context, cs []DiscoverArticle) ([]Discovered, Result, error) {
+	changes := make([]change[*domain.Article], len(cs))
+	isNew := make([]bool, len(cs))
+	for i, c := range cs {
+		content, err := domain.NewArticleContent(c.Content)
+		if err != nil {
+			return nil, Result{}, fmt.Errorf("discover article %s: %w", c.Content.URL, err)
+		}
+		changes[i] = change[*domain.Article]{
+			stream: domain.ArticleStream(content.URL), mostlyNew: true,
+			empty: func() *domain.Article { return &domain.Article{} },
+			decide: func(a *domain.Article) ([]domain.Event, error) {
+				events := a.Discover(h.newID("article"), h.newID("newsPage"), c.SourceID, content, c.LastMod, h.now())
+				isNew[i] = len(events) == 1 && events[0].EventType() == domain.ArticleDiscovered{}.EventType()
+				return events, nil
+			},
+		}
 	}
-	return Discovered{ArticleDiscovered: article.Discovery(), New: isNew}, res, nil
+	articles, results, err := decideAll(ctx, h, changes)
+	if err != nil {
+		return nil, Result{}, fmt.Errorf("discover %d articles: %w", len(cs), err)
+	}
+	out := make([]Discovered, len(cs))
+	var res Result
+	for i, a := range articles {
+		out[i] = Discovered{ArticleDiscovered: a.Discovery(), New: isNew[i]}
+		res = res.Merge(results[i])
+	}
+	return out, res, nil
 }
 
 // AddNewsItem puts an article into a feed through one of its attachments.
@@ -55,18 +77,38 @@ type AddNewsItem struct {
 // AddNewsItem appends the item unless the feed already has the article;
 // added is false in that case.
 func (h *Handler) AddNewsItem(ctx context.Context, c AddNewsItem) (added bool, res Result, err error) {
-	to := c.ItemTarget
-	_, res, err = decide(ctx, h, change[*domain.NewsItem]{
-		stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
-		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
-		decide: func(i *domain.NewsItem) ([]domain.Event, error) {
-			return i.Add(h.newID("newsItem"), to, c.Article, h.now()), nil
-		},
-	})
+	all, res, err := h.AddNewsItems(ctx, []AddNewsItem{c})
 	if err != nil {
-		return false, Result{}, fmt.Errorf("add article %s to feed %s: %w", c.Article.NewsPageID, c.FeedID, err)
+		return false, Result{}, err
 	}
-	return !res.Empty(), res, nil
+	return all[0], res, nil
+}
+
+// AddNewsItems is AddNewsItem for several items, appended together: they
+// commit in one multi-stream append (see decideAll). added says, in
+// order, which feeds did not have their article yet.
+func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []bool, res Result, err error) {
+	changes := make([]change[*domain.NewsItem], len(cs))
+	for i, c := range cs {
+		to := c.ItemTarget
+		changes[i] = change[*domain.NewsItem]{
+			stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
+			empty: func() *domain.NewsItem { return &domain.NewsItem{} },
+			decide: func(it *domain.NewsItem) ([]domain.Event, error) {
+				return it.Add(h.newID("newsItem"), to, c.Article, h.now()), nil
+			},
+		}
+	}
+	_, results, err := decideAll(ctx, h, changes)
+	if err != nil {
+		return nil, Result{}, fmt.Errorf("add %d news items: %w", len(cs), err)
+	}
+	added = make([]bool, len(cs))
+	for i, r := range results {
+		added[i] = !r.Empty()
+		res = res.Merge(r)
+	}
+	return added, res, nil
 }
 
 // GiveFeedback rates an item of a feed of any kind.

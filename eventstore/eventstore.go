@@ -169,12 +169,61 @@ type AppendResult struct {
 	Position Position
 }
 
+// StreamAppend is one stream's part of AppendToStreams: its events and
+// the expectation they are appended under.
+type StreamAppend struct {
+	Stream   string
+	Expected ExpectedRevision
+	Events   []EventData
+}
+
+// ErrInvalidAppend is matched (errors.Is) by the error of an
+// AppendToStreams call that is malformed: a part without events, or a
+// stream named twice.
+var ErrInvalidAppend = errors.New("invalid multi-stream append")
+
+// Conflicts returns every stream conflict an append error holds: the
+// *WrongExpectedVersionError of AppendToStream, or each one of a failed
+// AppendToStreams. Nil when err is no conflict.
+func Conflicts(err error) []*WrongExpectedVersionError {
+	var out []*WrongExpectedVersionError
+	var walk func(error)
+	walk = func(e error) {
+		switch x := e.(type) {
+		case nil:
+		case *WrongExpectedVersionError:
+			out = append(out, x)
+		case interface{ Unwrap() []error }:
+			for _, inner := range x.Unwrap() {
+				walk(inner)
+			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
+		}
+	}
+	walk(err)
+	return out
+}
+
 // Store is the event store.
 type Store interface {
 	// AppendToStream appends events atomically to one stream. With no
 	// events it only checks the expectation and returns the stream's
 	// current state (the zero AppendResult for a stream without events).
 	AppendToStream(ctx context.Context, stream string, expected ExpectedRevision, events ...EventData) (AppendResult, error)
+	// AppendToStreams appends to several streams at once, each under its
+	// own expectation, atomically: every part is stored or none is (as
+	// KurrentDB's multi-stream append). The events of all parts commit
+	// together and follow the parts' order in the global log; the results
+	// are in the parts' order. Each part names a different stream and
+	// has at least one event (else ErrInvalidAppend). A part whose events
+	// are all stored already, as one append of its stream in that order,
+	// is that append retried and succeeds with the stored result, as with
+	// AppendToStream; reusing event ids any other way fails with
+	// ErrDuplicateEventID. When expectations fail, nothing is written and
+	// the error matches ErrWrongExpectedVersion; Conflicts lists every
+	// part that failed.
+	AppendToStreams(ctx context.Context, appends ...StreamAppend) ([]AppendResult, error)
 	// ReadStream reads up to max events of a stream from revision from on,
 	// in revision order. ErrStreamNotFound when the stream has no events.
 	ReadStream(ctx context.Context, stream string, from uint64, max int) ([]RecordedEvent, error)
@@ -200,4 +249,35 @@ type Store interface {
 	// can wake up without polling, and only for what they read. Call the
 	// returned func to stop.
 	Appended(types ...string) (<-chan struct{}, func())
+}
+
+// checkParts rejects a multi-stream append that names a stream twice or
+// has a part without events.
+func checkParts(appends []StreamAppend) error {
+	streams := make(map[string]bool, len(appends))
+	for _, a := range appends {
+		if len(a.Events) == 0 {
+			return fmt.Errorf("append to stream %s: a part of a multi-stream append without events: %w", a.Stream, ErrInvalidAppend)
+		}
+		if streams[a.Stream] {
+			return fmt.Errorf("append to stream %s: named twice in one multi-stream append: %w", a.Stream, ErrInvalidAppend)
+		}
+		streams[a.Stream] = true
+	}
+	return nil
+}
+
+// checkPartIDs rejects a multi-stream append that uses one event id in
+// two parts; prepared are the parts' events with their ids filled in.
+func checkPartIDs(appends []StreamAppend, prepared [][]EventData) error {
+	seen := make(map[uuid.UUID]string)
+	for i, events := range prepared {
+		for _, e := range events {
+			if other, dup := seen[e.ID]; dup && other != appends[i].Stream {
+				return fmt.Errorf("append to stream %s: event %s is also in stream %s of the same append: %w", appends[i].Stream, e.ID, other, ErrDuplicateEventID)
+			}
+			seen[e.ID] = appends[i].Stream
+		}
+	}
+	return nil
 }

@@ -56,6 +56,84 @@ func (m *Memory) AppendToStream(ctx context.Context, stream string, expected Exp
 	return res, err
 }
 
+// AppendToStreams appends to several streams atomically. See Store.
+func (m *Memory) AppendToStreams(ctx context.Context, appends ...StreamAppend) ([]AppendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("append to %d streams: %w", len(appends), err)
+	}
+	if err := checkParts(appends); err != nil {
+		return nil, err
+	}
+	prepared := make([][]EventData, len(appends))
+	for i, a := range appends {
+		events, err := prepareEvents(a.Stream, a.Events)
+		if err != nil {
+			return nil, err
+		}
+		prepared[i] = events
+	}
+	if err := checkPartIDs(appends, prepared); err != nil {
+		return nil, err
+	}
+
+	m.mu.Lock()
+	results := make([]AppendResult, len(appends))
+	retried := make([]bool, len(appends))
+	var conflicts []error
+	for i, a := range appends {
+		res, again, err := m.retriedLocked(a.Stream, prepared[i])
+		if err != nil {
+			m.mu.Unlock()
+			return nil, err
+		}
+		if again {
+			results[i], retried[i] = res, true
+			continue
+		}
+		revs := m.streams[a.Stream]
+		current := m.resultLocked(revs)
+		if !satisfies(a.Expected, len(revs) > 0, current.NextExpectedRevision) {
+			conflicts = append(conflicts, &WrongExpectedVersionError{Stream: a.Stream, Expected: a.Expected,
+				Actual: current.NextExpectedRevision, HasActual: len(revs) > 0})
+		}
+	}
+	if len(conflicts) > 0 {
+		m.mu.Unlock()
+		return nil, errors.Join(conflicts...)
+	}
+	var wrote []EventData
+	now := time.Now()
+	commit := m.commits + 1
+	for i, a := range appends {
+		if retried[i] {
+			continue
+		}
+		revs := m.streams[a.Stream]
+		for _, e := range prepared[i] {
+			at := len(m.log)
+			m.log = append(m.log, RecordedEvent{
+				ID: e.ID, StreamID: a.Stream, Revision: uint64(len(revs)),
+				Type: e.Type, Data: e.Data, Metadata: e.Metadata,
+				Position:   Position{Commit: commit, Prepare: uint64(at) + 1},
+				RecordedAt: now,
+			})
+			revs = append(revs, at)
+			m.byID[e.ID] = at
+		}
+		m.streams[a.Stream] = revs
+		results[i] = m.resultLocked(revs)
+		wrote = append(wrote, a.Events...)
+	}
+	if len(wrote) > 0 {
+		m.commits = commit
+	}
+	m.mu.Unlock()
+	if len(wrote) > 0 {
+		m.notify(wrote)
+	}
+	return results, nil
+}
+
 // prepareEvents checks and copies the events outside the lock: the caller may
 // reuse its buffers after the append.
 func prepareEvents(stream string, events []EventData) ([]EventData, error) {

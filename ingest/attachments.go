@@ -83,45 +83,69 @@ func (w *Worker) attachmentsOf(ctx context.Context, sourceID uuid.UUID) ([]Attac
 	return out, nil
 }
 
-// distribute adds an article to every feed of its source whose kind takes
-// articles and that accepts it. The attachments are read afresh for each
-// article, after the article was recorded in crawl_seen: an attachment too
-// new to be seen here is then guaranteed to see the article in its
-// backfill (see backfill.go).
-func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, article domain.ArticleDiscovered) (int, error) {
+// distribute adds articles of a source to every feed of the source whose
+// kind takes articles and that accepts them, each kind's together. The
+// attachments are read afresh for each call, after the articles were
+// recorded in crawl_seen: an attachment too new to be seen here is then
+// guaranteed to see the articles in its backfill (see backfill.go). It
+// returns how many items it added for each article.
+func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, articles []domain.ArticleDiscovered) ([]int, error) {
 	atts, err := w.attachmentsOf(ctx, sourceID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	added := 0
+	offers := make([]ArticleOffer, 0, len(atts)*len(articles))
+	of := make([]int, 0, cap(offers)) // the article of each offer
 	for _, a := range atts {
-		n, err := w.offerArticle(ctx, a, article)
-		added += n
+		for i, article := range articles {
+			offers = append(offers, ArticleOffer{To: a, Article: article})
+			of = append(of, i)
+		}
+	}
+	added := make([]int, len(articles))
+	got, err := w.offerArticles(ctx, offers)
+	for i, ok := range got {
+		if ok {
+			added[of[i]]++
+		}
+	}
+	return added, err
+}
+
+// offerArticles puts each offered article into its attachment's feed when
+// the feed's kind takes articles and the attachment accepts it, the
+// offers of one kind in one call of its intake; added says which offers
+// put an article into a feed that did not have it yet. Crawls and
+// backfills offer articles this one way.
+func (w *Worker) offerArticles(ctx context.Context, offers []ArticleOffer) (added []bool, err error) {
+	added = make([]bool, len(offers))
+	byKind := map[domain.FeedKind][]int{}
+	var kinds []domain.FeedKind
+	for i, o := range offers {
+		if _, ok := w.intakes.For(o.To.FeedKind); !ok {
+			return added, fmt.Errorf("add article %s to feed %s: no intake for %s feeds", o.Article.NewsPageID, o.To.FeedID, o.To.FeedKind)
+		}
+		if _, ok := w.intakes.articles(o.To.FeedKind); !ok || !o.To.accepts(o.Article.EffectiveAt) {
+			continue
+		}
+		if _, seen := byKind[o.To.FeedKind]; !seen {
+			kinds = append(kinds, o.To.FeedKind)
+		}
+		byKind[o.To.FeedKind] = append(byKind[o.To.FeedKind], i)
+	}
+	for _, k := range kinds {
+		in, _ := w.intakes.articles(k)
+		mine := make([]ArticleOffer, len(byKind[k]))
+		for j, i := range byKind[k] {
+			mine[j] = offers[i]
+		}
+		got, err := in.AddArticles(ctx, mine)
 		if err != nil {
-			return added, err
+			return added, fmt.Errorf("add %d articles to %s feeds: %w", len(mine), k, err)
+		}
+		for j, ok := range got {
+			added[byKind[k][j]] = ok
 		}
 	}
 	return added, nil
-}
-
-// offerArticle puts an article into an attachment's feed when the feed's
-// kind takes articles and the attachment accepts it; it returns 1 when
-// the feed did not have it yet. Crawls and backfills offer articles this
-// one way.
-func (w *Worker) offerArticle(ctx context.Context, a Attachment, article domain.ArticleDiscovered) (int, error) {
-	if _, ok := w.intakes.For(a.FeedKind); !ok {
-		return 0, fmt.Errorf("add article %s to feed %s: no intake for %s feeds", article.NewsPageID, a.FeedID, a.FeedKind)
-	}
-	in, ok := w.intakes.articles(a.FeedKind)
-	if !ok || !a.accepts(article.EffectiveAt) {
-		return 0, nil
-	}
-	added, err := in.AddArticle(ctx, a, article)
-	if err != nil {
-		return 0, fmt.Errorf("add article %s to feed %s: %w", article.NewsPageID, a.FeedID, err)
-	}
-	if added {
-		return 1, nil
-	}
-	return 0, nil
 }

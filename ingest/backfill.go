@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,6 +17,9 @@ import (
 // backfillsPerTick bounds the backfills one tick starts.
 const backfillsPerTick = 20
 
+// backfillChunk is how many articles a backfill adds in one commit.
+const backfillChunk = 100
+
 // errArticlesBehind means the articles projection has not yet caught up
 // with articles this crawler recorded; the backfill is retried next tick.
 var errArticlesBehind = errors.New("articles read model is behind the crawler")
@@ -26,7 +30,7 @@ var errArticlesBehind = errors.New("articles read model is behind the crawler")
 //
 // Why backfills cannot miss an article: a crawl records each article in
 // crawl_seen before it reads the source's attachments to distribute it
-// (ingestCandidate); events likewise in ingest_source_events
+// (storeBatch, articles.go); events likewise in ingest_source_events
 // (markEventsFound). An attachment that crawl did not see was projected
 // after that read, and its backfill starts only after it is projected, so
 // the backfill's read of crawl_seen comes later still and finds the
@@ -149,10 +153,19 @@ func (w *Worker) backfillArticles(ctx context.Context, a Attachment) (found, add
 		}
 	}
 	// Oldest first, so that the newest article gets the latest item time
-	// and lists first.
-	for _, r := range rows {
-		n, err := w.offerArticle(ctx, a, r.event(a.SourceID))
-		added += n
+	// and lists first; a chunk at a time, each in one commit (the log
+	// keeps the chunk's order).
+	for chunk := range slices.Chunk(rows, backfillChunk) {
+		offers := make([]ArticleOffer, len(chunk))
+		for i, r := range chunk {
+			offers[i] = ArticleOffer{To: a, Article: r.event(a.SourceID)}
+		}
+		got, err := w.offerArticles(ctx, offers)
+		for _, ok := range got {
+			if ok {
+				added++
+			}
+		}
 		if err != nil {
 			return len(rows), added, err
 		}

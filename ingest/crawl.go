@@ -22,8 +22,10 @@ import (
 
 const (
 	// articlesAtOnce is how many articles of one source are fetched
-	// concurrently; the crawl client's per-host limit applies on top.
-	articlesAtOnce = 8
+	// concurrently, or parsed, or waiting for their batch to be stored
+	// (articles.go); the crawl client's per-host limit applies on top, so
+	// the site sees no more requests at once whatever this is.
+	articlesAtOnce = 32
 	// DefaultStoreTimeout bounds the database steps of one document.
 	DefaultStoreTimeout = 30 * time.Second
 )
@@ -497,7 +499,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		return false, 0, storeFailure, err
 	}
 	if what == calendarFile {
-		return false, 0, 0, w.markDistributed(storeCtx, sourceID, c.URL, holds == 0)
+		return false, 0, 0, w.markDistributed(storeCtx, sourceID, distributedURL{url: c.URL, heldNone: holds == 0})
 	}
 	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing
@@ -506,7 +508,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		if holds > 0 {
 			// An event document that is no article (a calendar, a page
 			// without a title) has been read for all it holds.
-			return false, 0, 0, w.markDistributed(storeCtx, sourceID, c.URL, false)
+			return false, 0, 0, w.markDistributed(storeCtx, sourceID, distributedURL{url: c.URL})
 		}
 		if rerr := w.releaseEvents(storeCtx, c.URL, nil); rerr != nil {
 			w.log.Warn("could not release the events of a document that holds none", "url", c.URL, "err", rerr)
@@ -519,22 +521,11 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		lm := c.LastMod
 		lastMod = &lm
 	}
-	article, isNew, err := w.articles.RecordArticle(storeCtx, sourceID, content, lastMod)
-	if err != nil {
-		return false, 0, classifyStore(err), err
-	}
-	if err := w.markSeen(storeCtx, sourceID, c.URL, article); err != nil {
-		return false, 0, storeFailure, err
-	}
-	added, err = w.distribute(storeCtx, sourceID, article)
-	if err != nil {
-		// The row stays pending, so the next poll distributes it again.
-		return false, added, storeFailure, fmt.Errorf("distribute: %w", err)
-	}
-	if err := w.markDistributed(storeCtx, sourceID, c.URL, holds == 0); err != nil {
-		return false, added, storeFailure, err
-	}
-	return isNew, added, 0, nil
+	// Recorded, marked seen, distributed and marked distributed with the
+	// source's other articles ready now (articles.go).
+	p := &pendingArticle{url: c.URL, found: FoundArticle{SourceID: sourceID, Content: content, LastMod: lastMod}, heldNone: holds == 0}
+	w.storeArticle(ctx, sourceID, p)
+	return p.isNew, p.added, p.kind, p.err
 }
 
 // articleContent takes each field from the page, falling back to what the

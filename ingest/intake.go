@@ -20,13 +20,28 @@ import (
 // becomes an item. This package knows no kind of feed; the intakes are
 // registered when the worker is built, as connectors are.
 
-// ArticleRecorder records an article a crawl found through a source: a new
-// one, or a known one now also found there. It returns the article as
-// stored and whether it was new. lastMod is the listing's last
-// modification, which dates an article whose page says nothing.
+// ArticleRecorder records the articles a crawl found through a source:
+// new ones, or known ones now also found there.
 type ArticleRecorder interface {
-	RecordArticle(ctx context.Context, sourceID uuid.UUID, content domain.ArticleContent, lastMod *time.Time) (
-		article domain.ArticleDiscovered, isNew bool, err error)
+	// RecordArticles records several found articles together (in one
+	// commit, where the store allows) and returns each as stored, in
+	// order, and whether it was new.
+	RecordArticles(ctx context.Context, found []FoundArticle) ([]RecordedArticle, error)
+}
+
+// FoundArticle is an article as a crawl found it through a source.
+// LastMod is the listing's last modification, which dates an article
+// whose page says nothing.
+type FoundArticle struct {
+	SourceID uuid.UUID
+	Content  domain.ArticleContent
+	LastMod  *time.Time
+}
+
+// RecordedArticle is a found article as stored.
+type RecordedArticle struct {
+	domain.ArticleDiscovered
+	New bool
 }
 
 // Intake is how one kind of feed takes what sources hold. An intake
@@ -41,11 +56,18 @@ type Intake interface {
 // judged by domain.Accepts.
 type ArticleIntake interface {
 	Intake
-	// AddArticle puts an article into the feed of an attachment. It must
-	// be idempotent per feed and article: added is false when the feed
-	// already had it, since distribution and backfills may offer an
+	// AddArticles puts articles into the feeds of attachments, together
+	// (in one commit, where the store allows). It must be idempotent per
+	// feed and article: added[i] is false when offers[i]'s feed already
+	// had its article, since distribution and backfills may offer an
 	// article twice.
-	AddArticle(ctx context.Context, to Attachment, article domain.ArticleDiscovered) (added bool, err error)
+	AddArticles(ctx context.Context, offers []ArticleOffer) (added []bool, err error)
+}
+
+// ArticleOffer is an article offered to the feed of an attachment.
+type ArticleOffer struct {
+	To      Attachment
+	Article domain.ArticleDiscovered
 }
 
 // HappeningIntake is an intake whose feeds take calendar events, judged by

@@ -14,8 +14,8 @@ import (
 type takesArticles struct{ kind domain.FeedKind }
 
 func (t takesArticles) FeedKind() domain.FeedKind { return t.kind }
-func (takesArticles) AddArticle(context.Context, ingest.Attachment, domain.ArticleDiscovered) (bool, error) {
-	return false, nil
+func (takesArticles) AddArticles(_ context.Context, offers []ingest.ArticleOffer) ([]bool, error) {
+	return make([]bool, len(offers)), nil
 }
 
 type takesEvents struct{ kind domain.FeedKind }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -48,36 +49,78 @@ func (w *Worker) seenURLs(ctx context.Context, sourceID uuid.UUID, urls []string
 	return out, nil
 }
 
-// markSeen records that a candidate URL became an article, with what the
-// backfill needs to find it before the articles projection has it. The row
-// stays pending (no distributed_at) until markDistributed.
-func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, url string, a domain.ArticleDiscovered) error {
+// seenArticle is a candidate URL that became an article.
+type seenArticle struct {
+	url     string
+	article domain.ArticleDiscovered
+}
+
+// markSeen records that candidate URLs became articles, with what the
+// backfill needs to find them before the articles projection has them,
+// in one statement. The rows stay pending (no distributed_at) until
+// markDistributed.
+func (w *Worker) markSeen(ctx context.Context, sourceID uuid.UUID, seen []seenArticle) error {
+	// One row per URL: an upsert may not touch a row twice.
+	idx := make(map[string]int, len(seen))
+	var urls, ids []string
+	var effective []time.Time
+	for _, s := range seen {
+		if i, dup := idx[s.url]; dup {
+			ids[i], effective[i] = s.article.NewsPageID.String(), s.article.EffectiveAt
+			continue
+		}
+		idx[s.url] = len(urls)
+		urls = append(urls, s.url)
+		ids = append(ids, s.article.NewsPageID.String())
+		effective = append(effective, s.article.EffectiveAt)
+	}
 	_, err := w.db.NewRaw(`INSERT INTO crawl_seen (source_id, url, article_id, effective_at, seen_at)
-		VALUES (?, ?, ?, ?, now())
+		SELECT ?, s.url, s.article_id, s.effective_at, now()
+		FROM unnest(?::text[], ?::uuid[], ?::timestamptz[]) AS s(url, article_id, effective_at)
 		ON CONFLICT (source_id, url) DO UPDATE SET article_id = EXCLUDED.article_id, effective_at = EXCLUDED.effective_at`,
-		sourceID, url, a.NewsPageID, a.EffectiveAt).Exec(ctx)
+		sourceID, pgdialect.Array(urls), pgdialect.Array(ids), pgdialect.Array(effective)).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("record %s as seen: %w", url, err)
+		return fmt.Errorf("record %d URLs as seen: %w", len(urls), err)
 	}
 	return nil
 }
 
-// markDistributed completes a seen URL: later polls skip it. The URL
-// succeeded, so its earlier failures no longer matter: they go in the same
-// statement, one round trip per article. heldNone says the document holds
-// no event now: whatever it held before is let go in the same statement
+// distributedURL is a URL dealt with; heldNone says its document holds no
+// event now.
+type distributedURL struct {
+	url      string
+	heldNone bool
+}
+
+// markDistributed completes seen URLs: later polls skip them. The URLs
+// succeeded, so their earlier failures no longer matter: they go in the
+// same statement, one round trip for all. A URL whose document holds no
+// event now lets go of whatever it held before in the same statement too
 // (holders.go), so reading every document for events costs the
 // article-only path no round trip.
-func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, url string, heldNone bool) error {
+func (w *Worker) markDistributed(ctx context.Context, sourceID uuid.UUID, done ...distributedURL) error {
+	idx := make(map[string]int, len(done))
+	var urls []string
+	var heldNone []bool
+	for _, d := range done {
+		if i, dup := idx[d.url]; dup {
+			heldNone[i] = d.heldNone
+			continue
+		}
+		idx[d.url] = len(urls)
+		urls = append(urls, d.url)
+		heldNone = append(heldNone, d.heldNone)
+	}
 	// An upsert: a document that fed no article (one read only for its
 	// events) has no row yet, and is dealt with all the same.
-	_, err := w.db.NewRaw(`WITH cleared AS (DELETE FROM crawl_failures WHERE source_id = ? AND url = ?),
-		released AS (DELETE FROM ingest_event_holders WHERE ? AND url = ?)
-		INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) VALUES (?, ?, now(), now())
+	_, err := w.db.NewRaw(`WITH d AS (SELECT * FROM unnest(?::text[], ?::bool[]) AS d(url, held_none)),
+		cleared AS (DELETE FROM crawl_failures f USING d WHERE f.source_id = ? AND f.url = d.url),
+		released AS (DELETE FROM ingest_event_holders h USING d WHERE d.held_none AND h.url = d.url)
+		INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) SELECT ?, d.url, now(), now() FROM d
 		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`,
-		sourceID, url, heldNone, url, sourceID, url).Exec(ctx)
+		pgdialect.Array(urls), pgdialect.Array(heldNone), sourceID, sourceID).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("record %s as distributed: %w", url, err)
+		return fmt.Errorf("record %d URLs as distributed: %w", len(urls), err)
 	}
 	return nil
 }

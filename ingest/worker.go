@@ -162,6 +162,8 @@ type Worker struct {
 	crawls, backfills *lease.Leases
 	// backlogs are what crawls cut short left for the next (backlog.go).
 	backlogs *backlogs
+	// articleQueues batch the articles crawls store (articles.go).
+	articleQueues articleQueues
 }
 
 // New returns a Worker; nothing runs until Run.

@@ -17,9 +17,13 @@ var _ ingest.ArticleIntake = News{}
 // FeedKind is news.
 func (News) FeedKind() domain.FeedKind { return domain.FeedNews }
 
-// AddArticle adds the article to the attachment's news feed; false when
-// the feed already has it.
-func (n News) AddArticle(ctx context.Context, to ingest.Attachment, article domain.ArticleDiscovered) (bool, error) {
-	added, _, err := n.Commands.AddNewsItem(ctx, commands.AddNewsItem{ItemTarget: to.Target(), Article: article})
+// AddArticles adds the articles to the attachments' news feeds, in one
+// commit; added[i] is false when the feed already had the article.
+func (n News) AddArticles(ctx context.Context, offers []ingest.ArticleOffer) ([]bool, error) {
+	items := make([]commands.AddNewsItem, len(offers))
+	for i, o := range offers {
+		items[i] = commands.AddNewsItem{ItemTarget: o.To.Target(), Article: o.Article}
+	}
+	added, _, err := n.Commands.AddNewsItems(ctx, items)
 	return added, err
 }

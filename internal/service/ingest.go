@@ -52,10 +52,20 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 // articles records what crawls find as articles.
 type articles struct{ cmds *commands.Handler }
 
-func (a articles) RecordArticle(ctx context.Context, sourceID uuid.UUID, content domain.ArticleContent, lastMod *time.Time) (
-	domain.ArticleDiscovered, bool, error) {
-	d, _, err := a.cmds.DiscoverArticle(ctx, commands.DiscoverArticle{SourceID: sourceID, Content: content, LastMod: lastMod})
-	return d.ArticleDiscovered, d.New, err
+func (a articles) RecordArticles(ctx context.Context, found []ingest.FoundArticle) ([]ingest.RecordedArticle, error) {
+	cs := make([]commands.DiscoverArticle, len(found))
+	for i, f := range found {
+		cs[i] = commands.DiscoverArticle{SourceID: f.SourceID, Content: f.Content, LastMod: f.LastMod}
+	}
+	ds, _, err := a.cmds.DiscoverArticles(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ingest.RecordedArticle, len(ds))
+	for i, d := range ds {
+		out[i] = ingest.RecordedArticle{ArticleDiscovered: d.ArticleDiscovered, New: d.New}
+	}
+	return out, nil
 }
 
 // eventReader reads documents for events (extract/events) within the
