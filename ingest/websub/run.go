@@ -80,16 +80,22 @@ type subscription struct {
 	Attached    bool       `bun:"attached"`
 }
 
-// manage takes the subscriptions that are due (next_at passed) and acts on
+// manage takes the subscriptions that are due (next_at passed, or no feed
+// has the source any more and no unsubscription is under way) and acts on
 // each: subscribe (first time, after a denial or an unverified request, and
 // to renew a lease at nine tenths of it) while a feed has the source, else
-// unsubscribe. Taking a row moves its next_at past VerifyWait in the same
+// unsubscribe. Finding the detached ones reads every subscription each
+// tick, one anti-join on ingest_attachments' source index: there are as
+// many as sources whose feeds name a hub. Taking a row moves its next_at past VerifyWait in the same
 // statement, so two crawler processes never act on one row at once.
 func (s *Subscriber) manage(ctx context.Context) error {
 	for {
 		var due []subscription
 		err := s.db.NewRaw(`UPDATE websub_subscriptions s SET next_at = now() + ? * interval '1 millisecond'
-			WHERE s.id IN (SELECT id FROM websub_subscriptions WHERE next_at <= now() ORDER BY next_at LIMIT ? FOR UPDATE SKIP LOCKED)
+			WHERE s.id IN (SELECT id FROM websub_subscriptions d
+				WHERE d.next_at <= now() OR (d.pending_mode IS DISTINCT FROM 'unsubscribe'
+					AND NOT EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = d.source_id))
+				ORDER BY d.next_at LIMIT ? FOR UPDATE SKIP LOCKED)
 			RETURNING s.id, s.source_id, s.topic, s.hub, s.secret, s.state, s.pending_mode, s.failures, s.verified_at,
 				EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = s.source_id) AS attached`,
 			s.cfg.VerifyWait.Milliseconds(), batch).Scan(ctx, &due)
