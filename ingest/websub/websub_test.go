@@ -294,3 +294,39 @@ func TestDetachingTheSourceFromEveryFeedUnsubscribes(t *testing.T) {
 		t.Fatalf("a push after the unsubscription answered %d, want 404", got)
 	}
 }
+
+func TestTheCallbackIsBoundedInSizeAndRateAndEchoesNothing(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	id := strings.Repeat("B", 43)
+	noKey := map[string]string{"Content-Type": "application/atom+xml"}
+	for _, tt := range []struct {
+		name string
+		size int
+		want int
+	}{
+		{"a push over the API's 1 MiB but within a feed's 5 MiB reaches the callback", 2 << 20, http.StatusNotFound},
+		{"a push over a feed's 5 MiB is refused before it", 6 << 20, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.DoWith("POST", "/websub/"+id, strings.Repeat("x", tt.size), noKey)
+			if r.Status != tt.want {
+				t.Fatalf("status %d, want %d: %s", r.Status, tt.want, r.Raw)
+			}
+		})
+	}
+	t.Run("one callback's requests are rate limited", func(t *testing.T) {
+		statuses := map[int]int{}
+		for range 40 {
+			r := h.DoWith("GET", "/websub/"+id+"?hub.mode=subscribe&hub.topic=https%3A%2F%2Fecho.example%2F&hub.challenge=c4allenge", nil, nil)
+			statuses[r.Status]++
+			if strings.Contains(r.Raw, id) || strings.Contains(r.Raw, "echo.example") || strings.Contains(r.Raw, "c4allenge") {
+				t.Fatalf("answer %d echoes the request: %s", r.Status, r.Raw)
+			}
+		}
+		// 10 a second with a burst of 20 (less the pushes above).
+		if statuses[http.StatusNotFound] == 0 || statuses[http.StatusTooManyRequests] == 0 || statuses[http.StatusNotFound] > 21 {
+			t.Fatalf("statuses %v, want 404s then 429s", statuses)
+		}
+	})
+}
