@@ -17,6 +17,8 @@ type fakeSite struct {
 	*httptest.Server
 	hub         string
 	hubInHeader bool
+	// noHub: the feed names no hub.
+	noHub bool
 
 	mu       sync.Mutex
 	articles []string // titles, oldest first; article i is at /articles/i
@@ -58,7 +60,7 @@ func (s *fakeSite) feed() string {
 	now := time.Now().UTC().Format(time.RFC3339)
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Pushed News</title><id>%s/</id><updated>%s</updated>`, s.URL, now)
 	fmt.Fprintf(&b, `<link rel="self" href="%s"/>`, s.feedURL())
-	if !s.hubInHeader {
+	if !s.hubInHeader && !s.noHub {
 		fmt.Fprintf(&b, `<link rel="hub" href="%s"/>`, s.hub)
 	}
 	for i := len(s.articles) - 1; i >= 0; i-- {
@@ -81,7 +83,7 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.feedHits++
 		s.mu.Unlock()
-		if s.hubInHeader {
+		if s.hubInHeader && !s.noHub {
 			w.Header().Add("Link", fmt.Sprintf(`<%s>; rel="hub", <%s>; rel="self"`, s.hub, s.feedURL()))
 		}
 		write(w, "application/atom+xml", s.feed())

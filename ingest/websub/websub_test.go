@@ -19,7 +19,7 @@ type service struct {
 	public string // FEEDSVC_PUBLIC_URL, "" when unset
 }
 
-func startService(t *testing.T, withPublicURL bool) *service {
+func startService(t *testing.T, withPublicURL bool, opts ...servicetest.Option) *service {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,10 +29,10 @@ func startService(t *testing.T, withPublicURL bool) *service {
 	if withPublicURL {
 		public = "http://" + ln.Addr().String()
 	}
-	h := servicetest.Start(t, servicetest.WithCrawler(), func(c *config.Config) {
+	h := servicetest.Start(t, append([]servicetest.Option{servicetest.WithCrawler(), func(c *config.Config) {
 		c.PollInterval, c.MaxPollInterval = time.Hour, time.Hour
 		c.PublicURL = public
-	})
+	}}, opts...)...)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -329,4 +329,48 @@ func TestTheCallbackIsBoundedInSizeAndRateAndEchoesNothing(t *testing.T) {
 			t.Fatalf("statuses %v, want 404s then 429s", statuses)
 		}
 	})
+}
+
+func TestAPushedSourceIsPolledOnlyAsTheFallbackAtTheCeiling(t *testing.T) {
+	t.Parallel()
+	hub := newFakeHub(t, time.Hour)
+	pushed := newFakeSite(t, hub.URL, false, "Pushed story")
+	polled := newFakeSite(t, "", false, "Polled story")
+	polled.noHub = true
+	// Adaptive polling between a second and an hour.
+	svc := startService(t, true, func(c *config.Config) { c.PollInterval = time.Second })
+	_, pushedAtt, _ := svc.subscribed(t, hub, pushed, pushed.articleURL(0))
+	_, polledAtt := svc.follow(t, polled, polled.articleURL(0))
+	db := svc.h.Service.DB.Bun
+	// Both sources look busy: 500 articles in the last week would have
+	// them polled every 20 minutes (a week / 500), under the one-hour
+	// ceiling. They are made due, and the next poll schedules the one
+	// after it.
+	interval := map[string]time.Duration{}
+	for name, att := range map[string]map[string]any{"pushed": pushedAtt, "polled": polledAtt} {
+		source := att["sourceId"].(string)
+		if _, err := db.ExecContext(t.Context(), `INSERT INTO crawl_seen (source_id, url, effective_at)
+			SELECT ?, 'https://busy.example/' || i, now() FROM generate_series(1, 500) i`, source); err != nil {
+			t.Fatal(err)
+		}
+		var before time.Time
+		if err := db.NewRaw(`UPDATE crawl_state SET next_at = now() WHERE source_id = ? RETURNING last_crawl_at`, source).
+			Scan(t.Context(), &before); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, func() bool {
+			var after time.Time
+			var ms int64
+			err := db.NewRaw(`SELECT last_crawl_at, coalesce(interval_ms, 0) FROM crawl_state WHERE source_id = ?`, source).
+				Scan(t.Context(), &after, &ms)
+			interval[name] = time.Duration(ms) * time.Millisecond
+			return err == nil && after.After(before)
+		}, "the "+name+" source's next poll")
+	}
+	if interval["polled"] >= time.Hour {
+		t.Fatalf("the source without a hub got %s: the test's busy source should be polled under the ceiling", interval["polled"])
+	}
+	if interval["pushed"] != time.Hour {
+		t.Fatalf("the pushed source got %s, want the ceiling (1h); the one without a hub got %s", interval["pushed"], interval["polled"])
+	}
 }
