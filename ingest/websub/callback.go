@@ -18,6 +18,9 @@ import (
 	"github.com/uptrace/bun"
 )
 
+// maxLeaseSeconds bounds the lease taken from a hub's verification.
+const maxLeaseSeconds = 366 * 24 * 3600
+
 // Verification is a hub's intent verification or denial (a GET to the
 // callback), as its query parameters say.
 type Verification struct {
@@ -47,6 +50,9 @@ func (s *Subscriber) Verify(ctx context.Context, id string, v Verification) (cha
 		if err != nil || lease <= 0 || v.Challenge == "" {
 			break
 		}
+		// A lease of years is renewed within one: the arithmetic below
+		// stays far from overflowing, and the hub hears from us yearly.
+		lease = min(lease, maxLeaseSeconds)
 		// Renewal is due at nine tenths of the lease, so a renewal that
 		// fails once still has time to be retried before the lease ends.
 		renewMS := int64(lease) * 900
@@ -195,14 +201,17 @@ func validSignature(header, secret string, body []byte) bool {
 
 // Push is a subscription's state as a source's detail shows it.
 type Push struct {
-	Hub, Topic, State string
+	Hub, Topic string
+	// State is pending, active, expired or denied.
+	State string
 	// LeaseExpiresAt is nil until a hub verified the subscription.
 	LeaseExpiresAt *time.Time
 }
 
 // PushOf reads the subscription of a source that best says how it is
-// pushed (an active one first, then pending, then denied); false when the
-// source names no hub.
+// pushed (an active one first, then pending, then the others); false when
+// the source names no hub. An active subscription whose lease ran out
+// (its renewal was not verified in time) reads expired.
 func PushOf(ctx context.Context, db bun.IDB, sourceID any) (Push, bool, error) {
 	var p struct {
 		Hub     string     `bun:"hub"`
@@ -210,8 +219,11 @@ func PushOf(ctx context.Context, db bun.IDB, sourceID any) (Push, bool, error) {
 		State   string     `bun:"state"`
 		Expires *time.Time `bun:"lease_expires_at"`
 	}
-	err := db.NewRaw(`SELECT hub, topic, state, lease_expires_at FROM websub_subscriptions WHERE source_id = ?
-		ORDER BY CASE state WHEN 'active' THEN 0 WHEN 'pending' THEN 1 ELSE 2 END, created_at LIMIT 1`, sourceID).Scan(ctx, &p)
+	err := db.NewRaw(`SELECT hub, topic, lease_expires_at,
+			CASE WHEN state = 'active' AND lease_expires_at <= now() THEN 'expired' ELSE state END AS state
+		FROM websub_subscriptions WHERE source_id = ?
+		ORDER BY CASE WHEN state = 'active' AND lease_expires_at > now() THEN 0 WHEN state = 'pending' THEN 1 ELSE 2 END, created_at
+		LIMIT 1`, sourceID).Scan(ctx, &p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Push{}, false, nil
 	}

@@ -1523,6 +1523,7 @@ func (e SourceDetailsFacebookType) Valid() bool {
 const (
 	SourcePushStateActive  SourcePushState = "active"
 	SourcePushStateDenied  SourcePushState = "denied"
+	SourcePushStateExpired SourcePushState = "expired"
 	SourcePushStatePending SourcePushState = "pending"
 )
 
@@ -1532,6 +1533,8 @@ func (e SourcePushState) Valid() bool {
 	case SourcePushStateActive:
 		return true
 	case SourcePushStateDenied:
+		return true
+	case SourcePushStateExpired:
 		return true
 	case SourcePushStatePending:
 		return true
@@ -4423,14 +4426,14 @@ type SourcePush struct {
 	// LeaseExpiresAt When the hub's lease ends; null before the hub verified the subscription.
 	LeaseExpiresAt *Timestamp `json:"leaseExpiresAt"`
 
-	// State `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends), `denied` when the hub refused it (asked again a day later).
+	// State `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled only at FEEDSVC_MAX_POLL_INTERVAL, as the fallback), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
 	State SourcePushState `json:"state"`
 
 	// Topic The feed's self URL, as the hub knows it.
 	Topic string `json:"topic"`
 }
 
-// SourcePushState `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends), `denied` when the hub refused it (asked again a day later).
+// SourcePushState `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled only at FEEDSVC_MAX_POLL_INTERVAL, as the fallback), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
 type SourcePushState string
 
 // SourceRating A source record as the organization sees it (its type's members), and the feedback on the items it brought.
