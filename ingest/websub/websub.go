@@ -259,6 +259,11 @@ func (s *Subscriber) Allow(id string) bool {
 	if !s.total.Allow() {
 		return false
 	}
+	if !validID(id) {
+		// Answered 404 without a database read; only the total counts,
+		// so that made-up ids cannot crowd out the real ones' limiters.
+		return true
+	}
 	s.limitMu.Lock()
 	defer s.limitMu.Unlock()
 	l, ok := s.limits[id]
