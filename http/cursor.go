@@ -51,7 +51,14 @@ func encodeCursor(feed uuid.UUID, key changes.Key) string {
 
 // decodeCursor reads a cursor of feed's list. The errors never quote it.
 func decodeCursor(raw string, feed uuid.UUID) (changes.Key, error) {
-	malformed := envelope.BadRequest("cursor", "is not a cursor this API issued (pass pagination.nextCursor as given)")
+	return decodeCursorAs(raw, feed, "cursor", "is not a cursor this API issued (pass pagination.nextCursor as given)")
+}
+
+// decodeCursorAs reads a cursor of feed's list given as field (a live
+// stream's event id is one); malformed is the issue a cursor this API did
+// not issue is answered with.
+func decodeCursorAs(raw string, feed uuid.UUID, field, issue string) (changes.Key, error) {
+	malformed := envelope.BadRequest(field, issue)
 	if len(raw) != cursorEncLen {
 		return changes.Key{}, malformed
 	}
@@ -63,7 +70,7 @@ func decodeCursor(raw string, feed uuid.UUID) (changes.Key, error) {
 		return changes.Key{}, malformed
 	}
 	if uuid.UUID(b[1:17]) != feed {
-		return changes.Key{}, envelope.BadRequest("cursor", "belongs to another feed's item list")
+		return changes.Key{}, envelope.BadRequest(field, "belongs to another feed's item list")
 	}
 	return changes.Key{
 		Commit:  binary.BigEndian.Uint64(b[17:25]),

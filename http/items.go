@@ -25,7 +25,7 @@ const (
 
 // itemQueryParams are the query parameters item reads take (news and
 // events).
-var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy", "cursor"}
+var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy", "cursor", "lastEventId"}
 
 // itemQuery is a validated item-list query.
 type itemQuery struct {

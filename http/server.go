@@ -52,6 +52,8 @@ type Config struct {
 	// AllowPrivateNetworks lets sources name private, loopback and
 	// link-local addresses (D10); only for development and tests.
 	AllowPrivateNetworks bool
+	// Streams bounds and paces the live item streams.
+	Streams StreamConfig
 }
 
 // Deps are the services the handlers call.
@@ -138,6 +140,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app.Use(boundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, reads: readsOf(deps.DB), targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
+	h.streams = newStreams(cfg.Streams, h)
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
@@ -198,6 +201,8 @@ type handlers struct {
 	reads
 	// targets is what sources may name (D10), from the operator's setting.
 	targets domain.TargetPolicy
+	// streams are the live item streams' bounds and shared poller.
+	streams streams
 }
 
 // reads are the read models the API answers from.

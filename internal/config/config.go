@@ -82,6 +82,16 @@ type Config struct {
 	// (FEEDSVC_PUBLIC_URL): WebSub hubs call back under it. Empty turns
 	// WebSub subscribing off.
 	PublicURL string
+	// StreamsPerKey and StreamsMax bound the live item streams an API
+	// process holds open, per API key and in all; StreamKeepAlive is a
+	// quiet stream's comment interval, StreamPoll how often the process
+	// looks for new items of the streamed feeds, StreamMaxAge when a
+	// stream ends for its client to reconnect (docs/feeds-out.md).
+	StreamsPerKey   int
+	StreamsMax      int
+	StreamKeepAlive time.Duration
+	StreamPoll      time.Duration
+	StreamMaxAge    time.Duration
 }
 
 // FromEnv reads the configuration; malformed values are errors, not defaults.
@@ -137,6 +147,21 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.MaxEventsPerCrawl, err = count("FEEDSVC_MAX_EVENTS_PER_CRAWL", calendar.DefaultMaxEventsPerCrawl, 1); err != nil {
+		return Config{}, err
+	}
+	if c.StreamsPerKey, err = count("FEEDSVC_STREAMS_PER_KEY", 5, 1); err != nil {
+		return Config{}, err
+	}
+	if c.StreamsMax, err = count("FEEDSVC_STREAMS_MAX", 1000, 1); err != nil {
+		return Config{}, err
+	}
+	if c.StreamKeepAlive, err = duration("FEEDSVC_STREAM_KEEPALIVE", 15*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.StreamPoll, err = duration("FEEDSVC_STREAM_POLL_INTERVAL", time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.StreamMaxAge, err = duration("FEEDSVC_STREAM_MAX_AGE", 30*time.Minute); err != nil {
 		return Config{}, err
 	}
 	if c.AllowPrivateNetworks, err = boolean("FEEDSVC_ALLOW_PRIVATE_NETWORKS"); err != nil {

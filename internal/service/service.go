@@ -170,6 +170,9 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
+		Streams: apihttp.StreamConfig{
+			PerKey: cfg.StreamsPerKey, Total: cfg.StreamsMax, KeepAlive: cfg.StreamKeepAlive, Poll: cfg.StreamPoll, MaxAge: cfg.StreamMaxAge,
+		},
 	}, apihttp.Deps{
 		Commands: s.Commands, DB: db.Bun, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		Webhooks: s.Webhooks,

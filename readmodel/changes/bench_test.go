@@ -149,3 +149,44 @@ func BenchmarkEventItemPages(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAPollOfTheStreamedFeeds is the live item streams' poll
+// (changes.LatestOf over every streamed feed in one statement) beside its
+// peer, each stream polling its own feed (changes.Latest per feed): 500
+// news feeds of 50 items each.
+func BenchmarkAPollOfTheStreamedFeeds(b *testing.B) {
+	const feeds, items = 500, 50
+	db, _ := testdb.New(b)
+	ctx := context.Background()
+	if _, err := db.Bun.ExecContext(ctx, `INSERT INTO news_items (id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
+			source_type, url, title, description, created_at, updated_at, change_commit, change_prepare)
+		SELECT gen_random_uuid(), md5(f::text)::uuid, gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), gen_random_uuid(),
+			'site', 'https://example.com/' || f || '/' || g, 'T', 'D', now(), now(), 1000 + g, f
+		FROM generate_series(1, ?) AS f, generate_series(1, ?) AS g`, feeds, items); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Bun.ExecContext(ctx, "VACUUM ANALYZE news_items"); err != nil {
+		b.Fatal(err)
+	}
+	var ids []uuid.UUID
+	if err := db.Bun.NewRaw("SELECT DISTINCT feed_id FROM news_items").Scan(ctx, &ids); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("one statement for every feed", func(b *testing.B) {
+		for b.Loop() {
+			latest, err := changes.LatestOf(ctx, db.Bun, "news_items", ids)
+			if err != nil || len(latest) != feeds {
+				b.Fatalf("%d feeds, %v", len(latest), err)
+			}
+		}
+	})
+	b.Run("one statement per feed", func(b *testing.B) {
+		for b.Loop() {
+			for _, id := range ids {
+				if _, err := changes.Latest(ctx, db.Bun, "news_items", id); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}

@@ -97,3 +97,19 @@ func (q *Queries) FeedSource(ctx context.Context, kind domain.FeedKind, org, fee
 	}
 	return s, nil
 }
+
+// Gone returns those of ids that are no feed (any kind, any
+// organization) any more: deleted, or never made. The live item streams'
+// poller ends the streams of deleted feeds with it.
+func (q *Queries) Gone(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	gone := []uuid.UUID{}
+	if len(ids) == 0 {
+		return gone, nil
+	}
+	err := q.db.NewRaw(`SELECT i.id FROM unnest(?::uuid[]) AS i(id)
+		WHERE NOT EXISTS (SELECT 1 FROM feeds f WHERE f.id = i.id)`, pgdialect.Array(ids)).Scan(ctx, &gone)
+	if err != nil {
+		return nil, fmt.Errorf("check feeds: %w", err)
+	}
+	return gone, nil
+}

@@ -123,6 +123,10 @@ type Page struct {
 	Items []Item
 	Total int
 	changes.Changes
+	// Entries, on a page of changes, are its items and removed items
+	// together in change order (Item.Removed marks the latter): the live
+	// item streams send each with its own change key.
+	Entries []Item
 }
 
 // Items pages through the items of an organization's event feed whose
@@ -191,6 +195,7 @@ func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (P
 func changesPage(page Page, listed []Item, latest changes.Key, f Filter) Page {
 	page.HasMore = len(listed) > f.Limit
 	listed = listed[:min(len(listed), f.Limit)]
+	page.Entries = listed
 	page.Removed = []uuid.UUID{}
 	for _, it := range listed {
 		if it.Removed {

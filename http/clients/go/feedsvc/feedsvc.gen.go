@@ -4750,6 +4750,12 @@ type Include = string
 // Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
 type ItemId = Uuid
 
+// LastEventIdHeader defines model for LastEventIdHeader.
+type LastEventIdHeader = string
+
+// LastEventIdQuery defines model for LastEventIdQuery.
+type LastEventIdQuery = string
+
 // Limit defines model for Limit.
 type Limit = int32
 
@@ -4859,11 +4865,17 @@ type NewsUnprocessableOnWrite = NewsValidationError
 // NewsUnsupportedMediaTypeOnWrite A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
 type NewsUnsupportedMediaTypeOnWrite = NewsValidationError
 
+// StreamsUnavailable The database refused or could not be reached, a read ran past its 15 s, the rate count is unavailable for a fail-closed key, or the service holds too many connections (503, with `Retry-After`): nothing to look into; retry after `Retry-After` (a write with the same `Idempotency-Key`).
+type StreamsUnavailable = ServiceUnavailableError
+
 // TooManyRequests The key's rate limit is spent for the current window, or one address holds too many connections (429, with `Retry-After`).
 type TooManyRequests = TooManyRequestsError
 
 // TooManyRequestsOnWrite The key's rate limit is spent for the current window, or one address holds too many connections (429, with `Retry-After`).
 type TooManyRequestsOnWrite = TooManyRequestsError
+
+// TooManyStreams The key's rate limit is spent for the current window, or one address holds too many connections (429, with `Retry-After`).
+type TooManyStreams = TooManyRequestsError
 
 // Unauthorized The flat 401 body of api.md section 5; `error` is text naming the strategy `api-key`.
 type Unauthorized = AuthenticationError
@@ -4965,6 +4977,26 @@ type ListEventItemsParamsOrderBy string
 
 // ListEventItems200JSONResponseBodySuccess defines parameters for ListEventItems.
 type ListEventItems200JSONResponseBodySuccess bool
+
+// StreamEventItemsParams defines parameters for StreamEventItems.
+type StreamEventItemsParams struct {
+	// Include Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400.
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// LastEventId Where to resume, for clients that cannot set headers: an event's
+	// `id`, or a list answer's `pagination.nextCursor` (list, then
+	// stream, with no gap). Empty (`?lastEventId=`) starts at the feed's
+	// first change: every item, then what comes. Ignored when
+	// `Last-Event-ID` is given.
+	LastEventId *LastEventIdQuery `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The `id` of the last event received: the stream resumes right after
+	// it. An EventSource sends it when it reconnects. It wins over
+	// `lastEventId`. One that was not issued for this feed's stream
+	// (altered, cut short, of another feed) answers 400 naming
+	// `Last-Event-ID`, without quoting it.
+	LastEventID *LastEventIdHeader `json:"Last-Event-ID,omitempty"`
+}
 
 // GetEventItemParams defines parameters for GetEventItem.
 type GetEventItemParams struct {
@@ -5136,6 +5168,26 @@ type ListNewsItemsParams struct {
 
 // ListNewsItems200JSONResponseBodySuccess defines parameters for ListNewsItems.
 type ListNewsItems200JSONResponseBodySuccess bool
+
+// StreamNewsItemsParams defines parameters for StreamNewsItems.
+type StreamNewsItemsParams struct {
+	// Include Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400.
+	Include *Include `form:"include,omitempty" json:"include,omitempty"`
+
+	// LastEventId Where to resume, for clients that cannot set headers: an event's
+	// `id`, or a list answer's `pagination.nextCursor` (list, then
+	// stream, with no gap). Empty (`?lastEventId=`) starts at the feed's
+	// first change: every item, then what comes. Ignored when
+	// `Last-Event-ID` is given.
+	LastEventId *LastEventIdQuery `form:"lastEventId,omitempty" json:"lastEventId,omitempty"`
+
+	// LastEventID The `id` of the last event received: the stream resumes right after
+	// it. An EventSource sends it when it reconnects. It wins over
+	// `lastEventId`. One that was not issued for this feed's stream
+	// (altered, cut short, of another feed) answers 400 naming
+	// `Last-Event-ID`, without quoting it.
+	LastEventID *LastEventIdHeader `json:"Last-Event-ID,omitempty"`
+}
 
 // GetNewsItemParams defines parameters for GetNewsItem.
 type GetNewsItemParams struct {
@@ -7560,6 +7612,21 @@ type ClientInterface interface {
 	// Corresponds with GET /feeds/events/{feedId}/items (the `ListEventItems` operationId).
 	ListEventItems(ctx context.Context, feedId EventFeedId, params *ListEventItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamEventItems Live event items (Server-Sent Events)
+	//
+	// The event feed's changes as Server-Sent Events, as the news stream
+	// sends its items: every change the list's cursor pages through, in
+	// its order, each with the list cursor at that change as its `id`.
+	// `event: item` carries an item added or changed (its event changed,
+	// or its source type) as the single item shows it, with every
+	// occurrence; `event: removed` carries `{"id": <itemId>}` of an item
+	// that left the feed (its last source was removed). An item that
+	// changes comes again. Resuming with `Last-Event-ID`, keep-alives,
+	// limits and the end of a stream are as on the news stream.
+	//
+	// Corresponds with GET /feeds/events/{feedId}/items/stream (the `StreamEventItems` operationId).
+	StreamEventItems(ctx context.Context, feedId EventFeedId, params *StreamEventItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetEventItem Get one event item with every occurrence
 	//
 	// No range applies; `nextOccurrence` is the first occurrence not over yet (absent when all are).
@@ -7776,6 +7843,36 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 	ListNewsItems(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamNewsItems Live news items (Server-Sent Events)
+	//
+	// A stream of the feed's new items as Server-Sent Events
+	// (`text/event-stream`, the HTML standard's EventSource format), sent
+	// as they are projected into the item list, at most about a second
+	// later. The stream follows the order of the list's changes (the
+	// event log's, as `?cursor=` pages them), not the list's date order:
+	// an article stored late with an older date still comes, once.
+	//
+	// Each event is `id: <cursor>`, `event: item` and one `data:` line
+	// holding the item as the current list shows it (`include=source`
+	// adds its source block). The id is the list cursor at that item:
+	// `GET …/items?cursor=<id>` lists what follows it, and reconnecting
+	// with `Last-Event-ID: <id>` (an EventSource does this by itself)
+	// resumes exactly after it, across server restarts, with nothing
+	// missed or sent twice. Without `Last-Event-ID` or `lastEventId`
+	// the stream starts with the items projected from now on.
+	//
+	// The stream opens with a `retry:` hint (milliseconds), sends a
+	// `: keep-alive` comment when quiet for 15 s, and ends after 30
+	// minutes or when the server shuts down: reconnect with the last
+	// id. Each API key may hold 5 streams open per server process (429
+	// beyond, with `Retry-After`); a stream's slot is freed when the
+	// server notices its client left, at its next write. A deleted feed
+	// ends its streams (reconnecting answers 404). The legacy `/v0`
+	// routes have no stream.
+	//
+	// Corresponds with GET /feeds/news/{feedId}/items/stream (the `StreamNewsItems` operationId).
+	StreamNewsItems(ctx context.Context, feedId NewsFeedId, params *StreamNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetNewsItem Get one news item
 	//
@@ -8449,6 +8546,31 @@ func (c *Client) ListEventItems(ctx context.Context, feedId EventFeedId, params 
 	return c.Client.Do(req)
 }
 
+// StreamEventItems Live event items (Server-Sent Events)
+//
+// The event feed's changes as Server-Sent Events, as the news stream
+// sends its items: every change the list's cursor pages through, in
+// its order, each with the list cursor at that change as its `id`.
+// `event: item` carries an item added or changed (its event changed,
+// or its source type) as the single item shows it, with every
+// occurrence; `event: removed` carries `{"id": <itemId>}` of an item
+// that left the feed (its last source was removed). An item that
+// changes comes again. Resuming with `Last-Event-ID`, keep-alives,
+// limits and the end of a stream are as on the news stream.
+//
+// Corresponds with GET /feeds/events/{feedId}/items/stream (the `StreamEventItems` operationId).
+func (c *Client) StreamEventItems(ctx context.Context, feedId EventFeedId, params *StreamEventItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamEventItemsRequest(c.Server, feedId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetEventItem Get one event item with every occurrence
 //
 // No range applies; `nextOccurrence` is the first occurrence not over yet (absent when all are).
@@ -8866,6 +8988,46 @@ func (c *Client) GetNewsFeedJSON(ctx context.Context, feedId NewsFeedId, params 
 // Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 func (c *Client) ListNewsItems(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListNewsItemsRequest(c.Server, feedId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamNewsItems Live news items (Server-Sent Events)
+//
+// A stream of the feed's new items as Server-Sent Events
+// (`text/event-stream`, the HTML standard's EventSource format), sent
+// as they are projected into the item list, at most about a second
+// later. The stream follows the order of the list's changes (the
+// event log's, as `?cursor=` pages them), not the list's date order:
+// an article stored late with an older date still comes, once.
+//
+// Each event is `id: <cursor>`, `event: item` and one `data:` line
+// holding the item as the current list shows it (`include=source`
+// adds its source block). The id is the list cursor at that item:
+// `GET …/items?cursor=<id>` lists what follows it, and reconnecting
+// with `Last-Event-ID: <id>` (an EventSource does this by itself)
+// resumes exactly after it, across server restarts, with nothing
+// missed or sent twice. Without `Last-Event-ID` or `lastEventId`
+// the stream starts with the items projected from now on.
+//
+// The stream opens with a `retry:` hint (milliseconds), sends a
+// `: keep-alive` comment when quiet for 15 s, and ends after 30
+// minutes or when the server shuts down: reconnect with the last
+// id. Each API key may hold 5 streams open per server process (429
+// beyond, with `Retry-After`); a stream's slot is freed when the
+// server notices its client left, at its next write. A deleted feed
+// ends its streams (reconnecting answers 404). The legacy `/v0`
+// routes have no stream.
+//
+// Corresponds with GET /feeds/news/{feedId}/items/stream (the `StreamNewsItems` operationId).
+func (c *Client) StreamNewsItems(ctx context.Context, feedId NewsFeedId, params *StreamNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamNewsItemsRequest(c.Server, feedId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10252,6 +10414,94 @@ func NewListEventItemsRequest(server string, feedId EventFeedId, params *ListEve
 	return req, nil
 }
 
+// NewStreamEventItemsRequest constructs an http.Request for the StreamEventItems method
+func NewStreamEventItemsRequest(server string, feedId EventFeedId, params *StreamEventItemsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "feedId", feedId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/feeds/events/%s/items/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetEventItemRequest constructs an http.Request for the GetEventItem method
 func NewGetEventItemRequest(server string, feedId EventFeedId, itemId ItemId, params *GetEventItemParams) (*http.Request, error) {
 	var err error
@@ -11277,6 +11527,94 @@ func NewListNewsItemsRequest(server string, feedId NewsFeedId, params *ListNewsI
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamNewsItemsRequest constructs an http.Request for the StreamNewsItems method
+func NewStreamNewsItemsRequest(server string, feedId NewsFeedId, params *StreamNewsItemsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "feedId", feedId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/feeds/news/%s/items/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastEventId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastEventId", *params.LastEventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -13409,6 +13747,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /feeds/events/{feedId}/items (the `ListEventItems` operationId).
 	ListEventItemsWithResponse(ctx context.Context, feedId EventFeedId, params *ListEventItemsParams, reqEditors ...RequestEditorFn) (*ListEventItemsResponse, error)
 
+	// StreamEventItemsWithResponse Live event items (Server-Sent Events)
+	//
+	// The event feed's changes as Server-Sent Events, as the news stream
+	// sends its items: every change the list's cursor pages through, in
+	// its order, each with the list cursor at that change as its `id`.
+	// `event: item` carries an item added or changed (its event changed,
+	// or its source type) as the single item shows it, with every
+	// occurrence; `event: removed` carries `{"id": <itemId>}` of an item
+	// that left the feed (its last source was removed). An item that
+	// changes comes again. Resuming with `Last-Event-ID`, keep-alives,
+	// limits and the end of a stream are as on the news stream.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /feeds/events/{feedId}/items/stream (the `StreamEventItems` operationId).
+	StreamEventItemsWithResponse(ctx context.Context, feedId EventFeedId, params *StreamEventItemsParams, reqEditors ...RequestEditorFn) (*StreamEventItemsResponse, error)
+
 	// GetEventItemWithResponse Get one event item with every occurrence
 	//
 	// No range applies; `nextOccurrence` is the first occurrence not over yet (absent when all are).
@@ -13651,6 +14006,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 	ListNewsItemsWithResponse(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*ListNewsItemsResponse, error)
+
+	// StreamNewsItemsWithResponse Live news items (Server-Sent Events)
+	//
+	// A stream of the feed's new items as Server-Sent Events
+	// (`text/event-stream`, the HTML standard's EventSource format), sent
+	// as they are projected into the item list, at most about a second
+	// later. The stream follows the order of the list's changes (the
+	// event log's, as `?cursor=` pages them), not the list's date order:
+	// an article stored late with an older date still comes, once.
+	//
+	// Each event is `id: <cursor>`, `event: item` and one `data:` line
+	// holding the item as the current list shows it (`include=source`
+	// adds its source block). The id is the list cursor at that item:
+	// `GET …/items?cursor=<id>` lists what follows it, and reconnecting
+	// with `Last-Event-ID: <id>` (an EventSource does this by itself)
+	// resumes exactly after it, across server restarts, with nothing
+	// missed or sent twice. Without `Last-Event-ID` or `lastEventId`
+	// the stream starts with the items projected from now on.
+	//
+	// The stream opens with a `retry:` hint (milliseconds), sends a
+	// `: keep-alive` comment when quiet for 15 s, and ends after 30
+	// minutes or when the server shuts down: reconnect with the last
+	// id. Each API key may hold 5 streams open per server process (429
+	// beyond, with `Retry-After`); a stream's slot is freed when the
+	// server notices its client left, at its next write. A deleted feed
+	// ends its streams (reconnecting answers 404). The legacy `/v0`
+	// routes have no stream.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /feeds/news/{feedId}/items/stream (the `StreamNewsItems` operationId).
+	StreamNewsItemsWithResponse(ctx context.Context, feedId NewsFeedId, params *StreamNewsItemsParams, reqEditors ...RequestEditorFn) (*StreamNewsItemsResponse, error)
 
 	// GetNewsItemWithResponse Get one news item
 	//
@@ -15771,6 +16158,182 @@ func (r ListEventItemsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamEventItemsResponse200Headers the declared response headers of an HTTP 200 response for StreamEventItems
+type StreamEventItemsResponse200Headers struct {
+	CacheControl       *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XAccelBuffering    *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse400Headers the declared response headers of an HTTP 400 response for StreamEventItems
+type StreamEventItemsResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse401Headers the declared response headers of an HTTP 401 response for StreamEventItems
+type StreamEventItemsResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse403Headers the declared response headers of an HTTP 403 response for StreamEventItems
+type StreamEventItemsResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse404Headers the declared response headers of an HTTP 404 response for StreamEventItems
+type StreamEventItemsResponse404Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse429Headers the declared response headers of an HTTP 429 response for StreamEventItems
+type StreamEventItemsResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse500Headers the declared response headers of an HTTP 500 response for StreamEventItems
+type StreamEventItemsResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamEventItemsResponse503Headers the declared response headers of an HTTP 503 response for StreamEventItems
+type StreamEventItemsResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type StreamEventItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *EventBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *EventNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyStreams
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *EventServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *StreamsUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamEventItemsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamEventItemsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamEventItemsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamEventItemsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StreamEventItemsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamEventItemsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamEventItemsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamEventItemsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamEventItemsResponse) GetJSON400() *EventBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamEventItemsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamEventItemsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamEventItemsResponse) GetJSON404() *EventNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamEventItemsResponse) GetJSON429() *TooManyStreams {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamEventItemsResponse) GetJSON500() *EventServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamEventItemsResponse) GetJSON503() *StreamsUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamEventItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamEventItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamEventItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamEventItemsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19357,6 +19920,182 @@ func (r ListNewsItemsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListNewsItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamNewsItemsResponse200Headers the declared response headers of an HTTP 200 response for StreamNewsItems
+type StreamNewsItemsResponse200Headers struct {
+	CacheControl       *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XAccelBuffering    *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse400Headers the declared response headers of an HTTP 400 response for StreamNewsItems
+type StreamNewsItemsResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse401Headers the declared response headers of an HTTP 401 response for StreamNewsItems
+type StreamNewsItemsResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse403Headers the declared response headers of an HTTP 403 response for StreamNewsItems
+type StreamNewsItemsResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse404Headers the declared response headers of an HTTP 404 response for StreamNewsItems
+type StreamNewsItemsResponse404Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse429Headers the declared response headers of an HTTP 429 response for StreamNewsItems
+type StreamNewsItemsResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse500Headers the declared response headers of an HTTP 500 response for StreamNewsItems
+type StreamNewsItemsResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamNewsItemsResponse503Headers the declared response headers of an HTTP 503 response for StreamNewsItems
+type StreamNewsItemsResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type StreamNewsItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NewsNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyStreams
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *StreamsUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamNewsItemsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamNewsItemsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamNewsItemsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamNewsItemsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *StreamNewsItemsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamNewsItemsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamNewsItemsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamNewsItemsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON404() *NewsNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON429() *TooManyStreams {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamNewsItemsResponse) GetJSON503() *StreamsUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamNewsItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamNewsItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamNewsItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamNewsItemsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26330,6 +27069,29 @@ func (c *ClientWithResponses) ListEventItemsWithResponse(ctx context.Context, fe
 	return ParseListEventItemsResponse(rsp)
 }
 
+// StreamEventItemsWithResponse Live event items (Server-Sent Events)
+//
+// The event feed's changes as Server-Sent Events, as the news stream
+// sends its items: every change the list's cursor pages through, in
+// its order, each with the list cursor at that change as its `id`.
+// `event: item` carries an item added or changed (its event changed,
+// or its source type) as the single item shows it, with every
+// occurrence; `event: removed` carries `{"id": <itemId>}` of an item
+// that left the feed (its last source was removed). An item that
+// changes comes again. Resuming with `Last-Event-ID`, keep-alives,
+// limits and the end of a stream are as on the news stream.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /feeds/events/{feedId}/items/stream (the `StreamEventItems` operationId).
+func (c *ClientWithResponses) StreamEventItemsWithResponse(ctx context.Context, feedId EventFeedId, params *StreamEventItemsParams, reqEditors ...RequestEditorFn) (*StreamEventItemsResponse, error) {
+	rsp, err := c.StreamEventItems(ctx, feedId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamEventItemsResponse(rsp)
+}
+
 // GetEventItemWithResponse Get one event item with every occurrence
 //
 // No range applies; `nextOccurrence` is the first occurrence not over yet (absent when all are).
@@ -26697,6 +27459,44 @@ func (c *ClientWithResponses) ListNewsItemsWithResponse(ctx context.Context, fee
 		return nil, err
 	}
 	return ParseListNewsItemsResponse(rsp)
+}
+
+// StreamNewsItemsWithResponse Live news items (Server-Sent Events)
+//
+// A stream of the feed's new items as Server-Sent Events
+// (`text/event-stream`, the HTML standard's EventSource format), sent
+// as they are projected into the item list, at most about a second
+// later. The stream follows the order of the list's changes (the
+// event log's, as `?cursor=` pages them), not the list's date order:
+// an article stored late with an older date still comes, once.
+//
+// Each event is `id: <cursor>`, `event: item` and one `data:` line
+// holding the item as the current list shows it (`include=source`
+// adds its source block). The id is the list cursor at that item:
+// `GET …/items?cursor=<id>` lists what follows it, and reconnecting
+// with `Last-Event-ID: <id>` (an EventSource does this by itself)
+// resumes exactly after it, across server restarts, with nothing
+// missed or sent twice. Without `Last-Event-ID` or `lastEventId`
+// the stream starts with the items projected from now on.
+//
+// The stream opens with a `retry:` hint (milliseconds), sends a
+// `: keep-alive` comment when quiet for 15 s, and ends after 30
+// minutes or when the server shuts down: reconnect with the last
+// id. Each API key may hold 5 streams open per server process (429
+// beyond, with `Retry-After`); a stream's slot is freed when the
+// server notices its client left, at its next write. A deleted feed
+// ends its streams (reconnecting answers 404). The legacy `/v0`
+// routes have no stream.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /feeds/news/{feedId}/items/stream (the `StreamNewsItems` operationId).
+func (c *ClientWithResponses) StreamNewsItemsWithResponse(ctx context.Context, feedId NewsFeedId, params *StreamNewsItemsParams, reqEditors ...RequestEditorFn) (*StreamNewsItemsResponse, error) {
+	rsp, err := c.StreamNewsItems(ctx, feedId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamNewsItemsResponse(rsp)
 }
 
 // GetNewsItemWithResponse Get one news item
@@ -31152,6 +31952,416 @@ func ParseListEventItemsResponse(rsp *http.Response) (*ListEventItemsResponse, e
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListEventItemsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamEventItemsResponse parses an HTTP response from a StreamEventItemsWithResponse call
+func ParseStreamEventItemsResponse(rsp *http.Response) (*StreamEventItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamEventItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest EventBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest EventNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyStreams
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest EventServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StreamsUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamEventItemsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Accel-Buffering"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Accel-Buffering", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAccelBuffering = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamEventItemsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamEventItemsResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamEventItemsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StreamEventItemsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamEventItemsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamEventItemsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamEventItemsResponse503Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -39587,6 +40797,416 @@ func ParseListNewsItemsResponse(rsp *http.Response) (*ListNewsItemsResponse, err
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListNewsItemsResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamNewsItemsResponse parses an HTTP response from a StreamNewsItemsWithResponse call
+func ParseStreamNewsItemsResponse(rsp *http.Response) (*StreamNewsItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamNewsItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NewsNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyStreams
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StreamsUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamNewsItemsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Accel-Buffering"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Accel-Buffering", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAccelBuffering = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamNewsItemsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamNewsItemsResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamNewsItemsResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers StreamNewsItemsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamNewsItemsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamNewsItemsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamNewsItemsResponse503Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
