@@ -28,7 +28,7 @@ import (
 // X-Hub-Signature of sha256 HMAC.
 type fakeHub struct {
 	*httptest.Server
-	t *testing.T
+	t testing.TB
 	// lease is the lease it grants, whatever is asked.
 	lease time.Duration
 
@@ -57,7 +57,7 @@ type hubSub struct {
 	expires                 time.Time
 }
 
-func newFakeHub(t *testing.T, lease time.Duration) *fakeHub {
+func newFakeHub(t testing.TB, lease time.Duration) *fakeHub {
 	h := &fakeHub{t: t, lease: lease, subs: map[string]*hubSub{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.Close)

@@ -25,7 +25,7 @@ type fakeSite struct {
 	feedHits int
 }
 
-func newFakeSite(t *testing.T, hub string, hubInHeader bool, titles ...string) *fakeSite {
+func newFakeSite(t testing.TB, hub string, hubInHeader bool, titles ...string) *fakeSite {
 	s := &fakeSite{hub: hub, hubInHeader: hubInHeader, articles: titles}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)

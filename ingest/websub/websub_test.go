@@ -19,7 +19,7 @@ type service struct {
 	public string // FEEDSVC_PUBLIC_URL, "" when unset
 }
 
-func startService(t *testing.T, withPublicURL bool, opts ...servicetest.Option) *service {
+func startService(t testing.TB, withPublicURL bool, opts ...servicetest.Option) *service {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -47,7 +47,7 @@ func startService(t *testing.T, withPublicURL bool, opts ...servicetest.Option) 
 
 // follow attaches the site to a new news feed and waits for the first
 // poll to list its articles; it returns the feed and the attachment.
-func (s *service) follow(t *testing.T, site *fakeSite, want ...string) (feed string, att map[string]any) {
+func (s *service) follow(t testing.TB, site *fakeSite, want ...string) (feed string, att map[string]any) {
 	t.Helper()
 	feed = s.h.Do("POST", "/feeds/news", map[string]any{"name": "pushed", "description": "a pushed feed"}).
 		MustStatus(t, http.StatusCreated).Data()["id"].(string)
@@ -58,7 +58,7 @@ func (s *service) follow(t *testing.T, site *fakeSite, want ...string) (feed str
 }
 
 // lists reports whether the feed lists every one of the URLs.
-func (s *service) lists(t *testing.T, feed string, urls ...string) bool {
+func (s *service) lists(t testing.TB, feed string, urls ...string) bool {
 	t.Helper()
 	r := s.h.Do("GET", "/feeds/news/"+feed+"/items?limit=100", nil).MustStatus(t, http.StatusOK)
 	items, _ := r.Data()["items"].([]any)
@@ -79,7 +79,7 @@ func (s *service) lists(t *testing.T, feed string, urls ...string) bool {
 }
 
 // push is the source's detail's push block; nil when absent.
-func (s *service) push(t *testing.T, sourceID string) map[string]any {
+func (s *service) push(t testing.TB, sourceID string) map[string]any {
 	t.Helper()
 	r := s.h.Do("GET", "/sources/"+sourceID, nil).MustStatus(t, http.StatusOK)
 	polling, _ := r.Data()["polling"].(map[string]any)
@@ -90,14 +90,14 @@ func (s *service) push(t *testing.T, sourceID string) map[string]any {
 // subscribed follows the site and waits until the hub has verified the
 // service's subscription; it returns the feed, the attachment and the
 // subscription request.
-func (s *service) subscribed(t *testing.T, hub *fakeHub, site *fakeSite, want ...string) (string, map[string]any, hubRequest) {
+func (s *service) subscribed(t testing.TB, hub *fakeHub, site *fakeSite, want ...string) (string, map[string]any, hubRequest) {
 	t.Helper()
 	feed, att := s.follow(t, site, want...)
 	eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 1 }, "a verified subscription at the hub")
 	return feed, att, hub.requestsOf("subscribe")[0]
 }
 
-func eventually(t *testing.T, timeout time.Duration, cond func() bool, what string) {
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -206,13 +206,9 @@ func TestAPushedEntryIsListedWithinASecondAndOnce(t *testing.T) {
 		t.Fatalf("the callback answered %v, want one 2xx", got)
 	}
 	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, fresh) }, "the pushed entry in the feed")
-	took := time.Since(start)
-	t.Logf("pushed entry listed %s after the push", took.Round(time.Millisecond))
-	if took > time.Second {
-		// Under a loaded machine this can stretch; the bound the issue
-		// sets is a second on a quiet one.
-		t.Logf("slower than a second: the machine is loaded (see uptime)")
-	}
+	// How long it takes is measured by BenchmarkAPushedEntryUntilListed;
+	// three seconds only bound the wait, an hour before the next poll.
+	t.Logf("pushed entry listed %s after the push", time.Since(start).Round(time.Millisecond))
 	if site.polls() != polls {
 		t.Fatalf("the feed was polled %d times since the subscription: the push must not need a poll", site.polls()-polls)
 	}
