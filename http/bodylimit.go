@@ -29,9 +29,10 @@ const (
 	maxDrainsPerConn = 8
 )
 
-// boundBody reads the request body, refusing it with 413 past limit. The
-// body's own read timeout (set when its headers arrived) bounds the read.
-func boundBody(app *fiber.App, limit int, bodyTimeout time.Duration) fiber.Handler {
+// boundBody reads the request body, refusing it with 413 past the limit
+// of its path (limitFor). The body's own read timeout (set when its
+// headers arrived) bounds the read.
+func boundBody(app *fiber.App, limitFor func(path string) int, bodyTimeout time.Duration) fiber.Handler {
 	d := &drainer{srv: app.Server(), bodyTimeout: bodyTimeout}
 	// A drained connection is served again only while the app serves: one
 	// drained during a shutdown must not reach handlers after it.
@@ -43,6 +44,7 @@ func boundBody(app *fiber.App, limit int, bodyTimeout time.Duration) fiber.Handl
 		if stream == nil {
 			return c.Next()
 		}
+		limit := limitFor(c.Path())
 		if req.Header.ContentLength() > limit {
 			return d.tooLarge(c, stream)
 		}

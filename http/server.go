@@ -18,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/http/keyauth"
 	"github.com/feedsvc/feedsvc/http/openapi"
 	"github.com/feedsvc/feedsvc/ingest/parse"
+	"github.com/feedsvc/feedsvc/ingest/websub"
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
@@ -85,6 +86,8 @@ type Deps struct {
 	// organization may see it, for GET /sources/{id}; false when there is
 	// none to show.
 	Polling func(ctx context.Context, org, sourceID uuid.UUID) (SourcePolling, bool, error)
+	// WebSub, when set, answers the WebSub callback (websub.go).
+	WebSub *websub.Subscriber
 }
 
 // SourcePolling is the crawler's schedule of a source.
@@ -134,7 +137,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	}
 	// Which dialect an error speaks is decided from its path alone
 	// (envelope.For), so the answers written before any route runs speak it.
-	app.Use(boundBody(app, cfg.BodyLimit, readTimeout))
+	app.Use(boundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, reads: readsOf(deps.DB), targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	h.streams = newStreams(cfg.Streams, h)
@@ -143,6 +146,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
 	// Subscription addresses carry their own credential (subscriptions.go).
 	h.subscriptionOutputs(app)
+	h.websubRoutes(app)
 	app.Use(keyauth.Middleware(deps.Keys, cfg.RequireHTTPS))
 	if deps.Limiter != nil {
 		app.Use(keyauth.RateLimit(deps.Limiter))

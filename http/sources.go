@@ -185,6 +185,9 @@ type sourcePollingJSON struct {
 	ObservedIntervalSeconds *float64 `json:"observedIntervalSeconds"`
 	FreshnessSeconds        *float64 `json:"freshnessSeconds"`
 	ConsecutiveFailures     int      `json:"consecutiveFailures"`
+	// Push is the source's WebSub subscription, when a feed of it names a
+	// hub (websub.go).
+	Push *sourcePushJSON `json:"push,omitempty"`
 }
 
 func sourcePollingOut(p SourcePolling) *sourcePollingJSON {
@@ -260,6 +263,9 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 		}
 		if ok {
 			out.Polling = sourcePollingOut(p)
+			if out.Polling.Push, err = h.pushOf(c, id); err != nil {
+				return err
+			}
 		}
 	}
 	return envelope.OK(c, fiber.StatusOK, out)

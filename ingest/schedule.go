@@ -152,7 +152,9 @@ const week = 7 * 24 * time.Hour
 // the source's crawls recorded (MaxPollInterval when none), raised to the
 // freshness its listings claimed (kept from an earlier poll when this one
 // heard none, as a 304 carries no feed ttl), within [PollInterval,
-// MaxPollInterval]; jittered by ±10%. It is one expression of the row, so
+// MaxPollInterval], or MaxPollInterval for a source with a live WebSub
+// subscription (pushed sources are polled as the fallback); jittered by
+// ±10%. It is one expression of the row, so
 // the release stays one statement; the count reads the crawl_seen index
 // (source_id, effective_at).
 func (w *Worker) scheduleSQL(backlog bool, fresh time.Duration) string {
@@ -164,6 +166,10 @@ func (w *Worker) scheduleSQL(backlog bool, fresh time.Duration) string {
 			WHERE s.source_id = crawl_state.source_id AND s.effective_at > now() - interval '7 days')`, week.Milliseconds())
 		interval = fmt.Sprintf(`least(%d, greatest(%d, coalesce(%s, %d), coalesce(nullif(%d, 0), freshness_ms, 0)))`,
 			ceiling, floor, observed, ceiling, fresh.Milliseconds())
+		// A source a WebSub hub pushes (ingest/websub) is polled only as
+		// the fallback, at the ceiling, while its subscription is live.
+		interval = fmt.Sprintf(`CASE WHEN EXISTS (SELECT 1 FROM websub_subscriptions p WHERE p.source_id = crawl_state.source_id
+			AND p.state = 'active' AND p.lease_expires_at > now()) THEN %d ELSE %s END`, ceiling, interval)
 	}
 	next := "(" + interval + ") * (0.9 + random() * 0.2)"
 	if backlog {

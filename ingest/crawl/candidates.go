@@ -93,6 +93,7 @@ func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) e
 		if err := w.addFeed(resp); err != nil {
 			return err
 		}
+		observeFeed(ctx, resp)
 		resp.Validators.Fresh = max(resp.Validators.Fresh, feedFreshness(resp.Body))
 		remember(w.store, sitemapURL, resp.Validators)
 		return nil
@@ -229,6 +230,7 @@ func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store docum
 	if err != nil {
 		return nil, err
 	}
+	observeFeed(ctx, resp)
 	resp.Validators.Fresh = max(resp.Validators.Fresh, feedFreshness(resp.Body))
 	remember(store, feedURL, resp.Validators)
 	return cands, nil

@@ -33,6 +33,9 @@ type Response struct {
 	document.Document
 	StatusCode  int
 	NotModified bool
+	// Link holds the response's Link header values (RFC 8288), where a
+	// feed may name its WebSub hub and self URL (feedlinks.go).
+	Link []string
 }
 
 // StatusError reports a non-2xx, non-304 response.
@@ -180,6 +183,7 @@ func readResponse(resp *http.Response, cond document.Validators, limit int64) (*
 			Validators:  document.Validators{ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")},
 		},
 		StatusCode: resp.StatusCode,
+		Link:       resp.Header.Values("Link"),
 	}
 	out.Validators.Fresh = headerFreshness(resp.Header, time.Now())
 	if resp.StatusCode == http.StatusNotModified {

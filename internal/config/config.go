@@ -3,6 +3,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -77,6 +78,10 @@ type Config struct {
 	// MaxEventsPerCrawl bounds the events one crawl of a source records;
 	// the rest wait for the next crawl.
 	MaxEventsPerCrawl int
+	// PublicURL is the service's address as the internet reaches it
+	// (FEEDSVC_PUBLIC_URL): WebSub hubs call back under it. Empty turns
+	// WebSub subscribing off.
+	PublicURL string
 	// StreamsPerKey and StreamsMax bound the live item streams an API
 	// process holds open, per API key and in all; StreamKeepAlive is a
 	// quiet stream's comment interval, StreamPoll how often the process
@@ -174,6 +179,9 @@ func FromEnv() (Config, error) {
 	if c.Platforms, err = platform.SettingsFromEnv(os.LookupEnv); err != nil {
 		return Config{}, err
 	}
+	if c.PublicURL, err = publicURL("FEEDSVC_PUBLIC_URL"); err != nil {
+		return Config{}, err
+	}
 	c.TrustedProxies = list(os.Getenv("FEEDSVC_TRUSTED_PROXIES"))
 	roles := list(env("FEEDSVC_ROLES", strings.Join([]string{RoleAPI, RoleProjections, RoleCrawler, RoleWebhooks}, ",")))
 	for _, r := range roles {
@@ -229,6 +237,20 @@ func boolean(key string) (bool, error) {
 		return false, fmt.Errorf("%s: %q is not true or false", key, v)
 	}
 	return b, nil
+}
+
+// publicURL reads an absolute http(s) URL without query or fragment,
+// dropping a trailing slash; empty when unset.
+func publicURL(key string) (string, error) {
+	v := env(key, "")
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%s: %q is not an absolute http(s) URL like https://feeds.example.com", key, v)
+	}
+	return strings.TrimSuffix(u.String(), "/"), nil
 }
 
 func list(v string) []string {

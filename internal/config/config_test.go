@@ -28,3 +28,26 @@ func TestTheDefaultRateLimitIsReadFromTheEnvironment(t *testing.T) {
 		})
 	}
 }
+
+func TestThePublicURLIsAnAbsoluteHTTPAddress(t *testing.T) {
+	cases := []struct {
+		name, value, want string
+		fails             bool
+	}{
+		{"unset leaves WebSub off", "", "", false},
+		{"an https address is taken without its trailing slash", "https://feeds.example.com/", "https://feeds.example.com", false},
+		{"a path prefix is kept", "http://10.0.0.5:8080/feedsvc", "http://10.0.0.5:8080/feedsvc", false},
+		{"a relative address is an error", "feeds.example.com", "", true},
+		{"another scheme is an error", "ftp://feeds.example.com", "", true},
+		{"a query is an error", "https://feeds.example.com/?a=b", "", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FEEDSVC_PUBLIC_URL", c.value)
+			cfg, err := FromEnv()
+			if c.fails != (err != nil) || !c.fails && cfg.PublicURL != c.want {
+				t.Fatalf("public URL %q, %v", cfg.PublicURL, err)
+			}
+		})
+	}
+}

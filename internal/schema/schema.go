@@ -11,6 +11,7 @@ import (
 
 	eventstoremigrations "github.com/feedsvc/feedsvc/eventstore/migrations"
 	ingestmigrations "github.com/feedsvc/feedsvc/ingest/migrations"
+	websubmigrations "github.com/feedsvc/feedsvc/ingest/websub/migrations"
 	authmigrations "github.com/feedsvc/feedsvc/internal/auth/migrations"
 	"github.com/feedsvc/feedsvc/internal/database"
 	idempotencymigrations "github.com/feedsvc/feedsvc/internal/idempotency/migrations"
@@ -41,6 +42,7 @@ func Owners() []migrate.Owner {
 	}
 	return append(owners,
 		ingestmigrations.Owner,
+		websubmigrations.Owner,
 		webhookmigrations.Owner,
 		webhookmigrations.Queue,
 	)

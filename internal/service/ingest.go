@@ -27,7 +27,7 @@ import (
 // client; tests build their own with other clients and schedules.
 func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ingest.Worker, error) {
 	connectors, err := connector.NewRegistry(
-		web.New(client, web.Options{}, s.logger),
+		web.New(client, web.Options{FeedsRead: s.WebSub.Record}, s.logger),
 		s.Social,
 	)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/connector/social"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/ingest/parse"
+	"github.com/feedsvc/feedsvc/ingest/websub"
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
@@ -59,8 +60,11 @@ type Service struct {
 	// Idempotency keeps the answers of writes sent with an Idempotency-Key.
 	Idempotency *idempotency.Store
 	Webhooks    *webhook.Service
-	Metrics     *metrics.Registry
-	App         *fiber.App
+	// WebSub is the WebSub subscriber: the API answers hubs through it, the
+	// crawler subscribes and ingests pushes.
+	WebSub  *websub.Subscriber
+	Metrics *metrics.Registry
+	App     *fiber.App
 	// Budget is how the process's Postgres connections are split; every
 	// connection's application_name starts with "feedsvc:" + Instance + ":".
 	Budget   database.Budget
@@ -140,6 +144,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		}
 		s.Rebuilds = &projections.Rebuilder{DSN: rebuildDSN, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
 	}
+	s.WebSub = websub.New(db.Bun, websub.Config{PublicURL: cfg.PublicURL, AllowPrivateNetworks: cfg.AllowPrivateNetworks}, logger)
 	if cfg.Roles[config.RoleCrawler] {
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
 			PollInterval: cfg.PollInterval, MaxPollInterval: cfg.MaxPollInterval, Concurrency: cfg.CrawlConcurrency,
@@ -160,6 +165,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Metrics.MustRegister(calendar.Metrics())
 	s.Metrics.MustRegister(ingest.PollingCollector(db.Bun))
+	s.Metrics.MustRegister(s.WebSub.Collector())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
@@ -176,6 +182,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			p, ok, err := ingest.PollingOf(ctx, db.Bun, org, sourceID)
 			return apihttp.SourcePolling(p), ok, err
 		},
+		WebSub: s.WebSub,
 	})
 	return s, nil
 }
@@ -228,9 +235,19 @@ func (s *Service) Run(ctx context.Context) error {
 	go func() {
 		defer close(crawlDone)
 		if s.Ingest != nil {
+			// The WebSub subscriber is the crawler's too: it ingests
+			// pushes through the worker.
+			pushDone := make(chan struct{})
+			go func() {
+				defer close(pushDone)
+				if err := s.WebSub.Run(crawlCtx, s.Ingest); err != nil {
+					errs <- err
+				}
+			}()
 			if err := s.Ingest.Run(crawlCtx); err != nil {
 				errs <- err
 			}
+			<-pushDone
 		}
 	}()
 	var runErr error

@@ -9,7 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/ingest/connector"
@@ -25,6 +28,10 @@ type Options struct {
 	// DiscoveryTTL is how long a site's discovered sitemaps and feeds are
 	// reused before robots.txt and the home page are read again.
 	DiscoveryTTL time.Duration
+	// FeedsRead, when set, is told after each Discover of the links (WebSub
+	// hubs, self URL) of every feed the discovery read in full, for the
+	// WebSub subscriber (package websub) to record.
+	FeedsRead func(ctx context.Context, sourceID uuid.UUID, feeds []crawl.FeedLinks)
 }
 
 // Connector reads websites.
@@ -65,6 +72,22 @@ type listing struct {
 // fail.
 func (c *Connector) Discover(ctx context.Context, src connector.Source, since time.Time) (connector.Discovery, error) {
 	var out connector.Discovery
+	if c.opts.FeedsRead != nil {
+		var mu sync.Mutex
+		var feeds []crawl.FeedLinks
+		ctx = crawl.WithFeedObserver(ctx, func(f crawl.FeedLinks) {
+			mu.Lock()
+			defer mu.Unlock()
+			feeds = append(feeds, f)
+		})
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(feeds) > 0 {
+				c.opts.FeedsRead(ctx, src.ID, feeds)
+			}
+		}()
+	}
 	listings, err := c.listings(ctx, src, &out)
 	if err != nil {
 		return out, judge(err)

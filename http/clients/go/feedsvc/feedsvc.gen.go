@@ -1519,6 +1519,30 @@ func (e SourceDetailsFacebookType) Valid() bool {
 	}
 }
 
+// Defines values for SourcePushState.
+const (
+	SourcePushStateActive  SourcePushState = "active"
+	SourcePushStateDenied  SourcePushState = "denied"
+	SourcePushStateExpired SourcePushState = "expired"
+	SourcePushStatePending SourcePushState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the SourcePushState enum.
+func (e SourcePushState) Valid() bool {
+	switch e {
+	case SourcePushStateActive:
+		return true
+	case SourcePushStateDenied:
+		return true
+	case SourcePushStateExpired:
+		return true
+	case SourcePushStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SourceRatingFacebookType.
 const (
 	SourceRatingFacebookTypeGroup   SourceRatingFacebookType = "group"
@@ -2350,6 +2374,27 @@ const (
 func (e RotateWebhookSecret200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case RotateWebhookSecret200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VerifyWebSubIntentParamsHubMode.
+const (
+	VerifyWebSubIntentParamsHubModeDenied      VerifyWebSubIntentParamsHubMode = "denied"
+	VerifyWebSubIntentParamsHubModeSubscribe   VerifyWebSubIntentParamsHubMode = "subscribe"
+	VerifyWebSubIntentParamsHubModeUnsubscribe VerifyWebSubIntentParamsHubMode = "unsubscribe"
+)
+
+// Valid indicates whether the value is a known member of the VerifyWebSubIntentParamsHubMode enum.
+func (e VerifyWebSubIntentParamsHubMode) Valid() bool {
+	switch e {
+	case VerifyWebSubIntentParamsHubModeDenied:
+		return true
+	case VerifyWebSubIntentParamsHubModeSubscribe:
+		return true
+	case VerifyWebSubIntentParamsHubModeUnsubscribe:
 		return true
 	default:
 		return false
@@ -4358,7 +4403,38 @@ type SourcePolling struct {
 
 	// ObservedIntervalSeconds A week over the articles published in the last week; null when none (or polling is not adaptive).
 	ObservedIntervalSeconds *float64 `json:"observedIntervalSeconds"`
+
+	// Push The source's WebSub subscription, present when one of its feeds
+	// names a hub (`<link rel="hub">` or a `Link` header). With
+	// `FEEDSVC_PUBLIC_URL` set, the crawler subscribes at the hub, the
+	// hub pushes the feed's new entries (ingested within about a second)
+	// and polling goes on as the fallback; without it, the hub is recorded
+	// and stays `pending`.
+	Push *SourcePush `json:"push,omitempty"`
 }
+
+// SourcePush The source's WebSub subscription, present when one of its feeds
+// names a hub (`<link rel="hub">` or a `Link` header). With
+// `FEEDSVC_PUBLIC_URL` set, the crawler subscribes at the hub, the
+// hub pushes the feed's new entries (ingested within about a second)
+// and polling goes on as the fallback; without it, the hub is recorded
+// and stays `pending`.
+type SourcePush struct {
+	// Hub The hub's URL.
+	Hub string `json:"hub"`
+
+	// LeaseExpiresAt When the hub's lease ends; null before the hub verified the subscription.
+	LeaseExpiresAt *Timestamp `json:"leaseExpiresAt"`
+
+	// State `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled only at FEEDSVC_MAX_POLL_INTERVAL, as the fallback), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
+	State SourcePushState `json:"state"`
+
+	// Topic The feed's self URL, as the hub knows it.
+	Topic string `json:"topic"`
+}
+
+// SourcePushState `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled only at FEEDSVC_MAX_POLL_INTERVAL, as the fallback), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
+type SourcePushState string
 
 // SourceRating A source record as the organization sees it (its type's members), and the feedback on the items it brought.
 type SourceRating struct {
@@ -4765,6 +4841,9 @@ type NewsNotFound = NewsNotFoundError
 
 // NewsNotFoundOnWrite A missing or foreign resource, in the news dialect, naming its kind and id (404).
 type NewsNotFoundOnWrite = NewsNotFoundError
+
+// NewsPayloadTooLarge A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
+type NewsPayloadTooLarge = NewsValidationError
 
 // NewsPayloadTooLargeOnWrite A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
 type NewsPayloadTooLargeOnWrite = NewsValidationError
@@ -5462,6 +5541,23 @@ type RotateWebhookSecretParams struct {
 
 // RotateWebhookSecret200JSONResponseBodySuccess defines parameters for RotateWebhookSecret.
 type RotateWebhookSecret200JSONResponseBodySuccess bool
+
+// VerifyWebSubIntentParams defines parameters for VerifyWebSubIntent.
+type VerifyWebSubIntentParams struct {
+	HubMode         VerifyWebSubIntentParamsHubMode `form:"hub.mode" json:"hub.mode"`
+	HubTopic        string                          `form:"hub.topic" json:"hub.topic"`
+	HubChallenge    *string                         `form:"hub.challenge,omitempty" json:"hub.challenge,omitempty"`
+	HubLeaseSeconds *string                         `form:"hub.lease_seconds,omitempty" json:"hub.lease_seconds,omitempty"`
+	HubReason       *string                         `form:"hub.reason,omitempty" json:"hub.reason,omitempty"`
+}
+
+// VerifyWebSubIntentParamsHubMode defines parameters for VerifyWebSubIntent.
+type VerifyWebSubIntentParamsHubMode string
+
+// ReceiveWebSubContentParams defines parameters for ReceiveWebSubContent.
+type ReceiveWebSubContentParams struct {
+	XHubSignature *string `json:"X-Hub-Signature,omitempty"`
+}
 
 // EventItemAddedParams defines parameters for EventItemAdded.
 type EventItemAddedParams struct {
@@ -8189,6 +8285,37 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /webhooks/{webhookId}/rotate-secret (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecret(ctx context.Context, webhookId WebhookId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VerifyWebSubIntent A hub verifies a subscription (W3C WebSub)
+	//
+	// A hub's verification of intent (`hub.mode` `subscribe` or
+	// `unsubscribe`) is answered 200 with `hub.challenge` as the body
+	// only when `hub.topic` is the subscription's and the crawler sent
+	// that request and has not seen it verified; a verified `subscribe`
+	// starts (or renews) the lease of `hub.lease_seconds`, a verified
+	// `unsubscribe` ends the subscription. A denial (`hub.mode=denied`)
+	// for the subscription's topic is answered 200 with an empty body.
+	// Anything else answers 404. Each subscription takes 10 requests a
+	// second, and all of a process's callbacks 200.
+	//
+	// Corresponds with GET /websub/{subscriptionId} (the `VerifyWebSubIntent` operationId).
+	VerifyWebSubIntent(ctx context.Context, subscriptionId string, params *VerifyWebSubIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveWebSubContentWithBody A hub pushes new content (W3C WebSub)
+	//
+	// The feed's new content as the hub distributes it, signed with the
+	// subscription's secret in `X-Hub-Signature: <method>=<hex HMAC of
+	// the body>` (sha1, sha256, sha384 or sha512). Answered 202 once
+	// queued; its entries are fetched and added to the source's feeds
+	// within about a second. A push whose signature is missing or wrong,
+	// or for a subscription that is not active, is also answered 202 (as
+	// the recommendation allows) but dropped. The body may be as large as
+	// a feed the crawler reads (5 MiB).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /websub/{subscriptionId} (the `ReceiveWebSubContent` operationId).
+	ReceiveWebSubContentWithBody(ctx context.Context, subscriptionId string, params *ReceiveWebSubContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // Docs This document, rendered
@@ -9713,6 +9840,57 @@ func (c *Client) RedeliverWebhookDelivery(ctx context.Context, webhookId Webhook
 // Corresponds with POST /webhooks/{webhookId}/rotate-secret (the `RotateWebhookSecret` operationId).
 func (c *Client) RotateWebhookSecret(ctx context.Context, webhookId WebhookId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateWebhookSecretRequest(c.Server, webhookId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VerifyWebSubIntent A hub verifies a subscription (W3C WebSub)
+//
+// A hub's verification of intent (`hub.mode` `subscribe` or
+// `unsubscribe`) is answered 200 with `hub.challenge` as the body
+// only when `hub.topic` is the subscription's and the crawler sent
+// that request and has not seen it verified; a verified `subscribe`
+// starts (or renews) the lease of `hub.lease_seconds`, a verified
+// `unsubscribe` ends the subscription. A denial (`hub.mode=denied`)
+// for the subscription's topic is answered 200 with an empty body.
+// Anything else answers 404. Each subscription takes 10 requests a
+// second, and all of a process's callbacks 200.
+//
+// Corresponds with GET /websub/{subscriptionId} (the `VerifyWebSubIntent` operationId).
+func (c *Client) VerifyWebSubIntent(ctx context.Context, subscriptionId string, params *VerifyWebSubIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVerifyWebSubIntentRequest(c.Server, subscriptionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveWebSubContentWithBody A hub pushes new content (W3C WebSub)
+//
+// The feed's new content as the hub distributes it, signed with the
+// subscription's secret in `X-Hub-Signature: <method>=<hex HMAC of
+// the body>` (sha1, sha256, sha384 or sha512). Answered 202 once
+// queued; its entries are fetched and added to the source's feeds
+// within about a second. A push whose signature is missing or wrong,
+// or for a subscription that is not active, is also answered 202 (as
+// the recommendation allows) but dropped. The body may be as large as
+// a feed the crawler reads (5 MiB).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /websub/{subscriptionId} (the `ReceiveWebSubContent` operationId).
+func (c *Client) ReceiveWebSubContentWithBody(ctx context.Context, subscriptionId string, params *ReceiveWebSubContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveWebSubContentRequestWithBody(c.Server, subscriptionId, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13241,6 +13419,158 @@ func NewRotateWebhookSecretRequest(server string, webhookId WebhookId, params *R
 	return req, nil
 }
 
+// NewVerifyWebSubIntentRequest constructs an http.Request for the VerifyWebSubIntent method
+func NewVerifyWebSubIntentRequest(server string, subscriptionId string, params *VerifyWebSubIntentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/websub/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "hub.mode", params.HubMode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "hub.topic", params.HubTopic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.HubChallenge != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "hub.challenge", *params.HubChallenge, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.HubLeaseSeconds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "hub.lease_seconds", *params.HubLeaseSeconds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.HubReason != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "hub.reason", *params.HubReason, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReceiveWebSubContentRequestWithBody constructs an http.Request for the ReceiveWebSubContent method, with any body, and a specified content type
+func NewReceiveWebSubContentRequestWithBody(server string, subscriptionId string, params *ReceiveWebSubContentParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/websub/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XHubSignature != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Hub-Signature", *params.XHubSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Hub-Signature", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -14168,6 +14498,39 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /webhooks/{webhookId}/rotate-secret (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecretWithResponse(ctx context.Context, webhookId WebhookId, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
+
+	// VerifyWebSubIntentWithResponse A hub verifies a subscription (W3C WebSub)
+	//
+	// A hub's verification of intent (`hub.mode` `subscribe` or
+	// `unsubscribe`) is answered 200 with `hub.challenge` as the body
+	// only when `hub.topic` is the subscription's and the crawler sent
+	// that request and has not seen it verified; a verified `subscribe`
+	// starts (or renews) the lease of `hub.lease_seconds`, a verified
+	// `unsubscribe` ends the subscription. A denial (`hub.mode=denied`)
+	// for the subscription's topic is answered 200 with an empty body.
+	// Anything else answers 404. Each subscription takes 10 requests a
+	// second, and all of a process's callbacks 200.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /websub/{subscriptionId} (the `VerifyWebSubIntent` operationId).
+	VerifyWebSubIntentWithResponse(ctx context.Context, subscriptionId string, params *VerifyWebSubIntentParams, reqEditors ...RequestEditorFn) (*VerifyWebSubIntentResponse, error)
+
+	// ReceiveWebSubContentWithBodyWithResponse A hub pushes new content (W3C WebSub)
+	//
+	// The feed's new content as the hub distributes it, signed with the
+	// subscription's secret in `X-Hub-Signature: <method>=<hex HMAC of
+	// the body>` (sha1, sha256, sha384 or sha512). Answered 202 once
+	// queued; its entries are fetched and added to the source's feeds
+	// within about a second. A push whose signature is missing or wrong,
+	// or for a subscription that is not active, is also answered 202 (as
+	// the recommendation allows) but dropped. The body may be as large as
+	// a feed the crawler reads (5 MiB).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /websub/{subscriptionId} (the `ReceiveWebSubContent` operationId).
+	ReceiveWebSubContentWithBodyWithResponse(ctx context.Context, subscriptionId string, params *ReceiveWebSubContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveWebSubContentResponse, error)
 }
 
 // DocsResponse200Headers the declared response headers of an HTTP 200 response for Docs
@@ -26290,6 +26653,224 @@ func (r RotateWebhookSecretResponse) ContentType() string {
 	return ""
 }
 
+// VerifyWebSubIntentResponse200Headers the declared response headers of an HTTP 200 response for VerifyWebSubIntent
+type VerifyWebSubIntentResponse200Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// VerifyWebSubIntentResponse404Headers the declared response headers of an HTTP 404 response for VerifyWebSubIntent
+type VerifyWebSubIntentResponse404Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// VerifyWebSubIntentResponse429Headers the declared response headers of an HTTP 429 response for VerifyWebSubIntent
+type VerifyWebSubIntentResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// VerifyWebSubIntentResponse500Headers the declared response headers of an HTTP 500 response for VerifyWebSubIntent
+type VerifyWebSubIntentResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+type VerifyWebSubIntentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NewsNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VerifyWebSubIntentResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *VerifyWebSubIntentResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VerifyWebSubIntentResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *VerifyWebSubIntentResponse500Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VerifyWebSubIntentResponse) GetJSON404() *NewsNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VerifyWebSubIntentResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VerifyWebSubIntentResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r VerifyWebSubIntentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VerifyWebSubIntentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VerifyWebSubIntentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VerifyWebSubIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReceiveWebSubContentResponse202Headers the declared response headers of an HTTP 202 response for ReceiveWebSubContent
+type ReceiveWebSubContentResponse202Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReceiveWebSubContentResponse404Headers the declared response headers of an HTTP 404 response for ReceiveWebSubContent
+type ReceiveWebSubContentResponse404Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReceiveWebSubContentResponse413Headers the declared response headers of an HTTP 413 response for ReceiveWebSubContent
+type ReceiveWebSubContentResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReceiveWebSubContentResponse429Headers the declared response headers of an HTTP 429 response for ReceiveWebSubContent
+type ReceiveWebSubContentResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// ReceiveWebSubContentResponse500Headers the declared response headers of an HTTP 500 response for ReceiveWebSubContent
+type ReceiveWebSubContentResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+type ReceiveWebSubContentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NewsNotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *ReceiveWebSubContentResponse202Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ReceiveWebSubContentResponse404Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ReceiveWebSubContentResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveWebSubContentResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReceiveWebSubContentResponse500Headers
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ReceiveWebSubContentResponse) GetJSON404() *NewsNotFound {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReceiveWebSubContentResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReceiveWebSubContentResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReceiveWebSubContentResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ReceiveWebSubContentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReceiveWebSubContentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReceiveWebSubContentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReceiveWebSubContentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DocsWithResponse This document, rendered
 //
 // A page that renders `/openapi.json` with Redoc, shipped inside the service; it loads nothing from elsewhere (its Content-Security-Policy allows this origin only).
@@ -27616,6 +28197,51 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseRotateWebhookSecretResponse(rsp)
+}
+
+// VerifyWebSubIntentWithResponse A hub verifies a subscription (W3C WebSub)
+//
+// A hub's verification of intent (`hub.mode` `subscribe` or
+// `unsubscribe`) is answered 200 with `hub.challenge` as the body
+// only when `hub.topic` is the subscription's and the crawler sent
+// that request and has not seen it verified; a verified `subscribe`
+// starts (or renews) the lease of `hub.lease_seconds`, a verified
+// `unsubscribe` ends the subscription. A denial (`hub.mode=denied`)
+// for the subscription's topic is answered 200 with an empty body.
+// Anything else answers 404. Each subscription takes 10 requests a
+// second, and all of a process's callbacks 200.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /websub/{subscriptionId} (the `VerifyWebSubIntent` operationId).
+func (c *ClientWithResponses) VerifyWebSubIntentWithResponse(ctx context.Context, subscriptionId string, params *VerifyWebSubIntentParams, reqEditors ...RequestEditorFn) (*VerifyWebSubIntentResponse, error) {
+	rsp, err := c.VerifyWebSubIntent(ctx, subscriptionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVerifyWebSubIntentResponse(rsp)
+}
+
+// ReceiveWebSubContentWithBodyWithResponse A hub pushes new content (W3C WebSub)
+//
+// The feed's new content as the hub distributes it, signed with the
+// subscription's secret in `X-Hub-Signature: <method>=<hex HMAC of
+// the body>` (sha1, sha256, sha384 or sha512). Answered 202 once
+// queued; its entries are fetched and added to the source's feeds
+// within about a second. A push whose signature is missing or wrong,
+// or for a subscription that is not active, is also answered 202 (as
+// the recommendation allows) but dropped. The body may be as large as
+// a feed the crawler reads (5 MiB).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /websub/{subscriptionId} (the `ReceiveWebSubContent` operationId).
+func (c *ClientWithResponses) ReceiveWebSubContentWithBodyWithResponse(ctx context.Context, subscriptionId string, params *ReceiveWebSubContentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveWebSubContentResponse, error) {
+	rsp, err := c.ReceiveWebSubContentWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveWebSubContentResponse(rsp)
 }
 
 // ParseDocsResponse parses an HTTP response from a DocsWithResponse call
@@ -55519,6 +56145,458 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVerifyWebSubIntentResponse parses an HTTP response from a VerifyWebSubIntentWithResponse call
+func ParseVerifyWebSubIntentResponse(rsp *http.Response) (*VerifyWebSubIntentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VerifyWebSubIntentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NewsNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VerifyWebSubIntentResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers VerifyWebSubIntentResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers VerifyWebSubIntentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers VerifyWebSubIntentResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReceiveWebSubContentResponse parses an HTTP response from a ReceiveWebSubContentWithResponse call
+func ParseReceiveWebSubContentResponse(rsp *http.Response) (*ReceiveWebSubContentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReceiveWebSubContentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NewsNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers ReceiveWebSubContentResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 404:
+		var headers ReceiveWebSubContentResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 413:
+		var headers ReceiveWebSubContentResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReceiveWebSubContentResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReceiveWebSubContentResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil

@@ -1,0 +1,226 @@
+package websub_test
+
+import (
+	"crypto/hmac"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeHub is a WebSub hub shaped like the W3C recommendation's (sections
+// 5 to 8): a subscription request is a form POST answered 202 Accepted,
+// after which the hub verifies the subscriber's intent asynchronously with
+// a GET to the callback carrying hub.mode, hub.topic, hub.challenge and
+// (to subscribe) hub.lease_seconds, and counts the request verified only
+// when the callback answers 2xx with the challenge as its body. Content is
+// distributed as a POST of the topic's body to each verified callback,
+// with Link headers and, when the subscriber gave a secret, an
+// X-Hub-Signature of sha256 HMAC.
+type fakeHub struct {
+	*httptest.Server
+	t testing.TB
+	// lease is the lease it grants, whatever is asked.
+	lease time.Duration
+
+	mu       sync.Mutex
+	requests []hubRequest
+	subs     map[string]*hubSub // by callback
+	// verified records each intent verification's outcome.
+	verified []verification
+}
+
+// hubRequest is a subscription request as the hub received it.
+type hubRequest struct {
+	Mode, Topic, Callback, Secret, LeaseSeconds string
+	At                                          time.Time
+}
+
+type verification struct {
+	Mode, Callback string
+	Status         int
+	Echoed         bool
+	At             time.Time
+}
+
+type hubSub struct {
+	topic, callback, secret string
+	expires                 time.Time
+}
+
+func newFakeHub(t testing.TB, lease time.Duration) *fakeHub {
+	h := &fakeHub{t: t, lease: lease, subs: map[string]*hubSub{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *fakeHub) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
+		http.Error(w, "want a form POST", http.StatusBadRequest)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "bad form", http.StatusBadRequest)
+		return
+	}
+	req := hubRequest{Mode: r.PostForm.Get("hub.mode"), Topic: r.PostForm.Get("hub.topic"), Callback: r.PostForm.Get("hub.callback"),
+		Secret: r.PostForm.Get("hub.secret"), LeaseSeconds: r.PostForm.Get("hub.lease_seconds"), At: time.Now()}
+	if (req.Mode != "subscribe" && req.Mode != "unsubscribe") || req.Topic == "" || req.Callback == "" || len(req.Secret) >= 200 {
+		http.Error(w, "bad subscription request", http.StatusBadRequest)
+		return
+	}
+	h.mu.Lock()
+	h.requests = append(h.requests, req)
+	h.mu.Unlock()
+	w.WriteHeader(http.StatusAccepted)
+	// Verification of intent follows the 202, asynchronously.
+	go h.verify(req)
+}
+
+// verify sends the intent verification of a request.
+func (h *fakeHub) verify(req hubRequest) {
+	ok, status := h.sendVerification(req.Callback, req.Mode, req.Topic)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.verified = append(h.verified, verification{Mode: req.Mode, Callback: req.Callback, Status: status, Echoed: ok, At: time.Now()})
+	if !ok {
+		return
+	}
+	switch req.Mode {
+	case "subscribe":
+		h.subs[req.Callback] = &hubSub{topic: req.Topic, callback: req.Callback, secret: req.Secret, expires: time.Now().Add(h.lease)}
+	case "unsubscribe":
+		delete(h.subs, req.Callback)
+	}
+}
+
+// sendVerification is the hub's GET to a callback; ok when it answered
+// 2xx with the challenge.
+func (h *fakeHub) sendVerification(callback, mode, topic string) (ok bool, status int) {
+	challenge := randomHex(16)
+	q := url.Values{"hub.mode": {mode}, "hub.topic": {topic}, "hub.challenge": {challenge}}
+	if mode == "subscribe" {
+		q.Set("hub.lease_seconds", strconv.Itoa(int(h.lease/time.Second)))
+	}
+	resp, err := http.Get(callback + "?" + q.Encode())
+	if err != nil {
+		return false, 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode/100 == 2 && string(body) == challenge, resp.StatusCode
+}
+
+// deny sends a denial for the subscription of callback.
+func (h *fakeHub) deny(callback, topic string) int {
+	q := url.Values{"hub.mode": {"denied"}, "hub.topic": {topic}, "hub.reason": {"not today"}}
+	resp, err := http.Get(callback + "?" + q.Encode())
+	if err != nil {
+		h.t.Fatalf("deny: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// publish distributes body to every verified, unexpired subscriber of
+// topic, signed with their secret, and returns their answers' statuses.
+func (h *fakeHub) publish(topic, body string) []int {
+	return h.publishSigned(topic, body, func(secret string) string { return "sha256=" + sign(secret, body) })
+}
+
+// publishSigned is publish with the X-Hub-Signature value made by sig
+// from each subscriber's secret ("" sends none).
+func (h *fakeHub) publishSigned(topic, body string, sig func(secret string) string) []int {
+	h.mu.Lock()
+	var targets []hubSub
+	for _, s := range h.subs {
+		if s.topic == topic && time.Now().Before(s.expires) {
+			targets = append(targets, *s)
+		}
+	}
+	h.mu.Unlock()
+	var statuses []int
+	for _, s := range targets {
+		req, _ := http.NewRequest(http.MethodPost, s.callback, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/atom+xml")
+		req.Header.Add("Link", fmt.Sprintf(`<%s>; rel="hub"`, h.URL))
+		req.Header.Add("Link", fmt.Sprintf(`<%s>; rel="self"`, topic))
+		if v := sig(s.secret); v != "" {
+			req.Header.Set("X-Hub-Signature", v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			h.t.Errorf("publish to %s: %v", s.callback, err)
+			continue
+		}
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+	}
+	return statuses
+}
+
+func (h *fakeHub) requestsOf(mode string) []hubRequest {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []hubRequest
+	for _, r := range h.requests {
+		if r.Mode == mode {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (h *fakeHub) verifications(mode string) []verification {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []verification
+	for _, v := range h.verified {
+		if v.Mode == mode {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (h *fakeHub) subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+func sign(secret, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(body))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// publishTo pushes body to one callback, signed with secret, whether or
+// not the hub still counts it subscribed.
+func (h *fakeHub) publishTo(callback, body, secret string) int {
+	req, _ := http.NewRequest(http.MethodPost, callback, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/atom+xml")
+	req.Header.Set("X-Hub-Signature", "sha256="+sign(secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("push to %s: %v", callback, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}

@@ -1,0 +1,3 @@
+DROP TABLE IF EXISTS websub_pushes;
+--bun:split
+DROP TABLE IF EXISTS websub_subscriptions;

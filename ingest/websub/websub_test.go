@@ -1,0 +1,372 @@
+package websub_test
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/servicetest"
+)
+
+// service is the whole service with its crawler, polling every hour (so
+// that nothing a test sees within seconds comes from a second poll),
+// serving the API on a loopback socket that the fake hub calls back on.
+type service struct {
+	h      *servicetest.Harness
+	public string // FEEDSVC_PUBLIC_URL, "" when unset
+}
+
+func startService(t testing.TB, withPublicURL bool, opts ...servicetest.Option) *service {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public := ""
+	if withPublicURL {
+		public = "http://" + ln.Addr().String()
+	}
+	h := servicetest.Start(t, append([]servicetest.Option{servicetest.WithCrawler(), func(c *config.Config) {
+		c.PollInterval, c.MaxPollInterval = time.Hour, time.Hour
+		c.PublicURL = public
+	}}, opts...)...)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = h.Service.Serve(ln)
+	}()
+	t.Cleanup(func() {
+		_ = h.Service.App.ShutdownWithTimeout(5 * time.Second)
+		<-served
+	})
+	return &service{h: h, public: public}
+}
+
+// follow attaches the site to a new news feed and waits for the first
+// poll to list its articles; it returns the feed and the attachment.
+func (s *service) follow(t testing.TB, site *fakeSite, want ...string) (feed string, att map[string]any) {
+	t.Helper()
+	feed = s.h.Do("POST", "/feeds/news", map[string]any{"name": "pushed", "description": "a pushed feed"}).
+		MustStatus(t, http.StatusCreated).Data()["id"].(string)
+	att = s.h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site.domain()}).
+		MustStatus(t, http.StatusCreated).Data()
+	eventually(t, 20*time.Second, func() bool { return s.lists(t, feed, want...) }, "the first poll's items")
+	return feed, att
+}
+
+// lists reports whether the feed lists every one of the URLs.
+func (s *service) lists(t testing.TB, feed string, urls ...string) bool {
+	t.Helper()
+	r := s.h.Do("GET", "/feeds/news/"+feed+"/items?limit=100", nil).MustStatus(t, http.StatusOK)
+	items, _ := r.Data()["items"].([]any)
+	have := map[string]int{}
+	for _, v := range items {
+		u, _ := v.(map[string]any)["url"].(string)
+		have[u]++
+		if have[u] > 1 {
+			t.Errorf("feed %s lists %s twice", feed, u)
+		}
+	}
+	for _, u := range urls {
+		if have[u] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// push is the source's detail's push block; nil when absent.
+func (s *service) push(t testing.TB, sourceID string) map[string]any {
+	t.Helper()
+	r := s.h.Do("GET", "/sources/"+sourceID, nil).MustStatus(t, http.StatusOK)
+	polling, _ := r.Data()["polling"].(map[string]any)
+	p, _ := polling["push"].(map[string]any)
+	return p
+}
+
+// subscribed follows the site and waits until the hub has verified the
+// service's subscription; it returns the feed, the attachment and the
+// subscription request.
+func (s *service) subscribed(t testing.TB, hub *fakeHub, site *fakeSite, want ...string) (string, map[string]any, hubRequest) {
+	t.Helper()
+	feed, att := s.follow(t, site, want...)
+	eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 1 }, "a verified subscription at the hub")
+	return feed, att, hub.requestsOf("subscribe")[0]
+}
+
+func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name        string
+		publicURL   bool
+		hubInHeader bool
+	}{
+		{"a hub in the feed's links is subscribed", true, false},
+		{"a hub in the feed's Link header is subscribed", true, true},
+		{"without a public URL no hub is asked", false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			hub := newFakeHub(t, time.Hour)
+			site := newFakeSite(t, hub.URL, tt.hubInHeader, "First story")
+			svc := startService(t, tt.publicURL)
+			_, att := svc.follow(t, site, site.articleURL(0))
+			source := att["sourceId"].(string)
+			if !tt.publicURL {
+				// The subscriber's loop runs every second: three give it
+				// every chance to ask.
+				time.Sleep(3 * time.Second)
+				if n := len(hub.requestsOf("subscribe")); n != 0 {
+					t.Fatalf("the hub got %d subscription requests from a service without a public URL", n)
+				}
+				if p := svc.push(t, source); p == nil || p["state"] != "pending" {
+					t.Fatalf("push %v, want the hub recorded as pending", p)
+				}
+				return
+			}
+			eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 1 }, "a verified subscription")
+			req := hub.requestsOf("subscribe")[0]
+			if req.Topic != site.feedURL() {
+				t.Errorf("topic %q, want the feed's self URL %q", req.Topic, site.feedURL())
+			}
+			if !strings.HasPrefix(req.Callback, svc.public+"/websub/") || len(req.Secret) < 32 || req.LeaseSeconds == "" {
+				t.Errorf("request %+v: want a callback under %s/websub/, a secret and a lease", req, svc.public)
+			}
+			if v := hub.verifications("subscribe"); len(v) != 1 || !v[0].Echoed {
+				t.Errorf("verifications %+v, want one that echoed the challenge", v)
+			}
+			eventually(t, 5*time.Second, func() bool {
+				p := svc.push(t, source)
+				return p != nil && p["state"] == "active" && p["hub"] == hub.URL && p["leaseExpiresAt"] != nil
+			}, "the source's detail to show the active subscription")
+		})
+	}
+}
+
+func TestTheCallbackEchoesAChallengeOnlyForARequestItSent(t *testing.T) {
+	t.Parallel()
+	hub := newFakeHub(t, time.Hour)
+	site := newFakeSite(t, hub.URL, false, "First story")
+	svc := startService(t, true)
+	_, _, req := svc.subscribed(t, hub, site, site.articleURL(0))
+	unknown := svc.public + "/websub/" + strings.Repeat("A", 43)
+	for _, tt := range []struct {
+		name, callback, mode, topic string
+	}{
+		{"a subscription already verified is not confirmed again", req.Callback, "subscribe", req.Topic},
+		{"another topic is refused", req.Callback, "subscribe", site.URL + "/other.atom"},
+		{"an unsubscription nobody asked for is refused", req.Callback, "unsubscribe", req.Topic},
+		{"an unknown callback is refused", unknown, "subscribe", req.Topic},
+		{"a malformed callback id is refused", svc.public + "/websub/x", "subscribe", req.Topic},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, status := hub.sendVerification(tt.callback, tt.mode, tt.topic)
+			if ok || status != http.StatusNotFound {
+				t.Fatalf("echoed %v with status %d, want 404 without the challenge", ok, status)
+			}
+		})
+	}
+	// A request the service did send is confirmed (the lease renewal in
+	// TestLeasesAreRenewedBeforeTheyExpire, the unsubscription in
+	// TestDetachingTheSourceFromEveryFeedUnsubscribes); a denial is
+	// taken for the subscription's topic only.
+	if status := hub.deny(req.Callback, site.URL+"/other.atom"); status != http.StatusNotFound {
+		t.Fatalf("a denial of another topic answered %d, want 404", status)
+	}
+	if status := hub.deny(req.Callback, req.Topic); status != http.StatusOK {
+		t.Fatalf("a denial answered %d, want 200", status)
+	}
+}
+
+func TestAPushedEntryIsListedWithinASecondAndOnce(t *testing.T) {
+	t.Parallel()
+	hub := newFakeHub(t, time.Hour)
+	site := newFakeSite(t, hub.URL, false, "First story")
+	svc := startService(t, true)
+	feed, _, req := svc.subscribed(t, hub, site, site.articleURL(0))
+	polls := site.polls()
+
+	fresh := site.add("Breaking story")
+	start := time.Now()
+	if got := hub.publish(req.Topic, site.feed()); len(got) != 1 || got[0]/100 != 2 {
+		t.Fatalf("the callback answered %v, want one 2xx", got)
+	}
+	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, fresh) }, "the pushed entry in the feed")
+	// How long it takes is measured by BenchmarkAPushedEntryUntilListed;
+	// three seconds only bound the wait, an hour before the next poll.
+	t.Logf("pushed entry listed %s after the push", time.Since(start).Round(time.Millisecond))
+	if site.polls() != polls {
+		t.Fatalf("the feed was polled %d times since the subscription: the push must not need a poll", site.polls()-polls)
+	}
+	// The same content pushed again adds nothing.
+	hub.publish(req.Topic, site.feed())
+	time.Sleep(time.Second)
+	svc.lists(t, feed, fresh, site.articleURL(0))
+}
+
+func TestAPushWithoutAValidSignatureIsIgnored(t *testing.T) {
+	t.Parallel()
+	hub := newFakeHub(t, time.Hour)
+	site := newFakeSite(t, hub.URL, false, "First story")
+	svc := startService(t, true)
+	feed, _, req := svc.subscribed(t, hub, site, site.articleURL(0))
+	forged := site.add("Forged story")
+	body := site.feed()
+	for _, tt := range []struct {
+		name string
+		sig  func(secret string) string
+	}{
+		{"no signature", func(string) string { return "" }},
+		{"another secret's", func(string) string { return "sha256=" + sign("not the secret", body) }},
+		{"an unknown method", func(s string) string { return "md5=" + sign(s, body) }},
+		{"a signature of another body", func(s string) string { return "sha256=" + sign(s, body+" ") }},
+	} {
+		if got := hub.publishSigned(req.Topic, body, tt.sig); len(got) != 1 || got[0]/100 != 2 {
+			t.Fatalf("%s: the callback answered %v, want 2xx (content ignored, not refused)", tt.name, got)
+		}
+	}
+	// A correctly signed push is listed within a second (the test above):
+	// three leave no doubt that these were ignored.
+	time.Sleep(3 * time.Second)
+	if svc.lists(t, feed, forged) {
+		t.Fatal("content pushed without a valid signature was ingested")
+	}
+	// The same body correctly signed is taken: what was refused was the
+	// signature.
+	hub.publish(req.Topic, body)
+	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, forged) }, "the correctly signed push")
+}
+
+func TestLeasesAreRenewedBeforeTheyExpire(t *testing.T) {
+	t.Parallel()
+	// A hub granting three seconds: the subscriber must ask again before
+	// they run out, and the hub verify the renewal.
+	hub := newFakeHub(t, 3*time.Second)
+	site := newFakeSite(t, hub.URL, false, "First story")
+	svc := startService(t, true)
+	_, _, first := svc.subscribed(t, hub, site, site.articleURL(0))
+	verified := hub.verifications("subscribe")[0].At
+	eventually(t, 10*time.Second, func() bool { return len(hub.verifications("subscribe")) >= 2 }, "a renewal")
+	renewal := hub.requestsOf("subscribe")[1]
+	if renewal.Callback != first.Callback || renewal.Topic != first.Topic {
+		t.Fatalf("renewal %+v does not renew %+v", renewal, first)
+	}
+	if late := renewal.At.Sub(verified); late >= 3*time.Second {
+		t.Fatalf("renewal sent %s after the verification, after the lease ran out", late)
+	}
+	if v := hub.verifications("subscribe")[1]; !v.Echoed {
+		t.Fatalf("the renewal's verification was refused (status %d)", v.Status)
+	}
+}
+
+func TestDetachingTheSourceFromEveryFeedUnsubscribes(t *testing.T) {
+	t.Parallel()
+	hub := newFakeHub(t, time.Hour)
+	site := newFakeSite(t, hub.URL, false, "First story")
+	svc := startService(t, true)
+	feed, att, req := svc.subscribed(t, hub, site, site.articleURL(0))
+	svc.h.Do("DELETE", "/feeds/news/"+feed+"/sources/"+att["id"].(string), nil).MustStatus(t, http.StatusOK)
+	eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 0 }, "the unsubscription verified at the hub")
+	unsub := hub.requestsOf("unsubscribe")
+	if len(unsub) != 1 || unsub[0].Callback != req.Callback || unsub[0].Topic != req.Topic {
+		t.Fatalf("unsubscription requests %+v, want one for %+v", unsub, req)
+	}
+	// The callback is gone with it: the hub's pushes are refused.
+	if got := hub.publishTo(req.Callback, site.feed(), req.Secret); got != http.StatusNotFound {
+		t.Fatalf("a push after the unsubscription answered %d, want 404", got)
+	}
+}
+
+func TestTheCallbackIsBoundedInSizeAndRateAndEchoesNothing(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	id := strings.Repeat("B", 43)
+	noKey := map[string]string{"Content-Type": "application/atom+xml"}
+	for _, tt := range []struct {
+		name string
+		size int
+		want int
+	}{
+		{"a push over the API's 1 MiB but within a feed's 5 MiB reaches the callback", 2 << 20, http.StatusNotFound},
+		{"a push over a feed's 5 MiB is refused before it", 6 << 20, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.DoWith("POST", "/websub/"+id, strings.Repeat("x", tt.size), noKey)
+			if r.Status != tt.want {
+				t.Fatalf("status %d, want %d: %s", r.Status, tt.want, r.Raw)
+			}
+		})
+	}
+	t.Run("one callback's requests are rate limited", func(t *testing.T) {
+		statuses := map[int]int{}
+		for range 40 {
+			r := h.DoWith("GET", "/websub/"+id+"?hub.mode=subscribe&hub.topic=https%3A%2F%2Fecho.example%2F&hub.challenge=c4allenge", nil, nil)
+			statuses[r.Status]++
+			if strings.Contains(r.Raw, id) || strings.Contains(r.Raw, "echo.example") || strings.Contains(r.Raw, "c4allenge") {
+				t.Fatalf("answer %d echoes the request: %s", r.Status, r.Raw)
+			}
+		}
+		// 10 a second with a burst of 20 (less the pushes above).
+		if statuses[http.StatusNotFound] == 0 || statuses[http.StatusTooManyRequests] == 0 || statuses[http.StatusNotFound] > 21 {
+			t.Fatalf("statuses %v, want 404s then 429s", statuses)
+		}
+	})
+}
+
+func TestAPushedSourceIsPolledOnlyAsTheFallbackAtTheCeiling(t *testing.T) {
+	t.Parallel()
+	hub := newFakeHub(t, time.Hour)
+	pushed := newFakeSite(t, hub.URL, false, "Pushed story")
+	polled := newFakeSite(t, "", false, "Polled story")
+	polled.noHub = true
+	// Adaptive polling between a second and an hour.
+	svc := startService(t, true, func(c *config.Config) { c.PollInterval = time.Second })
+	_, pushedAtt, _ := svc.subscribed(t, hub, pushed, pushed.articleURL(0))
+	_, polledAtt := svc.follow(t, polled, polled.articleURL(0))
+	db := svc.h.Service.DB.Bun
+	// Both sources look busy: 500 articles in the last week would have
+	// them polled every 20 minutes (a week / 500), under the one-hour
+	// ceiling. They are made due, and the next poll schedules the one
+	// after it.
+	interval := map[string]time.Duration{}
+	for name, att := range map[string]map[string]any{"pushed": pushedAtt, "polled": polledAtt} {
+		source := att["sourceId"].(string)
+		if _, err := db.ExecContext(t.Context(), `INSERT INTO crawl_seen (source_id, url, effective_at)
+			SELECT ?, 'https://busy.example/' || i, now() FROM generate_series(1, 500) i`, source); err != nil {
+			t.Fatal(err)
+		}
+		var before time.Time
+		if err := db.NewRaw(`UPDATE crawl_state SET next_at = now() WHERE source_id = ? RETURNING last_crawl_at`, source).
+			Scan(t.Context(), &before); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, func() bool {
+			var after time.Time
+			var ms int64
+			err := db.NewRaw(`SELECT last_crawl_at, coalesce(interval_ms, 0) FROM crawl_state WHERE source_id = ?`, source).
+				Scan(t.Context(), &after, &ms)
+			interval[name] = time.Duration(ms) * time.Millisecond
+			return err == nil && after.After(before)
+		}, "the "+name+" source's next poll")
+	}
+	if interval["polled"] >= time.Hour {
+		t.Fatalf("the source without a hub got %s: the test's busy source should be polled under the ceiling", interval["polled"])
+	}
+	if interval["pushed"] != time.Hour {
+		t.Fatalf("the pushed source got %s, want the ceiling (1h); the one without a hub got %s", interval["pushed"], interval["polled"])
+	}
+}
