@@ -41,6 +41,8 @@ type options struct {
 	port              int
 	concurrency       int
 	systems           string
+	crawlers          int
+	phases            string
 }
 
 func main() {
@@ -55,6 +57,8 @@ func main() {
 	flag.IntVar(&o.port, "port", 18480, "port of every fake site")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "sources polled at once (FEEDSVC_CRAWL_CONCURRENCY, Miniflux WORKER_POOL_SIZE)")
 	flag.StringVar(&o.systems, "systems", "feedsvc,miniflux", "which to run, in order")
+	flag.IntVar(&o.crawlers, "crawlers", 0, "feedsvc: 0 runs one `serve` with every role; n > 0 runs one with the api, projections and webhooks roles and n with the crawler role alone, on one database")
+	flag.StringVar(&o.phases, "phases", "unchanged,changed", "which windows to measure")
 	flag.Parse()
 	if o.window <= 0 {
 		o.window = o.interval
@@ -66,7 +70,7 @@ func main() {
 	}
 	defer w.close()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("sites %d, interval %v, window %v, change share %.2f, concurrency %d, load at start %s", o.n, o.interval, o.window, o.share, o.concurrency, load)
+	fmt.Printf("sites %d, interval %v, window %v, change share %.2f, concurrency %d, crawler processes %d, load at start %s", o.n, o.interval, o.window, o.share, o.concurrency, o.crawlers, load)
 	var results []result
 	for _, sys := range strings.Split(o.systems, ",") {
 		if sys == "miniflux" && o.miniflux == "" {
@@ -88,13 +92,16 @@ func main() {
 
 // phase is one measured window.
 type phase struct {
-	polls        int
-	dur          time.Duration
-	service, pg  time.Duration
-	lags         []time.Duration
-	web          webCounts
-	published    int
-	transactions int64
+	polls       int
+	dur         time.Duration
+	service, pg time.Duration
+	// With crawler processes of their own (-crawlers): the part of
+	// service and pg that is theirs (the rest is the other roles').
+	crawlService, crawlPG time.Duration
+	lags                  []time.Duration
+	web                   webCounts
+	published             int
+	transactions          int64
 }
 
 func (p phase) pollsPerCPUSecond() float64 {
@@ -129,6 +136,11 @@ func (r result) print() {
 			p.name, ph.polls, ph.dur.Round(time.Second), float64(ph.polls)/ph.dur.Seconds(), ms(ph.service)/n, ms(ph.pg)/n, ph.pollsPerCPUSecond(),
 			ph.quantile(0.5).Round(time.Millisecond), ph.quantile(0.99).Round(time.Millisecond), ph.quantile(1).Round(time.Millisecond),
 			float64(ph.transactions)/n, ph.published)
+		if ph.crawlService > 0 {
+			fmt.Printf("            of which crawler processes %.2f ms + their Postgres backends %.2f ms (%.1f polls per CPU-second); other roles %.2f + %.2f ms\n",
+				ms(ph.crawlService)/n, ms(ph.crawlPG)/n, float64(ph.polls)/(ph.crawlService+ph.crawlPG).Seconds(),
+				ms(ph.service-ph.crawlService)/n, ms(ph.pg-ph.crawlPG)/n)
+		}
 		fmt.Printf("            at the web: feed %d full + %d 304, sitemap %d full + %d 304, articles %d, other %d\n",
 			ph.web.FeedFull, ph.web.Feed304, ph.web.SitemapFull, ph.web.Sitemap304, ph.web.Articles, ph.web.Other)
 	}
@@ -138,10 +150,46 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // system is a running service under measurement.
 type system struct {
-	cmd   *exec.Cmd
-	out   bytes.Buffer
-	db    string
-	table string // the schedule: id, last poll, next due
+	cmd *exec.Cmd
+	// crawlers are the crawler-only processes (-crawlers), beside cmd.
+	crawlers []*exec.Cmd
+	out      bytes.Buffer
+	db       string
+	table    string // the schedule: id, last poll, next due
+	// flush ends the attaching, for a system that attaches in batches.
+	flush func(context.Context) error
+}
+
+func (s *system) pids() []int {
+	out := []int{s.cmd.Process.Pid}
+	for _, c := range s.crawlers {
+		out = append(out, c.Process.Pid)
+	}
+	return out
+}
+
+func (s *system) crawlerPids() []int {
+	var out []int
+	for _, c := range s.crawlers {
+		out = append(out, c.Process.Pid)
+	}
+	return out
+}
+
+// cpu is the CPU time of every process of the system so far, and of its
+// crawler-only processes.
+func (s *system) cpu(fs procfs.FS) (all, crawlers time.Duration, err error) {
+	for i, pid := range s.pids() {
+		d, err := cpuOf(fs, pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		all += d
+		if i > 0 {
+			crawlers += d
+		}
+	}
+	return all, crawlers, nil
 }
 
 func (o options) measure(ctx context.Context, w *web, name string) (result, error) {
@@ -170,14 +218,16 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	}
 	sys.db = dbName
 	defer func() {
-		_ = sys.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = sys.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = sys.cmd.Process.Kill()
-			<-done
+		for _, cmd := range append([]*exec.Cmd{sys.cmd}, sys.crawlers...) {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
 		}
 	}()
 
@@ -208,6 +258,11 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 		}()
 	}
 	wg.Wait()
+	if sys.flush != nil {
+		if err := sys.flush(ctx); err != nil {
+			errs <- fmt.Errorf("attach: %w", err)
+		}
+	}
 	select {
 	case err := <-errs:
 		return res, fmt.Errorf("%w\n%s", err, tail(sys.out.String()))
@@ -246,10 +301,16 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	defer stopRSS()
 	go func() {
 		for rssCtx.Err() == nil {
-			if p, err := fs.Proc(sys.cmd.Process.Pid); err == nil {
-				if st, err := p.Stat(); err == nil && int64(st.ResidentMemory()) > peak.Load() {
-					peak.Store(int64(st.ResidentMemory()))
+			var rss int64
+			for _, pid := range sys.pids() {
+				if p, err := fs.Proc(pid); err == nil {
+					if st, err := p.Stat(); err == nil {
+						rss += int64(st.ResidentMemory())
+					}
 				}
+			}
+			if rss > peak.Load() {
+				peak.Store(rss)
 			}
 			time.Sleep(time.Second)
 		}
@@ -258,6 +319,9 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 		share := 0.0
 		if i == 1 {
 			share = o.share
+		}
+		if !strings.Contains(o.phases, []string{"unchanged", "changed"}[i]) || (i == 0 && o.phases == "changed") {
+			continue
 		}
 		log.Printf("%s: measuring %v with change share %.2f", name, o.window, share)
 		*ph, err = o.runPhase(ctx, w, sys, sampler, cpu, share)
@@ -286,7 +350,7 @@ func (o options) runPhase(ctx context.Context, w *web, sys *system, sampler *sch
 	if err != nil {
 		return ph, err
 	}
-	svc0, err := cpuOf(fs, sys.cmd.Process.Pid)
+	svc0, crawl0, err := sys.cpu(fs)
 	if err != nil {
 		return ph, err
 	}
@@ -319,13 +383,16 @@ func (o options) runPhase(ctx context.Context, w *web, sys *system, sampler *sch
 	stop()
 	stop = func() {}
 	ph.dur = time.Since(start)
-	svc1, err := cpuOf(fs, sys.cmd.Process.Pid)
+	svc1, crawl1, err := sys.cpu(fs)
 	if err != nil {
 		return ph, err
 	}
 	_ = cpu.sample(ctx)
-	ph.service = svc1 - svc0
+	ph.service, ph.crawlService = svc1-svc0, crawl1-crawl0
 	ph.pg, _ = cpu.total()
+	if len(sys.crawlers) > 0 {
+		ph.crawlPG = cpu.totalOf(sys.crawlerPids())
+	}
 	ph.web = w.counts().minus(web0)
 	// A poll is a request for a site's feed, which both systems make once
 	// per poll (the schedule's changes, which the lags come from, can
@@ -472,9 +539,25 @@ func (o options) startFeedsvc(ctx context.Context, dsn string, port int) (*syste
 	sys := &system{table: `SELECT source_id::text, last_crawl_at, next_at FROM crawl_state`}
 	sys.cmd = exec.Command(o.feedsvc, "serve")
 	sys.cmd.Env = env
+	if o.crawlers > 0 {
+		sys.cmd.Env = append(env, "FEEDSVC_ROLES=api,projections,webhooks")
+	}
 	sys.cmd.Stdout, sys.cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
 	if err := sys.cmd.Start(); err != nil {
 		return nil, nil, err
+	}
+	for i := range o.crawlers {
+		free, err := freePort()
+		if err != nil {
+			return sys, nil, err
+		}
+		cmd := exec.Command(o.feedsvc, "serve")
+		cmd.Env = append(env, "FEEDSVC_ROLES=crawler", "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(free))
+		cmd.Stdout, cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
+		if err := cmd.Start(); err != nil {
+			return sys, nil, fmt.Errorf("crawler process %d: %w", i, err)
+		}
+		sys.crawlers = append(sys.crawlers, cmd)
 	}
 	api := &apiClient{base: "http://127.0.0.1:" + strconv.Itoa(port), header: map[string]string{"Authorization": "Bearer " + key}}
 	if err := api.waitReady(ctx, "/readyz"); err != nil {
@@ -512,7 +595,9 @@ func (o options) startMiniflux(ctx context.Context, dsn string, port int) (*syst
 		"LISTEN_ADDR=127.0.0.1:"+strconv.Itoa(port), "POLLING_FREQUENCY=1", "POLLING_SCHEDULER=round_robin",
 		"SCHEDULER_ROUND_ROBIN_MIN_INTERVAL="+strconv.Itoa(minutes), "BATCH_SIZE="+strconv.Itoa(o.n),
 		"WORKER_POOL_SIZE="+strconv.Itoa(o.concurrency), "FETCHER_ALLOW_PRIVATE_NETWORKS=1", "LOG_LEVEL=warning")
-	sys := &system{table: `SELECT id::text, checked_at, next_check_at FROM feeds`}
+	// A feed counts as polled once it has an ETag (imported feeds are
+	// created with checked_at = now()).
+	sys := &system{table: `SELECT id::text, CASE WHEN etag_header <> '' THEN checked_at END, next_check_at FROM feeds`}
 	sys.cmd = exec.Command(o.miniflux)
 	sys.cmd.Env = env
 	sys.cmd.Stdout, sys.cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
@@ -529,8 +614,38 @@ func (o options) startMiniflux(ctx context.Context, dsn string, port int) (*syst
 	if err := api.do(ctx, "GET", "/v1/categories", nil, &cats); err != nil || len(cats) == 0 {
 		return sys, nil, fmt.Errorf("categories: %v", err)
 	}
+	// The feeds are imported as OPML (POST /v1/import, which creates them
+	// without fetching them: its scheduler polls them first), 500 to a
+	// document: subscribing them one by one (POST /v1/feeds) fetches each
+	// feed before answering, half an hour for 10,000 on this machine.
+	var mu sync.Mutex
+	var batch []string
+	flush := func(ctx context.Context) error {
+		var b strings.Builder
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><opml version="2.0"><head><title>bench</title></head><body><outline text="All">`)
+		for _, h := range batch {
+			fmt.Fprintf(&b, `<outline type="rss" text="%[1]s" title="%[1]s" xmlUrl="http://%[1]s/feed.xml" htmlUrl="http://%[1]s/"/>`, h)
+		}
+		b.WriteString(`</outline></body></opml>`)
+		batch = nil
+		return api.do(ctx, "POST", "/v1/import", []byte(b.String()), nil)
+	}
 	attach := func(ctx context.Context, host string) error {
-		return api.do(ctx, "POST", "/v1/feeds", map[string]any{"feed_url": "http://" + host + "/feed.xml", "category_id": cats[0].ID}, nil)
+		mu.Lock()
+		defer mu.Unlock()
+		batch = append(batch, host)
+		if len(batch) < 500 {
+			return nil
+		}
+		return flush(ctx)
+	}
+	sys.flush = func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(batch) == 0 {
+			return nil
+		}
+		return flush(ctx)
 	}
 	return sys, attach, nil
 }
@@ -571,7 +686,7 @@ func (c *apiClient) waitReady(ctx context.Context, path string) error {
 
 func (c *apiClient) do(ctx context.Context, method, path string, body, into any) error {
 	var r io.Reader
-	if body != nil {
+	if _, raw := body.([]byte); body != nil && !raw {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
