@@ -54,13 +54,9 @@ type leased struct {
 func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, error) {
 	var out []leased
 	if withNew {
-		var ids []uuid.UUID
-		err := w.db.NewRaw(`SELECT a.source_id FROM ingest_attachments a
-			  WHERE a.source_enabled AND a.feed_enabled AND a.source_type IN (?)
-			    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
-			  GROUP BY a.source_id LIMIT ?`, bun.In(w.connectors.SourceTypes()), n).Scan(ctx, &ids)
+		ids, err := w.newSources(ctx, n)
 		if err != nil {
-			return nil, fmt.Errorf("find new sources: %w", err)
+			return nil, err
 		}
 		for _, id := range ids {
 			l, ok, err := w.acquire(ctx, id)
@@ -92,6 +88,52 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 		return nil, err
 	}
 	return out, nil
+}
+
+const (
+	// newSourcesFullScan is how often the look for never-crawled sources
+	// reads every attachment rather than those changed since the last
+	// look, and newSourcesSlack how far before the last look it reads:
+	// together they bound how late a source is found whose attachment was
+	// projected long after its event (a projector catching up).
+	newSourcesFullScan = time.Minute
+	newSourcesSlack    = time.Minute
+)
+
+// newSources returns up to n sources that are crawlable and have never
+// been scheduled. It reads the attachments that became crawlable since
+// shortly before its last look (the index on the latest of their attach
+// and re-enable times), and every attachment on its first look and once
+// per newSourcesFullScan: at 10,000 sources the whole-table look costs
+// Postgres more than the polls of a tick. Only the schedule loop calls it.
+func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
+	start := time.Now()
+	full := w.newLook.full.IsZero() || start.Sub(w.newLook.full) >= newSourcesFullScan
+	changed := ""
+	if !full {
+		changed = "AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > ?"
+	}
+	args := []any{bun.In(w.connectors.SourceTypes())}
+	if !full {
+		args = append(args, w.newLook.last.Add(-newSourcesSlack))
+	}
+	var ids []uuid.UUID
+	err := w.db.NewRaw(`SELECT a.source_id FROM ingest_attachments a
+		  WHERE a.source_enabled AND a.feed_enabled AND a.source_type IN (?) `+changed+`
+		    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
+		  GROUP BY a.source_id LIMIT ?`, append(args, n)...).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("find new sources: %w", err)
+	}
+	// With as many as asked for, more may wait: the next look reads from
+	// the same point again.
+	if len(ids) < n {
+		w.newLook.last = start
+		if full {
+			w.newLook.full = start
+		}
+	}
+	return ids, nil
 }
 
 // claimScheduled leases up to n scheduled due sources in one statement,

@@ -165,6 +165,9 @@ type Worker struct {
 	// releases are the successful crawls whose leases are still to be
 	// handed back (schedule.go, release).
 	releases releaseQueue
+	// newLook is when the schedule loop last looked for never-crawled
+	// sources, and last read every attachment for them (newSources).
+	newLook struct{ last, full time.Time }
 }
 
 // New returns a Worker; nothing runs until Run.

@@ -320,7 +320,7 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 		if i == 1 {
 			share = o.share
 		}
-		if !strings.Contains(o.phases, []string{"unchanged", "changed"}[i]) || (i == 0 && o.phases == "changed") {
+		if !slices.Contains(strings.Split(o.phases, ","), []string{"unchanged", "changed"}[i]) {
 			continue
 		}
 		log.Printf("%s: measuring %v with change share %.2f", name, o.window, share)

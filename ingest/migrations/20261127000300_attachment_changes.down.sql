@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS ingest_attachments_changed_idx;
