@@ -168,6 +168,9 @@ type Worker struct {
 	// newLook is when the schedule loop last looked for never-crawled
 	// sources, and last read every attachment for them (newSources).
 	newLook struct{ last, full time.Time }
+	// backfillLook is the same for pending backfills (pendingBackfills),
+	// which only the backfill loop reads.
+	backfillLook struct{ last, full time.Time }
 }
 
 // New returns a Worker; nothing runs until Run.

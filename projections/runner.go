@@ -45,7 +45,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 	if poll <= 0 {
 		poll = defaultPollInterval
 	}
-	r := &Runner{router: router, projectors: projectors, progress: map[string]*Progress{}, watch: newHeadWatch(store, poll)}
+	r := &Runner{router: router, projectors: projectors, progress: map[string]*Progress{}, watch: newHeadWatch(store, poll, logger)}
 	for _, p := range projectors {
 		prog := newProgress()
 		sub := NewSubscriber(store, db, SubscriberConfig{

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 
 // noType is an event type no event has: reading the log for it reads only
 // its head.
-const noType = "\x00"
+const noType = "(no event type)"
 
 // watchFallback is how many poll intervals a subscriber of a runner waits
 // for the watch before it looks for itself (the watch's reads failing).
@@ -26,6 +27,7 @@ const watchFallback = 50
 type headWatch struct {
 	store    eventstore.Store
 	interval time.Duration
+	logger   *slog.Logger
 
 	mu sync.Mutex
 	// head is the furthest position known to be readable: what the
@@ -36,8 +38,8 @@ type headWatch struct {
 	moved chan struct{}
 }
 
-func newHeadWatch(store eventstore.Store, interval time.Duration) *headWatch {
-	return &headWatch{store: store, interval: interval, moved: make(chan struct{})}
+func newHeadWatch(store eventstore.Store, interval time.Duration, logger *slog.Logger) *headWatch {
+	return &headWatch{store: store, interval: interval, logger: logger, moved: make(chan struct{})}
 }
 
 // after returns a channel that is closed once the head is past pos, the
@@ -64,6 +66,7 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 func (w *headWatch) run(ctx context.Context) {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
+	failing := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -75,8 +78,14 @@ func (w *headWatch) run(ctx context.Context) {
 		w.mu.Unlock()
 		_, head, err := w.store.ReadAllOfTypes(ctx, from, 1, []string{noType})
 		if err != nil {
+			// Logged when it starts failing, not on every read.
+			if !failing && ctx.Err() == nil {
+				w.logger.Warn("reading the event log's head failed; projectors look for events themselves meanwhile", "err", err)
+			}
+			failing = true
 			continue
 		}
+		failing = false
 		w.mu.Lock()
 		if w.head.Less(head) {
 			w.head = head

@@ -43,6 +43,8 @@ type options struct {
 	systems           string
 	crawlers          int
 	phases            string
+	curve             bool
+	attachers         int
 }
 
 func main() {
@@ -59,6 +61,8 @@ func main() {
 	flag.StringVar(&o.systems, "systems", "feedsvc,miniflux", "which to run, in order")
 	flag.IntVar(&o.crawlers, "crawlers", 0, "feedsvc: 0 runs one `serve` with every role; n > 0 runs one with the api, projections and webhooks roles and n with the crawler role alone, on one database")
 	flag.StringVar(&o.phases, "phases", "unchanged,changed", "which windows to measure")
+	flag.BoolVar(&o.curve, "curve", false, "feedsvc with -crawlers n: start with one crawler process and measure an unchanged window with each of 1..n")
+	flag.IntVar(&o.attachers, "attachers", 8, "attach requests at once during the setup")
 	flag.Parse()
 	if o.window <= 0 {
 		o.window = o.interval
@@ -83,7 +87,7 @@ func main() {
 		r.print()
 		results = append(results, r)
 	}
-	if len(results) == 2 {
+	if len(results) == 2 && results[0].unchanged.dur > 0 && results[1].unchanged.dur > 0 {
 		a, b := results[0], results[1]
 		fmt.Printf("\nratio %s/%s: polls per CPU-second (service + Postgres), unchanged %.2f, changed %.2f\n", a.system, b.system,
 			a.unchanged.pollsPerCPUSecond()/b.unchanged.pollsPerCPUSecond(), a.changed.pollsPerCPUSecond()/b.changed.pollsPerCPUSecond())
@@ -121,15 +125,29 @@ type result struct {
 	system             string
 	setup              time.Duration
 	unchanged, changed phase
-	rss                int64
+	// curve: with -curve, an unchanged window with 1, 2, … crawler
+	// processes.
+	curve []phase
+	rss   int64
 }
 
 func (r result) print() {
 	fmt.Printf("\n%s (setup: attach and first poll of every source %v; peak RSS %d MiB)\n", r.system, r.setup.Round(time.Second), r.rss>>20)
-	for _, p := range []struct {
+	type named struct {
 		name string
 		ph   phase
-	}{{"unchanged", r.unchanged}, {"changed", r.changed}} {
+	}
+	phases := []named{{"unchanged", r.unchanged}, {"changed", r.changed}}
+	if len(r.curve) > 0 {
+		phases = nil
+		for i, ph := range r.curve {
+			phases = append(phases, named{fmt.Sprintf("%d crawler", i+1), ph})
+		}
+	}
+	for _, p := range phases {
+		if p.ph.dur == 0 {
+			continue
+		}
 		ph := p.ph
 		n := float64(max(ph.polls, 1))
 		fmt.Printf("  %-9s polls %d in %v = %.1f/s; CPU/poll service %.2f ms + Postgres %.2f ms; %.1f polls per CPU-second; lag p50 %v p99 %v max %v; transactions/poll %.1f; published %d\n",
@@ -158,6 +176,8 @@ type system struct {
 	table    string // the schedule: id, last poll, next due
 	// flush ends the attaching, for a system that attaches in batches.
 	flush func(context.Context) error
+	// addCrawler starts one more crawler-only process (-crawlers).
+	addCrawler func() error
 }
 
 func (s *system) pids() []int {
@@ -240,8 +260,8 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	log.Printf("%s: attaching %d sources", name, o.n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
+	errs := make(chan error, o.attachers+1)
+	for range o.attachers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -315,6 +335,24 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 			time.Sleep(time.Second)
 		}
 	}()
+	if o.curve && name == "feedsvc" && o.crawlers > 0 {
+		for k := 1; k <= o.crawlers; k++ {
+			if k > len(sys.crawlers) {
+				if err := sys.addCrawler(); err != nil {
+					return res, err
+				}
+				time.Sleep(10 * time.Second)
+			}
+			log.Printf("%s: measuring %v with %d crawler processes", name, o.window, k)
+			ph, err := o.runPhase(ctx, w, sys, sampler, cpu, 0)
+			if err != nil {
+				return res, err
+			}
+			res.curve = append(res.curve, ph)
+		}
+		res.rss = peak.Load()
+		return res, nil
+	}
 	for i, ph := range []*phase{&res.unchanged, &res.changed} {
 		share := 0.0
 		if i == 1 {
@@ -546,18 +584,28 @@ func (o options) startFeedsvc(ctx context.Context, dsn string, port int) (*syste
 	if err := sys.cmd.Start(); err != nil {
 		return nil, nil, err
 	}
-	for i := range o.crawlers {
+	sys.addCrawler = func() error {
 		free, err := freePort()
 		if err != nil {
-			return sys, nil, err
+			return err
 		}
 		cmd := exec.Command(o.feedsvc, "serve")
 		cmd.Env = append(env, "FEEDSVC_ROLES=crawler", "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(free))
 		cmd.Stdout, cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
 		if err := cmd.Start(); err != nil {
-			return sys, nil, fmt.Errorf("crawler process %d: %w", i, err)
+			return fmt.Errorf("crawler process %d: %w", len(sys.crawlers)+1, err)
 		}
 		sys.crawlers = append(sys.crawlers, cmd)
+		return nil
+	}
+	start := o.crawlers
+	if o.curve {
+		start = min(start, 1)
+	}
+	for range start {
+		if err := sys.addCrawler(); err != nil {
+			return sys, nil, err
+		}
 	}
 	api := &apiClient{base: "http://127.0.0.1:" + strconv.Itoa(port), header: map[string]string{"Authorization": "Bearer " + key}}
 	if err := api.waitReady(ctx, "/readyz"); err != nil {

@@ -8,3 +8,7 @@
 -- minute for those whose event was projected late.
 CREATE INDEX IF NOT EXISTS ingest_attachments_changed_idx
     ON ingest_attachments (greatest(attached_at, source_enabled_at, feed_enabled_at));
+--bun:split
+-- Likewise the backfills still to run (pendingBackfills): few, looked for
+-- on every tick.
+CREATE INDEX IF NOT EXISTS ingest_backfills_pending_idx ON ingest_backfills (attachment_id) WHERE done_at IS NULL;
