@@ -42,16 +42,36 @@ type leased struct {
 // connector reads its type, and it has no crawl_state yet or its next_at
 // has passed and nobody holds a live lease. Sources never crawled come
 // first, so a new attachment starts promptly even when many sources are
-// overdue; looking for them reads every attachment, so it is done only
-// when withNew (each tick, a second apart), not after every crawl; each is
-// leased on its own (its crawl_state row is inserted by the claim).
+// overdue; they are looked for only when withNew (each tick, a second
+// apart), not after every crawl (newSources), and each is leased on its
+// own (its crawl_state row is inserted by the claim).
 //
 // The scheduled ones are claimed in one statement (claimScheduled), and
 // what their crawls read first (attachments, listing validators, whether
 // failures or event documents wait) is read for the whole batch in three
 // more: a poll whose listings answer 304 then costs no statement of its
-// own, only its share of the batch's claim and release.
+// own, only its share of the batch's claim and release. When a step
+// fails, the leases taken are handed back at once rather than held until
+// they expire (or crawled without what the crawl needs).
 func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, error) {
+	out, err := w.leaseDueUnloaded(ctx, n, withNew)
+	if err == nil {
+		err = w.loadClaimed(ctx, out)
+	}
+	if err != nil {
+		rctx, cancel := lease.ReleaseContext()
+		defer cancel()
+		for _, l := range out {
+			if rerr := w.crawls.Release(rctx, l.SourceID, ""); rerr != nil {
+				w.log.Warn("handing back a lease failed", "source_id", l.SourceID, "err", rerr)
+			}
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+func (w *Worker) leaseDueUnloaded(ctx context.Context, n int, withNew bool) ([]leased, error) {
 	var out []leased
 	if withNew {
 		ids, err := w.newSources(ctx, n)
@@ -74,18 +94,6 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 			return out, err
 		}
 		out = append(out, claimed...)
-	}
-	if err := w.loadClaimed(ctx, out); err != nil {
-		// The leases are held: hand them back at once rather than keep
-		// the sources from being crawled until they expire.
-		rctx, cancel := lease.ReleaseContext()
-		defer cancel()
-		for _, l := range out {
-			if rerr := w.crawls.Release(rctx, l.SourceID, ""); rerr != nil {
-				w.log.Warn("handing back a lease failed", "source_id", l.SourceID, "err", rerr)
-			}
-		}
-		return nil, err
 	}
 	return out, nil
 }
@@ -142,7 +150,10 @@ func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 // processes racing for it one wins: FOR UPDATE SKIP LOCKED passes over
 // rows another claim is taking, and a row another claim took since this
 // statement's snapshot is re-read when locked (READ COMMITTED) and fails
-// the WHERE then. The due rows are read from the next_at index.
+// the WHERE then. The due rows are read from the next_at index, and each
+// one's attachments by source: the LIMIT 1 keeps the planner from turning
+// the check into a join of every attachment, which it chose on tables
+// without statistics (200 ms a claim at 10,000 sources, against 0.4 ms).
 func (w *Worker) claimScheduled(ctx context.Context, n int) ([]leased, error) {
 	var rows []struct {
 		SourceID uuid.UUID `bun:"source_id"`
@@ -152,9 +163,9 @@ func (w *Worker) claimScheduled(ctx context.Context, n int) ([]leased, error) {
 	}
 	err := w.db.NewRaw(`WITH due AS (
 		  SELECT c.source_id FROM crawl_state c
+		   CROSS JOIN LATERAL (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
+		                   AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?) LIMIT 1) crawlable
 		   WHERE c.next_at <= now() AND (c.leased_until IS NULL OR c.leased_until < now())
-		     AND EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
-		                   AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?))
 		   ORDER BY c.next_at LIMIT ? FOR UPDATE OF c SKIP LOCKED)
 		UPDATE crawl_state t SET leased_until = now() + ? * interval '1 millisecond', lease_owner = ?
 		  FROM due WHERE t.source_id = due.source_id
