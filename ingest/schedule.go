@@ -134,7 +134,8 @@ func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 		return nil, fmt.Errorf("find new sources: %w", err)
 	}
 	// With as many as asked for, more may wait: the next look reads from
-	// the same point again.
+	// the same point again, and comes before the next tick.
+	w.newLook.more = len(ids) == n
 	if len(ids) < n {
 		w.newLook.last = start
 		if full {

@@ -167,7 +167,10 @@ type Worker struct {
 	releases releaseQueue
 	// newLook is when the schedule loop last looked for never-crawled
 	// sources, and last read every attachment for them (newSources).
-	newLook struct{ last, full time.Time }
+	newLook struct {
+		last, full time.Time
+		more       bool
+	}
 	// backfillLook is the same for pending backfills (pendingBackfills),
 	// which only the backfill loop reads.
 	backfillLook struct{ last, full time.Time }
@@ -266,7 +269,11 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ticker.C:
 			withNew, ticked = true, true
 		case <-freed:
-			withNew, ticked = false, false
+			// New sources are looked for between ticks only while the
+			// last look found as many as it could take (a burst of
+			// attaches): their first polls then go at the crawl's pace,
+			// not at Concurrency per tick.
+			withNew, ticked = w.newLook.more, false
 		}
 	}
 }
