@@ -49,8 +49,12 @@ func (w *headWatch) after(pos eventstore.Position) <-chan struct{} {
 	defer w.mu.Unlock()
 	if w.head.Less(pos) {
 		// The subscriber read further than the watch: the head is there
-		// at least, and reading on from it costs less.
+		// at least, and reading on from it costs less. The subscribers
+		// waiting at lower positions have events to read: they are woken,
+		// since the watch will not see the head move past them now.
 		w.head = pos
+		close(w.moved)
+		w.moved = make(chan struct{})
 	}
 	if pos.Less(w.head) {
 		return closed
