@@ -137,12 +137,8 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 // the source did not answer for its documents (see failures.go). A bad
 // document never fails the source.
 func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) error {
-	atts, err := w.attachmentsOf(ctx, l.SourceID)
-	if err != nil {
-		return err
-	}
 	var accepting []Attachment
-	for _, a := range atts {
+	for _, a := range l.attachments {
 		if a.enabled() {
 			accepting = append(accepting, a)
 		}
@@ -184,7 +180,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	}
 	complete := len(rest) == 0
 	stats.Backlog = !complete
-	if !l.Backlog {
+	if !l.Backlog && l.hasEventDocs {
 		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
 		if err != nil {
 			return err
@@ -253,10 +249,7 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	if bl, ok := w.backlogs.take(l.SourceID); ok && l.Backlog && !since.Before(bl.listings.since) {
 		return bl.rest, bl.listings, bl, false, nil
 	}
-	validators, err = w.loadListings(ctx, l.SourceID, since)
-	if err != nil {
-		return nil, nil, backlog{}, false, err
-	}
+	validators = listingsFor(l.listings, since)
 	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
 	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
 	// An unchanged state is not written again: most polls change nothing.
@@ -273,7 +266,7 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	// its listing changed; a crawl going on with a backlog leaves it to the
 	// next poll, so that failures are retried once per poll.
 	var retry []connector.Candidate
-	if !l.Backlog {
+	if !l.Backlog && l.hasFailures {
 		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
 			return nil, nil, backlog{}, false, err
 		}

@@ -44,24 +44,16 @@ type listingValidators struct {
 	answered  map[string]document.Validators
 }
 
-// loadListings reads the source's stored validators that a crawl with the
-// date window since may use.
-func (w *Worker) loadListings(ctx context.Context, sourceID uuid.UUID, since time.Time) (*listingValidators, error) {
-	var rows []struct {
-		URL          string `bun:"url"`
-		ETag         string `bun:"etag"`
-		LastModified string `bun:"last_modified"`
-	}
-	err := w.db.NewRaw(`SELECT url, etag, last_modified FROM crawl_listings WHERE source_id = ? AND covered_since <= ?`,
-		sourceID, since).Scan(ctx, &rows)
-	if err != nil {
-		return nil, fmt.Errorf("read listing validators of source %s: %w", sourceID, err)
-	}
+// listingsFor keeps of the source's stored validators (read with its
+// claim, loadClaimed) those a crawl with the date window since may use.
+func listingsFor(rows []listingRow, since time.Time) *listingValidators {
 	lv := &listingValidators{since: since, stored: map[string]document.Validators{}, requested: map[string]bool{}, answered: map[string]document.Validators{}}
 	for _, r := range rows {
-		lv.stored[r.URL] = document.Validators{ETag: r.ETag, LastModified: r.LastModified}
+		if !r.CoveredSince.After(since) {
+			lv.stored[r.URL] = document.Validators{ETag: r.ETag, LastModified: r.LastModified}
+		}
 	}
-	return lv, nil
+	return lv
 }
 
 func (lv *listingValidators) Validators(url string) document.Validators {

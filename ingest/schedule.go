@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
 // leased is a source this process holds the crawl lease of, with what the
-// crawl needs from its crawl_state.
+// crawl needs from its crawl_state and what the claim read beside it.
 type leased struct {
 	SourceID uuid.UUID
 	Failures int
@@ -23,6 +26,15 @@ type leased struct {
 	Backlog bool
 	// State is what the source's connector kept (connector.Source.State).
 	State json.RawMessage
+	// What the claim read for the batch it leased (loadClaimed), so that
+	// a poll that finds nothing new reads nothing more: the source's
+	// attachments, its stored listing validators (whatever their window:
+	// candidatesOf keeps those the crawl may use), and whether it has
+	// failed candidates to retry or event documents to re-read.
+	attachments  []Attachment
+	listings     []listingRow
+	hasFailures  bool
+	hasEventDocs bool
 }
 
 // leaseDue leases up to n due sources. A source is due when at least one
@@ -30,47 +42,206 @@ type leased struct {
 // connector reads its type, and it has no crawl_state yet or its next_at
 // has passed and nobody holds a live lease. Sources never crawled come
 // first, so a new attachment starts promptly even when many sources are
-// overdue; looking for them reads every attachment, so it is done only
-// when withNew (each tick, a second apart), not after every crawl. The
-// scheduled ones are found from the next_at index: only the rows already
-// due are read, however many sources there are (the fence, OFFSET 0,
-// keeps the planner from joining every attachment first).
+// overdue; they are looked for only when withNew (each tick, a second
+// apart), not after every crawl (newSources), and each is leased on its
+// own (its crawl_state row is inserted by the claim).
+//
+// The scheduled ones are claimed in one statement (claimScheduled), and
+// what their crawls read first (attachments, listing validators, whether
+// failures or event documents wait) is read for the whole batch in three
+// more: a poll whose listings answer 304 then costs no statement of its
+// own, only its share of the batch's claim and release. When a step
+// fails, the leases taken are handed back at once rather than held until
+// they expire (or crawled without what the crawl needs).
 func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, error) {
-	types := bun.In(w.connectors.SourceTypes())
-	var ids []uuid.UUID
-	newOnes := 0
-	if withNew {
-		newOnes = n
+	out, err := w.leaseDueUnloaded(ctx, n, withNew)
+	if err == nil {
+		err = w.loadClaimed(ctx, out)
 	}
-	err := w.db.NewRaw(`
-		(SELECT a.source_id FROM ingest_attachments a
-		  WHERE ? > 0 AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?)
-		    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
-		  GROUP BY a.source_id LIMIT ?)
-		UNION ALL
-		(SELECT c.source_id FROM (SELECT source_id, next_at FROM crawl_state
-		    WHERE next_at <= now() AND (leased_until IS NULL OR leased_until < now()) OFFSET 0) c
-		  WHERE EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
-		                  AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?))
-		  ORDER BY c.next_at LIMIT ?)`,
-		newOnes, types, newOnes, types, n).Scan(ctx, &ids)
 	if err != nil {
-		return nil, fmt.Errorf("find due sources: %w", err)
-	}
-	var out []leased
-	for _, id := range ids {
-		if len(out) == n {
-			break
+		rctx, cancel := lease.ReleaseContext()
+		defer cancel()
+		for _, l := range out {
+			if rerr := w.crawls.Release(rctx, l.SourceID, ""); rerr != nil {
+				w.log.Warn("handing back a lease failed", "source_id", l.SourceID, "err", rerr)
+			}
 		}
-		l, ok, err := w.acquire(ctx, id)
+		return nil, err
+	}
+	return out, nil
+}
+
+func (w *Worker) leaseDueUnloaded(ctx context.Context, n int, withNew bool) ([]leased, error) {
+	var out []leased
+	if withNew {
+		ids, err := w.newSources(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			l, ok, err := w.acquire(ctx, id)
+			if err != nil {
+				return out, err
+			}
+			if ok {
+				out = append(out, l)
+			}
+		}
+	}
+	if len(out) < n {
+		claimed, err := w.claimScheduled(ctx, n-len(out))
 		if err != nil {
 			return out, err
 		}
-		if ok {
-			out = append(out, l)
+		out = append(out, claimed...)
+	}
+	return out, nil
+}
+
+const (
+	// newSourcesFullScan is how often the look for never-crawled sources
+	// reads every attachment rather than those changed since the last
+	// look, and newSourcesSlack how far before the last look it reads:
+	// together they bound how late a source is found whose attachment was
+	// projected long after its event (a projector catching up).
+	newSourcesFullScan = time.Minute
+	newSourcesSlack    = time.Minute
+)
+
+// newSources returns up to n sources that are crawlable and have never
+// been scheduled. It reads the attachments that became crawlable since
+// shortly before its last look (the index on the latest of their attach
+// and re-enable times), and every attachment on its first look and once
+// per newSourcesFullScan: at 10,000 sources the whole-table look costs
+// Postgres more than the polls of a tick. Only the schedule loop calls it.
+func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
+	start := time.Now()
+	full := w.newLook.full.IsZero() || start.Sub(w.newLook.full) >= newSourcesFullScan
+	changed := ""
+	if !full {
+		changed = "AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > ?"
+	}
+	args := []any{bun.In(w.connectors.SourceTypes())}
+	if !full {
+		args = append(args, w.newLook.last.Add(-newSourcesSlack))
+	}
+	var ids []uuid.UUID
+	err := w.db.NewRaw(`SELECT a.source_id FROM ingest_attachments a
+		  WHERE a.source_enabled AND a.feed_enabled AND a.source_type IN (?) `+changed+`
+		    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
+		  GROUP BY a.source_id LIMIT ?`, append(args, n)...).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("find new sources: %w", err)
+	}
+	// With as many as asked for, more may wait: the next look reads from
+	// the same point again, and comes before the next tick.
+	w.newLook.more = len(ids) == n
+	if len(ids) < n {
+		w.newLook.last = start
+		if full {
+			w.newLook.full = start
+		}
+	}
+	return ids, nil
+}
+
+// claimScheduled leases up to n scheduled due sources in one statement,
+// oldest due first. Its semantics are lease.Claim's: a row is taken only
+// when it is due (next_at <= now()) and nobody holds a live lease, and of
+// processes racing for it one wins: FOR UPDATE SKIP LOCKED passes over
+// rows another claim is taking, and a row another claim took since this
+// statement's snapshot is re-read when locked (READ COMMITTED) and fails
+// the WHERE then. The due rows are read from the next_at index, and each
+// one's attachments by source: the LIMIT 1 keeps the planner from turning
+// the check into a join of every attachment, which it chose on tables
+// without statistics (200 ms a claim at 10,000 sources, against 0.4 ms).
+func (w *Worker) claimScheduled(ctx context.Context, n int) ([]leased, error) {
+	var rows []struct {
+		SourceID uuid.UUID `bun:"source_id"`
+		Failures int       `bun:"failures"`
+		Backlog  bool      `bun:"backlog"`
+		State    []byte    `bun:"connector_state"`
+	}
+	err := w.db.NewRaw(`WITH due AS (
+		  SELECT c.source_id FROM crawl_state c
+		   CROSS JOIN LATERAL (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
+		                   AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?) LIMIT 1) crawlable
+		   WHERE c.next_at <= now() AND (c.leased_until IS NULL OR c.leased_until < now())
+		   ORDER BY c.next_at LIMIT ? FOR UPDATE OF c SKIP LOCKED)
+		UPDATE crawl_state t SET leased_until = now() + ? * interval '1 millisecond', lease_owner = ?
+		  FROM due WHERE t.source_id = due.source_id
+		RETURNING t.source_id, t.failures, t.backlog, t.connector_state`,
+		bun.In(w.connectors.SourceTypes()), n, w.cfg.LeaseDuration.Milliseconds(), w.cfg.Owner).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("claim due sources: %w", err)
+	}
+	out := make([]leased, len(rows))
+	for i, r := range rows {
+		out[i] = leased{SourceID: r.SourceID, Failures: r.Failures, Backlog: r.Backlog}
+		if len(r.State) > 0 {
+			out[i].State = r.State
 		}
 	}
 	return out, nil
+}
+
+// listingRow is a stored listing validator (crawl_listings).
+type listingRow struct {
+	SourceID     uuid.UUID `bun:"source_id"`
+	URL          string    `bun:"url"`
+	ETag         string    `bun:"etag"`
+	LastModified string    `bun:"last_modified"`
+	CoveredSince time.Time `bun:"covered_since"`
+}
+
+// loadClaimed reads, for every source of a claimed batch at once, what
+// each crawl reads first.
+func (w *Worker) loadClaimed(ctx context.Context, ls []leased) error {
+	if len(ls) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(ls))
+	for i, l := range ls {
+		ids[i] = l.SourceID
+	}
+	var atts []Attachment
+	if err := w.db.NewRaw(`SELECT `+attachmentColumns+` FROM ingest_attachments a WHERE a.source_id = ANY(?::uuid[])
+		ORDER BY a.source_id, a.attached_at`, pgdialect.Array(ids)).Scan(ctx, &atts); err != nil {
+		return fmt.Errorf("read attachments of claimed sources: %w", err)
+	}
+	var lists []listingRow
+	if err := w.db.NewRaw(`SELECT source_id, url, etag, last_modified, covered_since FROM crawl_listings
+		WHERE source_id = ANY(?::uuid[])`, pgdialect.Array(ids)).Scan(ctx, &lists); err != nil {
+		return fmt.Errorf("read listing validators of claimed sources: %w", err)
+	}
+	var flags []struct {
+		SourceID     uuid.UUID `bun:"source_id"`
+		HasFailures  bool      `bun:"has_failures"`
+		HasEventDocs bool      `bun:"has_event_docs"`
+	}
+	if err := w.db.NewRaw(`SELECT s.id AS source_id,
+		  EXISTS (SELECT 1 FROM crawl_failures f WHERE f.source_id = s.id) AS has_failures,
+		  EXISTS (SELECT 1 FROM ingest_event_documents e WHERE e.source_id = s.id) AS has_event_docs
+		FROM unnest(?::uuid[]) AS s(id)`, pgdialect.Array(ids)).Scan(ctx, &flags); err != nil {
+		return fmt.Errorf("read failures and event documents of claimed sources: %w", err)
+	}
+	idx := make(map[uuid.UUID]int, len(ls))
+	for i, l := range ls {
+		idx[l.SourceID] = i
+	}
+	for _, a := range atts {
+		l := &ls[idx[a.SourceID]]
+		l.attachments = append(l.attachments, a)
+	}
+	for _, r := range lists {
+		l := &ls[idx[r.SourceID]]
+		l.listings = append(l.listings, r)
+	}
+	for _, f := range flags {
+		l := &ls[idx[f.SourceID]]
+		l.hasFailures, l.hasEventDocs = f.HasFailures, f.HasEventDocs
+	}
+	return nil
 }
 
 // acquire takes the crawl lease of a source. Requiring next_at <= now()
@@ -107,27 +278,19 @@ const (
 // this process still owns the lease, so a process whose lease expired
 // cannot overwrite the schedule of the one that took over.
 //
-// covered is the earliest date the crawl looked for (zero when it looked
-// for nothing), recorded on success for makeDue.
+// A success is not written here but queued (releases), and the schedule
+// loop writes the queue in one statement (flushReleases) at its next turn:
+// most polls change nothing else, and one statement per batch instead of
+// one per poll is most of what an unchanged poll costs Postgres. The row
+// stays leased meanwhile, so nobody polls it again before it is written,
+// and the time the crawl ended is what its schedule counts from.
 func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *crawlStats, crawlErr error) error {
 	var err error
 	switch how {
 	case succeeded:
-		var cov *time.Time
-		if !stats.Covered.IsZero() {
-			cov = &stats.Covered
-		}
-		var fresh *int64
-		if stats.Freshness > 0 {
-			ms := stats.Freshness.Milliseconds()
-			fresh = &ms
-		}
-		// A document cut short by a bound is no failure of the source, but
-		// its reason is kept where failures are.
-		err = w.crawls.Release(ctx, l.SourceID, `failures = 0, last_error = ?, backlog = ?,
-			last_crawl_at = now(), last_success_at = now(), covered_since = coalesce(?, covered_since),
-			freshness_ms = coalesce(?, freshness_ms), `+w.scheduleSQL(stats.Backlog, stats.Freshness),
-			stats.cutOffNote(), stats.Backlog, cov, fresh)
+		w.releases.add(pendingRelease{id: l.SourceID, ended: time.Now(), note: stats.cutOffNote(),
+			backlog: stats.Backlog, covered: stats.Covered, fresh: stats.Freshness})
+		return nil
 	case failed:
 		err = w.crawls.Release(ctx, l.SourceID, `failures = failures + 1, last_error = ?, backlog = false,
 			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()`,
@@ -141,42 +304,124 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 	return nil
 }
 
+// pendingRelease is a successful crawl whose lease is still to be handed
+// back (release).
+type pendingRelease struct {
+	id      uuid.UUID
+	ended   time.Time
+	note    string
+	backlog bool
+	covered time.Time
+	fresh   time.Duration
+}
+
+// releaseQueue holds the successful crawls not yet written.
+type releaseQueue struct {
+	mu      sync.Mutex
+	pending []pendingRelease
+	// urgent: one of them left a backlog and is due again at once.
+	urgent bool
+}
+
+func (q *releaseQueue) add(r pendingRelease) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pending = append(q.pending, r)
+	q.urgent = q.urgent || r.backlog
+}
+
+func (q *releaseQueue) state() (n int, urgent bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.pending), q.urgent
+}
+
+func (q *releaseQueue) take() []pendingRelease {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.pending
+	q.pending, q.urgent = nil, false
+	return out
+}
+
+// flushReleases writes every queued success in one statement: each row,
+// while this process still owns its lease, is handed back with its
+// outcome and its next poll scheduled from when its crawl ended (now()
+// minus how long ago that was, so that the schedule is counted on the
+// database's clock, as every lease is). It reports whether one of them is
+// due again at once (a backlog). A failed write is logged: the leases then
+// expire, and the sources are polled again after LeaseDuration, as after a
+// crash.
+func (w *Worker) flushReleases(ctx context.Context) (dueAgain bool) {
+	rs := w.releases.take()
+	if len(rs) == 0 {
+		return false
+	}
+	n := len(rs)
+	ids, notes, backlogs := make([]uuid.UUID, n), make([]string, n), make([]bool, n)
+	covered, fresh, ago := make([]*time.Time, n), make([]int64, n), make([]int64, n)
+	now := time.Now()
+	for i, r := range rs {
+		ids[i], notes[i], backlogs[i] = r.id, r.note, r.backlog
+		if !r.covered.IsZero() {
+			covered[i] = &rs[i].covered
+		}
+		fresh[i] = r.fresh.Milliseconds()
+		ago[i] = now.Sub(r.ended).Milliseconds()
+		dueAgain = dueAgain || r.backlog
+	}
+	_, err := w.db.NewRaw(`UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL,
+			failures = 0, last_error = v.note, backlog = v.backlog,
+			last_crawl_at = now() - v.ago * interval '1 millisecond', last_success_at = now() - v.ago * interval '1 millisecond',
+			covered_since = coalesce(v.covered, covered_since),
+			freshness_ms = coalesce(nullif(v.fresh, 0), freshness_ms), `+
+		w.scheduleSQL("v.backlog", "v.fresh", "now() - v.ago * interval '1 millisecond'")+`
+		FROM unnest(?::uuid[], ?::text[], ?::boolean[], ?::timestamptz[], ?::bigint[], ?::bigint[])
+			AS v(id, note, backlog, covered, fresh, ago)
+		WHERE crawl_state.source_id = v.id AND crawl_state.lease_owner = ?`,
+		pgdialect.Array(ids), pgdialect.Array(notes), pgdialect.Array(backlogs), pgdialect.Array(covered),
+		pgdialect.Array(fresh), pgdialect.Array(ago), w.cfg.Owner).Exec(ctx)
+	if err != nil {
+		w.log.Error("releasing sources failed", "sources", n, "err", err)
+		return false
+	}
+	return dueAgain
+}
+
 // week is what the observed interval is counted over, as Miniflux's
 // entry-frequency scheduler does: a source that published n articles in
 // the last week is polled every week/n.
 const week = 7 * 24 * time.Hour
 
 // scheduleSQL is the SET list that schedules a source's next poll after a
-// successful crawl: at once with a backlog; else, with a fixed interval,
+// successful crawl that ended at the SQL time ended: at once with a
+// backlog (the SQL boolean backlog); else, with a fixed interval,
 // PollInterval; else (adaptive) week/n for the n articles of the last week
 // the source's crawls recorded (MaxPollInterval when none), raised to the
-// freshness its listings claimed (kept from an earlier poll when this one
-// heard none, as a 304 carries no feed ttl), within [PollInterval,
-// MaxPollInterval], or MaxPollInterval for a source with a live WebSub
-// subscription (pushed sources are polled as the fallback); jittered by
-// ±10%. It is one expression of the row, so
-// the release stays one statement; the count reads the crawl_seen index
+// freshness its listings claimed (the SQL milliseconds fresh, 0 for none;
+// kept from an earlier poll when this one heard none, as a 304 carries no
+// feed ttl), within [PollInterval, MaxPollInterval], or MaxPollInterval for
+// a source with a live WebSub subscription (pushed sources are polled as
+// the fallback); jittered by ±10%. It is one expression of the row, so the
+// release stays one statement; the count reads the crawl_seen index
 // (source_id, effective_at).
-func (w *Worker) scheduleSQL(backlog bool, fresh time.Duration) string {
+func (w *Worker) scheduleSQL(backlog, fresh, ended string) string {
 	floor, ceiling := w.cfg.PollInterval.Milliseconds(), w.cfg.MaxPollInterval.Milliseconds()
 	observed := "NULL"
 	interval := fmt.Sprint(floor)
 	if ceiling > floor {
 		observed = fmt.Sprintf(`(SELECT %d / nullif(count(*), 0) FROM crawl_seen s
 			WHERE s.source_id = crawl_state.source_id AND s.effective_at > now() - interval '7 days')`, week.Milliseconds())
-		interval = fmt.Sprintf(`least(%d, greatest(%d, coalesce(%s, %d), coalesce(nullif(%d, 0), freshness_ms, 0)))`,
-			ceiling, floor, observed, ceiling, fresh.Milliseconds())
+		interval = fmt.Sprintf(`least(%d, greatest(%d, coalesce(%s, %d), coalesce(nullif(%s, 0), freshness_ms, 0)))`,
+			ceiling, floor, observed, ceiling, fresh)
 		// A source a WebSub hub pushes (ingest/websub) is polled only as
 		// the fallback, at the ceiling, while its subscription is live.
 		interval = fmt.Sprintf(`CASE WHEN EXISTS (SELECT 1 FROM websub_subscriptions p WHERE p.source_id = crawl_state.source_id
 			AND p.state = 'active' AND p.lease_expires_at > now()) THEN %d ELSE %s END`, ceiling, interval)
 	}
-	next := "(" + interval + ") * (0.9 + random() * 0.2)"
-	if backlog {
-		next = "0"
-	}
+	next := fmt.Sprintf("CASE WHEN %s THEN 0 ELSE (%s) * (0.9 + random() * 0.2) END", backlog, interval)
 	return fmt.Sprintf(`observed_interval_ms = %s, interval_ms = %s,
-		next_at = now() + %s * interval '1 millisecond'`, observed, interval, next)
+		next_at = %s + %s * interval '1 millisecond'`, observed, interval, ended, next)
 }
 
 // maxRetryAfter bounds how long a site's Retry-After can park a source.

@@ -164,6 +164,18 @@ type Worker struct {
 	backlogs *backlogs
 	// articleQueues batch the articles crawls store (articles.go).
 	articleQueues articleQueues
+	// releases are the successful crawls whose leases are still to be
+	// handed back (schedule.go, release).
+	releases releaseQueue
+	// newLook is when the schedule loop last looked for never-crawled
+	// sources, and last read every attachment for them (newSources).
+	newLook struct {
+		last, full time.Time
+		more       bool
+	}
+	// backfillLook is the same for pending backfills (pendingBackfills),
+	// which only the backfill loop reads.
+	backfillLook struct{ last, full time.Time }
 }
 
 // New returns a Worker; nothing runs until Run.
@@ -201,25 +213,44 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // scheduleLoop leases due sources up to Concurrency and crawls each in its
-// own goroutine. A crawl that ends looks for due sources at once rather
-// than at the next tick: a source with a backlog is due again right away.
+// own goroutine. It works in batches, so that a poll that finds nothing
+// new costs a share of two statements rather than statements of its own:
+// on each tick it hands back the leases of the crawls that succeeded since
+// (flushReleases) and claims every due source it has room for. Between
+// ticks a crawl that ends brings the next claim forward only when the
+// last one filled every free slot (more may be due) and a quarter of the
+// slots are free again, or when a crawl left a backlog (that source is due
+// again at once).
 func (w *Worker) scheduleLoop(ctx context.Context) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	defer func() {
+		wg.Wait()
+		rctx, cancel := lease.ReleaseContext()
+		defer cancel()
+		w.flushReleases(rctx)
+	}()
 	ticker := time.NewTicker(w.cfg.Tick)
 	defer ticker.Stop()
+	batch := max(1, w.cfg.Concurrency/4)
 	// withNew: look for never-crawled sources too, on the first pass and
-	// on each tick (see leaseDue).
-	withNew := true
+	// on each tick (see leaseDue). ticked: this turn is a tick's. more:
+	// the last claim got as many sources as it asked for.
+	withNew, ticked, more := true, true, false
 	for {
+		pending, urgent := w.releases.state()
+		dueAgain := false
+		if pending > 0 && (ticked || urgent) {
+			dueAgain = w.flushReleases(ctx)
+		}
 		free := w.cfg.Concurrency - len(slots)
-		if free > 0 {
+		if free > 0 && (ticked || dueAgain || (more && free >= batch)) {
 			leases, err := w.leaseDue(ctx, free, withNew)
 			if err != nil && ctx.Err() == nil {
 				w.log.Warn("finding due sources failed", "err", err)
 			}
+			more = len(leases) == free
 			for _, l := range leases {
 				slots <- struct{}{}
 				wg.Add(1)
@@ -238,9 +269,13 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			withNew = true
+			withNew, ticked = true, true
 		case <-freed:
-			withNew = false
+			// New sources are looked for between ticks only while the
+			// last look found as many as it could take (a burst of
+			// attaches): their first polls then go at the crawl's pace,
+			// not at Concurrency per tick.
+			withNew, ticked = w.newLook.more, false
 		}
 	}
 }

@@ -27,6 +27,7 @@ type RunnerConfig struct {
 // Runner runs projectors as handlers of one Watermill router.
 type Runner struct {
 	router      *message.Router
+	watch       *headWatch
 	projectors  []Projector
 	subscribers []*Subscriber
 	progress    map[string]*Progress
@@ -40,12 +41,16 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 	if err != nil {
 		return nil, fmt.Errorf("create projection router: %w", err)
 	}
-	r := &Runner{router: router, projectors: projectors, progress: map[string]*Progress{}}
+	poll := cfg.PollInterval
+	if poll <= 0 {
+		poll = defaultPollInterval
+	}
+	r := &Runner{router: router, projectors: projectors, progress: map[string]*Progress{}, watch: newHeadWatch(store, poll, logger)}
 	for _, p := range projectors {
 		prog := newProgress()
 		sub := NewSubscriber(store, db, SubscriberConfig{
 			Checkpoint: p.Name() + cfg.CheckpointSuffix, Version: p.Version(), EventTypes: EventTypes(p),
-			BatchSize: cfg.BatchSize, PollInterval: cfg.PollInterval,
+			BatchSize: cfg.BatchSize, PollInterval: poll, watch: r.watch,
 		}, prog, logger)
 		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p, sub))
 		r.subscribers = append(r.subscribers, sub)
@@ -56,6 +61,9 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 
 // Run projects until ctx ends or Close is called.
 func (r *Runner) Run(ctx context.Context) error {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go r.watch.run(wctx)
 	if err := r.router.Run(ctx); err != nil {
 		return fmt.Errorf("run projections: %w", err)
 	}

@@ -117,6 +117,9 @@ func (d *deferred) flush(ctx context.Context, db bun.IDB) error {
 	return nil
 }
 
+// defaultPollInterval is SubscriberConfig.PollInterval's default.
+const defaultPollInterval = 200 * time.Millisecond
+
 // SubscriberConfig tunes a Subscriber.
 type SubscriberConfig struct {
 	// Checkpoint is the name of the checkpoint row (the consumer group).
@@ -133,6 +136,11 @@ type SubscriberConfig struct {
 	// RetryBackoff is the first wait after a failed batch; it doubles up to
 	// a minute while the same batch keeps failing.
 	RetryBackoff time.Duration
+	// watch, when set (by a Runner, for all its subscribers), looks for
+	// other processes' appends instead of each subscriber every
+	// PollInterval; the subscriber then looks for itself only every
+	// watchFallback intervals.
+	watch *headWatch
 }
 
 // Subscriber is a Watermill subscriber over the event store's global log.
@@ -176,7 +184,7 @@ func NewSubscriber(store eventstore.Store, db *bun.DB, cfg SubscriberConfig, pro
 		cfg.BatchSize = 500
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 200 * time.Millisecond
+		cfg.PollInterval = defaultPollInterval
 	}
 	if cfg.RetryBackoff <= 0 {
 		cfg.RetryBackoff = 100 * time.Millisecond
@@ -259,14 +267,21 @@ func (s *Subscriber) loop(ctx context.Context, out chan<- *message.Message) {
 	}
 }
 
-// wait sleeps until an append in this process, the poll interval, or a
-// waiter asking for a position this projector has not reached (the fence
+// wait sleeps until an append in this process, the poll interval (or,
+// under a runner, the head watch seeing the log move), or a waiter asking for a position this projector has not reached (the fence
 // may have held events back at the last read).
 func (s *Subscriber) wait(ctx context.Context, appended <-chan struct{}) {
-	t := time.NewTimer(s.cfg.PollInterval)
+	poll := s.cfg.PollInterval
+	var moved <-chan struct{}
+	if s.cfg.watch != nil {
+		poll *= watchFallback
+		moved = s.cfg.watch.after(s.progress.Position())
+	}
+	t := time.NewTimer(poll)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+	case <-moved:
 	case <-appended:
 	case <-s.progress.wanted():
 		sleep(ctx, 2*time.Millisecond)

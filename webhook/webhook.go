@@ -247,7 +247,11 @@ func (s *Service) riverConfig() *river.Config {
 	// The job client is told of new jobs (LISTEN/NOTIFY), but a
 	// notification can be coalesced with one it already acted on; polling
 	// bounds that wait, and the wait of retries shorter than the interval.
-	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), 250*time.Millisecond)
+	// At most a second: an idle process polls River's jobs table once a
+	// second rather than four times (at the default 30 s backoff a retry
+	// waits up to a second longer), which was a fifth of the statements an
+	// idle process makes (bench/README.md, section 22).
+	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), time.Second)
 	cfg.Queues = map[string]river.QueueConfig{queueName: {MaxWorkers: s.cfg.Concurrency}}
 	cfg.Workers = workers
 	cfg.FetchPollInterval = poll

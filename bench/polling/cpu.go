@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +41,10 @@ type backendCPU struct {
 	// (its schedule sampler), not the measured service's.
 	exclude map[int32]bool
 
-	mu    sync.Mutex
+	mu sync.Mutex
+	// app is each backend's application_name: feedsvc names its
+	// connections after the process (database.AppName).
+	app   map[int]string
 	first map[int]time.Duration
 	last  map[int]time.Duration
 	// outside is the oldest write transaction of another database seen:
@@ -82,12 +87,22 @@ func (b *backendCPU) outsideTransaction() time.Duration {
 
 // sample reads every backend of the database once.
 func (b *backendCPU) sample(ctx context.Context) error {
-	rows, err := b.conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, b.database)
+	rows, err := b.conn.Query(ctx, `SELECT pid, coalesce(application_name, '') FROM pg_stat_activity WHERE datname = $1`, b.database)
 	if err != nil {
 		return fmt.Errorf("list backends: %w", err)
 	}
-	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-	if err != nil {
+	var pids []int32
+	apps := map[int]string{}
+	for rows.Next() {
+		var pid int32
+		var app string
+		if err := rows.Scan(&pid, &app); err != nil {
+			return fmt.Errorf("list backends: %w", err)
+		}
+		pids = append(pids, pid)
+		apps[int(pid)] = app
+	}
+	if err := rows.Err(); err != nil {
 		return fmt.Errorf("list backends: %w", err)
 	}
 	var oldest float64
@@ -99,6 +114,12 @@ func (b *backendCPU) sample(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.outside = max(b.outside, time.Duration(oldest*float64(time.Second)))
+	if b.app == nil {
+		b.app = map[int]string{}
+	}
+	for pid, app := range apps {
+		b.app[pid] = app
+	}
 	base := b.first == nil
 	if base {
 		b.first = map[int]time.Duration{}
@@ -145,6 +166,23 @@ func (b *backendCPU) total() (time.Duration, int) {
 		sum += last - b.first[pid]
 	}
 	return sum, len(b.last)
+}
+
+// totalOf is the part of total spent by the backends of the given
+// processes of the service (named in their application_name).
+func (b *backendCPU) totalOf(pids []int) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sum time.Duration
+	for pid, last := range b.last {
+		for _, p := range pids {
+			if strings.Contains(b.app[pid], "-"+strconv.Itoa(p)+"-") {
+				sum += last - b.first[pid]
+				break
+			}
+		}
+	}
+	return sum
 }
 
 // run samples every interval until ctx ends.

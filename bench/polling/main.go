@@ -41,6 +41,10 @@ type options struct {
 	port              int
 	concurrency       int
 	systems           string
+	crawlers          int
+	phases            string
+	curve             bool
+	attachers         int
 }
 
 func main() {
@@ -55,6 +59,10 @@ func main() {
 	flag.IntVar(&o.port, "port", 18480, "port of every fake site")
 	flag.IntVar(&o.concurrency, "concurrency", 16, "sources polled at once (FEEDSVC_CRAWL_CONCURRENCY, Miniflux WORKER_POOL_SIZE)")
 	flag.StringVar(&o.systems, "systems", "feedsvc,miniflux", "which to run, in order")
+	flag.IntVar(&o.crawlers, "crawlers", 0, "feedsvc: 0 runs one `serve` with every role; n > 0 runs one with the api, projections and webhooks roles and n with the crawler role alone, on one database")
+	flag.StringVar(&o.phases, "phases", "unchanged,changed", "which windows to measure")
+	flag.BoolVar(&o.curve, "curve", false, "feedsvc with -crawlers n: start with one crawler process and measure an unchanged window with each of 1..n")
+	flag.IntVar(&o.attachers, "attachers", 8, "attach requests at once during the setup")
 	flag.Parse()
 	if o.window <= 0 {
 		o.window = o.interval
@@ -66,7 +74,7 @@ func main() {
 	}
 	defer w.close()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("sites %d, interval %v, window %v, change share %.2f, concurrency %d, load at start %s", o.n, o.interval, o.window, o.share, o.concurrency, load)
+	fmt.Printf("sites %d, interval %v, window %v, change share %.2f, concurrency %d, crawler processes %d, load at start %s", o.n, o.interval, o.window, o.share, o.concurrency, o.crawlers, load)
 	var results []result
 	for _, sys := range strings.Split(o.systems, ",") {
 		if sys == "miniflux" && o.miniflux == "" {
@@ -79,7 +87,7 @@ func main() {
 		r.print()
 		results = append(results, r)
 	}
-	if len(results) == 2 {
+	if len(results) == 2 && results[0].unchanged.dur > 0 && results[1].unchanged.dur > 0 {
 		a, b := results[0], results[1]
 		fmt.Printf("\nratio %s/%s: polls per CPU-second (service + Postgres), unchanged %.2f, changed %.2f\n", a.system, b.system,
 			a.unchanged.pollsPerCPUSecond()/b.unchanged.pollsPerCPUSecond(), a.changed.pollsPerCPUSecond()/b.changed.pollsPerCPUSecond())
@@ -88,13 +96,16 @@ func main() {
 
 // phase is one measured window.
 type phase struct {
-	polls        int
-	dur          time.Duration
-	service, pg  time.Duration
-	lags         []time.Duration
-	web          webCounts
-	published    int
-	transactions int64
+	polls       int
+	dur         time.Duration
+	service, pg time.Duration
+	// With crawler processes of their own (-crawlers): the part of
+	// service and pg that is theirs (the rest is the other roles').
+	crawlService, crawlPG time.Duration
+	lags                  []time.Duration
+	web                   webCounts
+	published             int
+	transactions          int64
 }
 
 func (p phase) pollsPerCPUSecond() float64 {
@@ -114,21 +125,40 @@ type result struct {
 	system             string
 	setup              time.Duration
 	unchanged, changed phase
-	rss                int64
+	// curve: with -curve, an unchanged window with 1, 2, … crawler
+	// processes.
+	curve []phase
+	rss   int64
 }
 
 func (r result) print() {
 	fmt.Printf("\n%s (setup: attach and first poll of every source %v; peak RSS %d MiB)\n", r.system, r.setup.Round(time.Second), r.rss>>20)
-	for _, p := range []struct {
+	type named struct {
 		name string
 		ph   phase
-	}{{"unchanged", r.unchanged}, {"changed", r.changed}} {
+	}
+	phases := []named{{"unchanged", r.unchanged}, {"changed", r.changed}}
+	if len(r.curve) > 0 {
+		phases = nil
+		for i, ph := range r.curve {
+			phases = append(phases, named{fmt.Sprintf("%d crawler", i+1), ph})
+		}
+	}
+	for _, p := range phases {
+		if p.ph.dur == 0 {
+			continue
+		}
 		ph := p.ph
 		n := float64(max(ph.polls, 1))
 		fmt.Printf("  %-9s polls %d in %v = %.1f/s; CPU/poll service %.2f ms + Postgres %.2f ms; %.1f polls per CPU-second; lag p50 %v p99 %v max %v; transactions/poll %.1f; published %d\n",
 			p.name, ph.polls, ph.dur.Round(time.Second), float64(ph.polls)/ph.dur.Seconds(), ms(ph.service)/n, ms(ph.pg)/n, ph.pollsPerCPUSecond(),
 			ph.quantile(0.5).Round(time.Millisecond), ph.quantile(0.99).Round(time.Millisecond), ph.quantile(1).Round(time.Millisecond),
 			float64(ph.transactions)/n, ph.published)
+		if ph.crawlService > 0 {
+			fmt.Printf("            of which crawler processes %.2f ms + their Postgres backends %.2f ms (%.1f polls per CPU-second); other roles %.2f + %.2f ms\n",
+				ms(ph.crawlService)/n, ms(ph.crawlPG)/n, float64(ph.polls)/(ph.crawlService+ph.crawlPG).Seconds(),
+				ms(ph.service-ph.crawlService)/n, ms(ph.pg-ph.crawlPG)/n)
+		}
 		fmt.Printf("            at the web: feed %d full + %d 304, sitemap %d full + %d 304, articles %d, other %d\n",
 			ph.web.FeedFull, ph.web.Feed304, ph.web.SitemapFull, ph.web.Sitemap304, ph.web.Articles, ph.web.Other)
 	}
@@ -138,10 +168,48 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // system is a running service under measurement.
 type system struct {
-	cmd   *exec.Cmd
-	out   bytes.Buffer
-	db    string
-	table string // the schedule: id, last poll, next due
+	cmd *exec.Cmd
+	// crawlers are the crawler-only processes (-crawlers), beside cmd.
+	crawlers []*exec.Cmd
+	out      bytes.Buffer
+	db       string
+	table    string // the schedule: id, last poll, next due
+	// flush ends the attaching, for a system that attaches in batches.
+	flush func(context.Context) error
+	// addCrawler starts one more crawler-only process (-crawlers).
+	addCrawler func() error
+}
+
+func (s *system) pids() []int {
+	out := []int{s.cmd.Process.Pid}
+	for _, c := range s.crawlers {
+		out = append(out, c.Process.Pid)
+	}
+	return out
+}
+
+func (s *system) crawlerPids() []int {
+	var out []int
+	for _, c := range s.crawlers {
+		out = append(out, c.Process.Pid)
+	}
+	return out
+}
+
+// cpu is the CPU time of every process of the system so far, and of its
+// crawler-only processes.
+func (s *system) cpu(fs procfs.FS) (all, crawlers time.Duration, err error) {
+	for i, pid := range s.pids() {
+		d, err := cpuOf(fs, pid)
+		if err != nil {
+			return 0, 0, err
+		}
+		all += d
+		if i > 0 {
+			crawlers += d
+		}
+	}
+	return all, crawlers, nil
 }
 
 func (o options) measure(ctx context.Context, w *web, name string) (result, error) {
@@ -170,14 +238,16 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	}
 	sys.db = dbName
 	defer func() {
-		_ = sys.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = sys.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = sys.cmd.Process.Kill()
-			<-done
+		for _, cmd := range append([]*exec.Cmd{sys.cmd}, sys.crawlers...) {
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan struct{})
+			go func() { _ = cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
 		}
 	}()
 
@@ -190,8 +260,8 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	log.Printf("%s: attaching %d sources", name, o.n)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for range 8 {
+	errs := make(chan error, o.attachers+1)
+	for range o.attachers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -208,6 +278,11 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 		}()
 	}
 	wg.Wait()
+	if sys.flush != nil {
+		if err := sys.flush(ctx); err != nil {
+			errs <- fmt.Errorf("attach: %w", err)
+		}
+	}
 	select {
 	case err := <-errs:
 		return res, fmt.Errorf("%w\n%s", err, tail(sys.out.String()))
@@ -229,6 +304,12 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	}
 	res.setup = time.Since(start)
 	log.Printf("%s: every source polled once after %v", name, res.setup.Round(time.Second))
+	// What autovacuum would have done by now (it is off on the machine's
+	// shared server): without statistics the planner guesses, and dead row
+	// versions of the setup's polls slow every scan of the schedule.
+	if err := vacuumAnalyze(ctx, dsn); err != nil {
+		return res, err
+	}
 	// Let the first polls' work (item appends, projections) settle.
 	time.Sleep(10 * time.Second)
 
@@ -246,18 +327,45 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	defer stopRSS()
 	go func() {
 		for rssCtx.Err() == nil {
-			if p, err := fs.Proc(sys.cmd.Process.Pid); err == nil {
-				if st, err := p.Stat(); err == nil && int64(st.ResidentMemory()) > peak.Load() {
-					peak.Store(int64(st.ResidentMemory()))
+			var rss int64
+			for _, pid := range sys.pids() {
+				if p, err := fs.Proc(pid); err == nil {
+					if st, err := p.Stat(); err == nil {
+						rss += int64(st.ResidentMemory())
+					}
 				}
+			}
+			if rss > peak.Load() {
+				peak.Store(rss)
 			}
 			time.Sleep(time.Second)
 		}
 	}()
+	if o.curve && name == "feedsvc" && o.crawlers > 0 {
+		for k := 1; k <= o.crawlers; k++ {
+			if k > len(sys.crawlers) {
+				if err := sys.addCrawler(); err != nil {
+					return res, err
+				}
+				time.Sleep(10 * time.Second)
+			}
+			log.Printf("%s: measuring %v with %d crawler processes", name, o.window, k)
+			ph, err := o.runPhase(ctx, w, sys, sampler, cpu, 0)
+			if err != nil {
+				return res, err
+			}
+			res.curve = append(res.curve, ph)
+		}
+		res.rss = peak.Load()
+		return res, nil
+	}
 	for i, ph := range []*phase{&res.unchanged, &res.changed} {
 		share := 0.0
 		if i == 1 {
 			share = o.share
+		}
+		if !slices.Contains(strings.Split(o.phases, ","), []string{"unchanged", "changed"}[i]) {
+			continue
 		}
 		log.Printf("%s: measuring %v with change share %.2f", name, o.window, share)
 		*ph, err = o.runPhase(ctx, w, sys, sampler, cpu, share)
@@ -286,7 +394,7 @@ func (o options) runPhase(ctx context.Context, w *web, sys *system, sampler *sch
 	if err != nil {
 		return ph, err
 	}
-	svc0, err := cpuOf(fs, sys.cmd.Process.Pid)
+	svc0, crawl0, err := sys.cpu(fs)
 	if err != nil {
 		return ph, err
 	}
@@ -319,13 +427,16 @@ func (o options) runPhase(ctx context.Context, w *web, sys *system, sampler *sch
 	stop()
 	stop = func() {}
 	ph.dur = time.Since(start)
-	svc1, err := cpuOf(fs, sys.cmd.Process.Pid)
+	svc1, crawl1, err := sys.cpu(fs)
 	if err != nil {
 		return ph, err
 	}
 	_ = cpu.sample(ctx)
-	ph.service = svc1 - svc0
+	ph.service, ph.crawlService = svc1-svc0, crawl1-crawl0
 	ph.pg, _ = cpu.total()
+	if len(sys.crawlers) > 0 {
+		ph.crawlPG = cpu.totalOf(sys.crawlerPids())
+	}
 	ph.web = w.counts().minus(web0)
 	// A poll is a request for a site's feed, which both systems make once
 	// per poll (the schedule's changes, which the lags come from, can
@@ -434,6 +545,18 @@ func recreate(ctx context.Context, admin, db string) error {
 	return nil
 }
 
+func vacuumAnalyze(ctx context.Context, dsn string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("connect to vacuum: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `VACUUM ANALYZE`); err != nil {
+		return fmt.Errorf("vacuum analyze: %w", err)
+	}
+	return nil
+}
+
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -472,9 +595,35 @@ func (o options) startFeedsvc(ctx context.Context, dsn string, port int) (*syste
 	sys := &system{table: `SELECT source_id::text, last_crawl_at, next_at FROM crawl_state`}
 	sys.cmd = exec.Command(o.feedsvc, "serve")
 	sys.cmd.Env = env
+	if o.crawlers > 0 {
+		sys.cmd.Env = append(env, "FEEDSVC_ROLES=api,projections,webhooks")
+	}
 	sys.cmd.Stdout, sys.cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
 	if err := sys.cmd.Start(); err != nil {
 		return nil, nil, err
+	}
+	sys.addCrawler = func() error {
+		free, err := freePort()
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(o.feedsvc, "serve")
+		cmd.Env = append(env, "FEEDSVC_ROLES=crawler", "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(free))
+		cmd.Stdout, cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("crawler process %d: %w", len(sys.crawlers)+1, err)
+		}
+		sys.crawlers = append(sys.crawlers, cmd)
+		return nil
+	}
+	start := o.crawlers
+	if o.curve {
+		start = min(start, 1)
+	}
+	for range start {
+		if err := sys.addCrawler(); err != nil {
+			return sys, nil, err
+		}
 	}
 	api := &apiClient{base: "http://127.0.0.1:" + strconv.Itoa(port), header: map[string]string{"Authorization": "Bearer " + key}}
 	if err := api.waitReady(ctx, "/readyz"); err != nil {
@@ -512,7 +661,9 @@ func (o options) startMiniflux(ctx context.Context, dsn string, port int) (*syst
 		"LISTEN_ADDR=127.0.0.1:"+strconv.Itoa(port), "POLLING_FREQUENCY=1", "POLLING_SCHEDULER=round_robin",
 		"SCHEDULER_ROUND_ROBIN_MIN_INTERVAL="+strconv.Itoa(minutes), "BATCH_SIZE="+strconv.Itoa(o.n),
 		"WORKER_POOL_SIZE="+strconv.Itoa(o.concurrency), "FETCHER_ALLOW_PRIVATE_NETWORKS=1", "LOG_LEVEL=warning")
-	sys := &system{table: `SELECT id::text, checked_at, next_check_at FROM feeds`}
+	// A feed counts as polled once it has an ETag (imported feeds are
+	// created with checked_at = now()).
+	sys := &system{table: `SELECT id::text, CASE WHEN etag_header <> '' THEN checked_at END, next_check_at FROM feeds`}
 	sys.cmd = exec.Command(o.miniflux)
 	sys.cmd.Env = env
 	sys.cmd.Stdout, sys.cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
@@ -529,8 +680,38 @@ func (o options) startMiniflux(ctx context.Context, dsn string, port int) (*syst
 	if err := api.do(ctx, "GET", "/v1/categories", nil, &cats); err != nil || len(cats) == 0 {
 		return sys, nil, fmt.Errorf("categories: %v", err)
 	}
+	// The feeds are imported as OPML (POST /v1/import, which creates them
+	// without fetching them: its scheduler polls them first), 500 to a
+	// document: subscribing them one by one (POST /v1/feeds) fetches each
+	// feed before answering, half an hour for 10,000 on this machine.
+	var mu sync.Mutex
+	var batch []string
+	flush := func(ctx context.Context) error {
+		var b strings.Builder
+		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><opml version="2.0"><head><title>bench</title></head><body><outline text="All">`)
+		for _, h := range batch {
+			fmt.Fprintf(&b, `<outline type="rss" text="%[1]s" title="%[1]s" xmlUrl="http://%[1]s/feed.xml" htmlUrl="http://%[1]s/"/>`, h)
+		}
+		b.WriteString(`</outline></body></opml>`)
+		batch = nil
+		return api.do(ctx, "POST", "/v1/import", []byte(b.String()), nil)
+	}
 	attach := func(ctx context.Context, host string) error {
-		return api.do(ctx, "POST", "/v1/feeds", map[string]any{"feed_url": "http://" + host + "/feed.xml", "category_id": cats[0].ID}, nil)
+		mu.Lock()
+		defer mu.Unlock()
+		batch = append(batch, host)
+		if len(batch) < 500 {
+			return nil
+		}
+		return flush(ctx)
+	}
+	sys.flush = func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(batch) == 0 {
+			return nil
+		}
+		return flush(ctx)
 	}
 	return sys, attach, nil
 }
@@ -571,7 +752,7 @@ func (c *apiClient) waitReady(ctx context.Context, path string) error {
 
 func (c *apiClient) do(ctx context.Context, method, path string, body, into any) error {
 	var r io.Reader
-	if body != nil {
+	if _, raw := body.([]byte); body != nil && !raw {
 		b, err := json.Marshal(body)
 		if err != nil {
 			return err
