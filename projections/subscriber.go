@@ -420,12 +420,18 @@ func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *p
 // fill reads and decodes p, then closes p.done.
 func (s *Subscriber) fill(ctx context.Context, p *page) {
 	defer close(p.done)
+	readPageOf(ctx, s.store, p, s.cfg.BatchSize, s.cfg.EventTypes)
+}
+
+// readPageOf reads the page after p.from: at most n events of types (of
+// every type when types is empty), decoded.
+func readPageOf(ctx context.Context, store eventstore.Store, p *page, n int, types []string) {
 	p.started, p.reached = time.Now(), p.from
 	var events []eventstore.RecordedEvent
-	if len(s.cfg.EventTypes) > 0 {
-		events, p.reached, p.err = s.store.ReadAllOfTypes(ctx, p.from, s.cfg.BatchSize, s.cfg.EventTypes)
+	if len(types) > 0 {
+		events, p.reached, p.err = store.ReadAllOfTypes(ctx, p.from, n, types)
 	} else {
-		events, p.err = s.store.ReadAll(ctx, p.from, s.cfg.BatchSize)
+		events, p.err = store.ReadAll(ctx, p.from, n)
 		if len(events) > 0 {
 			p.reached = events[len(events)-1].Position
 		}
@@ -433,7 +439,7 @@ func (s *Subscriber) fill(ctx context.Context, p *page) {
 	if p.err != nil {
 		return
 	}
-	p.full = len(events) == s.cfg.BatchSize
+	p.full = len(events) == n
 	p.events = make([]Envelope, 0, len(events))
 	for _, e := range events {
 		env, err := decodeEnvelope(e)
