@@ -160,7 +160,7 @@ func (r *Rebuilder) finish(ctx context.Context, b *shadowBuild) error {
 	}
 	defer shadow.Close()
 
-	runner, err := NewRunner(r.Store, shadow.Bun, logger, RunnerConfig{BatchSize: rebuildBatch, PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
+	runner, err := NewRunner(r.Store, shadow.Bun, logger, RunnerConfig{BatchSize: r.batchSize(), PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
 	if err != nil {
 		return err
 	}

@@ -16,10 +16,18 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 )
 
-// rebuildBatch is how many events a rebuild reads at a time, of the
-// projectors' types together; each projector writes its part of a page in
-// one transaction.
+// rebuildBatch is how many events a rebuild reads at a time unless
+// Rebuilder.BatchSize says otherwise: a page of the projectors' types
+// together. Each projector writes its events in transactions of about as
+// many.
 const rebuildBatch = 1000
+
+func (r *Rebuilder) batchSize() int {
+	if r.BatchSize > 0 {
+		return r.BatchSize
+	}
+	return rebuildBatch
+}
 
 // rebuildConns is how many connections the writers of a rebuild share
 // when its URL does not say: the rebuild's share of a process's budget.
@@ -72,7 +80,7 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 		// Two pages queued per writer: the reader keeps a page ahead of
 		// the slowest one.
 		pages[i] = make(chan *page, 2)
-		w := &shadowWriter{b: b, db: pool, checkpoint: b.p.Name() + rebuildSuffix}
+		w := &shadowWriter{b: b, db: pool, checkpoint: b.p.Name() + rebuildSuffix, batch: r.batchSize()}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -97,7 +105,7 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 		r.reportTogether(ctx, builds, &read, started, logger, stopProgress)
 	}()
 
-	readErr := readPages(ctx, r.Store, types, pages, &read, logger)
+	readErr := readPages(ctx, r.Store, types, r.batchSize(), pages, &read, logger)
 	for _, ch := range pages {
 		close(ch)
 	}
@@ -121,12 +129,12 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 
 // readPages reads the log from position 0, page after page, and hands
 // every page to every writer, until a page is not full.
-func readPages(ctx context.Context, store eventstore.Store, types []string, writers []chan *page, read *readCounter, logger *slog.Logger) error {
+func readPages(ctx context.Context, store eventstore.Store, types []string, batch int, writers []chan *page, read *readCounter, logger *slog.Logger) error {
 	var from eventstore.Position
 	backoff := 100 * time.Millisecond
 	for {
 		p := &page{from: from}
-		readPageOf(ctx, store, p, rebuildBatch, types)
+		readPageOf(ctx, store, p, batch, types)
 		if p.err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
@@ -158,6 +166,7 @@ type shadowWriter struct {
 	b          *shadowBuild
 	db         *database.DB
 	checkpoint string
+	batch      int
 }
 
 func (w *shadowWriter) run(ctx context.Context, pages <-chan *page) error {
@@ -186,7 +195,7 @@ func (w *shadowWriter) run(ctx context.Context, pages <-chan *page) error {
 		select {
 		case <-flushEvery.C:
 		default:
-			if len(pending) < rebuildBatch {
+			if len(pending) < w.batch {
 				continue
 			}
 		}

@@ -36,6 +36,9 @@ type Rebuilder struct {
 	// projector another process is rebuilding; a failed rebuild is
 	// retried after it too, doubling up to ten minutes. Zero means 2 s.
 	RetryInterval time.Duration
+	// BatchSize is how many events a rebuild reads at a time (of its
+	// projectors' types together); zero means 1,000.
+	BatchSize int
 
 	mu     sync.Mutex
 	states map[string]*RebuildState
