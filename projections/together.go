@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -72,7 +73,8 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	go countLog(ctx, r.DB, builds)
+	var total atomic.Int64
+	go countLog(ctx, r.DB, builds, types, &total)
 
 	pages := make([]chan *page, len(builds))
 	var wg sync.WaitGroup
@@ -102,7 +104,7 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 	progressDone := make(chan struct{})
 	go func() {
 		defer close(progressDone)
-		r.reportTogether(ctx, builds, &read, started, logger, stopProgress)
+		r.reportTogether(ctx, builds, &read, &total, started, logger, stopProgress)
 	}()
 
 	readErr := readPages(ctx, r.Store, types, r.batchSize(), pages, &read, logger)
@@ -263,7 +265,7 @@ func (w *shadowWriter) writeOnce(ctx context.Context, events []Envelope, reached
 
 // reportTogether logs and records the shared read's progress every
 // progressEvery until stop.
-func (r *Rebuilder) reportTogether(ctx context.Context, builds []*shadowBuild, read *readCounter, started time.Time, logger *slog.Logger, stop <-chan struct{}) {
+func (r *Rebuilder) reportTogether(ctx context.Context, builds []*shadowBuild, read *readCounter, total *atomic.Int64, started time.Time, logger *slog.Logger, stop <-chan struct{}) {
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for {
@@ -282,7 +284,7 @@ func (r *Rebuilder) reportTogether(ctx context.Context, builds []*shadowBuild, r
 				b.logger.Warn("could not record the rebuild's progress", "err", err)
 			}
 		}
-		logger.Info("rebuilding", "events_read", n, "position", pos.String(),
+		logger.Info("rebuilding", "events_read", n, "of", total.Load(), "position", pos.String(),
 			"events_per_sec", int(float64(n)/time.Since(started).Seconds()))
 	}
 }
@@ -321,9 +323,10 @@ func (c *readCounter) get() (int64, eventstore.Position) {
 }
 
 // countLog counts the events each rebuild has to read (those of its
-// projector's types), for its progress, in one pass over the log; apart
-// from the rebuild, so that it does not delay it.
-func countLog(ctx context.Context, db *database.DB, builds []*shadowBuild) {
+// projector's types), and those of types that the shared read reads
+// (total), for their progress, in one pass over the log; apart from the
+// rebuild, so that it does not delay it.
+func countLog(ctx context.Context, db *database.DB, builds []*shadowBuild, types []string, total *atomic.Int64) {
 	rows, err := db.Pool.Query(ctx, "SELECT event_type, count(*) FROM events GROUP BY event_type")
 	if err != nil {
 		return
@@ -349,6 +352,11 @@ func countLog(ctx context.Context, db *database.DB, builds []*shadowBuild) {
 		}
 		b.st.update(func(v *RebuildSnapshot) { v.Total = n })
 	}
+	var n int64
+	for _, t := range types {
+		n += byType[t]
+	}
+	total.Store(n)
 }
 
 // shadowDSN is the URL of the pool the shared read's writers share: its
