@@ -389,3 +389,28 @@ func TestProjectorsRebuiltTogetherEqualTheirLiveReadModels(t *testing.T) {
 		t.Fatalf("counted %d distinct events with sum %d and max %d per event; the log has %d (each must be applied exactly once)", rows, sum, maxN, total)
 	}
 }
+
+// An event this build cannot decode fails a rebuild, saying which event,
+// instead of the rebuild going past it or waiting forever; the live read
+// model keeps serving.
+func TestARebuildOverAnEventItCannotDecodeFailsNamingIt(t *testing.T) {
+	db, dsn := testdb.New(t)
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 3)
+	bad := uuid.New()
+	if _, err := store.AppendToStream(context.Background(), "test-bad", eventstore.Any(),
+		eventstore.EventData{ID: bad, Type: domain.NewsItemAdded{}.EventType(), Data: []byte(`{"itemId": 5}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ps := []projections.Projector{}
+	for _, name := range []string{"feeds", "newsitems"} {
+		p, _ := projectors.ByName(name)
+		ps = append(ps, p)
+	}
+	err := projections.RebuildAll(ctx, dsn, db, store, ps, servicetest.Logger())
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), bad.String()) {
+		t.Fatalf("rebuild over an undecodable event answered %v (deadline: %v), want an error naming event %s", err, ctx.Err(), bad)
+	}
+}

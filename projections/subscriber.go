@@ -426,6 +426,14 @@ func (s *Subscriber) fill(ctx context.Context, p *page) {
 // readPageOf reads the page after p.from: at most n events of types (of
 // every type when types is empty), decoded.
 func readPageOf(ctx context.Context, store eventstore.Store, p *page, n int, types []string) {
+	if events := readRecords(ctx, store, p, n, types); p.err == nil {
+		p.decode(events)
+	}
+}
+
+// readRecords reads the events of the page after p.from, undecoded, and
+// says in p how far the read reached, or its error.
+func readRecords(ctx context.Context, store eventstore.Store, p *page, n int, types []string) []eventstore.RecordedEvent {
 	p.started, p.reached = time.Now(), p.from
 	var events []eventstore.RecordedEvent
 	if len(types) > 0 {
@@ -437,9 +445,14 @@ func readPageOf(ctx context.Context, store eventstore.Store, p *page, n int, typ
 		}
 	}
 	if p.err != nil {
-		return
+		return nil
 	}
 	p.full = len(events) == n
+	return events
+}
+
+// decode decodes the page's events read by readRecords.
+func (p *page) decode(events []eventstore.RecordedEvent) {
 	p.events = make([]Envelope, 0, len(events))
 	for _, e := range events {
 		env, err := decodeEnvelope(e)

@@ -107,7 +107,7 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 		r.reportTogether(ctx, builds, &read, &total, started, logger, stopProgress)
 	}()
 
-	readErr := readPages(ctx, r.Store, types, r.batchSize(), pages, &read, logger)
+	readErr := readPages(ctx, cancel, r.Store, types, r.batchSize(), pages, &read, logger)
 	for _, ch := range pages {
 		close(ch)
 	}
@@ -129,38 +129,75 @@ func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) err
 	return nil
 }
 
-// readPages reads the log from position 0, page after page, and hands
-// every page to every writer, until a page is not full.
-func readPages(ctx context.Context, store eventstore.Store, types []string, batch int, writers []chan *page, read *readCounter, logger *slog.Logger) error {
-	var from eventstore.Position
-	backoff := 100 * time.Millisecond
-	for {
-		p := &page{from: from}
-		readPageOf(ctx, store, p, batch, types)
-		if p.err != nil {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
+// readPages reads the log from position 0, page after page, until a page
+// is not full, and hands every page to every writer. The pages are decoded
+// on a goroutine of their own, so that decoding one overlaps reading the
+// next: both are about as costly.
+func readPages(ctx context.Context, cancel context.CancelCauseFunc, store eventstore.Store, types []string, batch int, writers []chan *page, read *readCounter, logger *slog.Logger) error {
+	type raw struct {
+		p      *page
+		events []eventstore.RecordedEvent
+	}
+	raws := make(chan raw, 1)
+	decoded := make(chan error, 1)
+	go func() {
+		err := func() error {
+			for r := range raws {
+				r.p.decode(r.events)
+				if r.p.err != nil {
+					// An event this build cannot decode: the rebuild
+					// cannot go past it.
+					return r.p.err
+				}
+				read.add(int64(len(r.p.events)), r.p.reached)
+				for _, ch := range writers {
+					select {
+					case ch <- r.p:
+					case <-ctx.Done():
+						return context.Cause(ctx)
+					}
+				}
 			}
-			// The store's own hiccup: read the same page again.
-			logger.Error("rebuild read failed, retrying", "err", p.err, "retry_in", backoff)
-			sleep(ctx, backoff)
-			backoff = min(backoff*2, time.Minute)
-			continue
+			return nil
+		}()
+		if err != nil {
+			cancel(err) // stops the reader
 		}
-		backoff = 100 * time.Millisecond
-		read.add(int64(len(p.events)), p.reached)
-		for _, ch := range writers {
+		decoded <- err
+	}()
+	err := func() error {
+		defer close(raws)
+		var from eventstore.Position
+		backoff := 100 * time.Millisecond
+		for {
+			p := &page{from: from}
+			events := readRecords(ctx, store, p, batch, types)
+			if p.err != nil {
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
+				// The store's own hiccup: read the same page again.
+				logger.Error("rebuild read failed, retrying", "err", p.err, "retry_in", backoff)
+				sleep(ctx, backoff)
+				backoff = min(backoff*2, time.Minute)
+				continue
+			}
+			backoff = 100 * time.Millisecond
 			select {
-			case ch <- p:
+			case raws <- raw{p, events}:
 			case <-ctx.Done():
 				return context.Cause(ctx)
 			}
+			if !p.full {
+				return nil
+			}
+			from = p.reached
 		}
-		if !p.full {
-			return nil
-		}
-		from = p.reached
+	}()
+	if derr := <-decoded; derr != nil {
+		return derr
 	}
+	return err
 }
 
 // shadowWriter projects pages into one projector's shadow.
