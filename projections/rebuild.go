@@ -62,6 +62,13 @@ var ErrRebuildRunning = errors.New("a rebuild of this projector is already runni
 // and nothing is rebuilt): two rebuilds would share the shadow schema. Its
 // progress is kept in projection_rebuilds.
 func (r *Rebuilder) Rebuild(ctx context.Context, ps ...Projector) error {
+	for i, p := range ps {
+		// Session locks are re-entrant: a projector named twice would get
+		// its lock twice and two writers into one shadow.
+		if slices.ContainsFunc(ps[:i], func(q Projector) bool { return q.Name() == p.Name() }) {
+			return fmt.Errorf("rebuild %s: the projector is named twice", p.Name())
+		}
+	}
 	locks, got, err := r.tryLocks(ctx, ps)
 	if err != nil {
 		return err
