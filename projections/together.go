@@ -38,19 +38,20 @@ const rebuildConns = 3
 // head of the log with one read of it (issue 22): a rebuild of several
 // projectors read and decoded the whole log once per projector.
 //
-// One goroutine reads pages of the events of every projector's types and
-// decodes them, ahead of the writers. Each projector has its own writer,
-// which projects the events of its types in each page (the others it
-// passes) and writes its shadow checkpoint, in one transaction per page, as
-// a live projector's batch does; the writers run side by side, each on its
-// own connection, so that one projector's inserts do not wait for
-// another's. A page with nothing for a projector costs it nothing: its
-// checkpoint moves with its next write, or at the end. The read stops at
-// the first page that is not full (the read reached the fence); each
+// One goroutine reads pages of the events of every projector's types,
+// another decodes each page once, ahead of the writers. Each projector has
+// its own writer, which takes the events of its types from the pages (it
+// passes the others) and projects them, and writes its shadow checkpoint,
+// in one transaction per batch of about as many events as a page (or
+// every second), as a live projector's batch does. The writers run side
+// by side on the rebuild's pool, so that one projector's inserts do not
+// wait for another's. A page with nothing for a projector costs it
+// nothing: its checkpoint moves with its next write. The read stops at the
+// first page that is not full (the read reached the fence); each
 // projector's shadow runner goes on from its checkpoint (finish).
 //
-// A failing page is retried from the same checkpoint, as a live batch is,
-// and its projector's error is shown in the progress meanwhile.
+// A failing batch is rolled back and retried, as a live batch is, and
+// logged meanwhile; an event that cannot be decoded fails the rebuild.
 func (r *Rebuilder) readTogether(ctx context.Context, builds []*shadowBuild) error {
 	var types []string
 	for _, b := range builds {
