@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,8 +247,16 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 		}
 	}()
 	time.Sleep(50 * time.Millisecond)
-	p, _ := projectors.ByName("feeds")
-	if err := projections.Rebuild(context.Background(), h.DSN, h.Service.DB, h.Service.Store, p, servicetest.Logger()); err != nil {
+	// Several projectors rebuilt together (one read of the log for all),
+	// in small pages so that the writes land during the shared read as
+	// well as during each one's catch-up and swap.
+	var ps []projections.Projector
+	for _, name := range []string{"feeds", "sources", "newsitems", "webhooks"} {
+		p, _ := projectors.ByName(name)
+		ps = append(ps, p)
+	}
+	r := &projections.Rebuilder{DSN: h.DSN, DB: h.Service.DB, Store: h.Service.Store, Logger: servicetest.Logger(), BatchSize: 5}
+	if err := r.Rebuild(context.Background(), ps...); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -317,5 +326,91 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 	}
 	if total := countEvents(t, db); rows != total || sum != total || maxN != 1 {
 		t.Fatalf("two processes applied %d distinct events, sum %d, max %d; the log has %d", rows, sum, maxN, total)
+	}
+}
+
+// A rebuild of several projectors reads the log once and hands each event
+// to every projector of its type, each writing its own shadow and
+// checkpoint; every read model must come out as its live projector built
+// it, with pages far smaller than the log (so that a projector's events
+// span many pages and several projectors' events share one), and a
+// projector that fails once mid-rebuild must still apply every event
+// exactly once.
+func TestProjectorsRebuiltTogetherEqualTheirLiveReadModels(t *testing.T) {
+	h := servicetest.Start(t)
+	ctx := context.Background()
+	db := h.Service.DB
+	servicetest.WriteFeedbackHistory(h, 7)
+	org := uuid.New()
+	projectortest.FeedWorkload(t, h.Service.Commands, org, 12)
+	projectortest.HappeningWorkload(t, h.Service.Commands, org)
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	ps := projectors.All()
+	head := projectortest.HeadPosition(t, db)
+	for _, p := range ps {
+		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if err := h.Service.Runner.Progress(p.Name()).WaitFor(wctx, head); err != nil {
+			t.Fatalf("%s did not catch up: %v", p.Name(), err)
+		}
+		cancel()
+	}
+	live := map[string]string{}
+	for _, p := range ps {
+		live[p.Name()] = projectortest.Dump(t, db.Bun, p)
+	}
+	total := countEvents(t, db)
+	flaky := &failOnce{counter: counter{}, failAt: int64(total / 2)}
+
+	r := &projections.Rebuilder{DSN: h.DSN, DB: db, Store: h.Service.Store, Logger: servicetest.Logger(), BatchSize: 7}
+	if err := r.Rebuild(ctx, append(ps, flaky)...); err != nil {
+		t.Fatalf("rebuild together: %v", err)
+	}
+	for _, p := range ps {
+		if rebuilt := projectortest.Dump(t, db.Bun, p); rebuilt != live[p.Name()] {
+			t.Errorf("%s rebuilt together with the others differs from the live one:\nlive:\n%s\nrebuilt:\n%s", p.Name(), live[p.Name()], rebuilt)
+		}
+	}
+	for _, name := range []string{"newsitems", "insights", "eventitems", "feeds"} {
+		p, _ := projectors.ByName(name)
+		if strings.HasPrefix(live[name], p.Tables()[0]+" 0 rows") {
+			t.Fatalf("the live %s read model is too empty to compare:\n%s", name, live[name])
+		}
+	}
+	if !flaky.failed.Load() {
+		t.Fatal("the flaky projector never failed; the test proves nothing about retries")
+	}
+	var rows, sum, maxN int
+	if err := db.Bun.NewRaw("SELECT count(*), coalesce(sum(n),0), coalesce(max(n),0) FROM test_event_counts").Scan(ctx, &rows, &sum, &maxN); err != nil {
+		t.Fatal(err)
+	}
+	if rows != total || sum != total || maxN != 1 {
+		t.Fatalf("counted %d distinct events with sum %d and max %d per event; the log has %d (each must be applied exactly once)", rows, sum, maxN, total)
+	}
+}
+
+// An event this build cannot decode fails a rebuild, saying which event,
+// instead of the rebuild going past it or waiting forever; the live read
+// model keeps serving.
+func TestARebuildOverAnEventItCannotDecodeFailsNamingIt(t *testing.T) {
+	db, dsn := testdb.New(t)
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 3)
+	bad := uuid.New()
+	if _, err := store.AppendToStream(context.Background(), "test-bad", eventstore.Any(),
+		eventstore.EventData{ID: bad, Type: domain.NewsItemAdded{}.EventType(), Data: []byte(`{"itemId": 5}`)}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ps := []projections.Projector{}
+	for _, name := range []string{"feeds", "newsitems"} {
+		p, _ := projectors.ByName(name)
+		ps = append(ps, p)
+	}
+	err := projections.RebuildAll(ctx, dsn, db, store, ps, servicetest.Logger())
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), bad.String()) {
+		t.Fatalf("rebuild over an undecodable event answered %v (deadline: %v), want an error naming event %s", err, ctx.Err(), bad)
 	}
 }

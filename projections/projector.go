@@ -111,6 +111,17 @@ func (d dispatcher) project(ctx context.Context, db bun.IDB, env Envelope) error
 	return f(ctx, db, env)
 }
 
+// projectAll projects a batch's events in log order with the handlers of
+// the projector named name; the first failing event fails the batch.
+func (d dispatcher) projectAll(ctx context.Context, db bun.IDB, name string, events []Envelope) error {
+	for _, env := range events {
+		if err := d.project(ctx, db, env); err != nil {
+			return fmt.Errorf("%s: project %s %s at %s: %w", name, env.Event.EventType(), env.EventID, env.Position, err)
+		}
+	}
+	return nil
+}
+
 // Envelope is a decoded event with where it sits in the log.
 type Envelope struct {
 	Event      domain.Event

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -24,60 +26,138 @@ const rebuildSuffix = "@rebuild"
 // with ErrRebuildRunning when another rebuild of the projector is under
 // way, in this process or another. See Rebuilder.Rebuild.
 func Rebuild(ctx context.Context, dsn string, main *database.DB, store eventstore.Store, p Projector, logger *slog.Logger) error {
+	return RebuildAll(ctx, dsn, main, store, []Projector{p}, logger)
+}
+
+// RebuildAll rebuilds several projectors' read models, reading the log
+// once for all of them. See Rebuilder.Rebuild.
+func RebuildAll(ctx context.Context, dsn string, main *database.DB, store eventstore.Store, ps []Projector, logger *slog.Logger) error {
 	r := &Rebuilder{DSN: dsn, DB: main, Store: store, Logger: logger}
-	return r.Rebuild(ctx, p)
+	return r.Rebuild(ctx, ps...)
 }
 
 // ErrRebuildRunning is the error of a rebuild asked for while another of
 // the same projector runs.
 var ErrRebuildRunning = errors.New("a rebuild of this projector is already running (see feedsvc projections list)")
 
-// Rebuild recreates p's read model from position 0 while the live one
-// keeps serving, then swaps the two in one transaction, and records p's
-// version as the read model's.
+// Rebuild recreates the read models of ps from position 0 while the live
+// ones keep serving, then swaps each in one transaction, and records each
+// projector's version as its read model's.
 //
-// The shadow copy is built in its own schema by a connection pool whose
-// search_path puts that schema first, so the projector's unqualified table
-// names land there. The swap takes the live projector's lock (its batches
-// pause), lets the shadow catch up to the head of the log, moves the shadow
-// tables into public and hands the shadow's checkpoint to the live
-// projector. Readers blocked on the swap continue on the new tables: there
-// is no moment when reads answer from an empty model.
+// Each shadow copy is built in its own schema. The projectors read the log
+// together, once (readTogether): each event is read and decoded once and
+// handed to every projector that handles its type, and each projector
+// writes its shadow tables and its shadow checkpoint in one transaction
+// per batch, as a live projector does. Then, one projector at a time, a
+// shadow runner (a pool whose search_path puts the schema first, so the
+// projector's unqualified table names land there) catches up with what was
+// appended meanwhile, and the swap takes the live projector's lock (its
+// batches pause), lets the shadow catch up to the head of the log, moves
+// the shadow tables into public and hands the shadow's checkpoint to the
+// live projector. Readers blocked on the swap continue on the new tables:
+// there is no moment when reads answer from an empty model.
 //
-// A session lock held for the whole rebuild makes it the only one of p on
-// the database (ErrRebuildRunning otherwise): two rebuilds would share the
-// shadow schema. Its progress is kept in projection_rebuilds.
-func (r *Rebuilder) Rebuild(ctx context.Context, p Projector) error {
-	unlock, ok, err := r.lock(ctx, p)
+// A session lock per projector, held for the whole rebuild, makes it the
+// only one of that projector on the database (ErrRebuildRunning otherwise,
+// and nothing is rebuilt): two rebuilds would share the shadow schema. Its
+// progress is kept in projection_rebuilds.
+func (r *Rebuilder) Rebuild(ctx context.Context, ps ...Projector) error {
+	for i, p := range ps {
+		// Session locks are re-entrant: a projector named twice would get
+		// its lock twice and two writers into one shadow.
+		if slices.ContainsFunc(ps[:i], func(q Projector) bool { return q.Name() == p.Name() }) {
+			return fmt.Errorf("rebuild %s: the projector is named twice", p.Name())
+		}
+	}
+	locks, got, err := r.tryLocks(ctx, ps)
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return fmt.Errorf("rebuild %s: %w", p.Name(), ErrRebuildRunning)
+	defer locks.release()
+	if len(got) < len(ps) {
+		for _, p := range ps {
+			if !slices.ContainsFunc(got, func(g Projector) bool { return g.Name() == p.Name() }) {
+				return fmt.Errorf("rebuild %s: %w", p.Name(), ErrRebuildRunning)
+			}
+		}
 	}
-	defer unlock()
-	return r.rebuildLocked(ctx, p)
+	return r.rebuildLocked(ctx, ps)
 }
 
-func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) {
-	schema := "rebuild_" + p.Name()
-	logger := r.logger().With("projector", p.Name(), "version", p.Version())
-	st := r.state(p)
-	st.begin(p.Version())
-	if err := r.record(ctx, p, "started", st); err != nil {
-		return err
-	}
+// shadowBuild is one projector's part of a rebuild.
+type shadowBuild struct {
+	p        Projector
+	schema   string
+	logger   *slog.Logger
+	st       *RebuildState
+	handlers dispatcher
+	// later are the index statements left for finishShadow.
+	later []string
+	// events is how many events of its types the shared read projected
+	// for it; reached how far its shadow checkpoint is.
+	mu      sync.Mutex
+	events  int64
+	reached eventstore.Position
+	done    bool // swapped in
+	err     error
+}
+
+func (r *Rebuilder) rebuildLocked(ctx context.Context, ps []Projector) (err error) {
+	var builds []*shadowBuild
 	defer func() {
-		st.end(err)
-		if rerr := r.record(context.WithoutCancel(ctx), p, "ended", st); rerr != nil {
-			logger.Warn("could not record the rebuild's end", "err", rerr)
+		for _, b := range builds {
+			berr := b.err
+			if berr == nil && !b.done {
+				berr = err
+				if berr == nil {
+					berr = errors.New("rebuild stopped before the swap")
+				}
+			}
+			b.st.end(berr)
+			if rerr := r.record(context.WithoutCancel(ctx), b.p, "ended", b.st); rerr != nil {
+				b.logger.Warn("could not record the rebuild's end", "err", rerr)
+			}
 		}
 	}()
-	later, err := prepareShadow(ctx, r.DB.Bun, schema, p)
-	if err != nil {
+	for _, p := range ps {
+		b := &shadowBuild{
+			p: p, schema: "rebuild_" + p.Name(), st: r.state(p), handlers: dispatcherFor(p),
+			logger: r.logger().With("projector", p.Name(), "version", p.Version()),
+		}
+		b.st.begin(p.Version())
+		if err := r.record(ctx, p, "started", b.st); err != nil {
+			return err
+		}
+		builds = append(builds, b)
+	}
+	for _, b := range builds {
+		if b.later, err = prepareShadow(ctx, r.DB.Bun, b.schema, b.p); err != nil {
+			return err
+		}
+	}
+	if err := r.readTogether(ctx, builds); err != nil {
 		return err
 	}
-	shadowDSN, err := withSearchPath(r.DSN, schema)
+	var errs []error
+	for _, b := range builds {
+		if b.err = r.finish(ctx, b); b.err != nil {
+			if ctx.Err() != nil {
+				return b.err
+			}
+			errs = append(errs, fmt.Errorf("rebuild %s: %w", b.p.Name(), b.err))
+			continue
+		}
+		b.done = true
+	}
+	return errors.Join(errs...)
+}
+
+// finish brings b's shadow, which the shared read brought near the head of
+// the log, to the head with a shadow runner, then indexes, analyzes and
+// swaps it in.
+func (r *Rebuilder) finish(ctx context.Context, b *shadowBuild) error {
+	p, logger, st := b.p, b.logger, b.st
+	shadowDSN, err := withSearchPath(r.DSN, b.schema)
 	if err != nil {
 		return err
 	}
@@ -87,7 +167,7 @@ func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) 
 	}
 	defer shadow.Close()
 
-	runner, err := NewRunner(r.Store, shadow.Bun, logger, RunnerConfig{BatchSize: 1000, PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
+	runner, err := NewRunner(r.Store, shadow.Bun, logger, RunnerConfig{BatchSize: r.batchSize(), PollInterval: 50 * time.Millisecond, CheckpointSuffix: rebuildSuffix}, p)
 	if err != nil {
 		return err
 	}
@@ -96,21 +176,19 @@ func (r *Rebuilder) rebuildLocked(ctx context.Context, p Projector) (err error) 
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(runCtx) }()
 	progress := runner.Progress(p.Name())
-	go st.countLog(runCtx, r.DB, EventTypes(p))
 
 	started := time.Now()
-	logger.Info("rebuilding from the log into a shadow copy; the current read model serves meanwhile")
-	if err := r.waitCaughtUp(ctx, p, st, progress, started, logger, done); err != nil {
+	if err := r.waitCaughtUp(ctx, p, st, progress, b.events, started, logger, done); err != nil {
 		return err
 	}
-	if err := finishShadow(ctx, r.DB.Bun, schema, p, later, logger); err != nil {
+	if err := finishShadow(ctx, r.DB.Bun, b.schema, p, b.later, logger); err != nil {
 		return err
 	}
-	logger.Info("rebuild caught up, swapping", "events", progress.Processed(), "elapsed", time.Since(started).Round(time.Millisecond))
-	st.setProgress(progress.Processed(), progress.Position())
+	logger.Info("rebuild caught up, swapping", "events", b.events+progress.Processed(), "elapsed", time.Since(st.Snapshot().Started).Round(time.Millisecond))
+	st.setProgress(b.events+progress.Processed(), progress.Position())
 	st.setPhase(PhaseSwapping)
-	err = swap(ctx, r.DB.Bun, schema, p, progress, runner, done, logger)
-	st.setProgress(progress.Processed(), progress.Position())
+	err = swap(ctx, r.DB.Bun, b.schema, p, progress, runner, done, logger)
+	st.setProgress(b.events+progress.Processed(), progress.Position())
 	return err
 }
 
@@ -232,8 +310,9 @@ func indexStatements(ctx context.Context, db *bun.DB, schema, table string) ([]s
 
 func pgIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }
 
-// waitCaughtUp reports progress until the shadow finds nothing more to read.
-func (r *Rebuilder) waitCaughtUp(ctx context.Context, p Projector, st *RebuildState, progress *Progress, since time.Time, logger *slog.Logger, done <-chan error) error {
+// waitCaughtUp reports progress until the shadow finds nothing more to
+// read; base events were projected before its runner started.
+func (r *Rebuilder) waitCaughtUp(ctx context.Context, p Projector, st *RebuildState, progress *Progress, base int64, since time.Time, logger *slog.Logger, done <-chan error) error {
 	tick := time.NewTicker(progressEvery)
 	defer tick.Stop()
 	for {
@@ -247,9 +326,9 @@ func (r *Rebuilder) waitCaughtUp(ctx context.Context, p Projector, st *RebuildSt
 			return fmt.Errorf("shadow projector stopped: %w", err)
 		case <-tick.C:
 			n := progress.Processed()
-			st.setProgress(n, progress.Position())
+			st.setProgress(base+n, progress.Position())
 			snap := st.Snapshot()
-			logger.Info("rebuilding", "events", n, "of", snap.Total, "position", progress.Position().String(),
+			logger.Info("rebuilding", "events", base+n, "of", snap.Total, "position", progress.Position().String(),
 				"events_per_sec", int(float64(n)/time.Since(since).Seconds()), "last_error", errString(progress.Err()))
 			if err := r.record(ctx, p, "progress", st); err != nil {
 				logger.Warn("could not record the rebuild's progress", "err", err)

@@ -96,13 +96,8 @@ func handlerFor(p Projector, sub *Subscriber) message.NoPublishHandlerFunc {
 		if err != nil {
 			return fmt.Errorf("%s: message %s: %w", p.Name(), msg.UUID, err)
 		}
-		for _, env := range b.events {
-			if err := handlers.project(ctx, tx, env); err != nil {
-				b.err = fmt.Errorf("%s: project %s %s at %s: %w", p.Name(), env.Event.EventType(), env.EventID, env.Position, err)
-				return b.err
-			}
-		}
-		return nil
+		b.err = handlers.projectAll(ctx, tx, p.Name(), b.events)
+		return b.err
 	}
 }
 

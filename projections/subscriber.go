@@ -435,20 +435,39 @@ func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *p
 // fill reads and decodes p, then closes p.done.
 func (s *Subscriber) fill(ctx context.Context, p *page) {
 	defer close(p.done)
+	readPageOf(ctx, s.store, p, s.cfg.BatchSize, s.cfg.EventTypes)
+}
+
+// readPageOf reads the page after p.from: at most n events of types (of
+// every type when types is empty), decoded.
+func readPageOf(ctx context.Context, store eventstore.Store, p *page, n int, types []string) {
+	if events := readRecords(ctx, store, p, n, types); p.err == nil {
+		p.decode(events)
+	}
+}
+
+// readRecords reads the events of the page after p.from, undecoded, and
+// says in p how far the read reached, or its error.
+func readRecords(ctx context.Context, store eventstore.Store, p *page, n int, types []string) []eventstore.RecordedEvent {
 	p.started, p.reached = time.Now(), p.from
 	var events []eventstore.RecordedEvent
-	if len(s.cfg.EventTypes) > 0 {
-		events, p.reached, p.err = s.store.ReadAllOfTypes(ctx, p.from, s.cfg.BatchSize, s.cfg.EventTypes)
+	if len(types) > 0 {
+		events, p.reached, p.err = store.ReadAllOfTypes(ctx, p.from, n, types)
 	} else {
-		events, p.err = s.store.ReadAll(ctx, p.from, s.cfg.BatchSize)
+		events, p.err = store.ReadAll(ctx, p.from, n)
 		if len(events) > 0 {
 			p.reached = events[len(events)-1].Position
 		}
 	}
 	if p.err != nil {
-		return
+		return nil
 	}
-	p.full = len(events) == s.cfg.BatchSize
+	p.full = len(events) == n
+	return events
+}
+
+// decode decodes the page's events read by readRecords.
+func (p *page) decode(events []eventstore.RecordedEvent) {
 	p.events = make([]Envelope, 0, len(events))
 	for _, e := range events {
 		env, err := decodeEnvelope(e)

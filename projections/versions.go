@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -35,6 +36,9 @@ type Rebuilder struct {
 	// projector another process is rebuilding; a failed rebuild is
 	// retried after it too, doubling up to ten minutes. Zero means 2 s.
 	RetryInterval time.Duration
+	// BatchSize is how many events a rebuild reads at a time (of its
+	// projectors' types together); zero means 1,000.
+	BatchSize int
 
 	mu     sync.Mutex
 	states map[string]*RebuildState
@@ -186,32 +190,54 @@ func (r *Rebuilder) record(ctx context.Context, p Projector, what string, st *Re
 	return nil
 }
 
-// lock takes p's rebuild lock, a session lock held on a connection of its
-// own until unlock: a process that dies lets go of it with its connection.
-// ok is false when another session holds it.
-func (r *Rebuilder) lock(ctx context.Context, p Projector) (unlock func(), ok bool, err error) {
+// rebuildLocks are rebuild locks, session locks held on one connection
+// of the main pool until release: a process that dies lets go of them
+// with its connection.
+type rebuildLocks struct {
+	conn *pgxpool.Conn
+	keys []string
+}
+
+func rebuildLockKey(p Projector) string { return "projection-rebuild:" + p.Name() }
+
+// tryLocks takes the rebuild locks of the projectors of ps that no other
+// session holds, and returns those projectors. Every lock is on one
+// connection, however many projectors a rebuild takes.
+func (r *Rebuilder) tryLocks(ctx context.Context, ps []Projector) (*rebuildLocks, []Projector, error) {
 	conn, err := r.DB.Pool.Acquire(ctx)
 	if err != nil {
-		return nil, false, fmt.Errorf("rebuild %s: take its lock: %w", p.Name(), err)
+		return nil, nil, fmt.Errorf("take rebuild locks: %w", err)
 	}
-	key := "projection-rebuild:" + p.Name()
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key).Scan(&ok); err != nil || !ok {
-		conn.Release()
-		if err != nil {
-			return nil, false, fmt.Errorf("rebuild %s: take its lock: %w", p.Name(), err)
+	l := &rebuildLocks{conn: conn}
+	var got []Projector
+	for _, p := range ps {
+		var ok bool
+		key := rebuildLockKey(p)
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock(hashtextextended($1, 0))", key).Scan(&ok); err != nil {
+			l.release()
+			return nil, nil, fmt.Errorf("rebuild %s: take its lock: %w", p.Name(), err)
 		}
-		return nil, false, nil
+		if ok {
+			l.keys = append(l.keys, key)
+			got = append(got, p)
+		}
 	}
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", key); err != nil {
+	return l, got, nil
+}
+
+// release lets go of every lock.
+func (l *rebuildLocks) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, key := range l.keys {
+		if _, err := l.conn.Exec(ctx, "SELECT pg_advisory_unlock(hashtextextended($1, 0))", key); err != nil {
 			// A pooled connection must not keep the lock: closing the
 			// session releases it.
-			_ = conn.Conn().Close(ctx)
+			_ = l.conn.Conn().Close(ctx)
+			break
 		}
-		conn.Release()
-	}, true, nil
+	}
+	l.conn.Release()
 }
 
 // Outdated are the projectors of ps whose read model an older version of
@@ -275,13 +301,13 @@ func StoredVersions(ctx context.Context, db *database.DB, ps []Projector) (map[s
 	return out, nil
 }
 
-// RebuildOutdated rebuilds, one at a time, every projector of ps whose
-// read model an older version built, each in a shadow copy while the old
-// read model serves, and returns once none is outdated (or ctx ends).
-// Processes that run it together rebuild each projector once: the one
-// that takes a projector's rebuild lock rebuilds it; the others wait for
-// the lock and then find the read model current. A failed rebuild is
-// logged and tried again later.
+// RebuildOutdated rebuilds every projector of ps whose read model an
+// older version built, together (one read of the log for all of them,
+// Rebuild), each in a shadow copy while the old read model serves, and
+// returns once none is outdated (or ctx ends). Processes that run it
+// together rebuild each projector once: the one that takes a projector's
+// rebuild lock rebuilds it; the others wait for the lock and then find the
+// read model current. A failed rebuild is logged and tried again later.
 func (r *Rebuilder) RebuildOutdated(ctx context.Context, ps []Projector) error {
 	retry := r.RetryInterval
 	if retry <= 0 {
@@ -303,28 +329,32 @@ func (r *Rebuilder) RebuildOutdated(ctx context.Context, ps []Projector) error {
 		if err == nil && len(outdated) == 0 {
 			return nil
 		}
+		var due []Projector
 		for _, p := range outdated {
 			r.state(p).update(func(v *RebuildSnapshot) {
 				if v.Phase == "" {
 					v.Phase = PhaseOutdated
 				}
 			})
+			if !time.Now().Before(nextTry[p.Name()]) {
+				due = append(due, p)
+			}
 		}
-		for _, p := range outdated {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if time.Now().Before(nextTry[p.Name()]) {
-				continue
-			}
-			if err := r.rebuildIfOutdated(ctx, p); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if len(due) > 0 {
+			rebuilt, err := r.rebuildIfOutdated(ctx, due)
+			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				failures[p.Name()]++
-				wait := min(retry<<min(failures[p.Name()], 10), 10*time.Minute)
-				nextTry[p.Name()] = time.Now().Add(wait)
-				r.logger().Error("rebuild failed; the current read model keeps serving", "projector", p.Name(), "err", err, "retry_in", wait)
+				for _, p := range rebuilt {
+					failures[p.Name()]++
+					wait := min(retry<<min(failures[p.Name()], 10), 10*time.Minute)
+					nextTry[p.Name()] = time.Now().Add(wait)
+					r.logger().Error("rebuild failed; the current read model keeps serving", "projector", p.Name(), "err", err, "retry_in", wait)
+				}
 			}
 		}
 		sleep(ctx, retry)
@@ -354,32 +384,45 @@ func (r *Rebuilder) settleOthers(ps, outdated []Projector) {
 	}
 }
 
-// rebuildIfOutdated rebuilds p unless another process is rebuilding it or
-// has already.
-func (r *Rebuilder) rebuildIfOutdated(ctx context.Context, p Projector) error {
-	st := r.state(p)
-	unlock, ok, err := r.lock(ctx, p)
+// rebuildIfOutdated rebuilds together the projectors of ps that no other
+// process is rebuilding and that are still outdated once their locks are
+// taken, and returns them.
+func (r *Rebuilder) rebuildIfOutdated(ctx context.Context, ps []Projector) ([]Projector, error) {
+	locks, got, err := r.tryLocks(ctx, ps)
 	if err != nil {
-		return err
+		return ps, err
 	}
-	if !ok {
+	defer locks.release()
+	for _, p := range ps {
+		if slices.ContainsFunc(got, func(g Projector) bool { return g.Name() == p.Name() }) {
+			continue
+		}
+		st := r.state(p)
 		if st.Snapshot().Phase != PhaseWaiting {
 			r.logger().Info("another process is rebuilding the read model; waiting for it", "projector", p.Name(), "version", p.Version())
 		}
 		st.setPhase(PhaseWaiting)
-		return nil
 	}
-	defer unlock()
-	// Under the lock: the process that held it may have just swapped.
-	stored, err := StoredVersions(ctx, r.DB, []Projector{p})
+	if len(got) == 0 {
+		return nil, nil
+	}
+	// Under the locks: the process that held them may have just swapped.
+	stored, err := StoredVersions(ctx, r.DB, got)
 	if err != nil {
-		return err
+		return got, err
 	}
-	if v, ok := stored[p.Name()]; !ok || v >= p.Version() {
-		r.settleOthers([]Projector{p}, nil)
-		return nil
+	var todo []Projector
+	for _, p := range got {
+		if v, ok := stored[p.Name()]; !ok || v >= p.Version() {
+			r.settleOthers([]Projector{p}, nil)
+			continue
+		}
+		r.logger().Info("read model outdated; rebuilding it in the background", "projector", p.Name(),
+			"stored_version", stored[p.Name()], "code_version", p.Version())
+		todo = append(todo, p)
 	}
-	r.logger().Info("read model outdated; rebuilding it in the background", "projector", p.Name(),
-		"stored_version", stored[p.Name()], "code_version", p.Version())
-	return r.rebuildLocked(ctx, p)
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	return todo, r.rebuildLocked(ctx, todo)
 }

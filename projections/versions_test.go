@@ -283,6 +283,16 @@ func TestOnlyReadModelsOlderThanTheirProjectorAreOutdated(t *testing.T) {
 	if err == nil || !errors.Is(err, projections.ErrRebuildRunning) {
 		t.Fatalf("a rebuild while another runs answered %v, want ErrRebuildRunning", err)
 	}
+	// So is a rebuild of several projectors of which one is held, and it
+	// lets go of the locks it took: the other is free to rebuild after.
+	unlock = holdRebuildLock(t, db, "feeds")
+	err = held.Rebuild(context.Background(), sources.Projector{}, feeds.Projector{})
+	unlock()
+	if err == nil || !errors.Is(err, projections.ErrRebuildRunning) {
+		t.Fatalf("a rebuild of sources and feeds while feeds's runs answered %v, want ErrRebuildRunning", err)
+	}
+	unlock = holdRebuildLock(t, db, "sources")
+	unlock()
 }
 
 // holdRebuildLock holds a projector's rebuild lock as a rebuild in another

@@ -2,8 +2,10 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -54,4 +56,40 @@ func Before(before func(ctx context.Context, db bun.IDB) error, hs []Handler) []
 		}}
 	}
 	return out
+}
+
+// ExecArraysUnlessConflict runs insert, a statement of ExecArrays whose
+// rows are usually all new, and when one of them is not (a unique
+// violation) runs skipping instead: the same statement with ON CONFLICT DO
+// NOTHING, which gives the same rows when nothing conflicts. Postgres
+// inserts a row ~20-25% cheaper without ON CONFLICT (it need not insert
+// speculatively and check each unique index twice), and a rebuild or a
+// catch-up inserts rows that are all new. In a batch's transaction the
+// attempt runs in a savepoint, so that its failure leaves the batch
+// intact; outside one (a direct call), skipping runs at once.
+func ExecArraysUnlessConflict(ctx context.Context, db bun.IDB, insert, skipping string, args ...any) error {
+	tx, ok := db.(bun.Tx)
+	if !ok {
+		return ExecArrays(ctx, db, skipping, args...)
+	}
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT unless_conflict"); err != nil {
+		return Exec(nil, err)
+	}
+	err := ExecArrays(ctx, db, insert, args...)
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		_, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT unless_conflict")
+		return Exec(nil, err)
+	case errors.As(err, &pgErr) && pgErr.Code == "23505": // unique_violation
+		if _, err := tx.ExecContext(ctx, "ROLLBACK TO SAVEPOINT unless_conflict"); err != nil {
+			return Exec(nil, err)
+		}
+		if err := ExecArrays(ctx, db, skipping, args...); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT unless_conflict")
+		return Exec(nil, err)
+	}
+	return err
 }

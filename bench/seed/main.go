@@ -421,11 +421,12 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 	drop := fs.Bool("drop", false, "drop the database afterwards")
 	events := fs.Int("events", 1_000_000, "NewsItemAdded events in the log (missing ones are added)")
 	feeds := fs.Int("feeds", 100, "feeds the items are spread over")
-	name := fs.String("projector", "newsitems", "projector to rebuild, or all (each of projectors.All, one after the other)")
+	name := fs.String("projector", "newsitems", "projector to rebuild, or all (every projector of projectors.All, together: one read of the log)")
 	runs := fs.Int("runs", 1, "rebuilds to time, one after the other")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the rebuilds to this file")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "log rebuild progress")
+	separately := fs.Bool("separately", false, "with -projector all: rebuild the projectors one after the other, each reading the log itself, instead of together")
 	peer := fs.Bool("copy-peer", false, "after each run, load the rows it wrote again with COPY into tables of the same definition, and print the rebuild's rate per row written beside COPY's")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -502,27 +503,45 @@ func benchRebuild(ctx context.Context, args []string, stdout io.Writer) error {
 		t0 := time.Now()
 		var written int64
 		var wrote []string
-		for _, p := range ps {
+		// Together (the default): one rebuild of every projector, reading
+		// the log once, as `feedsvc projections rebuild all` does;
+		// -separately: one rebuild per projector, one after the other.
+		groups := [][]projections.Projector{ps}
+		if *separately {
+			groups = nil
+			for _, p := range ps {
+				groups = append(groups, []projections.Projector{p})
+			}
+		}
+		for _, group := range groups {
 			t1 := time.Now()
-			if err := projections.Rebuild(ctx, *dsn, db, store, p, logger(*verbose)); err != nil {
+			if err := projections.RebuildAll(ctx, *dsn, db, store, group, logger(*verbose)); err != nil {
 				return err
 			}
 			el := time.Since(t1)
-			var rows int64
-			if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{p.Tables()[0]}.Sanitize()).Scan(&rows); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "  rebuild %-10s %d events in %8s = %7.0f events/s (%s rows: %d)\n",
-				p.Name(), n, el.Round(time.Millisecond), float64(n)/el.Seconds(), p.Tables()[0], rows)
-			for _, t := range p.Tables() {
+			for _, p := range group {
 				var rows int64
-				if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t}.Sanitize()).Scan(&rows); err != nil {
+				if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{p.Tables()[0]}.Sanitize()).Scan(&rows); err != nil {
 					return err
 				}
-				if rows > 0 {
-					written += rows
-					wrote = append(wrote, t)
+				if len(group) == 1 {
+					fmt.Fprintf(stdout, "  rebuild %-10s %d events in %8s = %7.0f events/s (%s rows: %d)\n",
+						p.Name(), n, el.Round(time.Millisecond), float64(n)/el.Seconds(), p.Tables()[0], rows)
 				}
+				for _, t := range p.Tables() {
+					var rows int64
+					if err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM "+pgx.Identifier{t}.Sanitize()).Scan(&rows); err != nil {
+						return err
+					}
+					if rows > 0 {
+						written += rows
+						wrote = append(wrote, t)
+					}
+				}
+			}
+			if len(group) > 1 {
+				fmt.Fprintf(stdout, "  rebuild of %d projectors together: %d events in %s = %.0f events/s, %d rows written\n",
+					len(group), n, el.Round(time.Millisecond), float64(n)/el.Seconds(), written)
 			}
 		}
 		el := time.Since(t0)

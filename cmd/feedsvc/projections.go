@@ -20,8 +20,10 @@ const projectionsUsage = `usage:
   feedsvc projections list           every projector: the version of its read model (and
                                      of the code, when they differ), its tables, its
                                      checkpoint, and its running or last rebuild
-  feedsvc projections rebuild NAME   rebuild NAME's read model from position 0 while
-                                     the running service keeps serving the old one
+  feedsvc projections rebuild NAME [NAME...]|all
+                                     rebuild the named read models (or every one) from
+                                     position 0 while the running service keeps serving
+                                     the old ones, reading the log once for all of them
                                      (feedsvc serve does so by itself for read models
                                      an older version of their projector built)
 `
@@ -35,17 +37,39 @@ func runProjections(ctx context.Context, cfg config.Config, db *database.DB, arg
 	case "list":
 		return listProjections(ctx, db, stdout)
 	case "rebuild":
-		if len(args) != 2 {
-			return fmt.Errorf("projections rebuild takes one projector name\n%s", projectionsUsage)
-		}
-		p, ok := projectors.ByName(args[1])
-		if !ok {
-			return fmt.Errorf("no projector named %q (see feedsvc projections list)", args[1])
+		ps, err := rebuildArgs(args[1:])
+		if err != nil {
+			return err
 		}
 		store := eventstore.NewPostgres(db.Pool)
-		return projections.Rebuild(ctx, cfg.DatabaseURL, db, store, p, logger)
+		return projections.RebuildAll(ctx, cfg.DatabaseURL, db, store, ps, logger)
 	}
 	return fmt.Errorf("unknown projections command %q\n%s", args[0], projectionsUsage)
+}
+
+// rebuildArgs are the projectors a rebuild names: one or more, each once,
+// or all of them.
+func rebuildArgs(names []string) ([]projections.Projector, error) {
+	if len(names) == 0 {
+		return nil, fmt.Errorf("projections rebuild takes projector names, or all\n%s", projectionsUsage)
+	}
+	if len(names) == 1 && names[0] == "all" {
+		return projectors.All(), nil
+	}
+	var ps []projections.Projector
+	seen := map[string]bool{}
+	for _, name := range names {
+		p, ok := projectors.ByName(name)
+		if !ok {
+			return nil, fmt.Errorf("no projector named %q (see feedsvc projections list)", name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("projector %q named twice", name)
+		}
+		seen[name] = true
+		ps = append(ps, p)
+	}
+	return ps, nil
 }
 
 func listProjections(ctx context.Context, db *database.DB, stdout io.Writer) error {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 
+	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 )
 
@@ -35,5 +37,35 @@ func TestProjectionsListShowsEachReadModelsVersionAndItsLastRebuild(t *testing.T
 		if !regexp.MustCompile(want).MatchString(out.String()) {
 			t.Errorf("the list does not match %s:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestARebuildNamesOneOrMoreProjectorsEachOnceOrAll(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		args  []string
+		want  int    // projectors rebuilt
+		error string // part of the error, when refused
+	}{
+		{"one projector", []string{"feeds"}, 1, ""},
+		{"several, read together", []string{"feeds", "newsitems", "insights"}, 3, ""},
+		{"all of them", []string{"all"}, len(projectors.All()), ""},
+		{"nothing named", nil, 0, "takes projector names"},
+		{"an unknown name", []string{"feeds", "nope"}, 0, `no projector named "nope"`},
+		{"a name twice", []string{"feeds", "feeds"}, 0, "named twice"},
+		{"all beside a name", []string{"all", "feeds"}, 0, `no projector named "all"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps, err := rebuildArgs(c.args)
+			if c.error != "" {
+				if err == nil || !strings.Contains(err.Error(), c.error) {
+					t.Fatalf("got %v, want an error saying %q", err, c.error)
+				}
+				return
+			}
+			if err != nil || len(ps) != c.want {
+				t.Fatalf("got %d projectors and %v, want %d", len(ps), err, c.want)
+			}
+		})
 	}
 }

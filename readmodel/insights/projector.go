@@ -118,11 +118,8 @@ func (b *insightBatch) insertItems(ctx context.Context, db bun.IDB) error {
 		for i, r := range chunk {
 			ids[i], orgs[i], feeds[i], sources[i], kinds[i], at[i] = r.id, r.org, r.feed, r.source, string(r.kind), r.at
 		}
-		if err := projections.ExecArrays(ctx, db, `INSERT INTO insight_items (item_id, organization_id, feed_id, feed_kind, source_id, added_at)
-			SELECT r.* FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::timestamptz[])
-				AS r(item_id, organization_id, feed_id, feed_kind, source_id, added_at)
-			WHERE NOT EXISTS (SELECT 1 FROM insight_deleted_feeds AS d WHERE d.feed_id = r.feed_id)
-			ON CONFLICT (item_id) DO NOTHING`, ids, orgs, feeds, kinds, sources, at); err != nil {
+		if err := projections.ExecArraysUnlessConflict(ctx, db, insertItemsSQL, insertItemsSQL+" ON CONFLICT (item_id) DO NOTHING",
+			ids, orgs, feeds, kinds, sources, at); err != nil {
 			return err
 		}
 	}
@@ -146,20 +143,31 @@ func (b *insightBatch) insertFeedback(ctx context.Context, db bun.IDB) error {
 		// The item's add precedes its feedback in the log (one stream), so
 		// its row is there: written by an earlier batch, or by this one's
 		// insertItems, which runs first.
-		if err := projections.ExecArrays(ctx, db, `INSERT INTO insight_feedback (feedback_id, organization_id, feed_id, feed_kind, item_id,
-				source_id, rating, comment, given_at, log_commit, log_prepare, item_added_at)
-			SELECT r.*, (SELECT i.added_at FROM insight_items AS i WHERE i.item_id = r.item_id)
-			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
-				$8::text[], $9::timestamptz[], $10::bigint[], $11::bigint[])
-				AS r(feedback_id, organization_id, feed_id, feed_kind, item_id, source_id, rating, comment, given_at, log_commit, log_prepare)
-			WHERE NOT EXISTS (SELECT 1 FROM insight_deleted_feeds AS d WHERE d.feed_id = r.feed_id)
-			ON CONFLICT (feedback_id) DO NOTHING`,
+		if err := projections.ExecArraysUnlessConflict(ctx, db, insertFeedbackSQL, insertFeedbackSQL+" ON CONFLICT (feedback_id) DO NOTHING",
 			ids, orgs, feeds, kinds, items, sources, ratings, comments, at, commits, prepares); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// The inserts of a batch's rows, which are all new but in a rebuild of an
+// odd log (projections.ExecArraysUnlessConflict adds ON CONFLICT DO
+// NOTHING when they are not): an item's first add counts, and a feedback
+// entry is recorded once.
+const (
+	insertItemsSQL = `INSERT INTO insight_items (item_id, organization_id, feed_id, feed_kind, source_id, added_at)
+		SELECT r.* FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::timestamptz[])
+			AS r(item_id, organization_id, feed_id, feed_kind, source_id, added_at)
+		WHERE NOT EXISTS (SELECT 1 FROM insight_deleted_feeds AS d WHERE d.feed_id = r.feed_id)`
+	insertFeedbackSQL = `INSERT INTO insight_feedback (feedback_id, organization_id, feed_id, feed_kind, item_id,
+			source_id, rating, comment, given_at, log_commit, log_prepare, item_added_at)
+		SELECT r.*, (SELECT i.added_at FROM insight_items AS i WHERE i.item_id = r.item_id)
+		FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::uuid[], $6::uuid[], $7::text[],
+			$8::text[], $9::timestamptz[], $10::bigint[], $11::bigint[])
+			AS r(feedback_id, organization_id, feed_id, feed_kind, item_id, source_id, rating, comment, given_at, log_commit, log_prepare)
+		WHERE NOT EXISTS (SELECT 1 FROM insight_deleted_feeds AS d WHERE d.feed_id = r.feed_id)`
+)
 
 func (b *insightBatch) deleteFeeds(ctx context.Context, db bun.IDB) error {
 	if len(b.deleted) == 0 {
