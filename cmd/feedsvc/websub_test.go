@@ -105,7 +105,7 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 		}
 	})
 
-	t.Run("the lease is renewed at the hub before it runs out", func(t *testing.T) {
+	t.Run("the lease is renewed at the hub at nine tenths of it", func(t *testing.T) {
 		first := hub.Verifications("subscribe")[0].At
 		firstExpiry := leaseExpiry(api.polling(source))
 		eventually(t, 2*lease, func() bool { return len(hub.Verifications("subscribe")) >= 2 }, "a renewal verified at the hub")
@@ -113,8 +113,12 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 		if renewal.Callback != sub.Callback || renewal.Topic != sub.Topic || renewal.Secret != sub.Secret {
 			t.Fatalf("renewal %+v does not renew %+v", renewal, sub)
 		}
-		if late := renewal.At.Sub(first); late >= lease {
-			t.Errorf("renewal sent %s after the verification, after the lease ran out", late.Round(time.Millisecond))
+		// Renewal is due at nine tenths of the lease and sent at the
+		// subscriber's next tick (a second) after that; the rest is slack
+		// for a loaded machine. (With a lease this short the tick can take
+		// it past the lease's end: hubs grant days.)
+		if at := renewal.At.Sub(first); at < lease*9/10-200*time.Millisecond || at > lease*9/10+3*time.Second {
+			t.Errorf("renewal sent %s after the verification, want at nine tenths of the %s lease", at.Round(time.Millisecond), lease)
 		}
 		if v := hub.Verifications("subscribe")[1]; !v.Echoed {
 			t.Fatalf("the renewal's verification was refused (status %d)", v.Status)
