@@ -84,6 +84,18 @@ func (w *Worker) IngestPushed(ctx context.Context, sourceID uuid.UUID, cands []c
 	if err != nil {
 		return out, err
 	}
+	if !held && w.releases.has(sourceID) {
+		// The poll holding the source is over, but its release waits in
+		// the queue for the schedule loop's next turn, up to a Tick away
+		// (release): a push right after a poll would wait that long, over
+		// the second a push has. It writes the queue itself. A backlog
+		// among the queued crawls is then claimed at the loop's next tick
+		// rather than at once.
+		w.flushReleases(ctx)
+		if held, err = leases.Claim(ctx, sourceID, ""); err != nil {
+			return out, err
+		}
+	}
 	if !held {
 		return out, ErrSourceBusy
 	}

@@ -336,6 +336,18 @@ func (q *releaseQueue) state() (n int, urgent bool) {
 	return len(q.pending), q.urgent
 }
 
+// has reports whether the crawl of source id waits in the queue.
+func (q *releaseQueue) has(id uuid.UUID) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, r := range q.pending {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
 func (q *releaseQueue) take() []pendingRelease {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,58 +17,15 @@ import (
 )
 
 // Issue 23: the crawler role in several `feedsvc serve` processes on one
-// Postgres. Each child is this test binary running `serve` with the
-// crawler role alone (crawlerChildEnv), so that one can be killed with
-// SIGKILL: no lease is handed back, no release runs.
+// Postgres. Each is a child process (startServe) with the crawler role
+// alone, so that one can be killed with SIGKILL: no lease is handed back,
+// no release runs.
 
-const crawlerChildEnv = "FEEDSVC_CRAWLER_TEST_CHILD"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(crawlerChildEnv) != "" {
-		if err := execute(context.Background(), []string{"serve"}, os.Stdout, os.Stderr); err != nil {
-			fmt.Fprintln(os.Stderr, "child:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	os.Exit(m.Run())
-}
-
-// crawler is a `feedsvc serve` child process with the crawler role.
-type crawler struct {
-	cmd    *exec.Cmd
-	output bytes.Buffer
-}
-
-func startCrawler(t *testing.T, env []string) *crawler {
+// startCrawler starts a `feedsvc serve` process with the crawler role
+// alone.
+func startCrawler(t *testing.T, env []string) *process {
 	t.Helper()
-	c := &crawler{cmd: exec.Command(os.Args[0], "-test.run=^$")}
-	c.cmd.Env = append(os.Environ(), append([]string{crawlerChildEnv + "=1", "FEEDSVC_ROLES=crawler", "FEEDSVC_LOG_LEVEL=error"}, env...)...)
-	c.cmd.Stdout, c.cmd.Stderr = &c.output, &c.output
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c.kill()
-		if t.Failed() {
-			t.Logf("crawler %d:\n%s", c.cmd.Process.Pid, c.output.String())
-		}
-	})
-	return c
-}
-
-func (c *crawler) kill() {
-	if c.cmd.ProcessState != nil {
-		return
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.cmd.Wait()
-}
-
-// owner is the lease owner prefix of the process (lease.DefaultOwner).
-func (c *crawler) owner() string {
-	host, _ := os.Hostname()
-	return fmt.Sprintf("%s-%d-", host, c.cmd.Process.Pid)
+	return startServe(t, append([]string{"FEEDSVC_ROLES=crawler", "FEEDSVC_LOG_LEVEL=error"}, env...))
 }
 
 // slowFeeds are n local sites, each with robots.txt and an RSS feed that
@@ -170,7 +122,7 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 	env := []string{"DATABASE_URL=" + in.url, "FEEDSVC_ALLOW_PRIVATE_NETWORKS=true",
 		"FEEDSVC_POLL_INTERVAL=" + interval.String(), "FEEDSVC_MAX_POLL_INTERVAL=" + interval.String(),
 		"FEEDSVC_CRAWL_LEASE=" + lease.String(), "FEEDSVC_CRAWL_CONCURRENCY=4"}
-	crawlers := []*crawler{startCrawler(t, env), startCrawler(t, env)}
+	crawlers := []*process{startCrawler(t, env), startCrawler(t, env)}
 	db, err := database.Open(context.Background(), in.url)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +152,7 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 	time.Sleep(4 * interval)
 
 	// Kill the process holding the most leases, mid-poll.
-	var victim *crawler
+	var victim *process
 	var victimSources []string
 	for victim == nil {
 		for _, c := range crawlers {
@@ -289,52 +241,4 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 			}
 		}
 	})
-}
-
-// apiClient calls the API of the parent's `feedsvc serve`.
-type apiClient struct {
-	t         *testing.T
-	base, key string
-}
-
-func (a apiClient) waitReady() {
-	a.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(a.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("serve not ready within a minute: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func (a apiClient) post(path string, body any) map[string]any {
-	a.t.Helper()
-	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest("POST", a.base+path, bytes.NewReader(b))
-	req.Header.Set("Authorization", "Bearer "+a.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		a.t.Fatalf("POST %s: %d %s", path, resp.StatusCode, raw)
-	}
-	var env struct {
-		Data map[string]any `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		a.t.Fatalf("POST %s: %v", path, err)
-	}
-	return env.Data
 }

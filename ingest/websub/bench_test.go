@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/feedsvc/feedsvc/internal/crawltest"
 )
 
 // BenchmarkAPushedEntryUntilListed measures, through the whole service
@@ -16,15 +18,15 @@ import (
 // item appends and their projection. Polling is hourly, so nothing else
 // can list it; the bound is a second.
 func BenchmarkAPushedEntryUntilListed(b *testing.B) {
-	hub := newFakeHub(b, time.Hour)
-	site := newFakeSite(b, hub.URL, false, "First story")
+	hub := crawltest.NewHub(b, time.Hour)
+	site := crawltest.NewSite(b, hub.URL, false, "First story")
 	svc := startService(b, true)
-	feed, _, req := svc.subscribed(b, hub, site, site.articleURL(0))
+	feed, _, req := svc.subscribed(b, hub, site, site.ArticleURL(0))
 	i := 0
 	for b.Loop() {
 		i++
-		fresh := site.add(fmt.Sprintf("Story %d", i))
-		if got := hub.publish(req.Topic, site.feed()); len(got) != 1 || got[0]/100 != 2 {
+		fresh := site.Add(fmt.Sprintf("Story %d", i))
+		if got := hub.Publish(req.Topic, site.Feed()); len(got) != 1 || got[0]/100 != 2 {
 			b.Fatalf("the callback answered %v", got)
 		}
 		deadline := time.Now().Add(10 * time.Second)

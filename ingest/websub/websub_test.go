@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/crawltest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
@@ -47,11 +48,11 @@ func startService(t testing.TB, withPublicURL bool, opts ...servicetest.Option) 
 
 // follow attaches the site to a new news feed and waits for the first
 // poll to list its articles; it returns the feed and the attachment.
-func (s *service) follow(t testing.TB, site *fakeSite, want ...string) (feed string, att map[string]any) {
+func (s *service) follow(t testing.TB, site *crawltest.Site, want ...string) (feed string, att map[string]any) {
 	t.Helper()
 	feed = s.h.Do("POST", "/feeds/news", map[string]any{"name": "pushed", "description": "a pushed feed"}).
 		MustStatus(t, http.StatusCreated).Data()["id"].(string)
-	att = s.h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site.domain()}).
+	att = s.h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site.Domain()}).
 		MustStatus(t, http.StatusCreated).Data()
 	eventually(t, 20*time.Second, func() bool { return s.lists(t, feed, want...) }, "the first poll's items")
 	return feed, att
@@ -90,11 +91,11 @@ func (s *service) push(t testing.TB, sourceID string) map[string]any {
 // subscribed follows the site and waits until the hub has verified the
 // service's subscription; it returns the feed, the attachment and the
 // subscription request.
-func (s *service) subscribed(t testing.TB, hub *fakeHub, site *fakeSite, want ...string) (string, map[string]any, hubRequest) {
+func (s *service) subscribed(t testing.TB, hub *crawltest.Hub, site *crawltest.Site, want ...string) (string, map[string]any, crawltest.HubRequest) {
 	t.Helper()
 	feed, att := s.follow(t, site, want...)
-	eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 1 }, "a verified subscription at the hub")
-	return feed, att, hub.requestsOf("subscribe")[0]
+	eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 1 }, "a verified subscription at the hub")
+	return feed, att, hub.Requests("subscribe")[0]
 }
 
 func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) {
@@ -121,16 +122,16 @@ func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			hub := newFakeHub(t, time.Hour)
-			site := newFakeSite(t, hub.URL, tt.hubInHeader, "First story")
+			hub := crawltest.NewHub(t, time.Hour)
+			site := crawltest.NewSite(t, hub.URL, tt.hubInHeader, "First story")
 			svc := startService(t, tt.publicURL)
-			_, att := svc.follow(t, site, site.articleURL(0))
+			_, att := svc.follow(t, site, site.ArticleURL(0))
 			source := att["sourceId"].(string)
 			if !tt.publicURL {
 				// The subscriber's loop runs every second: three give it
 				// every chance to ask.
 				time.Sleep(3 * time.Second)
-				if n := len(hub.requestsOf("subscribe")); n != 0 {
+				if n := len(hub.Requests("subscribe")); n != 0 {
 					t.Fatalf("the hub got %d subscription requests from a service without a public URL", n)
 				}
 				if p := svc.push(t, source); p == nil || p["state"] != "pending" {
@@ -138,15 +139,15 @@ func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
 				}
 				return
 			}
-			eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 1 }, "a verified subscription")
-			req := hub.requestsOf("subscribe")[0]
-			if req.Topic != site.feedURL() {
-				t.Errorf("topic %q, want the feed's self URL %q", req.Topic, site.feedURL())
+			eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 1 }, "a verified subscription")
+			req := hub.Requests("subscribe")[0]
+			if req.Topic != site.FeedURL() {
+				t.Errorf("topic %q, want the feed's self URL %q", req.Topic, site.FeedURL())
 			}
 			if !strings.HasPrefix(req.Callback, svc.public+"/websub/") || len(req.Secret) < 32 || req.LeaseSeconds == "" {
 				t.Errorf("request %+v: want a callback under %s/websub/, a secret and a lease", req, svc.public)
 			}
-			if v := hub.verifications("subscribe"); len(v) != 1 || !v[0].Echoed {
+			if v := hub.Verifications("subscribe"); len(v) != 1 || !v[0].Echoed {
 				t.Errorf("verifications %+v, want one that echoed the challenge", v)
 			}
 			eventually(t, 5*time.Second, func() bool {
@@ -159,10 +160,10 @@ func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
 
 func TestTheCallbackEchoesAChallengeOnlyForARequestItSent(t *testing.T) {
 	t.Parallel()
-	hub := newFakeHub(t, time.Hour)
-	site := newFakeSite(t, hub.URL, false, "First story")
+	hub := crawltest.NewHub(t, time.Hour)
+	site := crawltest.NewSite(t, hub.URL, false, "First story")
 	svc := startService(t, true)
-	_, _, req := svc.subscribed(t, hub, site, site.articleURL(0))
+	_, _, req := svc.subscribed(t, hub, site, site.ArticleURL(0))
 	unknown := svc.public + "/websub/" + strings.Repeat("A", 43)
 	for _, tt := range []struct {
 		name, callback, mode, topic string
@@ -174,7 +175,7 @@ func TestTheCallbackEchoesAChallengeOnlyForARequestItSent(t *testing.T) {
 		{"a malformed callback id is refused", svc.public + "/websub/x", "subscribe", req.Topic},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ok, status := hub.sendVerification(tt.callback, tt.mode, tt.topic)
+			ok, status := hub.SendVerification(tt.callback, tt.mode, tt.topic)
 			if ok || status != http.StatusNotFound {
 				t.Fatalf("echoed %v with status %d, want 404 without the challenge", ok, status)
 			}
@@ -184,58 +185,58 @@ func TestTheCallbackEchoesAChallengeOnlyForARequestItSent(t *testing.T) {
 	// TestLeasesAreRenewedBeforeTheyExpire, the unsubscription in
 	// TestDetachingTheSourceFromEveryFeedUnsubscribes); a denial is
 	// taken for the subscription's topic only.
-	if status := hub.deny(req.Callback, site.URL+"/other.atom"); status != http.StatusNotFound {
+	if status := hub.Deny(req.Callback, site.URL+"/other.atom"); status != http.StatusNotFound {
 		t.Fatalf("a denial of another topic answered %d, want 404", status)
 	}
-	if status := hub.deny(req.Callback, req.Topic); status != http.StatusOK {
+	if status := hub.Deny(req.Callback, req.Topic); status != http.StatusOK {
 		t.Fatalf("a denial answered %d, want 200", status)
 	}
 }
 
 func TestAPushedEntryIsListedWithinASecondAndOnce(t *testing.T) {
 	t.Parallel()
-	hub := newFakeHub(t, time.Hour)
-	site := newFakeSite(t, hub.URL, false, "First story")
+	hub := crawltest.NewHub(t, time.Hour)
+	site := crawltest.NewSite(t, hub.URL, false, "First story")
 	svc := startService(t, true)
-	feed, _, req := svc.subscribed(t, hub, site, site.articleURL(0))
-	polls := site.polls()
+	feed, _, req := svc.subscribed(t, hub, site, site.ArticleURL(0))
+	polls := site.Polls()
 
-	fresh := site.add("Breaking story")
+	fresh := site.Add("Breaking story")
 	start := time.Now()
-	if got := hub.publish(req.Topic, site.feed()); len(got) != 1 || got[0]/100 != 2 {
+	if got := hub.Publish(req.Topic, site.Feed()); len(got) != 1 || got[0]/100 != 2 {
 		t.Fatalf("the callback answered %v, want one 2xx", got)
 	}
 	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, fresh) }, "the pushed entry in the feed")
 	// How long it takes is measured by BenchmarkAPushedEntryUntilListed;
 	// three seconds only bound the wait, an hour before the next poll.
 	t.Logf("pushed entry listed %s after the push", time.Since(start).Round(time.Millisecond))
-	if site.polls() != polls {
-		t.Fatalf("the feed was polled %d times since the subscription: the push must not need a poll", site.polls()-polls)
+	if site.Polls() != polls {
+		t.Fatalf("the feed was polled %d times since the subscription: the push must not need a poll", site.Polls()-polls)
 	}
 	// The same content pushed again adds nothing.
-	hub.publish(req.Topic, site.feed())
+	hub.Publish(req.Topic, site.Feed())
 	time.Sleep(time.Second)
-	svc.lists(t, feed, fresh, site.articleURL(0))
+	svc.lists(t, feed, fresh, site.ArticleURL(0))
 }
 
 func TestAPushWithoutAValidSignatureIsIgnored(t *testing.T) {
 	t.Parallel()
-	hub := newFakeHub(t, time.Hour)
-	site := newFakeSite(t, hub.URL, false, "First story")
+	hub := crawltest.NewHub(t, time.Hour)
+	site := crawltest.NewSite(t, hub.URL, false, "First story")
 	svc := startService(t, true)
-	feed, _, req := svc.subscribed(t, hub, site, site.articleURL(0))
-	forged := site.add("Forged story")
-	body := site.feed()
+	feed, _, req := svc.subscribed(t, hub, site, site.ArticleURL(0))
+	forged := site.Add("Forged story")
+	body := site.Feed()
 	for _, tt := range []struct {
 		name string
 		sig  func(secret string) string
 	}{
 		{"no signature", func(string) string { return "" }},
-		{"another secret's", func(string) string { return "sha256=" + sign("not the secret", body) }},
-		{"an unknown method", func(s string) string { return "md5=" + sign(s, body) }},
-		{"a signature of another body", func(s string) string { return "sha256=" + sign(s, body+" ") }},
+		{"another secret's", func(string) string { return "sha256=" + crawltest.Sign("not the secret", body) }},
+		{"an unknown method", func(s string) string { return "md5=" + crawltest.Sign(s, body) }},
+		{"a signature of another body", func(s string) string { return "sha256=" + crawltest.Sign(s, body+" ") }},
 	} {
-		if got := hub.publishSigned(req.Topic, body, tt.sig); len(got) != 1 || got[0]/100 != 2 {
+		if got := hub.PublishSigned(req.Topic, body, tt.sig); len(got) != 1 || got[0]/100 != 2 {
 			t.Fatalf("%s: the callback answered %v, want 2xx (content ignored, not refused)", tt.name, got)
 		}
 	}
@@ -247,7 +248,7 @@ func TestAPushWithoutAValidSignatureIsIgnored(t *testing.T) {
 	}
 	// The same body correctly signed is taken: what was refused was the
 	// signature.
-	hub.publish(req.Topic, body)
+	hub.Publish(req.Topic, body)
 	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, forged) }, "the correctly signed push")
 }
 
@@ -255,38 +256,38 @@ func TestLeasesAreRenewedBeforeTheyExpire(t *testing.T) {
 	t.Parallel()
 	// A hub granting three seconds: the subscriber must ask again before
 	// they run out, and the hub verify the renewal.
-	hub := newFakeHub(t, 3*time.Second)
-	site := newFakeSite(t, hub.URL, false, "First story")
+	hub := crawltest.NewHub(t, 3*time.Second)
+	site := crawltest.NewSite(t, hub.URL, false, "First story")
 	svc := startService(t, true)
-	_, _, first := svc.subscribed(t, hub, site, site.articleURL(0))
-	verified := hub.verifications("subscribe")[0].At
-	eventually(t, 10*time.Second, func() bool { return len(hub.verifications("subscribe")) >= 2 }, "a renewal")
-	renewal := hub.requestsOf("subscribe")[1]
+	_, _, first := svc.subscribed(t, hub, site, site.ArticleURL(0))
+	verified := hub.Verifications("subscribe")[0].At
+	eventually(t, 10*time.Second, func() bool { return len(hub.Verifications("subscribe")) >= 2 }, "a renewal")
+	renewal := hub.Requests("subscribe")[1]
 	if renewal.Callback != first.Callback || renewal.Topic != first.Topic {
 		t.Fatalf("renewal %+v does not renew %+v", renewal, first)
 	}
 	if late := renewal.At.Sub(verified); late >= 3*time.Second {
 		t.Fatalf("renewal sent %s after the verification, after the lease ran out", late)
 	}
-	if v := hub.verifications("subscribe")[1]; !v.Echoed {
+	if v := hub.Verifications("subscribe")[1]; !v.Echoed {
 		t.Fatalf("the renewal's verification was refused (status %d)", v.Status)
 	}
 }
 
 func TestDetachingTheSourceFromEveryFeedUnsubscribes(t *testing.T) {
 	t.Parallel()
-	hub := newFakeHub(t, time.Hour)
-	site := newFakeSite(t, hub.URL, false, "First story")
+	hub := crawltest.NewHub(t, time.Hour)
+	site := crawltest.NewSite(t, hub.URL, false, "First story")
 	svc := startService(t, true)
-	feed, att, req := svc.subscribed(t, hub, site, site.articleURL(0))
+	feed, att, req := svc.subscribed(t, hub, site, site.ArticleURL(0))
 	svc.h.Do("DELETE", "/feeds/news/"+feed+"/sources/"+att["id"].(string), nil).MustStatus(t, http.StatusOK)
-	eventually(t, 10*time.Second, func() bool { return hub.subscribers() == 0 }, "the unsubscription verified at the hub")
-	unsub := hub.requestsOf("unsubscribe")
+	eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 0 }, "the unsubscription verified at the hub")
+	unsub := hub.Requests("unsubscribe")
 	if len(unsub) != 1 || unsub[0].Callback != req.Callback || unsub[0].Topic != req.Topic {
 		t.Fatalf("unsubscription requests %+v, want one for %+v", unsub, req)
 	}
 	// The callback is gone with it: the hub's pushes are refused.
-	if got := hub.publishTo(req.Callback, site.feed(), req.Secret); got != http.StatusNotFound {
+	if got := hub.PublishTo(req.Callback, site.Feed(), req.Secret); got != http.StatusNotFound {
 		t.Fatalf("a push after the unsubscription answered %d, want 404", got)
 	}
 }
@@ -329,14 +330,14 @@ func TestTheCallbackIsBoundedInSizeAndRateAndEchoesNothing(t *testing.T) {
 
 func TestAPushedSourceIsPolledOnlyAsTheFallbackAtTheCeiling(t *testing.T) {
 	t.Parallel()
-	hub := newFakeHub(t, time.Hour)
-	pushed := newFakeSite(t, hub.URL, false, "Pushed story")
-	polled := newFakeSite(t, "", false, "Polled story")
-	polled.noHub = true
+	hub := crawltest.NewHub(t, time.Hour)
+	pushed := crawltest.NewSite(t, hub.URL, false, "Pushed story")
+	polled := crawltest.NewSite(t, "", false, "Polled story")
+	polled.NoHub = true
 	// Adaptive polling between a second and an hour.
 	svc := startService(t, true, func(c *config.Config) { c.PollInterval = time.Second })
-	_, pushedAtt, _ := svc.subscribed(t, hub, pushed, pushed.articleURL(0))
-	_, polledAtt := svc.follow(t, polled, polled.articleURL(0))
+	_, pushedAtt, _ := svc.subscribed(t, hub, pushed, pushed.ArticleURL(0))
+	_, polledAtt := svc.follow(t, polled, polled.ArticleURL(0))
 	db := svc.h.Service.DB.Bun
 	// Both sources look busy: 500 articles in the last week would have
 	// them polled every 20 minutes (a week / 500), under the one-hour

@@ -24,7 +24,7 @@ var floors = [][]string{
 	{"projections", "readmodel"},
 	{"ingest", "webhook"},
 	{"http"},
-	{"internal/config", "internal/schema", "internal/service", "internal/servicetest", "internal/testdb", "internal/projectors", "internal/projectortest",
+	{"internal/config", "internal/schema", "internal/service", "internal/servicetest", "internal/crawltest", "internal/testdb", "internal/projectors", "internal/projectortest",
 		"internal/layers", "cmd", "bench", "docs", "http/clients"},
 }
 

@@ -1,4 +1,10 @@
-package websub_test
+// Package crawltest holds local stand-ins for the outside world the
+// crawler reads, for end-to-end tests of the whole service (in process or
+// a `feedsvc serve` process): a WebSub hub that follows the W3C
+// recommendation, a news site whose feed names it, and a site whose feed
+// says how fresh it stays. They are plain httptest servers on loopback,
+// so the service under test runs with private networks allowed.
+package crawltest
 
 import (
 	"crypto/hmac"
@@ -17,35 +23,35 @@ import (
 	"time"
 )
 
-// fakeHub is a WebSub hub shaped like the W3C recommendation's (sections
-// 5 to 8): a subscription request is a form POST answered 202 Accepted,
-// after which the hub verifies the subscriber's intent asynchronously with
-// a GET to the callback carrying hub.mode, hub.topic, hub.challenge and
-// (to subscribe) hub.lease_seconds, and counts the request verified only
-// when the callback answers 2xx with the challenge as its body. Content is
-// distributed as a POST of the topic's body to each verified callback,
-// with Link headers and, when the subscriber gave a secret, an
+// Hub is a WebSub hub shaped like the W3C recommendation's (sections 5 to
+// 8): a subscription request is a form POST answered 202 Accepted, after
+// which the hub verifies the subscriber's intent asynchronously with a GET
+// to the callback carrying hub.mode, hub.topic, hub.challenge and (to
+// subscribe) hub.lease_seconds, and counts the request verified only when
+// the callback answers 2xx with the challenge as its body. Content is
+// distributed as a POST of the topic's body to each verified, unexpired
+// callback, with Link headers and, when the subscriber gave a secret, an
 // X-Hub-Signature of sha256 HMAC.
-type fakeHub struct {
+type Hub struct {
 	*httptest.Server
 	t testing.TB
 	// lease is the lease it grants, whatever is asked.
 	lease time.Duration
 
 	mu       sync.Mutex
-	requests []hubRequest
+	requests []HubRequest
 	subs     map[string]*hubSub // by callback
-	// verified records each intent verification's outcome.
-	verified []verification
+	verified []Verification
 }
 
-// hubRequest is a subscription request as the hub received it.
-type hubRequest struct {
+// HubRequest is a subscription request as the hub received it.
+type HubRequest struct {
 	Mode, Topic, Callback, Secret, LeaseSeconds string
 	At                                          time.Time
 }
 
-type verification struct {
+// Verification is the outcome of one intent verification the hub sent.
+type Verification struct {
 	Mode, Callback string
 	Status         int
 	Echoed         bool
@@ -57,14 +63,16 @@ type hubSub struct {
 	expires                 time.Time
 }
 
-func newFakeHub(t testing.TB, lease time.Duration) *fakeHub {
-	h := &fakeHub{t: t, lease: lease, subs: map[string]*hubSub{}}
+// NewHub starts a hub granting lease to every subscription, until the
+// test ends.
+func NewHub(t testing.TB, lease time.Duration) *Hub {
+	h := &Hub{t: t, lease: lease, subs: map[string]*hubSub{}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(h.Close)
 	return h
 }
 
-func (h *fakeHub) serve(w http.ResponseWriter, r *http.Request) {
+func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" {
 		http.Error(w, "want a form POST", http.StatusBadRequest)
 		return
@@ -73,7 +81,7 @@ func (h *fakeHub) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
-	req := hubRequest{Mode: r.PostForm.Get("hub.mode"), Topic: r.PostForm.Get("hub.topic"), Callback: r.PostForm.Get("hub.callback"),
+	req := HubRequest{Mode: r.PostForm.Get("hub.mode"), Topic: r.PostForm.Get("hub.topic"), Callback: r.PostForm.Get("hub.callback"),
 		Secret: r.PostForm.Get("hub.secret"), LeaseSeconds: r.PostForm.Get("hub.lease_seconds"), At: time.Now()}
 	if (req.Mode != "subscribe" && req.Mode != "unsubscribe") || req.Topic == "" || req.Callback == "" || len(req.Secret) >= 200 {
 		http.Error(w, "bad subscription request", http.StatusBadRequest)
@@ -88,11 +96,11 @@ func (h *fakeHub) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // verify sends the intent verification of a request.
-func (h *fakeHub) verify(req hubRequest) {
-	ok, status := h.sendVerification(req.Callback, req.Mode, req.Topic)
+func (h *Hub) verify(req HubRequest) {
+	ok, status := h.SendVerification(req.Callback, req.Mode, req.Topic)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.verified = append(h.verified, verification{Mode: req.Mode, Callback: req.Callback, Status: status, Echoed: ok, At: time.Now()})
+	h.verified = append(h.verified, Verification{Mode: req.Mode, Callback: req.Callback, Status: status, Echoed: ok, At: time.Now()})
 	if !ok {
 		return
 	}
@@ -104,9 +112,9 @@ func (h *fakeHub) verify(req hubRequest) {
 	}
 }
 
-// sendVerification is the hub's GET to a callback; ok when it answered
+// SendVerification is the hub's GET to a callback; ok when it answered
 // 2xx with the challenge.
-func (h *fakeHub) sendVerification(callback, mode, topic string) (ok bool, status int) {
+func (h *Hub) SendVerification(callback, mode, topic string) (ok bool, status int) {
 	challenge := randomHex(16)
 	q := url.Values{"hub.mode": {mode}, "hub.topic": {topic}, "hub.challenge": {challenge}}
 	if mode == "subscribe" {
@@ -121,8 +129,8 @@ func (h *fakeHub) sendVerification(callback, mode, topic string) (ok bool, statu
 	return resp.StatusCode/100 == 2 && string(body) == challenge, resp.StatusCode
 }
 
-// deny sends a denial for the subscription of callback.
-func (h *fakeHub) deny(callback, topic string) int {
+// Deny sends a denial for the subscription of callback.
+func (h *Hub) Deny(callback, topic string) int {
 	q := url.Values{"hub.mode": {"denied"}, "hub.topic": {topic}, "hub.reason": {"not today"}}
 	resp, err := http.Get(callback + "?" + q.Encode())
 	if err != nil {
@@ -132,15 +140,15 @@ func (h *fakeHub) deny(callback, topic string) int {
 	return resp.StatusCode
 }
 
-// publish distributes body to every verified, unexpired subscriber of
+// Publish distributes body to every verified, unexpired subscriber of
 // topic, signed with their secret, and returns their answers' statuses.
-func (h *fakeHub) publish(topic, body string) []int {
-	return h.publishSigned(topic, body, func(secret string) string { return "sha256=" + sign(secret, body) })
+func (h *Hub) Publish(topic, body string) []int {
+	return h.PublishSigned(topic, body, func(secret string) string { return "sha256=" + Sign(secret, body) })
 }
 
-// publishSigned is publish with the X-Hub-Signature value made by sig
+// PublishSigned is Publish with the X-Hub-Signature value made by sig
 // from each subscriber's secret ("" sends none).
-func (h *fakeHub) publishSigned(topic, body string, sig func(secret string) string) []int {
+func (h *Hub) PublishSigned(topic, body string, sig func(secret string) string) []int {
 	h.mu.Lock()
 	var targets []hubSub
 	for _, s := range h.subs {
@@ -169,10 +177,26 @@ func (h *fakeHub) publishSigned(topic, body string, sig func(secret string) stri
 	return statuses
 }
 
-func (h *fakeHub) requestsOf(mode string) []hubRequest {
+// PublishTo pushes body to one callback, signed with secret, whether or
+// not the hub still counts it subscribed.
+func (h *Hub) PublishTo(callback, body, secret string) int {
+	req, _ := http.NewRequest(http.MethodPost, callback, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/atom+xml")
+	req.Header.Set("X-Hub-Signature", "sha256="+Sign(secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("push to %s: %v", callback, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// Requests are the subscription requests of mode the hub received, in
+// order.
+func (h *Hub) Requests(mode string) []HubRequest {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []hubRequest
+	var out []HubRequest
 	for _, r := range h.requests {
 		if r.Mode == mode {
 			out = append(out, r)
@@ -181,10 +205,12 @@ func (h *fakeHub) requestsOf(mode string) []hubRequest {
 	return out
 }
 
-func (h *fakeHub) verifications(mode string) []verification {
+// Verifications are the intent verifications of mode the hub sent, in
+// order.
+func (h *Hub) Verifications(mode string) []Verification {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []verification
+	var out []Verification
 	for _, v := range h.verified {
 		if v.Mode == mode {
 			out = append(out, v)
@@ -193,13 +219,17 @@ func (h *fakeHub) verifications(mode string) []verification {
 	return out
 }
 
-func (h *fakeHub) subscribers() int {
+// Subscribers is how many verified subscriptions the hub holds, expired
+// or not.
+func (h *Hub) Subscribers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
 }
 
-func sign(secret, body string) string {
+// Sign is the hex sha256 HMAC of body with secret, as X-Hub-Signature
+// carries it after "sha256=".
+func Sign(secret, body string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(body))
 	return hex.EncodeToString(m.Sum(nil))
@@ -209,18 +239,4 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = crand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// publishTo pushes body to one callback, signed with secret, whether or
-// not the hub still counts it subscribed.
-func (h *fakeHub) publishTo(callback, body, secret string) int {
-	req, _ := http.NewRequest(http.MethodPost, callback, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/atom+xml")
-	req.Header.Set("X-Hub-Signature", "sha256="+sign(secret, body))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatalf("push to %s: %v", callback, err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
 }

@@ -1,4 +1,4 @@
-package websub_test
+package crawltest
 
 import (
 	"fmt"
@@ -11,60 +11,66 @@ import (
 	"time"
 )
 
-// fakeSite is a small news site whose Atom feed names a WebSub hub, in
-// its link elements or (hubInHeader) in a Link header, as publishers do.
-type fakeSite struct {
+// Site is a small news site whose Atom feed (/feed.atom) names a WebSub
+// hub, in its link elements or (hubInHeader) in a Link header, as
+// publishers do; its articles are at /articles/<i>.
+type Site struct {
 	*httptest.Server
 	hub         string
 	hubInHeader bool
-	// noHub: the feed names no hub.
-	noHub bool
+	// NoHub: the feed names no hub. Set it before the site is read.
+	NoHub bool
 
 	mu       sync.Mutex
-	articles []string // titles, oldest first; article i is at /articles/i
+	articles []string // titles, oldest first
 	feedHits int
 }
 
-func newFakeSite(t testing.TB, hub string, hubInHeader bool, titles ...string) *fakeSite {
-	s := &fakeSite{hub: hub, hubInHeader: hubInHeader, articles: titles}
+// NewSite starts a site with articles of the titles, until the test ends.
+func NewSite(t testing.TB, hub string, hubInHeader bool, titles ...string) *Site {
+	s := &Site{hub: hub, hubInHeader: hubInHeader, articles: titles}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
 }
 
-func (s *fakeSite) domain() string { return strings.TrimPrefix(s.URL, "http://") }
+// Domain is the site's host and port, as a site source names it.
+func (s *Site) Domain() string { return strings.TrimPrefix(s.URL, "http://") }
 
-func (s *fakeSite) feedURL() string { return s.URL + "/feed.atom" }
+// FeedURL is the feed's URL, its self link and so the WebSub topic.
+func (s *Site) FeedURL() string { return s.URL + "/feed.atom" }
 
-func (s *fakeSite) articleURL(i int) string { return fmt.Sprintf("%s/articles/%d", s.URL, i) }
+// ArticleURL is the URL of article i.
+func (s *Site) ArticleURL(i int) string { return fmt.Sprintf("%s/articles/%d", s.URL, i) }
 
-// add publishes an article and returns its URL.
-func (s *fakeSite) add(title string) string {
+// Add publishes an article and returns its URL.
+func (s *Site) Add(title string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.articles = append(s.articles, title)
-	return s.articleURL(len(s.articles) - 1)
+	return s.ArticleURL(len(s.articles) - 1)
 }
 
-func (s *fakeSite) polls() int {
+// Polls is how many times the feed was read.
+func (s *Site) Polls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.feedHits
 }
 
-// feed is the Atom document, newest entry first.
-func (s *fakeSite) feed() string {
+// Feed is the Atom document, newest entry first.
+func (s *Site) Feed() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
 	now := time.Now().UTC().Format(time.RFC3339)
 	fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom"><title>Pushed News</title><id>%s/</id><updated>%s</updated>`, s.URL, now)
-	fmt.Fprintf(&b, `<link rel="self" href="%s"/>`, s.feedURL())
-	if !s.hubInHeader && !s.noHub {
+	fmt.Fprintf(&b, `<link rel="self" href="%s"/>`, s.FeedURL())
+	if !s.hubInHeader && !s.NoHub {
 		fmt.Fprintf(&b, `<link rel="hub" href="%s"/>`, s.hub)
 	}
 	for i := len(s.articles) - 1; i >= 0; i-- {
-		u := s.articleURL(i)
+		u := s.ArticleURL(i)
 		fmt.Fprintf(&b, "\n<entry><title>%s</title><link href=\"%s\"/><id>%s</id><updated>%s</updated><published>%s</published></entry>",
 			html.EscapeString(s.articles[i]), u, u, now, now)
 	}
@@ -72,7 +78,7 @@ func (s *fakeSite) feed() string {
 	return b.String()
 }
 
-func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
+func (s *Site) serve(w http.ResponseWriter, r *http.Request) {
 	switch p := r.URL.Path; {
 	case p == "/robots.txt":
 		write(w, "text/plain", "User-agent: *\nAllow: /\n")
@@ -83,10 +89,10 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.feedHits++
 		s.mu.Unlock()
-		if s.hubInHeader && !s.noHub {
-			w.Header().Add("Link", fmt.Sprintf(`<%s>; rel="hub", <%s>; rel="self"`, s.hub, s.feedURL()))
+		if s.hubInHeader && !s.NoHub {
+			w.Header().Add("Link", fmt.Sprintf(`<%s>; rel="hub", <%s>; rel="self"`, s.hub, s.FeedURL()))
 		}
-		write(w, "application/atom+xml", s.feed())
+		write(w, "application/atom+xml", s.Feed())
 	case strings.HasPrefix(p, "/articles/"):
 		var i int
 		if _, err := fmt.Sscanf(p, "/articles/%d", &i); err != nil {
@@ -105,7 +111,7 @@ func (s *fakeSite) serve(w http.ResponseWriter, r *http.Request) {
 		write(w, "text/html", fmt.Sprintf(`<!doctype html><html><head><title>%[1]s</title><link rel="canonical" href="%[2]s">
 <meta property="article:published_time" content="%[3]s"></head><body><article><h1>%[1]s</h1>
 <p>%[1]s: the story in full, long enough to be read as an article by anyone who cares to read it.</p></article></body></html>`,
-			html.EscapeString(title), s.articleURL(i), now))
+			html.EscapeString(title), s.ArticleURL(i), now))
 	default:
 		http.NotFound(w, r)
 	}
