@@ -2,9 +2,13 @@ package projections
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/feedsvc/feedsvc/eventstore"
 )
@@ -17,29 +21,54 @@ const noType = "(no event type)"
 // for the watch before it looks for itself (the watch's reads failing).
 const watchFallback = 50
 
+// watchIdle is how many poll intervals the watch waits between reads
+// while it listens for announced appends and has read up to every one it
+// heard of: a fallback for appends nobody announced (a process of an
+// older build, a lost notification), not the way they are found.
+const watchIdle = 25
+
 // headWatch looks for events appended by other processes on behalf of
 // every subscriber of a runner: one read of the log's head (below the
-// fence, as every read) each poll interval, instead of one read per
-// projector, which with a dozen projectors was most of an idle process's
+// fence, as every read) at a time, instead of one read per projector,
+// which with a dozen projectors was most of an idle process's
 // statements. A subscriber that has caught up waits until the head is
 // past its position (after); appends in this process still wake the
 // subscribers of their types at once (eventstore.Appended).
+//
+// With a listen DSN the watch reads when an append is announced
+// (eventstore.ListenForAppends), and while a position it heard of is
+// beyond what it could read (the fence holding the append back) every
+// poll interval until it can; otherwise every watchIdle intervals. An
+// idle process then makes one read every few seconds rather than five a
+// second. Without one, or while listening fails, it reads every poll
+// interval.
 type headWatch struct {
-	store    eventstore.Store
-	interval time.Duration
-	logger   *slog.Logger
+	store     eventstore.Store
+	interval  time.Duration
+	listenDSN string
+	logger    *slog.Logger
+
+	// heard is signalled (coalesced) when an append is announced.
+	heard chan struct{}
 
 	mu sync.Mutex
 	// head is the furthest position known to be readable: what the
 	// watch's last read reached, or a subscriber's, whichever is further.
 	head eventstore.Position
+	// announced is the furthest position announced; listening is whether
+	// announcements are being heard.
+	announced eventstore.Position
+	listening bool
 	// moved is closed, and replaced, when a read of the watch finds the
 	// head further than it knew.
 	moved chan struct{}
 }
 
-func newHeadWatch(store eventstore.Store, interval time.Duration, logger *slog.Logger) *headWatch {
-	return &headWatch{store: store, interval: interval, logger: logger, moved: make(chan struct{})}
+func newHeadWatch(store eventstore.Store, interval time.Duration, listenDSN string, logger *slog.Logger) *headWatch {
+	return &headWatch{
+		store: store, interval: interval, listenDSN: listenDSN, logger: logger,
+		heard: make(chan struct{}, 1), moved: make(chan struct{}),
+	}
 }
 
 // after returns a channel that is closed once the head is past pos, the
@@ -64,19 +93,42 @@ func (w *headWatch) after(pos eventstore.Position) <-chan struct{} {
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-// run reads the head every interval until ctx ends. A failed read is
-// retried at the next; the subscribers' fallback covers a watch that
-// keeps failing.
+// next is how long the watch waits before its next read when no
+// announcement comes first.
+func (w *headWatch) next() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.listening && !w.head.Less(w.announced) {
+		return w.interval * watchIdle
+	}
+	return w.interval
+}
+
+// run reads the head until ctx ends: when an append is announced, and
+// every interval (next). A failed read is retried at the next; the
+// subscribers' fallback covers a watch that keeps failing.
 func (w *headWatch) run(ctx context.Context) {
-	t := time.NewTicker(w.interval)
+	if w.listenDSN != "" {
+		go w.listen(ctx)
+	}
+	t := time.NewTimer(w.interval)
 	defer t.Stop()
 	failing := false
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-w.heard:
+			// Announcements come at most every few dozen milliseconds
+			// from each appender; reads of the head are spaced like them
+			// so that many appenders do not multiply them.
+			if wait := minReadGap - time.Since(last); wait > 0 {
+				sleep(ctx, wait)
+			}
 		case <-t.C:
 		}
+		last = time.Now()
 		w.mu.Lock()
 		from := w.head
 		w.mu.Unlock()
@@ -87,6 +139,7 @@ func (w *headWatch) run(ctx context.Context) {
 				w.logger.Warn("reading the event log's head failed; projectors look for events themselves meanwhile", "err", err)
 			}
 			failing = true
+			t.Reset(w.interval)
 			continue
 		}
 		failing = false
@@ -97,5 +150,55 @@ func (w *headWatch) run(ctx context.Context) {
 			w.moved = make(chan struct{})
 		}
 		w.mu.Unlock()
+		t.Reset(w.next())
 	}
+}
+
+// minReadGap is the least time between two reads of the watch woken by
+// announcements.
+const minReadGap = 20 * time.Millisecond
+
+// listen holds a connection of its own that listens for announced
+// appends, reconnecting after a pause when it fails, until ctx ends.
+func (w *headWatch) listen(ctx context.Context) {
+	pause := time.Second
+	for {
+		err := w.listenOnce(ctx)
+		w.mu.Lock()
+		w.listening = false
+		w.mu.Unlock()
+		if ctx.Err() != nil {
+			return
+		}
+		w.logger.Warn("listening for appends failed; the head watch polls meanwhile", "err", err, "retry_in", pause)
+		sleep(ctx, pause)
+		pause = min(2*pause, 30*time.Second)
+	}
+}
+
+func (w *headWatch) listenOnce(ctx context.Context) error {
+	// The DSN is a pool's (pool_max_conns): pgxpool reads it.
+	cfg, err := pgxpool.ParseConfig(w.listenDSN)
+	if err != nil {
+		return fmt.Errorf("listen for appends: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return fmt.Errorf("connect to listen for appends: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx)) //nolint:errcheck // closing a connection that may have failed
+	return eventstore.ListenForAppends(ctx, conn, func(pos eventstore.Position) {
+		w.mu.Lock()
+		// Listening from now on: the first call (zero position) asks for a
+		// read of what was appended while not listening.
+		w.listening = true
+		if w.announced.Less(pos) {
+			w.announced = pos
+		}
+		w.mu.Unlock()
+		select {
+		case w.heard <- struct{}{}:
+		default:
+		}
+	})
 }
