@@ -94,14 +94,29 @@ func (w *headWatch) after(pos eventstore.Position) <-chan struct{} {
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // next is how long the watch waits before its next read when no
-// announcement comes first.
-func (w *headWatch) next() time.Duration {
+// announcement comes first; behind is how many reads in a row found the
+// head short of the announced position.
+func (w *headWatch) next(behind int) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.listening && !w.head.Less(w.announced) {
+	switch {
+	case !w.listening:
+		return w.interval
+	case !w.head.Less(w.announced):
 		return w.interval * watchIdle
 	}
-	return w.interval
+	// An append is announced as soon as it commits, when a transaction
+	// begun before it (anywhere on the server) often still holds the
+	// fence below it for a few milliseconds more: the reads that follow
+	// start soon and back off, a step at a time, to the poll interval.
+	return min(w.interval, minReadGap*time.Duration(behind+1))
+}
+
+// behind reports whether the head is short of the announced position.
+func (w *headWatch) behind() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.listening && w.head.Less(w.announced)
 }
 
 // run reads the head until ctx ends: when an append is announced, and
@@ -115,6 +130,7 @@ func (w *headWatch) run(ctx context.Context) {
 	defer t.Stop()
 	failing := false
 	var last time.Time
+	behind := 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -150,13 +166,19 @@ func (w *headWatch) run(ctx context.Context) {
 			w.moved = make(chan struct{})
 		}
 		w.mu.Unlock()
-		t.Reset(w.next())
+		if w.behind() {
+			behind++
+		} else {
+			behind = 0
+		}
+		t.Reset(w.next(behind - 1))
 	}
 }
 
 // minReadGap is the least time between two reads of the watch woken by
-// announcements.
-const minReadGap = 20 * time.Millisecond
+// announcements, and the first wait of a watch whose read stopped short
+// of an announced position.
+const minReadGap = 10 * time.Millisecond
 
 // listen holds a connection of its own that listens for announced
 // appends, reconnecting after a pause when it fails, until ctx ends.

@@ -10,17 +10,25 @@
 // same outside load (bench/README.md section 22, "Idle roles").
 //
 //	go run ./bench/idle -builds main=/tmp/feedsvc-main,new=/tmp/feedsvc -pairs 2 -window 60s
+//
+// With -latency n it measures instead how long a write takes to be
+// visible across processes: one process with the api role alone appends
+// (POST /feeds/news, n times one after the other) and answers once the
+// projectors, run by a second process (projections, webhooks), have
+// projected the write (it reads their checkpoints every 10 ms).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,11 +41,12 @@ type build struct{ name, path string }
 
 func main() {
 	var (
-		builds = flag.String("builds", "", "name=path of each feedsvc binary, comma-separated")
-		pairs  = flag.Int("pairs", 2, "rounds of every build in turn")
-		warmup = flag.Duration("warmup", 20*time.Second, "wait after the start before measuring")
-		window = flag.Duration("window", 60*time.Second, "measured window")
-		admin  = flag.String("admin", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "DSN of a database to create the benchmark's from")
+		builds  = flag.String("builds", "", "name=path of each feedsvc binary, comma-separated")
+		pairs   = flag.Int("pairs", 2, "rounds of every build in turn")
+		warmup  = flag.Duration("warmup", 20*time.Second, "wait after the start before measuring")
+		window  = flag.Duration("window", 60*time.Second, "measured window")
+		latency = flag.Int("latency", 0, "measure n cross-process writes instead of the idle CPU")
+		admin   = flag.String("admin", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "DSN of a database to create the benchmark's from")
 	)
 	flag.Parse()
 	var bs []build
@@ -52,6 +61,22 @@ func main() {
 		log.Fatal("-builds is required")
 	}
 	ctx := context.Background()
+	if *latency > 0 {
+		for round := range *pairs {
+			for i := range bs {
+				b := bs[(i+round)%len(bs)]
+				d, err := crossProcess(ctx, *admin, b, *latency)
+				if err != nil {
+					log.Fatalf("%s: %v", b.name, err)
+				}
+				slices.Sort(d)
+				q := func(f float64) float64 { return ms(d[int(f*float64(len(d)-1))]) }
+				fmt.Printf("round %d %-8s %d writes, write to visible in another process: p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, max %.1f ms | load %s\n",
+					round+1, b.name, len(d), q(0.5), q(0.9), q(0.99), q(1), load())
+			}
+		}
+		return
+	}
 	type sums struct{ api, apiPG, crawl, crawlPG time.Duration }
 	total := map[string]*sums{}
 	for round := range *pairs {
@@ -85,6 +110,8 @@ func main() {
 			perSec(s.crawl, all), perSec(s.crawlPG, all), perSec(s.api+s.apiPG+s.crawl+s.crawlPG, all))
 	}
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func perSec(d, over time.Duration) float64 {
 	return float64(d) / float64(time.Millisecond) / over.Seconds()
@@ -281,4 +308,88 @@ func waitReady(ctx context.Context, url string) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("%s not ready after a minute", url)
+}
+
+// crossProcess starts build b as an API process and a projections
+// process on a fresh database and times n feed creations through the
+// API, each answered once the other process projected it.
+func crossProcess(ctx context.Context, admin string, b build, n int) ([]time.Duration, error) {
+	db := "bench_idle_" + strconv.Itoa(os.Getpid())
+	if err := recreate(ctx, admin, db, false); err != nil {
+		return nil, err
+	}
+	defer recreate(context.Background(), admin, db, true) //nolint:errcheck // best effort
+	dsn := strings.Replace(admin, "/postgres?", "/"+db+"?", 1)
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	port2, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	env := append(os.Environ(), "DATABASE_URL="+dsn, "FEEDSVC_LOG_LEVEL=warn", "FEEDSVC_RATE_LIMIT=unlimited")
+	cli := func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, b.path, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("%v: %w\n%s", args, err, out)
+		}
+		return string(out), nil
+	}
+	if _, err := cli("migrate"); err != nil {
+		return nil, err
+	}
+	out, err := cli("keys", "create", "--org", "bench")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	key := strings.TrimSpace(lines[len(lines)-1])
+	start := func(roles string, port int) (*exec.Cmd, error) {
+		cmd := exec.Command(b.path, "serve")
+		cmd.Env = append(env, "FEEDSVC_ROLES="+roles, "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(port))
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		return cmd, cmd.Start()
+	}
+	proj, err := start("projections,webhooks", port2)
+	if err != nil {
+		return nil, err
+	}
+	defer stop(proj)
+	api, err := start("api", port)
+	if err != nil {
+		return nil, err
+	}
+	defer stop(api)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	if err := waitReady(ctx, base+"/readyz"); err != nil {
+		return nil, err
+	}
+	time.Sleep(5 * time.Second) // both idle
+	var d []time.Duration
+	for i := range n + 5 {
+		body := strings.NewReader(fmt.Sprintf(`{"name":"latency %d","description":"bench/idle"}`, i))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/feeds/news", body)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		t0 := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		took := time.Since(t0)
+		if resp.StatusCode/100 != 2 {
+			return nil, fmt.Errorf("POST /feeds/news: %d %s", resp.StatusCode, raw)
+		}
+		if i >= 5 { // the first few warm the connections
+			d = append(d, took)
+		}
+		// Writes apart, as a user's: each finds both processes idle.
+		time.Sleep(time.Duration(50+i%7*37) * time.Millisecond)
+	}
+	return d, nil
 }
