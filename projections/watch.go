@@ -18,8 +18,15 @@ import (
 const noType = "(no event type)"
 
 // watchFallback is how many poll intervals a subscriber of a runner waits
-// for the watch before it looks for itself (the watch's reads failing).
-const watchFallback = 50
+// for the watch before it looks for itself (the watch's reads failing);
+// watchFallbackListening is the same while the watch listens for
+// announced appends and its last read succeeded: the subscribers' own
+// reads (a dozen projectors) would otherwise be most of an idle
+// process's reads of the log.
+const (
+	watchFallback          = 50
+	watchFallbackListening = 300
+)
 
 // watchIdle is how many poll intervals the watch waits between reads
 // while it listens for announced appends and has read up to every one it
@@ -59,6 +66,8 @@ type headWatch struct {
 	// announcements are being heard.
 	announced eventstore.Position
 	listening bool
+	// failing is whether the watch's last read failed.
+	failing bool
 	// moved is closed, and replaced, when a read of the watch finds the
 	// head further than it knew.
 	moved chan struct{}
@@ -92,6 +101,17 @@ func (w *headWatch) after(pos eventstore.Position) <-chan struct{} {
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// fallback is how many poll intervals a subscriber waits for the watch
+// before it reads for itself.
+func (w *headWatch) fallback() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.listening && !w.failing {
+		return watchFallbackListening
+	}
+	return watchFallback
+}
 
 // next is how long the watch waits before its next read when no
 // announcement comes first; behind is how many reads in a row found the
@@ -155,11 +175,15 @@ func (w *headWatch) run(ctx context.Context) {
 				w.logger.Warn("reading the event log's head failed; projectors look for events themselves meanwhile", "err", err)
 			}
 			failing = true
+			w.mu.Lock()
+			w.failing = true
+			w.mu.Unlock()
 			t.Reset(w.interval)
 			continue
 		}
 		failing = false
 		w.mu.Lock()
+		w.failing = false
 		if w.head.Less(head) {
 			w.head = head
 			close(w.moved)

@@ -77,7 +77,10 @@ func main() {
 		}
 		return
 	}
-	type sums struct{ api, apiPG, crawl, crawlPG time.Duration }
+	type sums struct {
+		api, apiPG, crawl, crawlPG time.Duration
+		xacts                      int64
+	}
 	total := map[string]*sums{}
 	for round := range *pairs {
 		for i := range bs {
@@ -87,8 +90,9 @@ func main() {
 			if err != nil {
 				log.Fatalf("%s: %v", b.name, err)
 			}
-			fmt.Printf("round %d %-8s api,projections,webhooks: %5.2f ms/s + Postgres %5.2f ms/s | crawler: %5.2f ms/s + Postgres %5.2f ms/s | load %s\n",
-				round+1, b.name, perSec(r.api, *window), perSec(r.apiPG, *window), perSec(r.crawl, *window), perSec(r.crawlPG, *window), load())
+			fmt.Printf("round %d %-8s api,projections,webhooks: %5.2f ms/s + Postgres %5.2f ms/s | crawler: %5.2f ms/s + Postgres %5.2f ms/s | %.1f transactions/s | load %s\n",
+				round+1, b.name, perSec(r.api, *window), perSec(r.apiPG, *window), perSec(r.crawl, *window), perSec(r.crawlPG, *window),
+				float64(r.xacts)/window.Seconds(), load())
 			s := total[b.name]
 			if s == nil {
 				s = &sums{}
@@ -98,16 +102,17 @@ func main() {
 			s.apiPG += r.apiPG
 			s.crawl += r.crawl
 			s.crawlPG += r.crawlPG
+			s.xacts += r.xacts
 		}
 	}
 	all := *window * time.Duration(*pairs)
 	fmt.Println("\nmean CPU per second of wall time (ms/s):")
-	fmt.Println("| build | api,projections,webhooks | its Postgres | crawler alone | its Postgres | whole service |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| build | api,projections,webhooks | its Postgres | crawler alone | its Postgres | whole service | transactions/s |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, b := range bs {
 		s := total[b.name]
-		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", b.name, perSec(s.api, all), perSec(s.apiPG, all),
-			perSec(s.crawl, all), perSec(s.crawlPG, all), perSec(s.api+s.apiPG+s.crawl+s.crawlPG, all))
+		fmt.Printf("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |\n", b.name, perSec(s.api, all), perSec(s.apiPG, all),
+			perSec(s.crawl, all), perSec(s.crawlPG, all), perSec(s.api+s.apiPG+s.crawl+s.crawlPG, all), float64(s.xacts)/all.Seconds())
 	}
 }
 
@@ -125,7 +130,10 @@ func load() string {
 	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
-type result struct{ api, apiPG, crawl, crawlPG time.Duration }
+type result struct {
+	api, apiPG, crawl, crawlPG time.Duration
+	xacts                      int64 // the database's transactions in the window (both processes)
+}
 
 // run starts both processes of build b on a fresh database, waits, and
 // measures the window.
@@ -189,6 +197,7 @@ func run(ctx context.Context, admin string, b build, warmup, window time.Duratio
 		return result{}, err
 	}
 	var r result
+	r.xacts = after.xacts - before.xacts
 	r.api = after.proc[api.Process.Pid] - before.proc[api.Process.Pid]
 	r.crawl = after.proc[crawler.Process.Pid] - before.proc[crawler.Process.Pid]
 	// A backend counts from the first sample, or from its start when it
@@ -207,6 +216,7 @@ func run(ctx context.Context, admin string, b build, warmup, window time.Duratio
 }
 
 type snapshot struct {
+	xacts   int64 // the database's transactions so far
 	proc    map[int]time.Duration
 	backend map[int]time.Duration
 	owner   map[int]int // backend pid → service pid
@@ -220,6 +230,10 @@ func sample(ctx context.Context, fs procfs.FS, conn *pgx.Conn, db string, pids .
 			return s, err
 		}
 		s.proc[pid] = cpu
+	}
+	err := conn.QueryRow(ctx, `SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = $1`, db).Scan(&s.xacts)
+	if err != nil {
+		return s, fmt.Errorf("count transactions: %w", err)
 	}
 	rows, err := conn.Query(ctx, `SELECT pid, coalesce(application_name, '') FROM pg_stat_activity WHERE datname = $1`, db)
 	if err != nil {
