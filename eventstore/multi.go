@@ -88,6 +88,7 @@ func (s *Postgres) AppendToStreams(ctx context.Context, appends ...StreamAppend)
 		outcomes, committed, err := s.appendParts(ctx, parts, done)
 		if err == nil && committed {
 			var wrote []EventData
+			var last Position
 			for i, o := range outcomes {
 				if done[i] {
 					continue
@@ -97,9 +98,13 @@ func (s *Postgres) AppendToStreams(ctx context.Context, appends ...StreamAppend)
 					Position:             Position{Commit: uint64(*o.txid), Prepare: uint64(*o.gpos)},
 				}
 				wrote = append(wrote, appends[i].Events...)
+				if last.Less(results[i].Position) {
+					last = results[i].Position
+				}
 			}
 			if len(wrote) > 0 {
 				s.notify(wrote)
+				s.announce(last)
 			}
 			return results, nil
 		}

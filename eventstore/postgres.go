@@ -85,6 +85,7 @@ type Postgres struct {
 	SubscriptionPageSize int
 
 	appendSignal
+	announcer announcer
 }
 
 var _ Store = (*Postgres)(nil)
@@ -248,11 +249,10 @@ func (s *Postgres) AppendToStream(ctx context.Context, stream string, expected E
 			err = scan(s.pool.QueryRow(ctx, appendSQL, stream, ids, types, data, meta, kind, exact))
 		}
 		if err == nil && lastRev != nil {
+			pos := Position{Commit: uint64(*txid), Prepare: uint64(*gpos)}
 			s.notify(events)
-			return AppendResult{
-				NextExpectedRevision: uint64(*lastRev),
-				Position:             Position{Commit: uint64(*txid), Prepare: uint64(*gpos)},
-			}, nil
+			s.announce(pos)
+			return AppendResult{NextExpectedRevision: uint64(*lastRev), Position: pos}, nil
 		}
 		if err == nil && !idsStored {
 			// The expectation failed, nothing was written, and none of the

@@ -14,7 +14,7 @@ import (
 // the new head and will not see it move past the waiter (it waited for
 // its own poll, 50 intervals, before).
 func TestAWaiterBehindAPositionAnotherSubscriberReachedIsWoken(t *testing.T) {
-	w := newHeadWatch(nil, time.Second, slog.New(slog.DiscardHandler))
+	w := newHeadWatch(nil, time.Second, "", slog.New(slog.DiscardHandler))
 	at := func(n uint64) eventstore.Position { return eventstore.Position{Commit: n, Prepare: n} }
 	behind := w.after(at(10))
 	select {

@@ -22,6 +22,11 @@ type RunnerConfig struct {
 	// CheckpointSuffix names checkpoints apart from the live ones (the
 	// rebuild uses it to build a shadow copy).
 	CheckpointSuffix string
+	// ListenDSN, when set, is the database the head watch listens on, on a
+	// connection of its own, for the appends every process announces
+	// (eventstore.ListenForAppends): an idle runner then reads the log's
+	// head every 25 poll intervals instead of every one.
+	ListenDSN string
 }
 
 // Runner runs projectors as handlers of one Watermill router.
@@ -45,7 +50,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 	if poll <= 0 {
 		poll = defaultPollInterval
 	}
-	r := &Runner{router: router, projectors: projectors, progress: map[string]*Progress{}, watch: newHeadWatch(store, poll, logger)}
+	r := &Runner{router: router, projectors: projectors, progress: map[string]*Progress{}, watch: newHeadWatch(store, poll, cfg.ListenDSN, logger)}
 	for _, p := range projectors {
 		prog := newProgress()
 		sub := NewSubscriber(store, db, SubscriberConfig{

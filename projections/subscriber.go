@@ -139,7 +139,8 @@ type SubscriberConfig struct {
 	// watch, when set (by a Runner, for all its subscribers), looks for
 	// other processes' appends instead of each subscriber every
 	// PollInterval; the subscriber then looks for itself only every
-	// watchFallback intervals.
+	// watchFallback intervals (watchFallbackListening while the watch
+	// hears announced appends).
 	watch *headWatch
 }
 
@@ -274,7 +275,7 @@ func (s *Subscriber) wait(ctx context.Context, appended <-chan struct{}) {
 	poll := s.cfg.PollInterval
 	var moved <-chan struct{}
 	if s.cfg.watch != nil {
-		poll *= watchFallback
+		poll *= s.cfg.watch.fallback()
 		moved = s.cfg.watch.after(s.progress.Position())
 	}
 	t := time.NewTimer(poll)

@@ -2,12 +2,15 @@ package projections_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/projectortest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/internal/testdb"
@@ -63,5 +66,114 @@ func TestEventsAppendedByAnotherProcessAreProjectedWithinAFewPollIntervals(t *te
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// With a listen DSN the watch reads the head when another process
+// announces an append, and otherwise only every 25 poll intervals (5 s
+// here; a subscriber looks for itself every 10 s): an event appended by
+// another process's store is projected within a second or two only
+// because its announcement woke the watch.
+func TestAnAppendAnnouncedByAnotherProcessIsProjectedLongBeforeTheIdlePoll(t *testing.T) {
+	db, dsn := testdb.New(t)
+	ctx := context.Background()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	_, cmds := projectortest.Commands(db)
+	stop := runListening(t, db, dsn)
+	defer stop()
+
+	for round := range 3 {
+		start := time.Now()
+		projectortest.FeedWorkload(t, cmds, uuid.New(), 1)
+		waitProjected(t, db, countEvents(t, db), 2*time.Second, "round "+strconv.Itoa(round))
+		t.Logf("round %d: projected %v after the append", round, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// An announced append may not be readable yet: the fence (the oldest
+// running transaction) holds it back. The watch then reads every poll
+// interval until it reaches the announced position, so the event is
+// projected soon after the fence moves, not at the next idle poll.
+func TestAnAnnouncedAppendHeldBackByTheFenceIsProjectedSoonAfterItMoves(t *testing.T) {
+	db, dsn := testdb.New(t)
+	ctx := context.Background()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	_, cmds := projectortest.Commands(db)
+	stop := runListening(t, db, dsn)
+	defer stop()
+
+	// A transaction with an xid, begun before the append, holds the fence
+	// below it.
+	blocker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close(ctx)
+	tx, err := blocker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil {
+		t.Fatal(err)
+	}
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 1)
+	want := countEvents(t, db)
+	// The announcement came and went while the event was unreadable.
+	time.Sleep(500 * time.Millisecond)
+	if n := projectedCount(t, db); n != 0 {
+		t.Fatalf("%d projections while the fence held the events back", n)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitProjected(t, db, want, 2*time.Second, "after the fence moved")
+}
+
+// runListening runs the two counters with a runner whose store is its own
+// (as in another process: the commands' appends do not signal it) and
+// whose watch listens on dsn; it returns once they are idle.
+func runListening(t *testing.T, db *database.DB, dsn string) (stop func()) {
+	t.Helper()
+	runner, err := projections.NewRunner(eventstore.NewPostgres(db.Pool), db.Bun, servicetest.Logger(),
+		projections.RunnerConfig{PollInterval: 200 * time.Millisecond, ListenDSN: dsn}, counter{}, other{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(rctx) }()
+	<-runner.Running()
+	// Caught up with the empty log, listening, and past the watch's
+	// first short read.
+	time.Sleep(500 * time.Millisecond)
+	return func() { cancel(); <-done }
+}
+
+func projectedCount(t *testing.T, db *database.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Bun.NewRaw("SELECT coalesce(sum(n), 0) FROM test_event_counts").Scan(context.Background(), &n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitProjected waits until both counters projected want events each.
+func waitProjected(t *testing.T, db *database.DB, want int, within time.Duration, what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		n := projectedCount(t, db)
+		if n == 2*want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d projections of %d events after %v, want %d", what, n, want, within, 2*want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -244,14 +244,17 @@ func (s *Service) riverConfig() *river.Config {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &deliveryWorker{svc: s})
 	river.AddWorker(workers, &housekeepWorker{svc: s})
-	// The job client is told of new jobs (LISTEN/NOTIFY), but a
-	// notification can be coalesced with one it already acted on; polling
-	// bounds that wait, and the wait of retries shorter than the interval.
-	// At most a second: an idle process polls River's jobs table once a
-	// second rather than four times (at the default 30 s backoff a retry
-	// waits up to a second longer), which was a fifth of the statements an
-	// idle process makes (bench/README.md, section 22).
-	poll := min(max(s.cfg.BackoffBase/2, 20*time.Millisecond), time.Second)
+	// The job client is told of new jobs (LISTEN/NOTIFY; River debounces
+	// notifications without dropping the last, and fetches again when a
+	// worker frees up), so polling bounds what no notification announces:
+	// a retry River's scheduler made available ahead of its time (it looks
+	// 5 s ahead and announces only what is due), and jobs announced while
+	// its listener reconnected. A retry waits up to one interval past its
+	// time: a sixth of the backoff at most, and at most 5 s, within the
+	// ±50 % jitter of the default 30 s backoff's first retry (15–45 s). An
+	// idle process polls River's jobs table every 5 s, not every second
+	// (bench/README.md, section 22, "Idle roles").
+	poll := min(max(s.cfg.BackoffBase/6, 20*time.Millisecond), 5*time.Second)
 	cfg.Queues = map[string]river.QueueConfig{queueName: {MaxWorkers: s.cfg.Concurrency}}
 	cfg.Workers = workers
 	cfg.FetchPollInterval = poll

@@ -30,6 +30,10 @@ type Budget struct {
 	// completions, the attempts' loads and records); Listener is River's
 	// LISTEN connection. Both 0 without the webhooks role.
 	Sender, Listener int
+	// Watch is the projections' head watch's LISTEN connection (for the
+	// appends every process announces): 1 where projectors run (the
+	// projections or webhooks role), else 0.
+	Watch int
 	// Rebuild is the pool of a rebuild's shadow copy (0 without the
 	// projections role, which runs rebuilds).
 	Rebuild int
@@ -37,8 +41,8 @@ type Budget struct {
 
 // SplitBudget shares total among the pools the roles need: the sender
 // gets a quarter (at least 3: River's fetches and completions and the
-// attempts' batched statements), the listener 1, a rebuild 3, the main
-// pool the rest.
+// attempts' batched statements), the listener 1, the head watch 1, a
+// rebuild 3, the main pool the rest.
 func SplitBudget(total int, webhooks, rebuilds bool) (Budget, error) {
 	if total <= 0 {
 		total = DefaultMaxConns
@@ -50,10 +54,13 @@ func SplitBudget(total int, webhooks, rebuilds bool) (Budget, error) {
 	if rebuilds {
 		b.Rebuild = 3
 	}
-	b.Main = total - b.Sender - b.Listener - b.Rebuild
+	if webhooks || rebuilds {
+		b.Watch = 1
+	}
+	b.Main = total - b.Sender - b.Listener - b.Watch - b.Rebuild
 	if b.Main < minMainConns {
-		return Budget{}, fmt.Errorf("FEEDSVC_DB_MAX_CONNS=%d is too small for this process's roles: it needs at least %d (webhook sender %d, its listener %d, rebuilds %d, and %d for the rest)",
-			total, total-b.Main+minMainConns, b.Sender, b.Listener, b.Rebuild, minMainConns)
+		return Budget{}, fmt.Errorf("FEEDSVC_DB_MAX_CONNS=%d is too small for this process's roles: it needs at least %d (webhook sender %d, its listener %d, the head watch %d, rebuilds %d, and %d for the rest)",
+			total, total-b.Main+minMainConns, b.Sender, b.Listener, b.Watch, b.Rebuild, minMainConns)
 	}
 	return b, nil
 }

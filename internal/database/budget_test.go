@@ -14,13 +14,13 @@ func TestABudgetIsSplitAmongThePoolsTheRolesNeedAndNeverExceeded(t *testing.T) {
 		err                string
 	}{
 		{name: "the default with every role", total: 0, webhooks: true, rebuilds: true,
-			want: Budget{Total: 20, Main: 11, Sender: 5, Listener: 1, Rebuild: 3}},
+			want: Budget{Total: 20, Main: 10, Sender: 5, Listener: 1, Watch: 1, Rebuild: 3}},
 		{name: "an API process alone keeps everything for the main pool", total: 8,
 			want: Budget{Total: 8, Main: 8}},
 		{name: "a webhooks process", total: 10, webhooks: true,
-			want: Budget{Total: 10, Main: 6, Sender: 3, Listener: 1}},
+			want: Budget{Total: 10, Main: 5, Sender: 3, Listener: 1, Watch: 1}},
 		{name: "too small a budget for the roles is refused", total: 6, webhooks: true, rebuilds: true,
-			err: "needs at least 11"},
+			err: "needs at least 12"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +37,7 @@ func TestABudgetIsSplitAmongThePoolsTheRolesNeedAndNeverExceeded(t *testing.T) {
 			if got != c.want {
 				t.Fatalf("split %+v; want %+v", got, c.want)
 			}
-			if sum := got.Main + got.Sender + got.Listener + got.Rebuild; sum != got.Total {
+			if sum := got.Main + got.Sender + got.Listener + got.Watch + got.Rebuild; sum != got.Total {
 				t.Fatalf("the pools add up to %d; want the budget, %d", sum, got.Total)
 			}
 		})

@@ -125,7 +125,14 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		run = append(run, s.Webhooks.Dispatcher())
 	}
 	if len(run) > 0 {
-		s.Runner, err = projections.NewRunner(s.Store, db.Bun, logger, projections.RunnerConfig{}, run...)
+		// The head watch listens for other processes' appends on a
+		// connection of its own.
+		listenDSN, err := database.WithPool(cfg.DatabaseURL, budget.Watch, database.AppName(instance, "events-listener"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Runner, err = projections.NewRunner(s.Store, db.Bun, logger, projections.RunnerConfig{ListenDSN: listenDSN}, run...)
 		if err != nil {
 			s.Close()
 			return nil, err
