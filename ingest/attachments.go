@@ -72,6 +72,12 @@ func orZero(t *time.Time) time.Time {
 const attachmentColumns = `a.attachment_id, a.feed_id, a.feed_kind, a.organization_id, a.source_id, a.source_type, a.details,
 	a.source_enabled, a.feed_enabled, a.attached_at, a.source_enabled_at, a.feed_enabled_at`
 
+// dest is where a pgx Scan puts attachmentColumns.
+func (a *Attachment) dest() []any {
+	return []any{&a.AttachmentID, &a.FeedID, &a.FeedKind, &a.OrganizationID, &a.SourceID, &a.SourceType, &a.Details,
+		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt}
+}
+
 // attachmentsOf reads every attachment of a source, enabled or not.
 func (w *Worker) attachmentsOf(ctx context.Context, sourceID uuid.UUID) ([]Attachment, error) {
 	var out []Attachment

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
@@ -74,25 +75,35 @@ func (w *Worker) runBackfills(ctx context.Context) error {
 func (w *Worker) pendingBackfills(ctx context.Context) ([]Attachment, error) {
 	start := time.Now()
 	full := w.backfillLook.full.IsZero() || start.Sub(w.backfillLook.full) >= newSourcesFullScan
-	var pending []Attachment
+	// Two fixed texts run through pgx, so that each is prepared once (see
+	// claimSQL).
+	var rows pgx.Rows
 	var err error
 	if full {
-		err = w.db.NewRaw(`SELECT `+attachmentColumns+`
+		rows, err = w.pool.Query(ctx, `SELECT `+attachmentColumns+`
 			FROM ingest_attachments a LEFT JOIN ingest_backfills b ON b.attachment_id = a.attachment_id
 			WHERE a.source_enabled AND a.feed_enabled
 			  AND (b.attachment_id IS NULL OR (b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())))
-			ORDER BY a.attached_at LIMIT ?`, backfillsPerTick).Scan(ctx, &pending)
+			ORDER BY a.attached_at LIMIT $1`, backfillsPerTick)
 	} else {
-		err = w.db.NewRaw(`SELECT `+attachmentColumns+` FROM (
+		rows, err = w.pool.Query(ctx, `SELECT `+attachmentColumns+` FROM (
 			  (SELECT a.* FROM ingest_attachments a
 			    WHERE a.source_enabled AND a.feed_enabled
-			      AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > ?
+			      AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > $2
 			      AND NOT EXISTS (SELECT 1 FROM ingest_backfills b WHERE b.attachment_id = a.attachment_id))
 			  UNION ALL
 			  (SELECT a.* FROM ingest_backfills b JOIN ingest_attachments a ON a.attachment_id = b.attachment_id
 			    WHERE b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())
 			      AND a.source_enabled AND a.feed_enabled)) a
-			ORDER BY a.attached_at LIMIT ?`, w.backfillLook.last.Add(-newSourcesSlack), backfillsPerTick).Scan(ctx, &pending)
+			ORDER BY a.attached_at LIMIT $1`, backfillsPerTick, w.backfillLook.last.Add(-newSourcesSlack))
+	}
+	var pending []Attachment
+	if err == nil {
+		pending, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Attachment, error) {
+			var a Attachment
+			err := row.Scan(a.dest()...)
+			return a, err
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find pending backfills: %w", err)

@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/feedsvc/feedsvc/domain"
 
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/internal/lease"
@@ -46,17 +47,23 @@ type leased struct {
 // apart), not after every crawl (newSources), and each is leased on its
 // own (its crawl_state row is inserted by the claim).
 //
-// The scheduled ones are claimed in one statement (claimScheduled), and
-// what their crawls read first (attachments, listing validators, whether
-// failures or event documents wait) is read for the whole batch in three
-// more: a poll whose listings answer 304 then costs no statement of its
-// own, only its share of the batch's claim and release. When a step
-// fails, the leases taken are handed back at once rather than held until
-// they expire (or crawled without what the crawl needs).
+// The scheduled ones are claimed, together with what their crawls read
+// first (attachments, listing validators, whether failures or event
+// documents wait), in one statement (claimScheduled): a poll whose
+// listings answer 304 then costs no statement of its own, only its share
+// of the batch's claim and release. When a step fails, the leases taken
+// are handed back at once rather than held until they expire (or crawled
+// without what the crawl needs).
 func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, error) {
-	out, err := w.leaseDueUnloaded(ctx, n, withNew)
-	if err == nil {
-		err = w.loadClaimed(ctx, out)
+	var out []leased
+	var err error
+	if withNew {
+		out, err = w.leaseNew(ctx, n)
+	}
+	if err == nil && len(out) < n {
+		var claimed []leased
+		claimed, err = w.claimScheduled(ctx, n-len(out))
+		out = append(out, claimed...)
 	}
 	if err != nil {
 		rctx, cancel := lease.ReleaseContext()
@@ -71,31 +78,45 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 	return out, nil
 }
 
-func (w *Worker) leaseDueUnloaded(ctx context.Context, n int, withNew bool) ([]leased, error) {
-	var out []leased
-	if withNew {
-		ids, err := w.newSources(ctx, n)
+// leaseNew leases up to n never-crawled sources, one claim each (the
+// claim inserts their crawl_state rows), and reads what their crawls read
+// first in one statement. On error it returns the sources it leased, for
+// the caller to hand back.
+func (w *Worker) leaseNew(ctx context.Context, n int) ([]leased, error) {
+	ids, err := w.newSources(ctx, n)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	held := ids[:0]
+	for _, id := range ids {
+		ok, err := w.crawls.Claim(ctx, id, "")
 		if err != nil {
-			return nil, err
+			return leasedIDs(held), err
 		}
-		for _, id := range ids {
-			l, ok, err := w.acquire(ctx, id)
-			if err != nil {
-				return out, err
-			}
-			if ok {
-				out = append(out, l)
-			}
+		if ok {
+			held = append(held, id)
 		}
 	}
-	if len(out) < n {
-		claimed, err := w.claimScheduled(ctx, n-len(out))
-		if err != nil {
-			return out, err
-		}
-		out = append(out, claimed...)
+	if len(held) == 0 {
+		return nil, nil
+	}
+	rows, err := w.pool.Query(ctx, loadLeasedSQL, held, w.cfg.Owner)
+	if err != nil {
+		return leasedIDs(held), fmt.Errorf("read new sources' crawl state: %w", err)
+	}
+	out, err := scanLeased(rows)
+	if err != nil {
+		return leasedIDs(held), fmt.Errorf("read new sources' crawl state: %w", err)
 	}
 	return out, nil
+}
+
+func leasedIDs(ids []uuid.UUID) []leased {
+	out := make([]leased, len(ids))
+	for i, id := range ids {
+		out[i].SourceID = id
+	}
+	return out
 }
 
 const (
@@ -117,19 +138,20 @@ const (
 func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 	start := time.Now()
 	full := w.newLook.full.IsZero() || start.Sub(w.newLook.full) >= newSourcesFullScan
-	changed := ""
+	// Two fixed texts, whole and incremental, so that each is prepared
+	// once (see claimSQL).
+	changed, args := "", []any{w.connectors.SourceTypes(), n}
 	if !full {
-		changed = "AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > ?"
+		changed, args = "AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > $3", append(args, w.newLook.last.Add(-newSourcesSlack))
 	}
-	args := []any{bun.In(w.connectors.SourceTypes())}
-	if !full {
-		args = append(args, w.newLook.last.Add(-newSourcesSlack))
-	}
-	var ids []uuid.UUID
-	err := w.db.NewRaw(`SELECT a.source_id FROM ingest_attachments a
-		  WHERE a.source_enabled AND a.feed_enabled AND a.source_type IN (?) `+changed+`
+	rows, err := w.pool.Query(ctx, `SELECT a.source_id FROM ingest_attachments a
+		  WHERE a.source_enabled AND a.feed_enabled AND a.source_type = ANY($1::text[]) `+changed+`
 		    AND NOT EXISTS (SELECT 1 FROM crawl_state c WHERE c.source_id = a.source_id)
-		  GROUP BY a.source_id LIMIT ?`, append(args, n)...).Scan(ctx, &ids)
+		  GROUP BY a.source_id LIMIT $2`, args...)
+	var ids []uuid.UUID
+	if err == nil {
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	}
 	if err != nil {
 		return nil, fmt.Errorf("find new sources: %w", err)
 	}
@@ -145,119 +167,149 @@ func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 	return ids, nil
 }
 
+// The statements the schedule loop runs on every tick (the claim below,
+// newSources, the release in flushReleases, and pendingBackfills in the
+// backfill loop) go through pgx directly with bound arguments, as the
+// event store's do, not through bun: bun inlines its arguments, so no two
+// texts repeat, and pgx's statement cache then prepares, describes and
+// later deallocates each one (three round trips, the text parsed twice).
+// With fixed texts pgx prepares each once per connection and every later
+// tick is one round trip that Postgres neither parses nor describes. The
+// rest of the package stays on bun: it runs per changed poll or per
+// source, where that cost is shared by real work.
+
+// leasedColumns reads, for each crawl_state row c leased to this process,
+// what its crawl reads first: one row per attachment (the listing
+// validators and flags repeated on each), ordered by source, a source
+// without attachment rows (detached since it was found due) on one row of
+// NULLs so that its lease is never lost track of. scanLeased reads it.
+const leasedColumns = `c.source_id, c.failures, c.backlog, c.connector_state,
+	  l.urls, l.etags, l.last_modified, l.covered,
+	  EXISTS (SELECT 1 FROM crawl_failures f WHERE f.source_id = c.source_id),
+	  EXISTS (SELECT 1 FROM ingest_event_documents e WHERE e.source_id = c.source_id),
+	  ` + attachmentColumns + `
+	FROM %s c
+	CROSS JOIN LATERAL (SELECT array_agg(url) AS urls, array_agg(etag) AS etags, array_agg(last_modified) AS last_modified,
+	    array_agg(covered_since) AS covered FROM crawl_listings WHERE source_id = c.source_id) l
+	LEFT JOIN ingest_attachments a ON a.source_id = c.source_id
+	ORDER BY c.source_id, a.attached_at`
+
+// claimSQL leases up to $2 scheduled due sources of the types $1 for $3
+// milliseconds to owner $4, and reads what their crawls read first
+// (claimScheduled).
+var claimSQL = `WITH due AS (
+	  SELECT c.source_id FROM crawl_state c
+	   CROSS JOIN LATERAL (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
+	                   AND a.source_enabled AND a.feed_enabled AND a.source_type = ANY($1::text[]) LIMIT 1) crawlable
+	   WHERE c.next_at <= now() AND (c.leased_until IS NULL OR c.leased_until < now())
+	   ORDER BY c.next_at LIMIT $2 FOR UPDATE OF c SKIP LOCKED),
+	claimed AS (UPDATE crawl_state t SET leased_until = now() + $3 * interval '1 millisecond', lease_owner = $4
+	  FROM due WHERE t.source_id = due.source_id
+	  RETURNING t.source_id, t.failures, t.backlog, t.connector_state)
+	SELECT ` + fmt.Sprintf(leasedColumns, "claimed")
+
+// loadLeasedSQL reads what the crawls of the sources $1, leased to owner
+// $2, read first.
+var loadLeasedSQL = `SELECT ` + fmt.Sprintf(leasedColumns,
+	"(SELECT * FROM crawl_state WHERE source_id = ANY($1::uuid[]) AND lease_owner = $2)")
+
 // claimScheduled leases up to n scheduled due sources in one statement,
-// oldest due first. Its semantics are lease.Claim's: a row is taken only
-// when it is due (next_at <= now()) and nobody holds a live lease, and of
-// processes racing for it one wins: FOR UPDATE SKIP LOCKED passes over
-// rows another claim is taking, and a row another claim took since this
-// statement's snapshot is re-read when locked (READ COMMITTED) and fails
-// the WHERE then. The due rows are read from the next_at index, and each
-// one's attachments by source: the LIMIT 1 keeps the planner from turning
-// the check into a join of every attachment, which it chose on tables
-// without statistics (200 ms a claim at 10,000 sources, against 0.4 ms).
+// oldest due first, and reads what their crawls read first in the same
+// one. Its semantics are lease.Claim's: a row is taken only when it is due
+// (next_at <= now()) and nobody holds a live lease, and of processes
+// racing for it one wins: FOR UPDATE SKIP LOCKED passes over rows another
+// claim is taking, and a row another claim took since this statement's
+// snapshot is re-read when locked (READ COMMITTED) and fails the WHERE
+// then. The due rows are read from the next_at index, and each one's
+// attachments by source: the LIMIT 1 keeps the planner from turning the
+// check into a join of every attachment, which it chose on tables without
+// statistics (200 ms a claim at 10,000 sources, against 0.4 ms). On error
+// it returns what it claimed, for the caller to hand back.
 func (w *Worker) claimScheduled(ctx context.Context, n int) ([]leased, error) {
-	var rows []struct {
-		SourceID uuid.UUID `bun:"source_id"`
-		Failures int       `bun:"failures"`
-		Backlog  bool      `bun:"backlog"`
-		State    []byte    `bun:"connector_state"`
-	}
-	err := w.db.NewRaw(`WITH due AS (
-		  SELECT c.source_id FROM crawl_state c
-		   CROSS JOIN LATERAL (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id
-		                   AND a.source_enabled AND a.feed_enabled AND a.source_type IN (?) LIMIT 1) crawlable
-		   WHERE c.next_at <= now() AND (c.leased_until IS NULL OR c.leased_until < now())
-		   ORDER BY c.next_at LIMIT ? FOR UPDATE OF c SKIP LOCKED)
-		UPDATE crawl_state t SET leased_until = now() + ? * interval '1 millisecond', lease_owner = ?
-		  FROM due WHERE t.source_id = due.source_id
-		RETURNING t.source_id, t.failures, t.backlog, t.connector_state`,
-		bun.In(w.connectors.SourceTypes()), n, w.cfg.LeaseDuration.Milliseconds(), w.cfg.Owner).Scan(ctx, &rows)
+	rows, err := w.pool.Query(ctx, claimSQL, w.connectors.SourceTypes(), n, w.cfg.LeaseDuration.Milliseconds(), w.cfg.Owner)
 	if err != nil {
 		return nil, fmt.Errorf("claim due sources: %w", err)
 	}
-	out := make([]leased, len(rows))
-	for i, r := range rows {
-		out[i] = leased{SourceID: r.SourceID, Failures: r.Failures, Backlog: r.Backlog}
-		if len(r.State) > 0 {
-			out[i].State = r.State
-		}
+	out, err := scanLeased(rows)
+	if err != nil {
+		return out, fmt.Errorf("claim due sources: %w", err)
 	}
 	return out, nil
 }
 
 // listingRow is a stored listing validator (crawl_listings).
 type listingRow struct {
-	SourceID     uuid.UUID `bun:"source_id"`
-	URL          string    `bun:"url"`
-	ETag         string    `bun:"etag"`
-	LastModified string    `bun:"last_modified"`
-	CoveredSince time.Time `bun:"covered_since"`
+	SourceID     uuid.UUID
+	URL          string
+	ETag         string
+	LastModified string
+	CoveredSince time.Time
 }
 
-// loadClaimed reads, for every source of a claimed batch at once, what
-// each crawl reads first.
-func (w *Worker) loadClaimed(ctx context.Context, ls []leased) error {
-	if len(ls) == 0 {
-		return nil
+// scanLeased reads the rows of leasedColumns. On error it returns the
+// sources read so far.
+func scanLeased(rows pgx.Rows) ([]leased, error) {
+	defer rows.Close()
+	var out []leased
+	for rows.Next() {
+		var (
+			l                     leased
+			state                 []byte
+			urls, etags, lastMods []string
+			covered               []time.Time
+			a                     nullAttachment
+		)
+		err := rows.Scan(append([]any{&l.SourceID, &l.Failures, &l.Backlog, &state, &urls, &etags, &lastMods, &covered,
+			&l.hasFailures, &l.hasEventDocs}, a.dest()...)...)
+		if err != nil {
+			return out, err
+		}
+		if n := len(out); n > 0 && out[n-1].SourceID == l.SourceID {
+			// Another attachment of the source before.
+			out[n-1].attachments = append(out[n-1].attachments, a.attachment())
+			continue
+		}
+		if len(state) > 0 {
+			l.State = state
+		}
+		if len(urls) != len(etags) || len(urls) != len(lastMods) || len(urls) != len(covered) {
+			return out, fmt.Errorf("source %s: listing validator arrays of unequal lengths", l.SourceID)
+		}
+		for i := range urls {
+			l.listings = append(l.listings, listingRow{SourceID: l.SourceID, URL: urls[i], ETag: etags[i],
+				LastModified: lastMods[i], CoveredSince: covered[i]})
+		}
+		if a.AttachmentID != nil {
+			l.attachments = append(l.attachments, a.attachment())
+		}
+		out = append(out, l)
 	}
-	ids := make([]uuid.UUID, len(ls))
-	for i, l := range ls {
-		ids[i] = l.SourceID
-	}
-	var atts []Attachment
-	if err := w.db.NewRaw(`SELECT `+attachmentColumns+` FROM ingest_attachments a WHERE a.source_id = ANY(?::uuid[])
-		ORDER BY a.source_id, a.attached_at`, pgdialect.Array(ids)).Scan(ctx, &atts); err != nil {
-		return fmt.Errorf("read attachments of claimed sources: %w", err)
-	}
-	var lists []listingRow
-	if err := w.db.NewRaw(`SELECT source_id, url, etag, last_modified, covered_since FROM crawl_listings
-		WHERE source_id = ANY(?::uuid[])`, pgdialect.Array(ids)).Scan(ctx, &lists); err != nil {
-		return fmt.Errorf("read listing validators of claimed sources: %w", err)
-	}
-	var flags []struct {
-		SourceID     uuid.UUID `bun:"source_id"`
-		HasFailures  bool      `bun:"has_failures"`
-		HasEventDocs bool      `bun:"has_event_docs"`
-	}
-	if err := w.db.NewRaw(`SELECT s.id AS source_id,
-		  EXISTS (SELECT 1 FROM crawl_failures f WHERE f.source_id = s.id) AS has_failures,
-		  EXISTS (SELECT 1 FROM ingest_event_documents e WHERE e.source_id = s.id) AS has_event_docs
-		FROM unnest(?::uuid[]) AS s(id)`, pgdialect.Array(ids)).Scan(ctx, &flags); err != nil {
-		return fmt.Errorf("read failures and event documents of claimed sources: %w", err)
-	}
-	idx := make(map[uuid.UUID]int, len(ls))
-	for i, l := range ls {
-		idx[l.SourceID] = i
-	}
-	for _, a := range atts {
-		l := &ls[idx[a.SourceID]]
-		l.attachments = append(l.attachments, a)
-	}
-	for _, r := range lists {
-		l := &ls[idx[r.SourceID]]
-		l.listings = append(l.listings, r)
-	}
-	for _, f := range flags {
-		l := &ls[idx[f.SourceID]]
-		l.hasFailures, l.hasEventDocs = f.HasFailures, f.HasEventDocs
-	}
-	return nil
+	return out, rows.Err()
 }
 
-// acquire takes the crawl lease of a source. Requiring next_at <= now()
-// (the table's Claimable) stops a process that saw the source due just
-// before another finished crawling it from crawling it again.
-func (w *Worker) acquire(ctx context.Context, sourceID uuid.UUID) (leased, bool, error) {
-	l := leased{SourceID: sourceID}
-	var state []byte
-	ok, err := w.crawls.Claim(ctx, sourceID, "t.failures, t.backlog, t.connector_state", &l.Failures, &l.Backlog, &state)
-	if err != nil || !ok {
-		return leased{}, false, err
+// nullAttachment is an Attachment read through a LEFT JOIN, NULL when
+// the source has none.
+type nullAttachment struct {
+	AttachmentID, FeedID, OrganizationID, SourceID *uuid.UUID
+	FeedKind                                       *domain.FeedKind
+	SourceType                                     *domain.SourceType
+	Details                                        []byte
+	SourceEnabled, FeedEnabled                     *bool
+	AttachedAt, SourceEnabledAt, FeedEnabledAt     *time.Time
+}
+
+// dest is where Scan puts attachmentColumns.
+func (a *nullAttachment) dest() []any {
+	return []any{&a.AttachmentID, &a.FeedID, &a.FeedKind, &a.OrganizationID, &a.SourceID, &a.SourceType, &a.Details,
+		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt}
+}
+
+func (a *nullAttachment) attachment() Attachment {
+	return Attachment{
+		AttachmentID: *a.AttachmentID, FeedID: *a.FeedID, FeedKind: *a.FeedKind, OrganizationID: *a.OrganizationID,
+		SourceID: *a.SourceID, SourceType: *a.SourceType, Details: a.Details, SourceEnabled: *a.SourceEnabled,
+		FeedEnabled: *a.FeedEnabled, AttachedAt: *a.AttachedAt, SourceEnabledAt: a.SourceEnabledAt, FeedEnabledAt: a.FeedEnabledAt,
 	}
-	if len(state) > 0 {
-		l.State = state
-	}
-	return l, true, nil
 }
 
 // outcome is how a crawl ended, for the release.
@@ -382,22 +434,27 @@ func (w *Worker) flushReleases(ctx context.Context) (dueAgain bool) {
 		ago[i] = now.Sub(r.ended).Milliseconds()
 		dueAgain = dueAgain || r.backlog
 	}
-	_, err := w.db.NewRaw(`UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL,
-			failures = 0, last_error = v.note, backlog = v.backlog,
-			last_crawl_at = now() - v.ago * interval '1 millisecond', last_success_at = now() - v.ago * interval '1 millisecond',
-			covered_since = coalesce(v.covered, covered_since),
-			freshness_ms = coalesce(nullif(v.fresh, 0), freshness_ms), `+
-		w.scheduleSQL("v.backlog", "v.fresh", "now() - v.ago * interval '1 millisecond'")+`
-		FROM unnest(?::uuid[], ?::text[], ?::boolean[], ?::timestamptz[], ?::bigint[], ?::bigint[])
-			AS v(id, note, backlog, covered, fresh, ago)
-		WHERE crawl_state.source_id = v.id AND crawl_state.lease_owner = ?`,
-		pgdialect.Array(ids), pgdialect.Array(notes), pgdialect.Array(backlogs), pgdialect.Array(covered),
-		pgdialect.Array(fresh), pgdialect.Array(ago), w.cfg.Owner).Exec(ctx)
+	_, err := w.pool.Exec(ctx, w.releaseSQL, ids, notes, backlogs, covered, fresh, ago, w.cfg.Owner)
 	if err != nil {
 		w.log.Error("releasing sources failed", "sources", n, "err", err)
 		return false
 	}
 	return dueAgain
+}
+
+// releaseSQL is flushReleases' statement: it hands back the leases of
+// owner $7 on the sources $1 and schedules each one's next poll from its
+// outcome ($2 to $6, see pendingRelease). New builds it once.
+func (w *Worker) buildReleaseSQL() string {
+	return `UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL,
+			failures = 0, last_error = v.note, backlog = v.backlog,
+			last_crawl_at = now() - v.ago * interval '1 millisecond', last_success_at = now() - v.ago * interval '1 millisecond',
+			covered_since = coalesce(v.covered, covered_since),
+			freshness_ms = coalesce(nullif(v.fresh, 0), freshness_ms), ` +
+		w.scheduleSQL("v.backlog", "v.fresh", "now() - v.ago * interval '1 millisecond'") + `
+		FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[], $6::bigint[])
+			AS v(id, note, backlog, covered, fresh, ago)
+		WHERE crawl_state.source_id = v.id AND crawl_state.lease_owner = $7`
 }
 
 // week is what the observed interval is counted over, as Miniflux's

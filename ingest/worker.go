@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/ingest/calendar"
@@ -135,6 +136,11 @@ func (c Config) withDefaults() Config {
 // Parts are what a Worker works with.
 type Parts struct {
 	DB *bun.DB
+	// Pool is the pgx pool DB shares. The statements the schedule loop
+	// runs every tick go through it with bound arguments (schedule.go,
+	// hot.go): their texts never change, so pgx prepares each once per
+	// connection and Postgres neither parses nor describes them again.
+	Pool *pgxpool.Pool
 	// Connectors read the sources; sources of a type none reads are not
 	// crawled.
 	Connectors *connector.Registry
@@ -150,6 +156,7 @@ type Parts struct {
 // Worker crawls due sources and runs backfills until its context ends.
 type Worker struct {
 	db         *bun.DB
+	pool       *pgxpool.Pool
 	connectors *connector.Registry
 	articles   ArticleRecorder
 	events     HappeningRecorder
@@ -167,6 +174,8 @@ type Worker struct {
 	// releases are the successful crawls whose leases are still to be
 	// handed back (schedule.go, release).
 	releases releaseQueue
+	// releaseSQL is flushReleases' statement (buildReleaseSQL).
+	releaseSQL string
 	// newLook is when the schedule loop last looked for never-crawled
 	// sources, and last read every attachment for them (newSources).
 	newLook struct {
@@ -185,8 +194,8 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 	}
 	cfg = cfg.withDefaults()
 	log := logger.With("component", "ingest", "owner", cfg.Owner)
-	return &Worker{
-		db: parts.DB, connectors: parts.Connectors, articles: parts.Articles, events: parts.Events, intakes: parts.Intakes,
+	w := &Worker{
+		db: parts.DB, pool: parts.Pool, connectors: parts.Connectors, articles: parts.Articles, events: parts.Events, intakes: parts.Intakes,
 		cfg: cfg, log: log, now: time.Now,
 		crawls: lease.New(parts.DB, lease.Table{Name: "crawl_state", Key: "source_id", Claimable: "t.next_at <= now()"},
 			cfg.Owner, cfg.LeaseDuration, log),
@@ -194,6 +203,8 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 			cfg.Owner, cfg.LeaseDuration, log),
 		backlogs: newBacklogs(cfg.LeaseDuration),
 	}
+	w.releaseSQL = w.buildReleaseSQL()
+	return w
 }
 
 // Run schedules crawls and backfills every Tick until ctx ends, then waits

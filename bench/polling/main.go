@@ -174,6 +174,10 @@ type system struct {
 	out      bytes.Buffer
 	db       string
 	table    string // the schedule: id, last poll, next due
+	// backfills, when set, counts the attachments whose backfill is
+	// done: the setup waits for all of them, so that no measured window
+	// holds the tail of the setup's backfills.
+	backfills string
 	// flush ends the attaching, for a system that attaches in batches.
 	flush func(context.Context) error
 	// addCrawler starts one more crawler-only process (-crawlers).
@@ -304,6 +308,12 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	}
 	res.setup = time.Since(start)
 	log.Printf("%s: every source polled once after %v", name, res.setup.Round(time.Second))
+	if sys.backfills != "" {
+		if err := waitCount(ctx, dsn, sys.backfills, o.n, 30*time.Minute); err != nil {
+			return res, fmt.Errorf("backfills: %w\n%s", err, tail(sys.out.String()))
+		}
+		log.Printf("%s: every backfill done after %v", name, time.Since(start).Round(time.Second))
+	}
 	// What autovacuum would have done by now (it is off on the machine's
 	// shared server): without statistics the planner guesses, and dead row
 	// versions of the setup's polls slow every scan of the schedule.
@@ -545,6 +555,29 @@ func recreate(ctx context.Context, admin, db string) error {
 	return nil
 }
 
+// waitCount waits until query counts at least n, for at most limit.
+func waitCount(ctx context.Context, dsn, query string, n int, limit time.Duration) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("connect to count: %w", err)
+	}
+	defer conn.Close(ctx)
+	deadline := time.Now().Add(limit)
+	for {
+		var got int
+		if err := conn.QueryRow(ctx, query).Scan(&got); err != nil {
+			return fmt.Errorf("count: %w", err)
+		}
+		if got >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d after %v", got, n, limit)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
 func vacuumAnalyze(ctx context.Context, dsn string) error {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -592,7 +625,8 @@ func (o options) startFeedsvc(ctx context.Context, dsn string, port int) (*syste
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	key := strings.TrimSpace(lines[len(lines)-1])
-	sys := &system{table: `SELECT source_id::text, last_crawl_at, next_at FROM crawl_state`}
+	sys := &system{table: `SELECT source_id::text, last_crawl_at, next_at FROM crawl_state`,
+		backfills: `SELECT count(*) FROM ingest_backfills WHERE done_at IS NOT NULL`}
 	sys.cmd = exec.Command(o.feedsvc, "serve")
 	sys.cmd.Env = env
 	if o.crawlers > 0 {

@@ -42,6 +42,7 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 	}
 	return ingest.New(ingest.Parts{
 		DB:         s.DB.Bun,
+		Pool:       s.DB.Pool,
 		Connectors: connectors,
 		Articles:   articles{s.Commands},
 		Events:     eventReader{cmds: s.Commands, log: s.logger, limits: cfg.Documents},
