@@ -97,10 +97,14 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 	start := time.Now()
 	crawlCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stopRenew := w.crawls.Keep(crawlCtx, l.SourceID, cancel)
+	// The renewal runs on the worker's context, not the crawl's: a
+	// successful crawl's release waits in a queue for the schedule loop's
+	// next turn (release), and the lease must stay alive until that write,
+	// or another process could find the source due and unleased and poll
+	// it again (a loaded machine can hold the loop past a short lease).
+	stopRenew := w.crawls.Keep(ctx, l.SourceID, cancel)
 	stats := &crawlStats{}
 	err := w.crawlSource(crawlCtx, l, stats)
-	stopRenew()
 
 	how := succeeded
 	switch {
@@ -110,9 +114,12 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 	case err != nil:
 		how = failed
 	}
+	if how != succeeded {
+		stopRenew()
+	}
 	rctx, rcancel := lease.ReleaseContext()
 	defer rcancel()
-	if rerr := w.release(rctx, l, how, stats, err); rerr != nil {
+	if rerr := w.release(rctx, l, how, stats, err, stopRenew); rerr != nil {
 		w.log.Error("releasing source failed", "source_id", l.SourceID, "err", rerr)
 	}
 	attrs := []any{

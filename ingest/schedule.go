@@ -335,13 +335,14 @@ const (
 // most polls change nothing else, and one statement per batch instead of
 // one per poll is most of what an unchanged poll costs Postgres. The row
 // stays leased meanwhile, so nobody polls it again before it is written,
-// and the time the crawl ended is what its schedule counts from.
-func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *crawlStats, crawlErr error) error {
+// and the time the crawl ended is what its schedule counts from; its
+// renewal (stopRenew) goes on until the queue is written.
+func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *crawlStats, crawlErr error, stopRenew func()) error {
 	var err error
 	switch how {
 	case succeeded:
 		w.releases.add(pendingRelease{id: l.SourceID, ended: time.Now(), note: stats.cutOffNote(),
-			backlog: stats.Backlog, covered: stats.Covered, fresh: stats.Freshness})
+			backlog: stats.Backlog, covered: stats.Covered, fresh: stats.Freshness, stopRenew: stopRenew})
 		return nil
 	case failed:
 		err = w.crawls.Release(ctx, l.SourceID, `failures = failures + 1, last_error = ?, backlog = false,
@@ -365,6 +366,9 @@ type pendingRelease struct {
 	backlog bool
 	covered time.Time
 	fresh   time.Duration
+	// stopRenew ends the renewal of the lease, which goes on until the
+	// release is written (crawlLeased); nil when nothing renews it.
+	stopRenew func()
 }
 
 // releaseQueue holds the successful crawls not yet written.
@@ -420,6 +424,14 @@ func (w *Worker) flushReleases(ctx context.Context) (dueAgain bool) {
 	rs := w.releases.take()
 	if len(rs) == 0 {
 		return false
+	}
+	// The renewals stop first, so that none runs after the write and
+	// finds the lease gone; the last renewal left at least two thirds of
+	// the lease to run, far more than the write takes.
+	for _, r := range rs {
+		if r.stopRenew != nil {
+			r.stopRenew()
+		}
 	}
 	n := len(rs)
 	ids, notes, backlogs := make([]uuid.UUID, n), make([]string, n), make([]bool, n)

@@ -54,8 +54,11 @@ func (s *Subscriber) Verify(ctx context.Context, id string, v Verification) (cha
 		// stays far from overflowing, and the hub hears from us yearly.
 		lease = min(lease, maxLeaseSeconds)
 		// Renewal is due at nine tenths of the lease, so a renewal that
-		// fails once still has time to be retried before the lease ends.
-		renewMS := int64(lease) * 900
+		// fails once still has time to be retried before the lease ends;
+		// or two of the subscriber's turns (Tick) before it ends, when a
+		// tenth is shorter than that (a hub granting seconds), since a due
+		// renewal waits for the next turn.
+		renewMS := max(0, int64(lease)*1000-max(int64(lease)*100, 2*s.cfg.Tick.Milliseconds()))
 		res, err := s.db.NewRaw(`UPDATE websub_subscriptions SET state = 'active', pending_mode = NULL,
 			lease_seconds = ?, lease_expires_at = now() + ? * interval '1 second', verified_at = now(),
 			failures = 0, last_error = '', next_at = now() + ? * interval '1 millisecond'
