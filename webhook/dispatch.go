@@ -133,6 +133,9 @@ func (d *dispatcher) newBatch() *batch { return &batch{svc: d.svc} }
 // changes, so that each is matched against the subscriptions as they
 // stood at its position in the log.
 func (d *dispatcher) queuePending(ctx context.Context, db bun.IDB) error {
+	// A subscription is changing: the deliveries it brings need the job
+	// client (gate.go).
+	d.svc.wakeGate()
 	if b, ok := projections.Deferred(ctx, d, d.newBatch); ok {
 		return b.Flush(ctx, db)
 	}

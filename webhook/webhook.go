@@ -151,7 +151,8 @@ type Service struct {
 	sender  *Sender
 	secrets *Secrets
 	metrics *Metrics
-	started bool
+	// gate starts the job client once there are webhooks (gate.go).
+	gate gate
 	// loads and records batch the attempts' statements (webhooks role).
 	loads   *batcher[uuid.UUID, attempt]
 	records *batcher[outcome, *time.Time]
@@ -163,6 +164,7 @@ func New(p Parts, cfg Config) (*Service, error) {
 	s := &Service{
 		cfg: cfg, parts: p, logger: p.Logger.With("component", "webhooks"),
 		secrets: NewSecrets(p.DB.Bun), metrics: newMetrics(p.DB.Bun),
+		gate: gate{wake: make(chan struct{}, 1)},
 	}
 	s.sender = NewSender(SenderOptions{
 		AllowPrivateNetworks: cfg.AllowPrivateNetworks, Timeout: cfg.AttemptTimeout, PerHost: cfg.PerHost,
@@ -273,22 +275,27 @@ func (s *Service) Dispatcher() projections.Projector {
 	return &dispatcher{svc: s}
 }
 
-// Start runs the sender until Stop; only in a process with Work.
+// Start runs the sender until Stop; only in a process with Work. The job
+// client itself starts once the installation has webhooks (gate.go): at
+// once when it has, else when one is created.
 func (s *Service) Start(ctx context.Context) error {
 	if !s.cfg.Work {
 		return nil
 	}
-	if err := s.river.Start(ctx); err != nil {
-		return fmt.Errorf("start webhook sender: %w", err)
-	}
-	s.started = true
+	gctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.gate.stop, s.gate.done = stop, make(chan struct{})
+	go s.runGate(gctx)
 	return nil
 }
 
 // Stop lets attempts in flight finish for a while, then cancels them
 // (a cancelled attempt is retried later, like a failed one).
 func (s *Service) Stop(ctx context.Context) error {
-	if !s.started {
+	if s.gate.stop != nil {
+		s.gate.stop()
+		<-s.gate.done
+	}
+	if !s.senderStarted() {
 		return nil
 	}
 	soft, cancel := context.WithTimeout(ctx, s.cfg.AttemptTimeout+2*time.Second)
