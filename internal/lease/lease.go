@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -139,33 +140,50 @@ func (l *Leases) update(ctx context.Context, key any, set string, args ...any) (
 // database outage), lost is called so the work stops and two processes do
 // not keep working on one row. A failed renewal is only logged: the lease
 // is still ours until it expires.
+//
+// It keeps a timer, not a goroutine: most work under a lease (a poll that
+// answers 304) ends long before the first renewal, and a goroutine parked
+// per lease would cost a start and two wake-ups each for nothing. When
+// stop returns no renewal runs or will run.
 func (l *Leases) Keep(ctx context.Context, key any, lost func()) (stop func()) {
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		t := time.NewTicker(l.duration / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			held, err := l.Renew(ctx, key)
-			switch {
-			case err != nil:
-				l.log.Warn("lease renewal failed", "table", l.table.Name, "key", key, "err", err)
-			case !held:
-				l.log.Warn("lease lost; stopping", "table", l.table.Name, "key", key)
-				lost()
-				return
-			}
+	k := &keeper{}
+	var renew func()
+	renew = func() {
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		if k.stopped || ctx.Err() != nil {
+			return
 		}
-	}()
-	return func() { close(done); <-stopped }
+		held, err := l.Renew(ctx, key)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			l.log.Warn("lease renewal failed", "table", l.table.Name, "key", key, "err", err)
+		case !held:
+			l.log.Warn("lease lost; stopping", "table", l.table.Name, "key", key)
+			lost()
+			return
+		}
+		k.timer.Reset(l.duration / 3)
+	}
+	k.mu.Lock()
+	k.timer = time.AfterFunc(l.duration/3, renew)
+	k.mu.Unlock()
+	return func() {
+		// A renewal under way holds mu: stop waits for it to end.
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		k.stopped = true
+		k.timer.Stop()
+	}
+}
+
+// keeper is one Keep's state.
+type keeper struct {
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
 }
 
 // ReleaseContext is for handing back a lease after ctx ended (on

@@ -46,6 +46,7 @@ func TestLeases(t *testing.T) {
 	t.Run("of processes claiming one row at once exactly one gets it", func(t *testing.T) { claimRace(t, db) })
 	t.Run("a lease is held until released or expired and only its holder changes the row", func(t *testing.T) { holding(t, db) })
 	t.Run("work is stopped when its lease is lost", func(t *testing.T) { losing(t, db) })
+	t.Run("a kept lease outlives its duration and lapses once the keeping stops", func(t *testing.T) { keeping(t, db) })
 }
 
 func claimRace(t *testing.T, db *bun.DB) {
@@ -130,5 +131,39 @@ func losing(t *testing.T, db *bun.DB) {
 	case <-lost:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the work was not told its lease was lost")
+	}
+}
+
+func keeping(t *testing.T, db *bun.DB) {
+	ctx := context.Background()
+	id := uuid.New()
+	const d = 300 * time.Millisecond
+	a := lease.New(db, table, "a", d, slog.New(slog.DiscardHandler))
+	b := lease.New(db, table, "b", d, slog.New(slog.DiscardHandler))
+	if ok, err := a.Claim(ctx, id, ""); !ok || err != nil {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	stop := a.Keep(ctx, id, func() { t.Error("a kept lease was lost") })
+	// Four durations later the renewals have held it.
+	time.Sleep(4 * d)
+	if ok, err := b.Claim(ctx, id, ""); ok || err != nil {
+		t.Fatalf("another process claimed a kept lease: %v %v", ok, err)
+	}
+	stop()
+	stop() // stopping twice is harmless
+	// Once stopped, nothing renews it: it lapses within a duration.
+	deadline := time.Now().Add(10 * d)
+	for {
+		ok, err := b.Claim(ctx, id, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease was still renewed after its keeping stopped")
+		}
+		time.Sleep(d / 10)
 	}
 }
