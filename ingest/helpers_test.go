@@ -39,7 +39,7 @@ func startWorker(t *testing.T, h *servicetest.Harness, opts crawl.Options, cfg i
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
 	}
-	w, err := h.Service.NewIngestWorker(crawl.New(opts), cfg)
+	w, err := h.Service.NewIngestWorker(crawl.New(opts), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
