@@ -67,6 +67,9 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 		out = append(out, claimed...)
 	}
 	if err != nil {
+		// Never-crawled sources found but not crawled are looked for
+		// again at the next tick (lookForNew).
+		w.newLook.failed = w.newLook.failed || withNew
 		rctx, cancel := lease.ReleaseContext()
 		defer cancel()
 		for _, l := range out {

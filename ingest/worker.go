@@ -193,7 +193,8 @@ type Worker struct {
 	// newLook is when the schedule loop last looked for never-crawled
 	// sources, and last read every attachment for them (newSources);
 	// more: the last look found as many as it could take.
-	// failed: the last look failed, and the next tick looks again.
+	// failed: the last look, or the leasing of what it found, failed, and
+	// the next tick looks again.
 	newLook struct {
 		last, full   time.Time
 		more, failed bool
