@@ -172,11 +172,10 @@ func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 	return ids, nil
 }
 
-// The statements the schedule loop runs on every tick or often (the claim
-// below and the release in flushReleases every tick, newSources and
-// pendingBackfills in the backfill loop when told of new attachments and
-// at least once a minute) go through pgx directly with bound arguments, as the
-// event store's do, not through bun: bun inlines its arguments, so no two
+// The statements the worker runs often (the claim below and the release
+// in flushReleases every tick; newSources, and pendingBackfills in the
+// backfill loop, when told of new attachments and at least once a minute)
+// go through pgx directly with bound arguments, as the event store's do, not through bun: bun inlines its arguments, so no two
 // texts repeat, and pgx's statement cache then prepares, describes and
 // later deallocates each one (three round trips, the text parsed twice).
 // With fixed texts pgx prepares each once per connection and every later
