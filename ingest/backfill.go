@@ -15,14 +15,15 @@ import (
 	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
-// backfillsPerTick bounds the backfills one tick starts.
+// backfillsPerTick bounds the backfills one look starts.
 const backfillsPerTick = 20
 
 // backfillChunk is how many articles a backfill adds in one commit.
 const backfillChunk = 100
 
 // errArticlesBehind means the articles projection has not yet caught up
-// with articles this crawler recorded; the backfill is retried next tick.
+// with articles this crawler recorded; the backfill is retried next tick
+// (backfillLook.retry).
 var errArticlesBehind = errors.New("articles read model is behind the crawler")
 
 // A backfill reads the source's recorded facts (articles, events) of the
@@ -43,7 +44,11 @@ var errArticlesBehind = errors.New("articles read model is behind the crawler")
 // attachments without a finished backfill. An attachment disabled before
 // its backfill ran waits until it is enabled again, and then takes only
 // what it accepts from that moment (its accepting-since moved forward).
-func (w *Worker) runBackfills(ctx context.Context) error {
+// When the run fails, or a backfill it claimed does not finish, the next
+// tick looks again (lookForBackfills): nothing would tell the loop.
+func (w *Worker) runBackfills(ctx context.Context) (err error) {
+	unfinished := false
+	defer func() { w.backfillLook.retry = err != nil || unfinished }()
 	pending, err := w.pendingBackfills(ctx)
 	if err != nil {
 		return err
@@ -57,9 +62,13 @@ func (w *Worker) runBackfills(ctx context.Context) error {
 			return err
 		}
 		if !ok {
+			// Another process runs it, and looks again if it fails;
+			// should it die, the full scan finds the expired lease.
 			continue
 		}
-		w.backfillClaimed(ctx, a)
+		if !w.backfillClaimed(ctx, a) {
+			unfinished = true
+		}
 	}
 	return nil
 }
@@ -70,8 +79,8 @@ func (w *Worker) runBackfills(ctx context.Context) error {
 // attachments that became crawlable since shortly before its last look
 // (attached or re-enabled; the index on the latest of those times) and
 // the backfills left unfinished (a partial index), since reading every
-// attachment on each tick cost Postgres 5 ms at 10,000. Only the backfill
-// loop calls it.
+// attachment on each look cost Postgres 5 ms at 10,000. Only the backfill
+// loop calls it, when lookForBackfills says.
 func (w *Worker) pendingBackfills(ctx context.Context) ([]Attachment, error) {
 	start := time.Now()
 	full := w.backfillLook.full.IsZero() || start.Sub(w.backfillLook.full) >= newSourcesFullScan
@@ -108,6 +117,7 @@ func (w *Worker) pendingBackfills(ctx context.Context) ([]Attachment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find pending backfills: %w", err)
 	}
+	w.backfillLook.more = len(pending) == backfillsPerTick
 	if len(pending) < backfillsPerTick {
 		w.backfillLook.last = start
 		if full {
@@ -117,8 +127,9 @@ func (w *Worker) pendingBackfills(ctx context.Context) ([]Attachment, error) {
 	return pending, nil
 }
 
-// backfillClaimed runs a claimed backfill and records its outcome.
-func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) {
+// backfillClaimed runs a claimed backfill and records its outcome; it
+// reports whether the backfill is done.
+func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) (done bool) {
 	start := time.Now()
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -139,14 +150,15 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) {
 		default:
 			w.log.Warn("backfill failed; will retry", "attachment_id", a.AttachmentID, "source_id", a.SourceID, "err", err)
 		}
-		return
+		return false
 	}
 	if err := w.finishBackfill(rctx, a, added); err != nil {
 		w.log.Error("recording backfill failed", "attachment_id", a.AttachmentID, "err", err)
-		return
+		return false
 	}
 	w.log.Info("backfill done", "attachment_id", a.AttachmentID, "feed_id", a.FeedID, "source_id", a.SourceID,
 		"articles", articles, "events", events, "items_added", added, "since", a.acceptingSince(), "duration", time.Since(start).Round(time.Millisecond))
+	return true
 }
 
 // backfill offers the attachment every recorded fact of its source that

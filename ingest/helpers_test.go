@@ -9,6 +9,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
@@ -36,10 +37,17 @@ func testWorker(owner string) ingest.Config {
 // ends, and fails the test if it stops early.
 func startWorker(t *testing.T, h *servicetest.Harness, opts crawl.Options, cfg ingest.Config) {
 	t.Helper()
+	startToldWorker(t, h, opts, cfg, nil)
+}
+
+// startToldWorker is startWorker with a worker that notifications tell of
+// crawlable attachments (nil: none).
+func startToldWorker(t *testing.T, h *servicetest.Harness, opts crawl.Options, cfg ingest.Config, notifications *pgnotify.Listener) {
+	t.Helper()
 	if opts.Timeout == 0 {
 		opts.Timeout = 5 * time.Second
 	}
-	w, err := h.Service.NewIngestWorker(crawl.New(opts), cfg)
+	w, err := h.Service.NewIngestWorker(crawl.New(opts), cfg, notifications)
 	if err != nil {
 		t.Fatal(err)
 	}

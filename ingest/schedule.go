@@ -43,9 +43,10 @@ type leased struct {
 // connector reads its type, and it has no crawl_state yet or its next_at
 // has passed and nobody holds a live lease. Sources never crawled come
 // first, so a new attachment starts promptly even when many sources are
-// overdue; they are looked for only when withNew (each tick, a second
-// apart), not after every crawl (newSources), and each is leased on its
-// own (its crawl_state row is inserted by the claim).
+// overdue; they are looked for only when withNew (when an attachment
+// became crawlable, or at a tick while that is not being told, or for the
+// full scan: see lookForNew), not after every crawl (newSources), and each
+// is leased on its own (its crawl_state row is inserted by the claim).
 //
 // The scheduled ones are claimed, together with what their crawls read
 // first (attachments, listing validators, whether failures or event
@@ -66,6 +67,9 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 		out = append(out, claimed...)
 	}
 	if err != nil {
+		// Never-crawled sources found but not crawled are looked for
+		// again at the next tick (lookForNew).
+		w.newLook.failed = w.newLook.failed || withNew
 		rctx, cancel := lease.ReleaseContext()
 		defer cancel()
 		for _, l := range out {
@@ -152,11 +156,12 @@ func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 	if err == nil {
 		ids, err = pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	}
+	w.newLook.failed = err != nil
 	if err != nil {
 		return nil, fmt.Errorf("find new sources: %w", err)
 	}
 	// With as many as asked for, more may wait: the next look reads from
-	// the same point again, and comes before the next tick.
+	// the same point again, and comes before the next tick (lookForNew).
 	w.newLook.more = len(ids) == n
 	if len(ids) < n {
 		w.newLook.last = start
@@ -167,10 +172,10 @@ func (w *Worker) newSources(ctx context.Context, n int) ([]uuid.UUID, error) {
 	return ids, nil
 }
 
-// The statements the schedule loop runs on every tick (the claim below,
-// newSources, the release in flushReleases, and pendingBackfills in the
-// backfill loop) go through pgx directly with bound arguments, as the
-// event store's do, not through bun: bun inlines its arguments, so no two
+// The statements the worker runs often (the claim below and the release
+// in flushReleases every tick; newSources, and pendingBackfills in the
+// backfill loop, when told of new attachments and at least once a minute)
+// go through pgx directly with bound arguments, as the event store's do, not through bun: bun inlines its arguments, so no two
 // texts repeat, and pgx's statement cache then prepares, describes and
 // later deallocates each one (three round trips, the text parsed twice).
 // With fixed texts pgx prepares each once per connection and every later

@@ -20,15 +20,18 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
+	"github.com/feedsvc/feedsvc/ingest/attachments"
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/internal/backoff"
 	"github.com/feedsvc/feedsvc/internal/lease"
+	"github.com/feedsvc/feedsvc/internal/pgnotify"
 )
 
 // Defaults for zero Config fields.
@@ -65,7 +68,12 @@ type Config struct {
 	// renewed while the work runs, so it only bounds how long a crashed
 	// process keeps a source from being crawled by another.
 	LeaseDuration time.Duration
-	// Tick is how often the worker looks for due sources and backfills.
+	// Tick is how often the worker claims due sources and hands back the
+	// leases of finished crawls. It looks for never-crawled sources and
+	// pending backfills every tick too while it is not told of new
+	// attachments (Parts.Notifications not listening); while it is, only
+	// when told, when the last look found as many as it could take, and
+	// once a minute (newSourcesFullScan).
 	Tick time.Duration
 	// Owner names this process in leases; it must be unique per process.
 	// Default: hostname, pid and a random suffix.
@@ -151,6 +159,12 @@ type Parts struct {
 	// Intakes put what sources hold into feeds, one per feed kind;
 	// attachments of a kind without one get nothing.
 	Intakes *Intakes
+	// Notifications, when set, tells the worker when an attachment became
+	// crawlable (attachments.CrawlableChannel), so that it looks for new
+	// sources and pending backfills when told rather than every tick;
+	// while it is nil or not listening, the worker looks every tick. New
+	// registers on it, so it must not be running yet.
+	Notifications *pgnotify.Listener
 }
 
 // Worker crawls due sources and runs backfills until its context ends.
@@ -177,14 +191,29 @@ type Worker struct {
 	// releaseSQL is flushReleases' statement (buildReleaseSQL).
 	releaseSQL string
 	// newLook is when the schedule loop last looked for never-crawled
-	// sources, and last read every attachment for them (newSources).
+	// sources, and last read every attachment for them (newSources);
+	// more: the last look found as many as it could take.
+	// failed: the last look, or the leasing of what it found, failed, and
+	// the next tick looks again.
 	newLook struct {
-		last, full time.Time
-		more       bool
+		last, full   time.Time
+		more, failed bool
 	}
 	// backfillLook is the same for pending backfills (pendingBackfills),
-	// which only the backfill loop reads.
-	backfillLook struct{ last, full time.Time }
+	// which only the backfill loop reads; retry: a backfill of the last
+	// run did not finish (failed, or the articles projection was behind),
+	// or the run failed, and the next tick looks again.
+	backfillLook struct {
+		last, full  time.Time
+		more, retry bool
+	}
+	// notifications says whether the worker is being told of crawlable
+	// attachments; newHeard and backfillHeard are set when it is told (or
+	// starts being told), and taken by the next look of each loop, which
+	// wakeNew and wakeBackfill wake at once.
+	notifications           *pgnotify.Listener
+	newHeard, backfillHeard atomic.Bool
+	wakeNew, wakeBackfill   chan struct{}
 }
 
 // New returns a Worker; nothing runs until Run.
@@ -201,14 +230,64 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 			cfg.Owner, cfg.LeaseDuration, log),
 		backfills: lease.New(parts.DB, lease.Table{Name: "ingest_backfills", Key: "attachment_id", Claimable: "t.done_at IS NULL"},
 			cfg.Owner, cfg.LeaseDuration, log),
-		backlogs: newBacklogs(cfg.LeaseDuration),
+		backlogs:      newBacklogs(cfg.LeaseDuration),
+		notifications: parts.Notifications,
+		wakeNew:       make(chan struct{}, 1),
+		wakeBackfill:  make(chan struct{}, 1),
 	}
 	w.releaseSQL = w.buildReleaseSQL()
+	parts.Notifications.On(attachments.CrawlableChannel, w.crawlableHeard)
 	return w
 }
 
-// Run schedules crawls and backfills every Tick until ctx ends, then waits
-// for the work in flight to stop and hands its leases back. Database errors
+// crawlableHeard is called when an attachment became crawlable somewhere
+// (or the listener starts listening, having missed what came before): both
+// loops look at once.
+func (w *Worker) crawlableHeard() {
+	w.newHeard.Store(true)
+	w.backfillHeard.Store(true)
+	for _, c := range []chan struct{}{w.wakeNew, w.wakeBackfill} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// lookForNew says whether this turn of the schedule loop (a tick's when
+// ticked) looks for never-crawled sources: when told of a crawlable
+// attachment since the last look, or the last look found as many as it
+// could take (a burst of attaches: their first polls then go at the
+// crawl's pace, not at Concurrency per tick); and at a tick, also when not
+// being told (every tick, as before notifications), after a failed look,
+// and when the full scan is due (newSourcesFullScan: it finds what the
+// notifications cannot, such as an attachment projected long after its
+// event). The look that follows a true answer takes the notification.
+func (w *Worker) lookForNew(ticked bool) bool {
+	if w.newHeard.Swap(false) || w.newLook.more {
+		return true
+	}
+	return ticked && (!w.notifications.Listening() || w.newLook.failed || fullScanDue(w.newLook.full))
+}
+
+// lookForBackfills is lookForNew for the backfill loop: at a tick it also
+// looks again after a run that left a backfill unfinished (retry).
+func (w *Worker) lookForBackfills(ticked bool) bool {
+	if w.backfillHeard.Swap(false) || w.backfillLook.more {
+		return true
+	}
+	return ticked && (!w.notifications.Listening() || w.backfillLook.retry || fullScanDue(w.backfillLook.full))
+}
+
+// fullScanDue says whether a look whose last full scan was at full is to
+// read every attachment.
+func fullScanDue(full time.Time) bool {
+	return full.IsZero() || time.Since(full) >= newSourcesFullScan
+}
+
+// Run schedules crawls and backfills until ctx ends (claims every Tick,
+// new sources and backfills when told of them, see Config.Tick), then
+// waits for the work in flight to stop and hands its leases back. Database errors
 // are logged and retried on the next tick rather than returned: the worker
 // outlives a database restart. It returns nil once ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
@@ -231,7 +310,10 @@ func (w *Worker) Run(ctx context.Context) error {
 // ticks a crawl that ends brings the next claim forward only when the
 // last one filled every free slot (more may be due) and a quarter of the
 // slots are free again, or when a crawl left a backlog (that source is due
-// again at once).
+// again at once); a notification of a crawlable attachment brings it
+// forward at once, so that a new source's first poll starts within
+// milliseconds of its projection. Never-crawled sources are looked for
+// only on the turns lookForNew says.
 func (w *Worker) scheduleLoop(ctx context.Context) {
 	slots := make(chan struct{}, w.cfg.Concurrency)
 	freed := make(chan struct{}, 1)
@@ -245,10 +327,9 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 	ticker := time.NewTicker(w.cfg.Tick)
 	defer ticker.Stop()
 	batch := max(1, w.cfg.Concurrency/4)
-	// withNew: look for never-crawled sources too, on the first pass and
-	// on each tick (see leaseDue). ticked: this turn is a tick's. more:
+	// ticked: this turn is a tick's (the first pass counts as one). more:
 	// the last claim got as many sources as it asked for.
-	withNew, ticked, more := true, true, false
+	ticked, more := true, false
 	for {
 		pending, urgent := w.releases.state()
 		dueAgain := false
@@ -256,8 +337,8 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 			dueAgain = w.flushReleases(ctx)
 		}
 		free := w.cfg.Concurrency - len(slots)
-		if free > 0 && (ticked || dueAgain || (more && free >= batch)) {
-			leases, err := w.leaseDue(ctx, free, withNew)
+		if free > 0 && (ticked || dueAgain || w.newHeard.Load() || (more && free >= batch)) {
+			leases, err := w.leaseDue(ctx, free, w.lookForNew(ticked))
 			if err != nil && ctx.Err() == nil {
 				w.log.Warn("finding due sources failed", "err", err)
 			}
@@ -280,30 +361,37 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			withNew, ticked = true, true
+			ticked = true
 		case <-freed:
-			// New sources are looked for between ticks only while the
-			// last look found as many as it could take (a burst of
-			// attaches): their first polls then go at the crawl's pace,
-			// not at Concurrency per tick.
-			withNew, ticked = w.newLook.more, false
+			ticked = false
+		case <-w.wakeNew:
+			ticked = false
 		}
 	}
 }
 
 // backfillLoop runs pending backfills one at a time; they are short (one
-// append per known article) and rare (once per attachment).
+// append per known article) and rare (once per attachment). It looks for
+// them on the turns lookForBackfills says: at once when told of a
+// crawlable attachment, else at ticks.
 func (w *Worker) backfillLoop(ctx context.Context) {
 	ticker := time.NewTicker(w.cfg.Tick)
 	defer ticker.Stop()
+	ticked := true
 	for {
-		if err := w.runBackfills(ctx); err != nil && ctx.Err() == nil {
-			w.log.Warn("backfills failed", "err", err)
+		if w.lookForBackfills(ticked) {
+			err := w.runBackfills(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.log.Warn("backfills failed", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			ticked = true
+		case <-w.wakeBackfill:
+			ticked = false
 		}
 	}
 }

@@ -91,7 +91,7 @@ func run(ctx context.Context) error {
 	_ = database.DropDatabase(ctx, o.db)
 	// The pools as `feedsvc serve` sizes them with the default budget
 	// (FEEDSVC_DB_MAX_CONNS, every role).
-	budget, err := database.SplitBudget(database.DefaultMaxConns, true, true)
+	budget, err := database.SplitBudget(database.DefaultMaxConns, true, true, false)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,28 @@ import (
 	"github.com/feedsvc/feedsvc/projections"
 )
 
+// CrawlableChannel is the Postgres notification channel on which the
+// projector tells crawlers that an attachment became crawlable (attached
+// with its feed enabled, or its source or feed re-enabled): its source
+// may be new to crawl and its backfill is to run (package ingest looks
+// for both when told, not every tick). The notification is sent in the
+// projector's transaction, so the row is visible when it arrives; its
+// payload is empty, so that Postgres sends one per transaction however
+// many attachments it changed.
+const CrawlableChannel = "feedsvc_crawlable"
+
+// notifyCrawlable wraps a statement that returns, for each row it wrote,
+// whether the row is crawlable now (a boolean column crawlable) so that,
+// when one is, the transaction notifies
+// CrawlableChannel: in the same statement, so that a change costs no
+// round trip more, and only a transaction that changed something takes
+// the commit-time lock notifying transactions share (see
+// eventstore.announce).
+func notifyCrawlable(stmt string) string {
+	return `WITH changed AS (` + stmt + `)
+		SELECT pg_notify('` + CrawlableChannel + `', '') FROM (SELECT 1 FROM changed WHERE crawlable LIMIT 1) c`
+}
+
 // Projector projects what the crawler needs to know about attachments of
 // feeds of every kind: which source records to crawl for which feeds, and
 // the facts domain.AcceptingSince decides from (the attach time and the
@@ -31,16 +53,17 @@ func (Projector) Handlers() []projections.Handler {
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceAttached) error {
 			feedEnabled := `coalesce((SELECT enabled FROM ingest_feeds WHERE feed_id = ?), true)`
-			return projections.Exec(db.NewRaw(`INSERT INTO ingest_attachments (attachment_id, feed_id, feed_kind, organization_id, source_id, source_type, details,
+			return projections.Exec(db.NewRaw(notifyCrawlable(`INSERT INTO ingest_attachments (attachment_id, feed_id, feed_kind, organization_id, source_id, source_type, details,
 				source_enabled, feed_enabled, attached_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?) ON CONFLICT (attachment_id) DO NOTHING`,
+				VALUES (?, ?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?) ON CONFLICT (attachment_id) DO NOTHING
+				RETURNING feed_enabled AS crawlable`),
 				e.AttachmentID, e.FeedID, string(e.Kind), e.OrganizationID, e.SourceID, string(e.SourceType), e.Details,
 				e.FeedID, e.At).Exec(ctx))
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceEnabled) error {
 			// greatest() ignores the NULL of a first re-enable.
-			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = true, source_enabled_at = greatest(source_enabled_at, ?)
-				WHERE attachment_id = ?`, e.At, e.AttachmentID).Exec(ctx))
+			return projections.Exec(db.NewRaw(notifyCrawlable(`UPDATE ingest_attachments SET source_enabled = true, source_enabled_at = greatest(source_enabled_at, ?)
+				WHERE attachment_id = ? RETURNING feed_enabled AS crawlable`), e.At, e.AttachmentID).Exec(ctx))
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceDisabled) error {
 			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET source_enabled = false WHERE attachment_id = ?`, e.AttachmentID).Exec(ctx))
@@ -52,8 +75,8 @@ func (Projector) Handlers() []projections.Handler {
 			if err := projections.Exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = true WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {
 				return err
 			}
-			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = true, feed_enabled_at = greatest(feed_enabled_at, ?)
-				WHERE feed_id = ?`, e.At, e.FeedID).Exec(ctx))
+			return projections.Exec(db.NewRaw(notifyCrawlable(`UPDATE ingest_attachments SET feed_enabled = true, feed_enabled_at = greatest(feed_enabled_at, ?)
+				WHERE feed_id = ? RETURNING source_enabled AS crawlable`), e.At, e.FeedID).Exec(ctx))
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedDisabled) error {
 			if err := projections.Exec(db.NewRaw(`UPDATE ingest_feeds SET enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {

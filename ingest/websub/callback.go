@@ -119,6 +119,12 @@ func affected(res sql.Result, err error) (bool, error) {
 	return n > 0, nil
 }
 
+// PushesChannel is the Postgres notification channel on which Receive
+// (the API role) tells crawler processes that it queued a push, in the
+// insert's transaction; Run takes the queue when told rather than every
+// tick. The payload is empty.
+const PushesChannel = "feedsvc_websub_pushes"
+
 // Delivery is what Receive made of a hub's POST.
 type Delivery int
 
@@ -164,11 +170,15 @@ func (s *Subscriber) Receive(ctx context.Context, id, signature string, body []b
 		s.metrics.pushes.WithLabelValues("inactive").Inc()
 		return Ignored, nil
 	}
-	if _, err := s.db.NewRaw(`INSERT INTO websub_pushes (subscription_id, body) VALUES (?, ?)`, id, body).Exec(ctx); err != nil {
+	// The insert notifies PushesChannel in its own transaction, so that
+	// a crawler process told of it finds the row.
+	if _, err := s.db.NewRaw(`WITH queued AS (INSERT INTO websub_pushes (subscription_id, body) VALUES (?, ?) RETURNING 1)
+		SELECT pg_notify('`+PushesChannel+`', '') FROM queued`, id, body).Exec(ctx); err != nil {
 		return Unknown, fmt.Errorf("websub: queue push: %w", err)
 	}
 	s.metrics.pushes.WithLabelValues("accepted").Inc()
-	s.poke()
+	// A crawler in this process takes it at once, listening or not.
+	s.pushHeard()
 	return Accepted, nil
 }
 

@@ -10,14 +10,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/internal/backoff"
+	"github.com/feedsvc/feedsvc/internal/pgnotify"
 )
 
 const (
@@ -34,13 +37,46 @@ const (
 	maxPushAge      = time.Hour
 	// busyWait is how soon a push waiting on a poll is tried again.
 	busyWait = 250 * time.Millisecond
+	// pushFallback is how often the queue of pushes is looked at while
+	// nothing says to: it finds what no notification announced (a push
+	// another process requeued, or left behind when it died).
+	pushFallback = time.Minute
 )
 
-// Run does the crawler's part until ctx ends: ingest queued pushes (at
-// once when this process received them, else within a Tick) and, when the
-// service has a public URL, send subscription requests, renewals and
-// unsubscriptions as they fall due. Database errors are logged and
-// retried at the next tick.
+// pushLook is what Run knows of the queue of pushes, to look at it only
+// when something may be there (lookForPushes).
+type pushLook struct {
+	// listener tells of pushes queued anywhere (HearPushes); nil or not
+	// listening, the queue is looked at every tick.
+	listener *pgnotify.Listener
+	// heard: a push was queued (or listening started) since the last take.
+	heard atomic.Bool
+	mu    sync.Mutex
+	// requeued is the earliest not_before of the pushes this process
+	// requeued and has not taken since (zero for none); last is when the
+	// last take ran, and failed whether it failed.
+	requeued time.Time
+	last     time.Time
+	failed   bool
+}
+
+// requeuedAt notes a push requeued to be taken at due.
+func (p *pushLook) requeuedAt(due time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.requeued.IsZero() || due.Before(p.requeued) {
+		p.requeued = due
+	}
+}
+
+// Run does the crawler's part until ctx ends: ingest queued pushes and,
+// when the service has a public URL, send subscription requests, renewals
+// and unsubscriptions as they fall due (every tick, and at once when a
+// feed names a new hub). The queue of pushes is taken at once when a push
+// is queued (received here, or by another process while the listener
+// tells of it: PushesChannel), when a push this process requeued is due,
+// while not told of pushes every tick, and else once every pushFallback.
+// Database errors are logged and retried at the next tick.
 func (s *Subscriber) Run(ctx context.Context, ingester Ingester) error {
 	s.log.Info("websub subscriber running", "subscribing", s.Enabled(), "lease_seconds", s.cfg.LeaseSeconds)
 	ticker := time.NewTicker(s.cfg.Tick)
@@ -48,22 +84,58 @@ func (s *Subscriber) Run(ctx context.Context, ingester Ingester) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	sem := make(chan struct{}, pushesAtOnce)
+	ticked := true
 	for {
 		if s.Enabled() {
 			if err := s.manage(ctx); err != nil && ctx.Err() == nil {
 				s.log.Warn("websub: managing subscriptions failed", "err", err)
 			}
 		}
-		if err := s.takePushes(ctx, ingester, sem, &wg); err != nil && ctx.Err() == nil {
-			s.log.Warn("websub: taking pushes failed", "err", err)
+		if s.lookForPushes(ticked) {
+			if err := s.takePushes(ctx, ingester, sem, &wg); err != nil && ctx.Err() == nil {
+				s.log.Warn("websub: taking pushes failed", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C:
+			ticked = true
 		case <-s.wake:
+			ticked = false
 		}
 	}
+}
+
+// lookForPushes says whether this turn of Run (a tick's when ticked) takes
+// the queue of pushes: when told of one, and at a tick also while not
+// being told (the listener not listening), after a failed take, when a
+// push this process requeued is due, and once every pushFallback. A true
+// answer takes the notification and the requeued push: the take that
+// follows finds them.
+func (s *Subscriber) lookForPushes(ticked bool) bool {
+	p := &s.pushes
+	if p.heard.Swap(false) {
+		return true
+	}
+	if !ticked {
+		return false
+	}
+	now := s.now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	due := !p.listener.Listening() || p.failed || now.Sub(p.last) >= pushFallback
+	if !p.requeued.IsZero() && !now.Before(p.requeued) {
+		p.requeued, due = time.Time{}, true
+	}
+	return due
+}
+
+// tookPushes records a take's outcome for lookForPushes.
+func (s *Subscriber) tookPushes(at time.Time, err error) {
+	s.pushes.mu.Lock()
+	defer s.pushes.mu.Unlock()
+	s.pushes.last, s.pushes.failed = at, err != nil
 }
 
 // subscription is a row the loop acts on.
@@ -221,18 +293,34 @@ type queued struct {
 	Topic      string    `bun:"topic"`
 }
 
+// takePushesSQL takes up to $1 due pushes (takePushes). It is a fixed
+// text run through pgx with a bound argument, so that each connection
+// prepares it once.
+const takePushesSQL = `WITH t AS (DELETE FROM websub_pushes WHERE id IN (
+		SELECT id FROM websub_pushes WHERE not_before <= now() ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+	RETURNING id, subscription_id, body, attempts, received_at)
+	SELECT t.id, t.subscription_id, t.body, t.attempts, t.received_at, s.source_id, s.topic
+	FROM t JOIN websub_subscriptions s ON s.id = t.subscription_id`
+
 // takePushes takes the queued pushes that are due, each by deleting it
-// (so one process takes it), and ingests them, pushesAtOnce at a time.
-func (s *Subscriber) takePushes(ctx context.Context, ingester Ingester, sem chan struct{}, wg *sync.WaitGroup) error {
+// (so one process takes it), and ingests them, pushesAtOnce at a time. It
+// takes again as long as a take finds a full batch.
+func (s *Subscriber) takePushes(ctx context.Context, ingester Ingester, sem chan struct{}, wg *sync.WaitGroup) (err error) {
 	if ingester == nil {
 		return nil
 	}
+	start := s.now()
+	defer func() { s.tookPushes(start, err) }()
 	for {
+		rows, err := s.pool.Query(ctx, takePushesSQL, batch)
 		var taken []queued
-		err := s.db.NewRaw(`WITH t AS (DELETE FROM websub_pushes WHERE id IN (
-				SELECT id FROM websub_pushes WHERE not_before <= now() ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-			RETURNING id, subscription_id, body, attempts, received_at)
-			SELECT t.*, s.source_id, s.topic FROM t JOIN websub_subscriptions s ON s.id = t.subscription_id`, batch).Scan(ctx, &taken)
+		if err == nil {
+			taken, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (queued, error) {
+				var p queued
+				err := row.Scan(&p.ID, &p.SubID, &p.Body, &p.Attempts, &p.ReceivedAt, &p.SourceID, &p.Topic)
+				return p, err
+			})
+		}
 		if err != nil {
 			return fmt.Errorf("take pushes: %w", err)
 		}
@@ -300,7 +388,9 @@ func (s *Subscriber) ingest(ctx context.Context, ingester Ingester, p queued) {
 	}
 }
 
-// requeue puts a taken push back, to be taken again after a while.
+// requeue puts a taken push back, to be taken again after a while: by Run
+// once that while has passed (pushes.requeued; nothing notifies of a
+// requeued push), or by any process's fallback look should this one stop.
 func (s *Subscriber) requeue(ctx context.Context, p queued, failed int) {
 	wait := busyWait
 	if failed > 0 {
@@ -310,5 +400,10 @@ func (s *Subscriber) requeue(ctx context.Context, p queued, failed int) {
 		VALUES (?, ?, ?, now() + ? * interval '1 millisecond', ?)`,
 		p.SubID, p.Body, p.Attempts+failed, wait.Milliseconds(), p.ReceivedAt).Exec(ctx); err != nil {
 		s.log.Warn("websub: requeueing a push failed; polling will find its entries", "subscription", p.SubID, "err", err)
+		return
 	}
+	// Counted from after the insert, whose now() came before: the push is
+	// due by then (on one clock; with the database's clock behind this
+	// one's, the fallback look finds it).
+	s.pushes.requeuedAt(s.now().Add(wait))
 }

@@ -34,12 +34,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 	"golang.org/x/time/rate"
 
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
+	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/internal/safehttp"
 )
 
@@ -77,8 +79,8 @@ type Config struct {
 	AllowPrivateNetworks bool
 	// LeaseSeconds is the lease asked of hubs.
 	LeaseSeconds int
-	// Tick is how often the crawler looks for subscription work and
-	// queued pushes (a push received by this process is taken at once).
+	// Tick is how often the crawler looks for subscription work, and for
+	// queued pushes while it is not told of them (see Run).
 	Tick time.Duration
 	// RetryBase and RetryMax bound the backoff after a hub refused or
 	// failed a request.
@@ -137,12 +139,20 @@ type Ingester interface {
 
 // Subscriber is the WebSub subscriber of one process.
 type Subscriber struct {
-	db   bun.IDB
+	db bun.IDB
+	// pool is the pgx pool db shares: the take of queued pushes, which
+	// runs often, goes through it with a fixed text and bound arguments
+	// (see the note above ingest's leasedColumns).
+	pool *pgxpool.Pool
 	cfg  Config
 	log  *slog.Logger
 	hub  *http.Client
+	// wake wakes Run at once: a new subscription or a push received here
+	// (poke), or a push queued anywhere (pushes.heard).
 	wake chan struct{}
 	now  func() time.Time
+	// pushes is what Run knows of the queue of pushes (lookForPushes).
+	pushes pushLook
 
 	limitMu sync.Mutex
 	limits  map[string]*rate.Limiter
@@ -150,14 +160,15 @@ type Subscriber struct {
 	metrics *metrics
 }
 
-// New returns the subscriber; nothing runs until Run.
-func New(db bun.IDB, cfg Config, logger *slog.Logger) *Subscriber {
+// New returns the subscriber; nothing runs until Run. pool is the pgx pool
+// db shares.
+func New(db bun.IDB, pool *pgxpool.Pool, cfg Config, logger *slog.Logger) *Subscriber {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	cfg = cfg.withDefaults()
 	return &Subscriber{
-		db: db, cfg: cfg, log: logger.With("component", "websub"),
+		db: db, pool: pool, cfg: cfg, log: logger.With("component", "websub"),
 		// Hubs are reached like any site the crawler reads: never a
 		// private address unless allowed, and no redirect is followed (a
 		// subscription request is a POST the hub answers itself).
@@ -168,6 +179,21 @@ func New(db bun.IDB, cfg Config, logger *slog.Logger) *Subscriber {
 		total:   rate.NewLimiter(rate.Limit(cfg.TotalRate), int(2*cfg.TotalRate)),
 		metrics: newMetrics(),
 	}
+}
+
+// HearPushes has l tell Run of the pushes other processes queue
+// (PushesChannel), so that it takes them when told rather than every
+// tick. It must be called before l runs, and before Run.
+func (s *Subscriber) HearPushes(l *pgnotify.Listener) {
+	s.pushes.listener = l
+	l.On(PushesChannel, s.pushHeard)
+}
+
+// pushHeard notes that a push was queued (or that listening started,
+// having missed what came before) and wakes Run.
+func (s *Subscriber) pushHeard() {
+	s.pushes.heard.Store(true)
+	s.poke()
 }
 
 // Enabled reports whether the subscriber asks hubs for subscriptions (the

@@ -34,6 +34,10 @@ type Budget struct {
 	// appends every process announces): 1 where projectors run (the
 	// projections or webhooks role), else 0.
 	Watch int
+	// CrawlWatch is the crawler's LISTEN connection (package pgnotify:
+	// new attachments to crawl or backfill, WebSub pushes queued by
+	// another process): 1 where the crawler role runs, else 0.
+	CrawlWatch int
 	// Rebuild is the pool of a rebuild's shadow copy (0 without the
 	// projections role, which runs rebuilds).
 	Rebuild int
@@ -41,9 +45,9 @@ type Budget struct {
 
 // SplitBudget shares total among the pools the roles need: the sender
 // gets a quarter (at least 3: River's fetches and completions and the
-// attempts' batched statements), the listener 1, the head watch 1, a
-// rebuild 3, the main pool the rest.
-func SplitBudget(total int, webhooks, rebuilds bool) (Budget, error) {
+// attempts' batched statements), the listener 1, the head watch 1, the
+// crawler's listener 1, a rebuild 3, the main pool the rest.
+func SplitBudget(total int, webhooks, rebuilds, crawler bool) (Budget, error) {
 	if total <= 0 {
 		total = DefaultMaxConns
 	}
@@ -57,10 +61,13 @@ func SplitBudget(total int, webhooks, rebuilds bool) (Budget, error) {
 	if webhooks || rebuilds {
 		b.Watch = 1
 	}
-	b.Main = total - b.Sender - b.Listener - b.Watch - b.Rebuild
+	if crawler {
+		b.CrawlWatch = 1
+	}
+	b.Main = total - b.Sender - b.Listener - b.Watch - b.CrawlWatch - b.Rebuild
 	if b.Main < minMainConns {
-		return Budget{}, fmt.Errorf("FEEDSVC_DB_MAX_CONNS=%d is too small for this process's roles: it needs at least %d (webhook sender %d, its listener %d, the head watch %d, rebuilds %d, and %d for the rest)",
-			total, total-b.Main+minMainConns, b.Sender, b.Listener, b.Watch, b.Rebuild, minMainConns)
+		return Budget{}, fmt.Errorf("FEEDSVC_DB_MAX_CONNS=%d is too small for this process's roles: it needs at least %d (webhook sender %d, its listener %d, the head watch %d, the crawler's listener %d, rebuilds %d, and %d for the rest)",
+			total, total-b.Main+minMainConns, b.Sender, b.Listener, b.Watch, b.CrawlWatch, b.Rebuild, minMainConns)
 	}
 	return b, nil
 }

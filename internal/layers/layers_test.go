@@ -18,7 +18,7 @@ const module = "github.com/feedsvc/feedsvc"
 // floors lists path prefixes (relative to the module) from the bottom up;
 // the longest matching prefix decides a package's floor.
 var floors = [][]string{
-	{"domain", "eventstore", "internal/backoff", "internal/lease", "internal/safehttp", "internal/database",
+	{"domain", "eventstore", "internal/backoff", "internal/lease", "internal/safehttp", "internal/database", "internal/pgnotify",
 		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "http/openapi", "ingest/document"},
 	{"commands", "internal/idempotency", "internal/auth"},
 	{"projections", "readmodel"},

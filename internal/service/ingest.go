@@ -17,6 +17,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/ingest/intake"
+	"github.com/feedsvc/feedsvc/internal/pgnotify"
 )
 
 // NewIngestWorker wires an ingestion worker to the service's database and
@@ -24,8 +25,10 @@ import (
 // accounts through the service's providers), the readers that record what
 // documents hold (articles, events), and the intake of every feed kind
 // (package ingest/intake). The service runs one built with the configured
-// client; tests build their own with other clients and schedules.
-func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ingest.Worker, error) {
+// client and CrawlNotifications; tests build their own with other clients
+// and schedules. notifications tells the worker of crawlable attachments
+// (ingest.Parts.Notifications); without it the worker looks every tick.
+func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config, notifications *pgnotify.Listener) (*ingest.Worker, error) {
 	connectors, err := connector.NewRegistry(
 		web.New(client, web.Options{FeedsRead: s.WebSub.Record}, s.logger),
 		s.Social,
@@ -41,12 +44,13 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config) (*ing
 		return nil, err
 	}
 	return ingest.New(ingest.Parts{
-		DB:         s.DB.Bun,
-		Pool:       s.DB.Pool,
-		Connectors: connectors,
-		Articles:   articles{s.Commands},
-		Events:     eventReader{cmds: s.Commands, log: s.logger, limits: cfg.Documents},
-		Intakes:    intakes,
+		DB:            s.DB.Bun,
+		Pool:          s.DB.Pool,
+		Connectors:    connectors,
+		Articles:      articles{s.Commands},
+		Events:        eventReader{cmds: s.Commands, log: s.logger, limits: cfg.Documents},
+		Intakes:       intakes,
+		Notifications: notifications,
 	}, cfg, s.logger), nil
 }
 

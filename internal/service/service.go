@@ -29,6 +29,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/lease"
 	"github.com/feedsvc/feedsvc/internal/metrics"
+	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
@@ -62,9 +63,13 @@ type Service struct {
 	Webhooks    *webhook.Service
 	// WebSub is the WebSub subscriber: the API answers hubs through it, the
 	// crawler subscribes and ingests pushes.
-	WebSub  *websub.Subscriber
-	Metrics *metrics.Registry
-	App     *fiber.App
+	WebSub *websub.Subscriber
+	// CrawlNotifications tells the crawler and the WebSub subscriber of
+	// attachments made crawlable and pushes queued, on a connection of
+	// its own; nil without the crawler role.
+	CrawlNotifications *pgnotify.Listener
+	Metrics            *metrics.Registry
+	App                *fiber.App
 	// Budget is how the process's Postgres connections are split; every
 	// connection's application_name starts with "feedsvc:" + Instance + ":".
 	Budget   database.Budget
@@ -78,7 +83,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	// One budget of Postgres connections for the process, split among its
 	// pools, each named in application_name (docs/operating.md,
 	// "Connections").
-	budget, err := database.SplitBudget(cfg.DBMaxConns, cfg.Roles[config.RoleWebhooks], cfg.Roles[config.RoleProjections])
+	budget, err := database.SplitBudget(cfg.DBMaxConns, cfg.Roles[config.RoleWebhooks], cfg.Roles[config.RoleProjections], cfg.Roles[config.RoleCrawler])
 	if err != nil {
 		return nil, err
 	}
@@ -151,13 +156,22 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		}
 		s.Rebuilds = &projections.Rebuilder{DSN: rebuildDSN, DB: db, Store: s.Store, Logger: logger, Owner: lease.DefaultOwner()}
 	}
-	s.WebSub = websub.New(db.Bun, websub.Config{PublicURL: cfg.PublicURL, AllowPrivateNetworks: cfg.AllowPrivateNetworks}, logger)
+	s.WebSub = websub.New(db.Bun, db.Pool, websub.Config{PublicURL: cfg.PublicURL, AllowPrivateNetworks: cfg.AllowPrivateNetworks}, logger)
 	if cfg.Roles[config.RoleCrawler] {
+		// The crawler looks for new attachments and queued pushes when
+		// told, on a connection of its own, rather than every tick.
+		listenDSN, err := database.WithPool(cfg.DatabaseURL, budget.CrawlWatch, database.AppName(instance, "crawl-listener"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.CrawlNotifications = pgnotify.New(listenDSN, logger)
+		s.WebSub.HearPushes(s.CrawlNotifications)
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
 			PollInterval: cfg.PollInterval, MaxPollInterval: cfg.MaxPollInterval, Concurrency: cfg.CrawlConcurrency,
 			LeaseDuration: cfg.CrawlLease,
 			Documents:     cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
-		}); err != nil {
+		}, s.CrawlNotifications); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -242,6 +256,12 @@ func (s *Service) Run(ctx context.Context) error {
 	go func() {
 		defer close(crawlDone)
 		if s.Ingest != nil {
+			listenDone := make(chan struct{})
+			go func() {
+				defer close(listenDone)
+				s.CrawlNotifications.Run(crawlCtx)
+			}()
+			defer func() { <-listenDone }()
 			// The WebSub subscriber is the crawler's too: it ingests
 			// pushes through the worker.
 			pushDone := make(chan struct{})

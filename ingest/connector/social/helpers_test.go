@@ -34,7 +34,7 @@ func workerConfig(poll time.Duration) ingest.Config {
 // startWorker runs an ingestion worker of the service until the test ends.
 func startWorker(t *testing.T, h *servicetest.Harness, cfg ingest.Config) {
 	t.Helper()
-	w, err := h.Service.NewIngestWorker(crawl.New(crawl.Options{AllowPrivateNetworks: true, Timeout: 5 * time.Second}), cfg)
+	w, err := h.Service.NewIngestWorker(crawl.New(crawl.Options{AllowPrivateNetworks: true, Timeout: 5 * time.Second}), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
