@@ -214,6 +214,13 @@ type Worker struct {
 	notifications           *pgnotify.Listener
 	newHeard, backfillHeard atomic.Bool
 	wakeNew, wakeBackfill   chan struct{}
+	// heard spaces the wakes notifications bring (crawlableHeard): one is
+	// pending, the last was at last.
+	heard struct {
+		mu      sync.Mutex
+		pending bool
+		last    time.Time
+	}
 }
 
 // New returns a Worker; nothing runs until Run.
@@ -242,8 +249,30 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 
 // crawlableHeard is called when an attachment became crawlable somewhere
 // (or the listener starts listening, having missed what came before): both
-// loops look at once.
+// loops look soon, at most once per heardSpacing. A burst of attaches
+// sends a notification per projected batch, and each look reads the
+// attachments of the last minute (newSourcesSlack) and claims: looking
+// once per notification cost more than the attaches themselves.
 func (w *Worker) crawlableHeard() {
+	h := &w.heard
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending {
+		return
+	}
+	h.pending = true
+	time.AfterFunc(max(0, heardSpacing-time.Since(h.last)), w.crawlableWake)
+}
+
+// heardSpacing is the least time between two wakes crawlableHeard makes.
+const heardSpacing = 200 * time.Millisecond
+
+// crawlableWake has both loops look at once.
+func (w *Worker) crawlableWake() {
+	h := &w.heard
+	h.mu.Lock()
+	h.pending, h.last = false, time.Now()
+	h.mu.Unlock()
 	w.newHeard.Store(true)
 	w.backfillHeard.Store(true)
 	for _, c := range []chan struct{}{w.wakeNew, w.wakeBackfill} {

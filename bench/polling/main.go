@@ -45,6 +45,7 @@ type options struct {
 	phases            string
 	curve             bool
 	attachers         int
+	settle            time.Duration
 }
 
 func main() {
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&o.phases, "phases", "unchanged,changed", "which windows to measure")
 	flag.BoolVar(&o.curve, "curve", false, "feedsvc with -crawlers n: start with one crawler process and measure an unchanged window with each of 1..n")
 	flag.IntVar(&o.attachers, "attachers", 8, "attach requests at once during the setup")
+	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after the setup (first polls, backfills) before measuring, for its item appends and projections to end")
 	flag.Parse()
 	if o.window <= 0 {
 		o.window = o.interval
@@ -320,8 +322,11 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 	if err := vacuumAnalyze(ctx, dsn); err != nil {
 		return res, err
 	}
-	// Let the first polls' work (item appends, projections) settle.
-	time.Sleep(10 * time.Second)
+	// Let the first polls' work (item appends, projections) settle: at
+	// 10,000 sources the projectors are still catching up with the
+	// setup's events for a while after its last poll.
+	log.Printf("%s: settling for %v", name, o.settle)
+	time.Sleep(o.settle)
 
 	cpu, err := newBackendCPU(ctx, o.admin, dbName)
 	if err != nil {
