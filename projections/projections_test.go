@@ -296,7 +296,10 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 		runners = append(runners, r)
 	}
 	// The waiter of "process A" must see progress made by "process B".
-	waiter := projections.NewWaiter(db.Bun, runners[0], 5*time.Second, ps...)
+	// Its timeout is generous: the log's fence is cluster-wide, and the
+	// other test packages' CREATE and DROP DATABASE hold it for a second
+	// or more each (1.5 s seen on an idle machine).
+	waiter := projections.NewWaiter(db.Bun, runners[0], 20*time.Second, ps...)
 	queries := feeds.NewQueries(db.Bun)
 	org := uuid.New()
 	for i := 0; i < 20; i++ {
@@ -412,5 +415,67 @@ func TestARebuildOverAnEventItCannotDecodeFailsNamingIt(t *testing.T) {
 	err := projections.RebuildAll(ctx, dsn, db, store, ps, servicetest.Logger())
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), bad.String()) {
 		t.Fatalf("rebuild over an undecodable event answered %v (deadline: %v), want an error naming event %s", err, ctx.Err(), bad)
+	}
+}
+
+// A process's main pool can be smaller than its projectors (at the
+// default budget, a process of every role has 9 connections for 11
+// projectors, the API and the crawler): a batch must never hold its
+// transaction's connection while it waits for another one, or every
+// connection ends up held by a batch waiting for a second and the
+// projectors stop for good. Two runners on a pool of three, catching up
+// a log in small pages (so pages are read ahead), must reach its head.
+func TestRunnersWithFewerConnectionsThanProjectorsCatchUp(t *testing.T) {
+	db, dsn := testdb.New(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	_, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 12)
+	small, err := database.WithPool(dsn, 3, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tight, err := database.Open(ctx, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tight.Close)
+	ps := append(projectors.All(), counter{})
+	var runners []*projections.Runner
+	for i := 0; i < 2; i++ {
+		r, err := projections.NewRunner(eventstore.NewPostgres(tight.Pool), tight.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 3, PollInterval: 20 * time.Millisecond}, ps...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		select {
+		case <-r.Running():
+		case <-time.After(time.Minute):
+			t.Fatalf("runner %d did not start within a minute: its projectors hold the pool", i)
+		}
+		runners = append(runners, r)
+	}
+	head := projectortest.HeadPosition(t, db)
+	for _, r := range runners {
+		for _, p := range ps {
+			wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+			err := r.Progress(p.Name()).WaitFor(wctx, head)
+			wcancel()
+			if err != nil {
+				t.Fatalf("%s stopped at %s short of the head %s: %v", p.Name(), r.Progress(p.Name()).Position(), head, err)
+			}
+		}
+	}
+	var applied int
+	if err := db.Bun.NewRaw("SELECT coalesce(sum(n),0) FROM test_event_counts").Scan(ctx, &applied); err != nil {
+		t.Fatal(err)
+	}
+	if total := countEvents(t, db); applied != total {
+		t.Fatalf("the counter applied %d events; the log has %d", applied, total)
 	}
 }

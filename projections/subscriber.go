@@ -170,8 +170,11 @@ type Subscriber struct {
 	wg        sync.WaitGroup
 
 	// ahead is the next page, being read (and decoded) while a batch is
-	// projected; only the loop goroutine touches it.
-	ahead *page
+	// projected; resume, when set, is where the next page starts instead
+	// of this process's position (a checkpoint found behind it). Only the
+	// loop goroutine touches them.
+	ahead  *page
+	resume *eventstore.Position
 
 	// delivering is the batch of the message in flight, from before the
 	// message is sent until its verdict (or the end of the wait for it).
@@ -249,6 +252,18 @@ func (s *Subscriber) loop(ctx context.Context, out chan<- *message.Message) {
 	for ctx.Err() == nil {
 		caughtUp, err := s.batch(ctx, out)
 		switch {
+		case errors.Is(err, errBusy):
+			// The other process's batch holds the lock for a moment:
+			// look again soon, at once when a waiter here wants a
+			// position, rather than spin on the pool.
+			s.progress.setErr(nil)
+			t := time.NewTimer(busyWait)
+			select {
+			case <-ctx.Done():
+			case <-s.progress.wanted():
+			case <-t.C:
+			}
+			t.Stop()
 		case err != nil && ctx.Err() == nil:
 			s.progress.setErr(err)
 			s.logger.Error("projection batch failed, retrying", "err", err, "retry_in", backoff)
@@ -293,26 +308,27 @@ func (s *Subscriber) wait(ctx context.Context, appended <-chan struct{}) {
 // errBusy: another process holds this checkpoint right now.
 var errBusy = errors.New("checkpoint held by another process")
 
+// busyWait is how long a subscriber whose checkpoint another process
+// holds waits before it looks again, unless a waiter asks sooner.
+const busyWait = 20 * time.Millisecond
+
 // batch projects one batch. When its read found the log read to the end
 // (the fence), it returns when that read started: the projector had
 // caught up with everything committed before then.
+//
+// A batch's transaction holds a connection, and the process's pool is
+// smaller than its projectors: a batch that waited for a second
+// connection while holding its transaction's could, with every other
+// batch doing the same, wait for ever. So the page is read before the
+// transaction begins, and inside it everything goes through the
+// transaction.
 func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (caughtUp time.Time, err error) {
-	if s.ahead == nil {
-		// Most polls find nothing new, and so does the batch that follows
-		// one that emptied the log: looking first, outside a transaction,
-		// costs one round trip instead of a transaction's five. The
-		// checkpoint only moves forward and the progress follows every
-		// committed move seen, so nothing past the checkpoint is missed; a
-		// page found is used like one read ahead.
-		from := s.progress.Position()
-		p := s.readPage(ctx, from)
-		if p.err != nil {
-			return time.Time{}, fmt.Errorf("read events after %s: %w", from, p.err)
-		}
-		if p.reached == from {
-			return p.started, nil
-		}
-		s.ahead = p
+	p, err := s.next(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if p.reached == p.from {
+		return p.started, nil
 	}
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{})
 	if err != nil {
@@ -324,31 +340,27 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (ca
 	if err := tx.NewRaw("SELECT pg_try_advisory_xact_lock(hashtextextended(?, 0))", lockKey(s.cfg.Checkpoint)).Scan(ctx, &locked); err != nil {
 		return time.Time{}, fmt.Errorf("lock checkpoint %s: %w", s.cfg.Checkpoint, err)
 	}
-	if !locked {
-		// Another process is projecting; follow its committed checkpoint so
-		// that read-after-write waits in this process still see progress.
-		s.ahead = nil
-		pos, err := s.readCheckpoint(ctx, s.db)
-		if err != nil {
-			return time.Time{}, err
-		}
-		s.progress.set(pos)
-		return time.Time{}, nil
-	}
 	from, err := s.readCheckpoint(ctx, tx)
 	if err != nil {
 		return time.Time{}, err
 	}
-	p, err := s.read(ctx, from)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read events after %s: %w", from, err)
-	}
-	if p.reached == from {
+	if !locked || from != p.from {
+		// Another process is projecting, or has moved the checkpoint
+		// since the page was read (a rebuild's swap may even have moved
+		// it back): follow its committed checkpoint, so that
+		// read-after-write waits in this process still see progress, and
+		// read again from there.
 		s.progress.set(from)
-		return p.started, nil
+		if !locked {
+			return time.Time{}, errBusy
+		}
+		s.resume = &from
+		return time.Time{}, nil
 	}
 	if p.full {
 		// Catching up: read the next page while this one is projected.
+		// The read takes a connection of its own, which this batch does
+		// not wait for.
 		s.ahead = s.readAhead(ctx, p.reached)
 	}
 	if len(p.events) > 0 {
@@ -370,6 +382,38 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (ca
 		return p.started, nil
 	}
 	return time.Time{}, nil
+}
+
+// next returns the page to project, read outside any transaction: the
+// page read ahead when it starts at this process's position and its read
+// succeeded, else a fresh one from that position. Most polls find
+// nothing new, and so does the batch that follows one that emptied the
+// log: looking before a transaction begins costs one round trip instead
+// of a transaction's five. The checkpoint only moves forward and the
+// progress follows every committed move seen, so nothing past the
+// checkpoint is missed; the batch checks the checkpoint again under its
+// lock before it projects the page.
+func (s *Subscriber) next(ctx context.Context) (*page, error) {
+	from := s.progress.Position()
+	if s.resume != nil {
+		from, s.resume = *s.resume, nil
+	}
+	if p := s.ahead; p != nil {
+		s.ahead = nil
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if p.from == from && p.err == nil {
+			return p, nil
+		}
+	}
+	p := s.readPage(ctx, from)
+	if p.err != nil {
+		return nil, fmt.Errorf("read events after %s: %w", from, p.err)
+	}
+	return p, nil
 }
 
 // project hands a batch's events to the handler as one message, whose
@@ -478,24 +522,6 @@ func (p *page) decode(events []eventstore.RecordedEvent) {
 		}
 		p.events = append(p.events, env)
 	}
-}
-
-// read returns the page after from: the one read ahead when it starts
-// there and its read succeeded, else a fresh one.
-func (s *Subscriber) read(ctx context.Context, from eventstore.Position) (*page, error) {
-	if p := s.ahead; p != nil {
-		s.ahead = nil
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if p.from == from && p.err == nil {
-			return p, nil
-		}
-	}
-	p := s.readPage(ctx, from)
-	return p, p.err
 }
 
 var errNacked = errors.New("handler nacked the batch")
