@@ -419,7 +419,7 @@ func TestARebuildOverAnEventItCannotDecodeFailsNamingIt(t *testing.T) {
 }
 
 // A process's main pool can be smaller than its projectors (at the
-// default budget, a process of every role has 9 connections for 11
+// default budget, a process of every role has 9 connections for 12
 // projectors, the API and the crawler): a batch must never hold its
 // transaction's connection while it waits for another one, or every
 // connection ends up held by a batch waiting for a second and the
