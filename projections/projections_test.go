@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -477,5 +478,77 @@ func TestRunnersWithFewerConnectionsThanProjectorsCatchUp(t *testing.T) {
 	}
 	if total := countEvents(t, db); applied != total {
 		t.Fatalf("the counter applied %d events; the log has %d", applied, total)
+	}
+}
+
+// onMessage is a log handler that calls f (once) when a record's message
+// starts with prefix: a test's hook into a point of a long operation.
+type onMessage struct {
+	prefix string
+	once   *sync.Once
+	f      func()
+}
+
+func (h onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h onMessage) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, h.prefix) {
+		h.once.Do(h.f)
+	}
+	return nil
+}
+func (h onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h onMessage) WithGroup(string) slog.Handler      { return h }
+
+// An event this build cannot decode, appended after the rebuild's shared
+// read (held back here by an open transaction, as a newer build's append
+// during the rebuild would arrive), is met by the shadow projector that
+// catches up: the rebuild must fail naming it, not retry until its
+// deadline.
+func TestARebuildFailsNamingAnUndecodableEventMetWhileCatchingUp(t *testing.T) {
+	db, dsn := testdb.New(t)
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// A transaction with an xid holds the log's fence: what is appended
+	// after it began stays unread until it ends.
+	fence, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fence.Rollback(context.Background()) //nolint:errcheck // released below
+	if _, err := fence.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil {
+		t.Fatal(err)
+	}
+	bad := uuid.New()
+	if _, err := store.AppendToStream(ctx, "test-bad", eventstore.Any(),
+		eventstore.EventData{ID: bad, Type: domain.NewsItemAdded{}.EventType(), Data: []byte(`{"itemId": 5}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Released when the shared read has ended, and the rebuild goes on
+	// only once the event is readable: the fence is cluster-wide, and
+	// other tests' transactions may hold it a moment longer.
+	var released atomic.Bool
+	logger := slog.New(onMessage{prefix: "read the log once for all projectors", once: &sync.Once{}, f: func() {
+		if fence.Commit(ctx) != nil {
+			return
+		}
+		for ctx.Err() == nil {
+			var readable bool
+			if err := db.Pool.QueryRow(ctx, `SELECT transaction_id < pg_snapshot_xmin(pg_current_snapshot()) FROM events WHERE event_id = $1`, bad).Scan(&readable); err == nil && readable {
+				released.Store(true)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}})
+	p, _ := projectors.ByName("newsitems")
+	r := &projections.Rebuilder{DSN: dsn, DB: db, Store: store, Logger: logger}
+	err = r.Rebuild(ctx, p)
+	if !released.Load() {
+		t.Fatal("the shared read never ended, or the event never became readable")
+	}
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), bad.String()) {
+		t.Fatalf("rebuild over an undecodable event appended during it answered %v (deadline: %v), want an error naming event %s", err, ctx.Err(), bad)
 	}
 }

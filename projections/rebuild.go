@@ -319,6 +319,9 @@ func (r *Rebuilder) waitCaughtUp(ctx context.Context, p Projector, st *RebuildSt
 		if progress.CaughtUpAt().After(since) {
 			return nil
 		}
+		if err := undecodable(progress); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -338,6 +341,16 @@ func (r *Rebuilder) waitCaughtUp(ctx context.Context, p Projector, st *RebuildSt
 	}
 }
 
+// undecodable is the shadow projector's error when it is stuck on an event
+// this build cannot decode (appended after the shared read, say by a newer
+// build): it would retry for ever, so the rebuild fails naming the event.
+func undecodable(progress *Progress) error {
+	if err := progress.Err(); errors.Is(err, ErrUndecodable) {
+		return fmt.Errorf("shadow projector: %w", err)
+	}
+	return nil
+}
+
 func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress *Progress, runner *Runner, done <-chan error, logger *slog.Logger) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -350,6 +363,9 @@ func swap(ctx context.Context, db *bun.DB, schema string, p Projector, progress 
 	}
 	mark := time.Now()
 	for !progress.CaughtUpAt().After(mark) {
+		if err := undecodable(progress); err != nil {
+			return err
+		}
 		progress.nudge()
 		sleep(ctx, 5*time.Millisecond)
 		if ctx.Err() != nil {

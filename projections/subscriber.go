@@ -517,12 +517,17 @@ func (p *page) decode(events []eventstore.RecordedEvent) {
 	for _, e := range events {
 		env, err := decodeEnvelope(e)
 		if err != nil {
-			p.err = fmt.Errorf("event %s (%s at %s): %w", e.ID, e.Type, e.Position, err)
+			p.err = fmt.Errorf("event %s (%s at %s): %w: %w", e.ID, e.Type, e.Position, ErrUndecodable, err)
 			return
 		}
 		p.events = append(p.events, env)
 	}
 }
+
+// ErrUndecodable marks the error of an event this build cannot decode. A
+// projector never skips it: a live one retries until a build that decodes
+// it runs, and a rebuild fails naming it.
+var ErrUndecodable = errors.New("this build cannot decode it")
 
 var errNacked = errors.New("handler nacked the batch")
 
