@@ -408,6 +408,11 @@ func TestARebuildOverAnEventItCannotDecodeFailsNamingIt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// Otherwise the rebuild may end before the event is readable (the
+	// fence is cluster-wide: other tests' transactions hold it too).
+	if !readable(ctx, db, bad) {
+		t.Fatal("the event never became readable")
+	}
 	ps := []projections.Projector{}
 	for _, name := range []string{"feeds", "newsitems"} {
 		p, _ := projectors.ByName(name)
@@ -530,17 +535,7 @@ func TestARebuildFailsNamingAnUndecodableEventMetWhileCatchingUp(t *testing.T) {
 	// other tests' transactions may hold it a moment longer.
 	var released atomic.Bool
 	logger := slog.New(onMessage{prefix: "read the log once for all projectors", once: &sync.Once{}, f: func() {
-		if fence.Commit(ctx) != nil {
-			return
-		}
-		for ctx.Err() == nil {
-			var readable bool
-			if err := db.Pool.QueryRow(ctx, `SELECT transaction_id < pg_snapshot_xmin(pg_current_snapshot()) FROM events WHERE event_id = $1`, bad).Scan(&readable); err == nil && readable {
-				released.Store(true)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		released.Store(fence.Commit(ctx) == nil && readable(ctx, db, bad))
 	}})
 	p, _ := projectors.ByName("newsitems")
 	r := &projections.Rebuilder{DSN: dsn, DB: db, Store: store, Logger: logger}
@@ -551,4 +546,23 @@ func TestARebuildFailsNamingAnUndecodableEventMetWhileCatchingUp(t *testing.T) {
 	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), bad.String()) {
 		t.Fatalf("rebuild over an undecodable event appended during it answered %v (deadline: %v), want an error naming event %s", err, ctx.Err(), bad)
 	}
+}
+
+// readable waits until the event is below the log's fence, where reads
+// find it, and reports whether it got there before ctx ended.
+func readable(ctx context.Context, db *database.DB, id uuid.UUID) bool {
+	for ctx.Err() == nil {
+		var below bool
+		err := db.Pool.QueryRow(ctx, `SELECT transaction_id < pg_snapshot_xmin(pg_current_snapshot()) FROM events WHERE event_id = $1`, id).Scan(&below)
+		if err == nil && below {
+			return true
+		}
+		sleep := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+		case <-sleep.C:
+		}
+		sleep.Stop()
+	}
+	return false
 }
