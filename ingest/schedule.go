@@ -564,7 +564,9 @@ var siteReasons = []string{document.ByCacheControl, document.ByExpires, document
 // 304 carries no feed ttl). It is one sub-select of the row, run once per
 // row, so the release stays one statement; the observed interval reads at
 // most recentArticles entries of the crawl_seen index (source_id,
-// effective_at), and the push check the websub_subscriptions source index.
+// effective_at), and the push check the websub_subscriptions source index,
+// each once: the OFFSET 0 keeps the planner from pulling the two up into
+// every expression that uses them (six copies of each, measured).
 func (w *Worker) scheduleSQL(ended string) string {
 	poll, least, most := w.cfg.PollInterval.Milliseconds(), w.cfg.MinPollInterval.Milliseconds(), w.cfg.MaxPollInterval.Milliseconds()
 	// The observed interval: over the source's newest recentArticles of
@@ -579,17 +581,18 @@ func (w *Worker) scheduleSQL(ended string) string {
 	if least < most {
 		observed = fmt.Sprintf(`(SELECT CASE count(*) WHEN 0 THEN NULL WHEN 1 THEN %d
 				ELSE (extract(epoch FROM now() - min(r.e)) * 1000)::bigint / (count(*) - 1) END
-			FROM (SELECT s.effective_at AS e FROM crawl_seen s
-				WHERE s.source_id = v.id AND s.effective_at > now() - interval '7 days' AND s.effective_at <= now()
-				  AND NOT (s.effective_at >= crawl_state.scheduled_at AND s.effective_at <= coalesce(crawl_state.watched_since, 'infinity'))
-				ORDER BY s.effective_at DESC LIMIT %d) r)`, week.Milliseconds(), recentArticles)
+			FROM (SELECT seen.effective_at AS e FROM crawl_seen seen
+				WHERE seen.source_id = v.id AND seen.effective_at > now() - interval '7 days' AND seen.effective_at <= now()
+				  AND NOT (seen.effective_at >= crawl_state.scheduled_at AND seen.effective_at <= coalesce(crawl_state.watched_since, 'infinity'))
+				ORDER BY seen.effective_at DESC LIMIT %d) r)`, week.Milliseconds(), recentArticles)
 	}
 	return fmt.Sprintf(`(observed_interval_ms, interval_ms, interval_reason, next_at) = (
 		SELECT o.observed, s.interval, s.reason,
 			%[1]s + CASE WHEN v.backlog THEN 0 ELSE s.interval * (0.9 + random() * 0.1) END * interval '1 millisecond'
 		FROM (SELECT %[2]s AS observed,
 				EXISTS (SELECT 1 FROM websub_subscriptions p WHERE p.source_id = v.id
-					AND p.state = 'active' AND p.lease_expires_at > now()) AS pushed) o
+					AND p.state = 'active' AND p.lease_expires_at > now()) AS pushed
+			OFFSET 0) o
 		CROSS JOIN LATERAL (SELECT
 				CASE WHEN o.pushed THEN %[5]d ELSE least(%[5]d, greatest(%[4]d, coalesce(o.observed / %[6]d, %[5]d))) END AS adaptive,
 				least(coalesce(nullif(v.fresh, 0), crawl_state.freshness_ms, 0), %[7]d) AS cache,
