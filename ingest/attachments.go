@@ -114,7 +114,7 @@ func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, articles []
 	for i, ok := range got {
 		if ok {
 			added[of[i]]++
-			observeAdded(offers[i], now)
+			observeAdded(publicationDelay, offers[i], now)
 		}
 	}
 	return added, err
