@@ -129,3 +129,25 @@ func TestCrawlersStartingBringEverySourceWithinTheIntervalSpreadOverIt(t *testin
 		}
 	})
 }
+
+func TestTheIntervalsBoundsDefaultToAMinuteAndTheIntervalItself(t *testing.T) {
+	tests := []struct {
+		name                  string
+		in                    Config
+		interval, least, most time.Duration
+	}{
+		{"by default every source within 10 minutes, a busy one down to a minute", Config{}, 10 * time.Minute, time.Minute, 10 * time.Minute},
+		{"an interval under a minute is also the least", Config{PollInterval: 2 * time.Second}, 2 * time.Second, 2 * time.Second, 2 * time.Second},
+		{"a least above the interval is the interval", Config{PollInterval: time.Minute, MinPollInterval: time.Hour}, time.Minute, time.Minute, time.Minute},
+		{"a most below the interval is the interval", Config{PollInterval: time.Hour, MaxPollInterval: time.Minute}, time.Hour, time.Minute, time.Hour},
+		{"a most above the interval is kept", Config{MaxPollInterval: 2 * time.Hour}, 10 * time.Minute, time.Minute, 2 * time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.in.withDefaults()
+			if c.PollInterval != tt.interval || c.MinPollInterval != tt.least || c.MaxPollInterval != tt.most {
+				t.Errorf("interval %v in [%v, %v], want %v in [%v, %v]", c.PollInterval, c.MinPollInterval, c.MaxPollInterval, tt.interval, tt.least, tt.most)
+			}
+		})
+	}
+}
