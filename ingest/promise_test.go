@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/internal/testdb"
 )
 
@@ -22,10 +21,7 @@ func TestCrawlersStartingBringEverySourceWithinTheIntervalSpreadOverIt(t *testin
 	t.Parallel()
 	db, _ := testdb.New(t)
 	ctx := context.Background()
-	registry, err := connector.NewRegistry(siteReader{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	registry := siteReaders(t)
 	const interval = 10 * time.Minute
 	const old = 300
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO crawl_state (source_id, next_at, interval_ms)
