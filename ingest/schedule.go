@@ -332,9 +332,10 @@ const (
 // release hands the lease back and schedules the next crawl: after the
 // source's interval on success (scheduleSQL), at once when the crawl left a
 // backlog (it hit MaxFetchesPerCrawl), after an exponential backoff or the
-// site's Retry-After on failure (failureDelay), at once when interrupted. The lease package only lets it touch the row while
-// this process still owns the lease, so a process whose lease expired
-// cannot overwrite the schedule of the one that took over.
+// site's Retry-After on failure (failureDelay), at once when interrupted.
+// The lease package only lets it touch the row while this process still
+// owns the lease, so a process whose lease expired cannot overwrite the
+// schedule of the one that took over.
 //
 // A success is not written here but queued (releases), and the schedule
 // loop writes the queue in one statement (flushReleases) at its next turn:
@@ -629,9 +630,10 @@ func (w *Worker) failureDelay(failures int, err error) (time.Duration, string) {
 // bounded when it was written), backing off after failures, or leased are
 // left as they are. The crawler runs it as it starts: it changes nothing
 // when every source is within the interval (one range read of the next_at
-// index), and of several processes starting together each row is moved by
-// the first (the others, finding it locked, read it again once committed,
-// and it no longer matches).
+// index), and several processes starting together do not pile up: one
+// that finds a row another is moving waits for that to commit and reads
+// the row again, which is then within the interval (or, by the
+// milliseconds between their starts, moved again within it).
 func (w *Worker) bringWithinInterval(ctx context.Context) (int64, error) {
 	tag, err := w.pool.Exec(ctx, `UPDATE crawl_state SET next_at = now() + random() * $1 * interval '1 millisecond'
 		WHERE next_at > now() + $1 * interval '1 millisecond' AND failures = 0
