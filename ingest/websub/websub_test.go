@@ -343,10 +343,18 @@ func TestAPushedSourceIsPolledAsTheFallbackAtTheIntervalHoweverBusy(t *testing.T
 	db := svc.h.Service.DB.Bun
 	// Both sources look busy: 500 articles just now would have them
 	// polled every minute, under the hour. They are made due, and the
-	// next poll schedules the one after it.
+	// next poll schedules the one after it. The articles come after the
+	// first poll has written its schedule: what a source's first poll
+	// found is not evidence of its pace.
 	interval, reason := map[string]time.Duration{}, map[string]string{}
 	for name, att := range map[string]map[string]any{"pushed": pushedAtt, "polled": polledAtt} {
 		source := att["sourceId"].(string)
+		eventually(t, 10*time.Second, func() bool {
+			var written bool
+			err := db.NewRaw(`SELECT watched_since IS NOT NULL AND lease_owner IS NULL FROM crawl_state WHERE source_id = ?`, source).
+				Scan(t.Context(), &written)
+			return err == nil && written
+		}, "the "+name+" source's first poll to write its schedule")
 		if _, err := db.ExecContext(t.Context(), `INSERT INTO crawl_seen (source_id, url, effective_at)
 			SELECT ?, 'https://busy.example/' || i, now() FROM generate_series(1, 500) i`, source); err != nil {
 			t.Fatal(err)
