@@ -486,8 +486,8 @@ func (w *Worker) buildReleaseSQL() string {
 
 // The polling promise (docs/operating.md, "How often a source is
 // checked"): every enabled source is checked at least once per
-// PollInterval, whatever it published. Only three things move a
-// successful poll's next one:
+// PollInterval, whatever it published. Only these move a successful
+// poll's next one:
 //
 //   - The source is busy: it is checked sooner, about pollsPerArticle
 //     times per article it publishes (its observed interval, the mean gap
