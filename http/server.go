@@ -98,6 +98,8 @@ type SourcePolling struct {
 	// Interval, ObservedInterval and Freshness are zero when unknown.
 	Interval, ObservedInterval, Freshness time.Duration
 	Failures                              int
+	// Reason is why the next poll is when it is; empty before the first.
+	Reason string
 }
 
 // New builds the Fiber app with every route.

@@ -185,6 +185,7 @@ type sourcePollingJSON struct {
 	ObservedIntervalSeconds *float64 `json:"observedIntervalSeconds"`
 	FreshnessSeconds        *float64 `json:"freshnessSeconds"`
 	ConsecutiveFailures     int      `json:"consecutiveFailures"`
+	IntervalReason          *string  `json:"intervalReason"`
 	// Push is the source's WebSub subscription, when a feed of it names a
 	// hub (websub.go).
 	Push *sourcePushJSON `json:"push,omitempty"`
@@ -203,6 +204,9 @@ func sourcePollingOut(p SourcePolling) *sourcePollingJSON {
 	if p.LastPollAt != nil {
 		t := shape.Timestamp(*p.LastPollAt)
 		out.LastPollAt = &t
+	}
+	if p.Reason != "" {
+		out.IntervalReason = &p.Reason
 	}
 	return out
 }

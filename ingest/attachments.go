@@ -110,9 +110,11 @@ func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, articles []
 	}
 	added := make([]int, len(articles))
 	got, err := w.offerArticles(ctx, offers)
+	now := time.Now()
 	for i, ok := range got {
 		if ok {
 			added[of[i]]++
+			observeAdded(publicationDelay, offers[i], now)
 		}
 	}
 	return added, err

@@ -23,9 +23,10 @@ func TestASiteListingMoreThanACrawlFetchesIsCrawledAgainAtOnceUntilItsBacklogIsD
 	site := newFakeSite(t, append(stories, broken)...)
 	h := servicetest.Start(t, withoutCrawler())
 	cfg := testWorker("w1")
-	// The next poll is an hour away, so every crawl during the test is one
-	// the backlog asked for: 13 candidates take three crawls of 5.
-	cfg.PollInterval, cfg.MaxFetchesPerCrawl = time.Hour, 5
+	// The next poll is an hour away (however busy the site looks), so
+	// every crawl during the test is one the backlog asked for: 13
+	// candidates take three crawls of 5.
+	cfg.PollInterval, cfg.MinPollInterval, cfg.MaxFetchesPerCrawl = time.Hour, time.Hour, 5
 	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, cfg)
 	c := client{h, h.Key}
 	feed := c.createFeed("backlog")

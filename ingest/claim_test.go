@@ -24,17 +24,23 @@ func (siteReader) Fetch(context.Context, connector.Candidate) (document.Document
 	return document.Document{}, nil
 }
 
+// siteReaders is a registry of siteReader alone.
+func siteReaders(t *testing.T) *connector.Registry {
+	t.Helper()
+	registry, err := connector.NewRegistry(siteReader{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return registry
+}
+
 // The claim reads, in the statement that leases the batch, what each
 // crawl reads first; these are the rows it must read them from.
 func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T) {
 	t.Parallel()
 	db, _ := testdb.New(t)
 	ctx := context.Background()
-	registry, err := connector.NewRegistry(siteReader{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry}, Config{Owner: "claim-test"}, nil)
+	w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: siteReaders(t)}, Config{Owner: "claim-test"}, nil)
 
 	// plain: one attachment, nothing stored. rich: two attachments (one
 	// disabled), two stored listings, a failed URL and an event document.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/ingest/extract"
 	"github.com/feedsvc/feedsvc/internal/lease"
 )
@@ -47,9 +48,9 @@ type crawlStats struct {
 	Covered time.Time
 	// Backlog: MaxFetchesPerCrawl left candidates for the next crawl.
 	Backlog bool
-	// Freshness is the shortest freshness the source's listings claimed
-	// (listingValidators.freshness), for the schedule.
-	Freshness time.Duration
+	// Fresh and Throttle are what the source's listings said about when
+	// to read them again (listingValidators.hints), for the schedule.
+	Fresh, Throttle document.Hint
 	// Calendars are the calendar files the crawl's pages link to.
 	Calendars []string
 	// Events counts the events the crawl took for recording
@@ -180,7 +181,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		return err
 	}
 	stats.Covered = earliest
-	stats.Freshness = validators.freshness()
+	stats.Fresh, stats.Throttle = validators.hints()
 	todo, rest, err := w.selectCandidates(ctx, l, cands, since, stats)
 	if err != nil {
 		return err

@@ -98,8 +98,11 @@ func TestAFailedCrawlReportsTheLongestRetryAfterItWasAsked(t *testing.T) {
 		t.Fatalf("verdict %v does not carry the 3m Retry-After", err)
 	}
 	w := &Worker{cfg: Config{RetryBase: time.Second, RetryMax: 2 * time.Second}}
-	if d := w.failureDelay(1, err); d != 3*time.Minute {
-		t.Errorf("the source waits %s, want the site's 3m", d)
+	if d, reason := w.failureDelay(1, err); d != 3*time.Minute || reason != "retryAfter" {
+		t.Errorf("the source waits %s for %q, want the site's 3m for retryAfter", d, reason)
+	}
+	if d, reason := w.failureDelay(1, failure("connection reset", connector.Judgement{})); d > 2*time.Second || reason != "backoff" {
+		t.Errorf("without Retry-After the source waits %s for %q, want at most the 2s backoff", d, reason)
 	}
 }
 

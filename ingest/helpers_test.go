@@ -13,9 +13,10 @@ import (
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
-// withPollInterval sets how often the service's own crawler polls a source.
+// withPollInterval has the service's own crawler poll every source at d,
+// however busy (FEEDSVC_MIN_POLL_INTERVAL as FEEDSVC_POLL_INTERVAL).
 func withPollInterval(d time.Duration) servicetest.Option {
-	return func(c *config.Config) { c.PollInterval = d }
+	return func(c *config.Config) { c.PollInterval, c.MinPollInterval = d, d }
 }
 
 // withoutCrawler starts the service without its crawler, for tests that run

@@ -90,22 +90,23 @@ func (lv *listingValidators) unchanged() bool {
 	return true
 }
 
-// freshness is the shortest freshness the crawl's listings claimed (a
-// source changes when any of its listings does); zero when none claimed
-// any.
-func (lv *listingValidators) freshness() time.Duration {
+// hints are what the crawl's listings said about when to read them again:
+// the shortest freshness any claimed (a source changes when any of its
+// listings does), and the longest throttle any site asked for (each of
+// them is a request to it); zero when none said anything.
+func (lv *listingValidators) hints() (fresh, throttle document.Hint) {
 	if lv == nil {
-		return 0
+		return fresh, throttle
 	}
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	var d time.Duration
 	for _, v := range lv.answered {
-		if v.Fresh > 0 && (d == 0 || v.Fresh < d) {
-			d = v.Fresh
+		if v.Fresh.For > 0 && (fresh.For == 0 || v.Fresh.For < fresh.For) {
+			fresh = v.Fresh
 		}
+		throttle = throttle.Longer(v.Throttle)
 	}
-	return d
+	return fresh, throttle
 }
 
 // saveListings stores what the crawl's listings answered, once the crawl

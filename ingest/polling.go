@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -19,18 +20,24 @@ type Polling struct {
 	NextPollAt time.Time
 	// LastPollAt is when a poll of it last ended; nil before the first.
 	LastPollAt *time.Time
-	// Interval is what the last successful poll chose (before jitter);
-	// zero before the first.
+	// Interval is what the last poll chose as the wait for the next
+	// (before jitter): the source's interval after a success, the backoff
+	// or the site's Retry-After after a failure; zero before the first.
 	Interval time.Duration
-	// ObservedInterval is a week over the articles the source published
-	// in the last week; zero when it published none (or polling is not
-	// adaptive).
+	// ObservedInterval is the mean gap between the source's recent
+	// articles (schedule.go); zero when it published none in the last
+	// week (or the interval is fixed).
 	ObservedInterval time.Duration
 	// Freshness is the shortest freshness its listings claimed; zero when
 	// none did.
 	Freshness time.Duration
 	// Failures is how many polls in a row failed.
 	Failures int
+	// Reason is why the next poll is when it is (schedule.go: interval,
+	// busy, quiet, push, backlog, backoff, or the site's own request:
+	// cacheControl, expires, feedTtl, feedUpdatePeriod, retryAfter,
+	// crawlDelay); empty before the first poll.
+	Reason string
 }
 
 type pollingRow struct {
@@ -41,9 +48,10 @@ type pollingRow struct {
 	ObservedMS *int64     `bun:"observed_interval_ms"`
 	FreshMS    *int64     `bun:"freshness_ms"`
 	Failures   int        `bun:"failures"`
+	Reason     *string    `bun:"interval_reason"`
 }
 
-const pollingColumns = `source_id, next_at, last_crawl_at, interval_ms, observed_interval_ms, freshness_ms, failures`
+const pollingColumns = `source_id, next_at, last_crawl_at, interval_ms, observed_interval_ms, freshness_ms, failures, interval_reason`
 
 func (r pollingRow) polling() Polling {
 	ms := func(p *int64) time.Duration {
@@ -52,8 +60,12 @@ func (r pollingRow) polling() Polling {
 		}
 		return time.Duration(*p) * time.Millisecond
 	}
-	return Polling{NextPollAt: r.NextAt, LastPollAt: r.LastAt, Interval: ms(r.IntervalMS),
+	p := Polling{NextPollAt: r.NextAt, LastPollAt: r.LastAt, Interval: ms(r.IntervalMS),
 		ObservedInterval: ms(r.ObservedMS), Freshness: ms(r.FreshMS), Failures: r.Failures}
+	if r.Reason != nil {
+		p.Reason = *r.Reason
+	}
+	return p
 }
 
 // PollingOf reads a source's schedule as the organization org may see it:
@@ -90,9 +102,12 @@ var (
 	descNext = prometheus.NewDesc("feedsvc_source_next_poll_timestamp_seconds",
 		"When the source is due to be polled next (Unix time).", []string{"source_id"}, nil)
 	descInterval = prometheus.NewDesc("feedsvc_source_poll_interval_seconds",
-		"The interval the source's last successful poll chose (adaptive, before jitter).", []string{"source_id"}, nil)
+		"The wait the source's last poll chose before its next (before jitter).", []string{"source_id"}, nil)
 	descObserved = prometheus.NewDesc("feedsvc_source_observed_interval_seconds",
-		"A week over the articles the source published in the last week (absent when none).", []string{"source_id"}, nil)
+		"The mean gap between the source's recent articles (absent when it published none in the last week).", []string{"source_id"}, nil)
+	descReasons = prometheus.NewDesc("feedsvc_crawl_sources_by_interval_reason",
+		"Scheduled sources by why their next poll is when it is (the polling block's intervalReason; none before the first poll).",
+		[]string{"reason"}, nil)
 	descSources = prometheus.NewDesc("feedsvc_crawl_sources",
 		"Sources the crawler has scheduled.", nil, nil)
 	descDue = prometheus.NewDesc("feedsvc_crawl_due_sources",
@@ -102,7 +117,7 @@ var (
 )
 
 func (c *pollingCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descNext, descInterval, descObserved, descSources, descDue, descLag} {
+	for _, d := range []*prometheus.Desc{descNext, descInterval, descObserved, descReasons, descSources, descDue, descLag} {
 		ch <- d
 	}
 }
@@ -132,8 +147,10 @@ func (c *pollingCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(descNext, fmt.Errorf("read crawl schedule: %w", err))
 		return
 	}
+	reasons := map[string]int{}
 	for _, r := range rows {
 		id, p := r.SourceID.String(), r.polling()
+		reasons[cmp.Or(p.Reason, "none")]++
 		ch <- prometheus.MustNewConstMetric(descNext, prometheus.GaugeValue, float64(p.NextPollAt.UnixMilli())/1000, id)
 		if p.Interval > 0 {
 			ch <- prometheus.MustNewConstMetric(descInterval, prometheus.GaugeValue, p.Interval.Seconds(), id)
@@ -141,5 +158,8 @@ func (c *pollingCollector) Collect(ch chan<- prometheus.Metric) {
 		if p.ObservedInterval > 0 {
 			ch <- prometheus.MustNewConstMetric(descObserved, prometheus.GaugeValue, p.ObservedInterval.Seconds(), id)
 		}
+	}
+	for reason, n := range reasons {
+		ch <- prometheus.MustNewConstMetric(descReasons, prometheus.GaugeValue, float64(n), reason)
 	}
 }

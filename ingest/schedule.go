@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 
 	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
@@ -328,12 +329,13 @@ const (
 	interrupted
 )
 
-// release hands the lease back and schedules the next crawl: after a poll
-// interval on success, at once when the crawl left a backlog (it hit
-// MaxFetchesPerCrawl), after an exponential backoff on failure, at once
-// when interrupted. The lease package only lets it touch the row while
-// this process still owns the lease, so a process whose lease expired
-// cannot overwrite the schedule of the one that took over.
+// release hands the lease back and schedules the next crawl: after the
+// source's interval on success (scheduleSQL), at once when the crawl left a
+// backlog (it hit MaxFetchesPerCrawl), after an exponential backoff or the
+// site's Retry-After on failure (failureDelay), at once when interrupted.
+// The lease package only lets it touch the row while this process still
+// owns the lease, so a process whose lease expired cannot overwrite the
+// schedule of the one that took over.
 //
 // A success is not written here but queued (releases), and the schedule
 // loop writes the queue in one statement (flushReleases) at its next turn:
@@ -347,12 +349,13 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 	switch how {
 	case succeeded:
 		w.releases.add(pendingRelease{id: l.SourceID, ended: time.Now(), note: stats.cutOffNote(),
-			backlog: stats.Backlog, covered: stats.Covered, fresh: stats.Freshness, stopRenew: stopRenew})
+			backlog: stats.Backlog, covered: stats.Covered, fresh: stats.Fresh, throttle: stats.Throttle, stopRenew: stopRenew})
 		return nil
 	case failed:
+		delay, reason := w.failureDelay(l.Failures+1, crawlErr)
 		err = w.crawls.Release(ctx, l.SourceID, `failures = failures + 1, last_error = ?, backlog = false,
-			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now()`,
-			truncate(errString(crawlErr), 2000), w.failureDelay(l.Failures+1, crawlErr).Milliseconds())
+			next_at = now() + ? * interval '1 millisecond', last_crawl_at = now(), interval_ms = ?, interval_reason = ?`,
+			truncate(errString(crawlErr), 2000), delay.Milliseconds(), delay.Milliseconds(), reason)
 	default:
 		err = w.crawls.Release(ctx, l.SourceID, "")
 	}
@@ -370,7 +373,9 @@ type pendingRelease struct {
 	note    string
 	backlog bool
 	covered time.Time
-	fresh   time.Duration
+	// fresh and throttle are what the listings said about when to read
+	// them again (crawlStats).
+	fresh, throttle document.Hint
 	// stopRenew ends the renewal of the lease, which goes on until the
 	// release is written (crawlLeased); nil when nothing renews it.
 	stopRenew func()
@@ -440,18 +445,20 @@ func (w *Worker) flushReleases(ctx context.Context) (dueAgain bool) {
 	}
 	n := len(rs)
 	ids, notes, backlogs := make([]uuid.UUID, n), make([]string, n), make([]bool, n)
-	covered, fresh, ago := make([]*time.Time, n), make([]int64, n), make([]int64, n)
+	covered, ago := make([]*time.Time, n), make([]int64, n)
+	fresh, freshBy, throttle, throttleBy := make([]int64, n), make([]string, n), make([]int64, n), make([]string, n)
 	now := time.Now()
 	for i, r := range rs {
 		ids[i], notes[i], backlogs[i] = r.id, r.note, r.backlog
 		if !r.covered.IsZero() {
 			covered[i] = &rs[i].covered
 		}
-		fresh[i] = r.fresh.Milliseconds()
+		fresh[i], freshBy[i] = r.fresh.For.Milliseconds(), r.fresh.By
+		throttle[i], throttleBy[i] = r.throttle.For.Milliseconds(), r.throttle.By
 		ago[i] = now.Sub(r.ended).Milliseconds()
 		dueAgain = dueAgain || r.backlog
 	}
-	_, err := w.pool.Exec(ctx, w.releaseSQL, ids, notes, backlogs, covered, fresh, ago, w.cfg.Owner)
+	_, err := w.pool.Exec(ctx, w.releaseSQL, ids, notes, backlogs, covered, fresh, freshBy, throttle, throttleBy, ago, w.cfg.Owner)
 	if err != nil {
 		w.log.Error("releasing sources failed", "sources", n, "err", err)
 		return false
@@ -460,67 +467,183 @@ func (w *Worker) flushReleases(ctx context.Context) (dueAgain bool) {
 }
 
 // releaseSQL is flushReleases' statement: it hands back the leases of
-// owner $7 on the sources $1 and schedules each one's next poll from its
-// outcome ($2 to $6, see pendingRelease). New builds it once.
+// owner $10 on the sources $1 and schedules each one's next poll from its
+// outcome ($2 to $9, see pendingRelease). New builds it once.
 func (w *Worker) buildReleaseSQL() string {
+	ended := "now() - v.ago * interval '1 millisecond'"
 	return `UPDATE crawl_state SET leased_until = NULL, lease_owner = NULL,
 			failures = 0, last_error = v.note, backlog = v.backlog,
-			last_crawl_at = now() - v.ago * interval '1 millisecond', last_success_at = now() - v.ago * interval '1 millisecond',
+			last_crawl_at = ` + ended + `, last_success_at = ` + ended + `,
 			covered_since = coalesce(v.covered, covered_since),
-			freshness_ms = coalesce(nullif(v.fresh, 0), freshness_ms), ` +
-		w.scheduleSQL("v.backlog", "v.fresh", "now() - v.ago * interval '1 millisecond'") + `
-		FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[], $6::bigint[])
-			AS v(id, note, backlog, covered, fresh, ago)
-		WHERE crawl_state.source_id = v.id AND crawl_state.lease_owner = $7`
+			freshness_ms = CASE WHEN v.fresh > 0 THEN v.fresh ELSE freshness_ms END,
+			freshness_reason = CASE WHEN v.fresh > 0 THEN v.fresh_by ELSE freshness_reason END,
+			watched_since = coalesce(watched_since, CASE WHEN NOT v.backlog THEN ` + ended + ` END),
+			` + w.scheduleSQL(ended) + `
+		FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
+			AS v(id, note, backlog, covered, fresh, fresh_by, throttle, throttle_by, ago)
+		WHERE crawl_state.source_id = v.id AND crawl_state.lease_owner = $10`
 }
 
-// week is what the observed interval is counted over, as Miniflux's
-// entry-frequency scheduler does: a source that published n articles in
-// the last week is polled every week/n.
-const week = 7 * 24 * time.Hour
+// The polling promise (docs/operating.md, "How often a source is
+// checked"): every enabled source is checked at least once per
+// PollInterval, whatever it published. Only these move a successful
+// poll's next one:
+//
+//   - The source is busy: it is checked sooner, about pollsPerArticle
+//     times per article it publishes (its observed interval, the mean gap
+//     between its recent articles, divided by pollsPerArticle), down to
+//     MinPollInterval. Each article then costs about pollsPerArticle polls
+//     that find nothing (a conditional GET answered 304, the cheapest
+//     poll there is) and waits for half its interval on average: a source
+//     publishing every 20 minutes is checked every 2, one publishing every
+//     10 minutes or more often every MinPollInterval (1m by default). A
+//     source that publishes less often than every PollInterval x
+//     pollsPerArticle is checked every PollInterval. With MaxPollInterval
+//     above PollInterval (the operator trading freshness for cost) the
+//     same rule lengthens a quiet source's interval up to it.
+//   - The site asks for less: its listings' freshness (Cache-Control
+//     max-age, Expires, RSS <ttl>, sy:updatePeriod), honoured up to
+//     maxCacheHint, and its throttles (Retry-After, robots.txt
+//     Crawl-delay), honoured up to maxRetryAfter.
+//   - A WebSub hub pushes the source: pushes bring its new entries within
+//     about a second, and polling is the fallback, at MaxPollInterval (the
+//     interval itself unless the operator set it above).
+//
+// A failed poll backs off instead (failureDelay), and a poll cut short by
+// MaxFetchesPerCrawl goes on at once.
+const (
+	// DefaultMinPollInterval is the shortest interval of a busy source:
+	// with it the busiest sources' articles wait about 30 s on average and
+	// a minute at most, well within the two minutes the service aims at
+	// for the busiest tenth of sources at the default 10-minute interval.
+	DefaultMinPollInterval = time.Minute
+	// pollsPerArticle is how many polls a busy source gets per article it
+	// publishes.
+	pollsPerArticle = 10
+	// recentArticles is how many of a source's newest articles (of the
+	// last week) its observed interval is counted over: enough to judge a
+	// source as soon as it is attached (a feed lists 10 to 50 entries),
+	// few enough to follow a change of pace within a day, and a bounded
+	// read of the crawl_seen index whatever the source publishes.
+	recentArticles = 20
+	// maxCacheHint bounds how far a site's freshness claims lengthen its
+	// interval: past an hour a feed's ttl or max-age is more often a
+	// default of its software than a promise about its next article.
+	maxCacheHint = time.Hour
+	// maxRetryAfter bounds how long a site's throttle (Retry-After on any
+	// answer, robots.txt Crawl-delay) can park a source.
+	maxRetryAfter = 24 * time.Hour
+	// week is how far back the observed interval looks.
+	week = 7 * 24 * time.Hour
+)
 
-// scheduleSQL is the SET list that schedules a source's next poll after a
-// successful crawl that ended at the SQL time ended: at once with a
-// backlog (the SQL boolean backlog); else, with a fixed interval,
-// PollInterval; else (adaptive) week/n for the n articles of the last week
-// the source's crawls recorded (MaxPollInterval when none), raised to the
-// freshness its listings claimed (the SQL milliseconds fresh, 0 for none;
-// kept from an earlier poll when this one heard none, as a 304 carries no
-// feed ttl), within [PollInterval, MaxPollInterval], or MaxPollInterval for
-// a source with a live WebSub subscription (pushed sources are polled as
-// the fallback); jittered by ±10%. It is one expression of the row, so the
-// release stays one statement; the count reads the crawl_seen index
-// (source_id, effective_at).
-func (w *Worker) scheduleSQL(backlog, fresh, ended string) string {
-	floor, ceiling := w.cfg.PollInterval.Milliseconds(), w.cfg.MaxPollInterval.Milliseconds()
-	observed := "NULL"
-	interval := fmt.Sprint(floor)
-	if ceiling > floor {
-		observed = fmt.Sprintf(`(SELECT %d / nullif(count(*), 0) FROM crawl_seen s
-			WHERE s.source_id = crawl_state.source_id AND s.effective_at > now() - interval '7 days')`, week.Milliseconds())
-		interval = fmt.Sprintf(`least(%d, greatest(%d, coalesce(%s, %d), coalesce(nullif(%s, 0), freshness_ms, 0)))`,
-			ceiling, floor, observed, ceiling, fresh)
-		// A source a WebSub hub pushes (ingest/websub) is polled only as
-		// the fallback, at the ceiling, while its subscription is live.
-		interval = fmt.Sprintf(`CASE WHEN EXISTS (SELECT 1 FROM websub_subscriptions p WHERE p.source_id = crawl_state.source_id
-			AND p.state = 'active' AND p.lease_expires_at > now()) THEN %d ELSE %s END`, ceiling, interval)
+// Why a source's next poll is when it is (crawl_state.interval_reason,
+// the polling block's intervalReason), besides the site's own hints
+// (document.By*).
+const (
+	reasonInterval = "interval"
+	reasonBusy     = "busy"
+	reasonQuiet    = "quiet"
+	reasonPush     = "push"
+	reasonBacklog  = "backlog"
+	reasonBackoff  = "backoff"
+)
+
+// siteReasons are the reasons that are the site's own request, which
+// bringWithinInterval leaves as they are.
+var siteReasons = []string{document.ByCacheControl, document.ByExpires, document.ByFeedTTL, document.ByFeedUpdatePeriod,
+	document.ByRetryAfter, document.ByCrawlDelay}
+
+// scheduleSQL is the multiple-column SET item that schedules a source's
+// next poll after a successful crawl that ended at the SQL time ended (see
+// the rule above): its observed interval, the interval (before jitter), why
+// it is what it is, and the next poll, at once with a backlog, else after
+// the interval jittered downwards by up to 10% so that sources attached
+// together spread out without any waiting past the promise. It reads the
+// release's row v (backlog, fresh, fresh_by, throttle, throttle_by; a
+// freshness heard on an earlier poll is kept when this one heard none, as a
+// 304 carries no feed ttl). It is one sub-select of the row, run once per
+// row, so the release stays one statement; the observed interval reads at
+// most recentArticles entries of the crawl_seen index (source_id,
+// effective_at), and the push check the websub_subscriptions source index,
+// each once: the OFFSET 0 keeps the planner from pulling the two up into
+// every expression that uses them (six copies of each, measured).
+func (w *Worker) scheduleSQL(ended string) string {
+	poll, least, most := w.cfg.PollInterval.Milliseconds(), w.cfg.MinPollInterval.Milliseconds(), w.cfg.MaxPollInterval.Milliseconds()
+	// The observed interval: over the source's newest recentArticles of
+	// the last week, the time from the oldest of them to now over the gaps
+	// after it (a week for a single article). Articles whose date is when
+	// the crawler first found them are left out when that was before its
+	// first complete crawl ended (an index page of undated links would
+	// otherwise look as if it had published them all at once); dated ones
+	// from before the crawler began (scheduled_at) count. Future dates do
+	// not. With a fixed interval it is not read at all.
+	observed := "NULL::bigint"
+	if least < most {
+		observed = fmt.Sprintf(`(SELECT CASE count(*) WHEN 0 THEN NULL WHEN 1 THEN %d
+				ELSE (extract(epoch FROM now() - min(r.e)) * 1000)::bigint / (count(*) - 1) END
+			FROM (SELECT seen.effective_at AS e FROM crawl_seen seen
+				WHERE seen.source_id = v.id AND seen.effective_at > now() - interval '7 days' AND seen.effective_at <= now()
+				  AND NOT (seen.effective_at >= crawl_state.scheduled_at AND seen.effective_at <= coalesce(crawl_state.watched_since, 'infinity'))
+				ORDER BY seen.effective_at DESC LIMIT %d) r)`, week.Milliseconds(), recentArticles)
 	}
-	next := fmt.Sprintf("CASE WHEN %s THEN 0 ELSE (%s) * (0.9 + random() * 0.2) END", backlog, interval)
-	return fmt.Sprintf(`observed_interval_ms = %s, interval_ms = %s,
-		next_at = %s + %s * interval '1 millisecond'`, observed, interval, ended, next)
+	return fmt.Sprintf(`(observed_interval_ms, interval_ms, interval_reason, next_at) = (
+		SELECT o.observed, s.interval, s.reason,
+			%[1]s + CASE WHEN v.backlog THEN 0 ELSE s.interval * (0.9 + random() * 0.1) END * interval '1 millisecond'
+		FROM (SELECT %[2]s AS observed,
+				EXISTS (SELECT 1 FROM websub_subscriptions p WHERE p.source_id = v.id
+					AND p.state = 'active' AND p.lease_expires_at > now()) AS pushed
+			OFFSET 0) o
+		CROSS JOIN LATERAL (SELECT
+				CASE WHEN o.pushed THEN %[5]d ELSE least(%[5]d, greatest(%[4]d, coalesce(o.observed / %[6]d, %[5]d))) END AS adaptive,
+				least(coalesce(nullif(v.fresh, 0), crawl_state.freshness_ms, 0), %[7]d) AS cache,
+				least(v.throttle, %[8]d) AS throttle) a
+		CROSS JOIN LATERAL (SELECT greatest(a.adaptive, a.cache, a.throttle) AS interval,
+				CASE WHEN v.backlog THEN '%[9]s'
+					WHEN a.throttle > a.adaptive AND a.throttle >= a.cache THEN v.throttle_by
+					WHEN a.cache > a.adaptive THEN CASE WHEN v.fresh > 0 THEN v.fresh_by ELSE crawl_state.freshness_reason END
+					WHEN o.pushed THEN '%[10]s'
+					WHEN a.adaptive < %[3]d THEN '%[11]s'
+					WHEN a.adaptive > %[3]d THEN '%[12]s'
+					ELSE '%[13]s' END AS reason) s)`,
+		ended, observed, poll, least, most, pollsPerArticle, maxCacheHint.Milliseconds(), maxRetryAfter.Milliseconds(),
+		reasonBacklog, reasonPush, reasonBusy, reasonQuiet, reasonInterval)
 }
-
-// maxRetryAfter bounds how long a site's Retry-After can park a source.
-const maxRetryAfter = 24 * time.Hour
 
 // failureDelay is the backoff after a failed crawl, or longer when the
-// source asked for it (a site's Retry-After on 429 and 503).
-func (w *Worker) failureDelay(failures int, err error) time.Duration {
+// source asked for it (a site's Retry-After on 429 and 503, up to
+// maxRetryAfter), and which of the two it is.
+func (w *Worker) failureDelay(failures int, err error) (time.Duration, string) {
 	d := w.retryDelay(failures)
 	if after := connector.JudgementOf(err).RetryAfter; after > d {
-		d = min(after, maxRetryAfter)
+		return min(after, maxRetryAfter), document.ByRetryAfter
 	}
-	return d
+	return d, reasonBackoff
+}
+
+// bringWithinInterval keeps the promise for sources an earlier version, or
+// a longer interval, scheduled further ahead than it allows: each source
+// due later than MaxPollInterval from now (the interval itself unless the
+// operator set it above) is made due at a random moment within it, so that
+// they come back spread over one interval rather than all at once. Sources
+// held there by their site's own request (a throttle or freshness, each
+// bounded when it was written), backing off after failures, or leased are
+// left as they are. The crawler runs it as it starts: it changes nothing
+// when every source is within the interval (one range read of the next_at
+// index), and several processes starting together do not pile up: one
+// that finds a row another is moving waits for that to commit and reads
+// the row again, which is then within the interval (or, by the
+// milliseconds between their starts, moved again within it).
+func (w *Worker) bringWithinInterval(ctx context.Context) (int64, error) {
+	tag, err := w.pool.Exec(ctx, `UPDATE crawl_state SET next_at = now() + random() * $1 * interval '1 millisecond'
+		WHERE next_at > now() + $1 * interval '1 millisecond' AND failures = 0
+		  AND (leased_until IS NULL OR leased_until < now())
+		  AND (interval_reason IS NULL OR interval_reason <> ALL($2::text[]))`,
+		w.cfg.MaxPollInterval.Milliseconds(), siteReasons)
+	if err != nil {
+		return 0, fmt.Errorf("bring sources within the poll interval: %w", err)
+	}
+	return tag.RowsAffected(), nil
 }
 
 // saveState keeps what the source's connector wants kept, while this

@@ -51,16 +51,20 @@ const (
 
 // Config tunes a Worker. Zero values mean the documented default.
 type Config struct {
-	// PollInterval is how often a source is checked: the floor of the
-	// adaptive interval, and the interval itself when MaxPollInterval is
-	// not above it. Each schedule is jittered by ±10% so sources attached
-	// together spread out.
+	// PollInterval is the promise: every enabled source is checked at
+	// least this often, whatever it published, unless its site asks for
+	// less (schedule.go). Each schedule is jittered down by up to 10% so
+	// sources attached together spread out.
 	PollInterval time.Duration
-	// MaxPollInterval, when above PollInterval, makes polling adaptive
-	// (schedule.go): each source is polled every week divided by the
-	// number of articles it published in the last week, no sooner than its
-	// listings say they stay fresh, within [PollInterval, MaxPollInterval].
-	// Zero means PollInterval: every source at one interval.
+	// MinPollInterval is the shortest interval of a busy source, which is
+	// checked about pollsPerArticle times per article it publishes.
+	// Default: DefaultMinPollInterval, or PollInterval if shorter; at
+	// PollInterval no source is checked sooner.
+	MinPollInterval time.Duration
+	// MaxPollInterval, when above PollInterval, lets a quiet source be
+	// checked less often, by the same rule, up to it: the operator trading
+	// freshness for cost. A source a WebSub hub pushes is polled at it, as
+	// the fallback. Zero means PollInterval.
 	MaxPollInterval time.Duration
 	// Concurrency is how many sources this process crawls at once.
 	Concurrency int
@@ -108,6 +112,10 @@ func (c Config) withDefaults() Config {
 		c.PollInterval = DefaultPollInterval
 	}
 	c.MaxPollInterval = max(c.MaxPollInterval, c.PollInterval)
+	if c.MinPollInterval <= 0 {
+		c.MinPollInterval = DefaultMinPollInterval
+	}
+	c.MinPollInterval = min(c.MinPollInterval, c.PollInterval)
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
 	}
@@ -321,7 +329,14 @@ func fullScanDue(full time.Time) bool {
 // outlives a database restart. It returns nil once ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
 	w.log.Info("ingestion worker running", "poll_interval", w.cfg.PollInterval.String(),
-		"max_poll_interval", w.cfg.MaxPollInterval.String(), "concurrency", w.cfg.Concurrency)
+		"min_poll_interval", w.cfg.MinPollInterval.String(), "max_poll_interval", w.cfg.MaxPollInterval.String(),
+		"concurrency", w.cfg.Concurrency)
+	if n, err := w.bringWithinInterval(ctx); err != nil {
+		w.log.Warn("bringing sources within the poll interval failed; they are polled when due", "err", err)
+	} else if n > 0 {
+		w.log.Info("sources scheduled beyond the poll interval brought within it", "sources", n,
+			"interval", w.cfg.MaxPollInterval.String())
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); w.scheduleLoop(ctx) }()

@@ -613,7 +613,11 @@ func tail(s string) string {
 
 func (o options) startFeedsvc(ctx context.Context, dsn string, port int) (*system, func(context.Context, string) error, error) {
 	env := append(os.Environ(), "DATABASE_URL="+dsn, "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(port), "FEEDSVC_ALLOW_PRIVATE_NETWORKS=true",
-		"FEEDSVC_POLL_INTERVAL="+o.interval.String(), "FEEDSVC_MAX_POLL_INTERVAL="+o.interval.String(),
+		// Every source at the one interval, however busy (Miniflux's
+		// round robin): FEEDSVC_MIN_POLL_INTERVAL would check a busy one
+		// sooner.
+		"FEEDSVC_POLL_INTERVAL="+o.interval.String(), "FEEDSVC_MIN_POLL_INTERVAL="+o.interval.String(),
+		"FEEDSVC_MAX_POLL_INTERVAL="+o.interval.String(),
 		"FEEDSVC_CRAWL_CONCURRENCY="+strconv.Itoa(o.concurrency), "FEEDSVC_LOG_LEVEL=warn", "FEEDSVC_RATE_LIMIT=unlimited")
 	run := func(args ...string) (string, error) {
 		cmd := exec.CommandContext(ctx, o.feedsvc, args...)

@@ -1,79 +1,145 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/crawltest"
 )
 
-// Issue 23: adaptive polling through `feedsvc serve`, configured by its
-// environment, seen through the source's detail. ingest's
-// TestEachSourceIsPolledAsOftenAsItChangesAndNoSoonerThanItSaysItStaysFresh
-// covers every freshness signal in process; this one shows the schedule a
-// real process gives and exposes.
-func TestAServeProcessPollsEachSourceAsOftenAsItChangesAndNoSoonerThanItSaysItStaysFresh(t *testing.T) {
-	// A floor of a second: a source given hours was read once in the test.
-	const ceiling = 10 * time.Hour
-	srv := startServed(t, "FEEDSVC_POLL_INTERVAL=1s", "FEEDSVC_MAX_POLL_INTERVAL="+ceiling.String())
+// Issues 23 and 33: the schedule a real `feedsvc serve` gives each source,
+// configured by its environment and seen through the source's detail:
+// within the interval, sooner for a busy source, later only when the site
+// asks, and why. ingest's
+// TestEverySourceIsCheckedWithinTheIntervalBusyOnesSoonerAndLaterOnlyWhenTheSiteAsks
+// covers every signal in process.
+func TestAServeProcessChecksEverySourceWithinTheIntervalAndSaysWhyWhenNot(t *testing.T) {
+	// An hour: a source given minutes or more was read once in the test.
+	const interval = time.Hour
+	srv := startServed(t, "FEEDSVC_POLL_INTERVAL="+interval.String())
 	api := srv.api
-	// 42 articles in the last week: one every 4 hours.
+	// 42 articles in the last week, one every 4 hours, the newest an
+	// hour old: the newest 20 span 77 hours (and the seconds until the
+	// poll) over 19 gaps; ten polls per article make it a little over 24
+	// minutes.
 	busy := func(head string, headers map[string]string) *crawltest.FeedSite {
 		return crawltest.NewFeedSite(t, 42, 4*time.Hour, head, headers)
 	}
+	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "7200")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	t.Cleanup(limited.Close)
 	tests := []struct {
-		name     string
-		site     *crawltest.FeedSite
-		interval time.Duration
-		observed time.Duration // zero: none
-		fresh    time.Duration // zero: none
+		name string
+		url  string
+		site *crawltest.FeedSite
+		// interval zero: a tenth of the observed interval, which is at
+		// least observed.
+		interval, observed, fresh time.Duration
+		reason                    string
+		failures                  float64
 	}{
-		{"a source publishing every 4 hours is polled every 4 hours", busy("", nil), 4 * time.Hour, 4 * time.Hour, 0},
-		{"a source that published nothing for a week is polled at the ceiling",
-			crawltest.NewFeedSite(t, 3, 24*time.Hour, "", nil).Shifted(9 * 24 * time.Hour), ceiling, 0, 0},
-		{"Cache-Control max-age lengthens the interval", busy("", map[string]string{"Cache-Control": "public, max-age=18000"}),
-			5 * time.Hour, 4 * time.Hour, 5 * time.Hour},
-		{"Retry-After lengthens the interval", busy("", map[string]string{"Retry-After": "20000"}),
-			20000 * time.Second, 4 * time.Hour, 20000 * time.Second},
-		{"an RSS ttl lengthens the interval", busy("<ttl>360</ttl>", nil), 6 * time.Hour, 4 * time.Hour, 6 * time.Hour},
+		{name: "a busy source is checked sooner, and says so", site: busy("", nil), observed: 77 * time.Hour / 19, reason: "busy"},
+		{name: "a source that published nothing for a week is checked at the interval",
+			site: crawltest.NewFeedSite(t, 3, 24*time.Hour, "", nil).Shifted(9 * 24 * time.Hour), interval: interval, reason: "interval"},
+		{name: "Cache-Control max-age lengthens a busy source's interval", site: busy("", map[string]string{"Cache-Control": "public, max-age=1800"}),
+			interval: 30 * time.Minute, fresh: 30 * time.Minute, reason: "cacheControl"},
+		{name: "an RSS ttl lengthens a busy source's interval", site: busy("<ttl>45</ttl>", nil),
+			interval: 45 * time.Minute, fresh: 45 * time.Minute, reason: "feedTtl"},
+		{name: "the site's Retry-After lengthens the interval past the promise, and the source says so",
+			site: busy("", map[string]string{"Retry-After": "20000"}), interval: 20000 * time.Second, reason: "retryAfter"},
+		{name: "a 429's Retry-After lengthens the interval past the promise, and the source says so",
+			url: limited.URL + "/feed.xml", interval: 2 * time.Hour, reason: "retryAfter", failures: 1},
 	}
-	feed := api.post("/feeds/news", map[string]any{"name": "adaptive", "description": "adaptive polling"})["id"].(string)
+	feed := api.post("/feeds/news", map[string]any{"name": "polling", "description": "schedules"})["id"].(string)
 	ids := make([]string, len(tests))
 	for i, tt := range tests {
-		site := api.post("/sources", map[string]any{"sourceType": "site", "domain": tt.site.Domain()})["id"].(string)
-		ids[i] = api.post("/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "sitemap", "url": tt.site.FeedURL(), "siteId": site})["sourceId"].(string)
-	}
-	seconds := func(d time.Duration) any {
-		if d == 0 {
-			return nil
+		url, domain := tt.url, ""
+		if tt.site != nil {
+			url, domain = tt.site.FeedURL(), tt.site.Domain()
+		} else {
+			domain = limited.Listener.Addr().String()
 		}
-		return d.Seconds()
+		site := api.post("/sources", map[string]any{"sourceType": "site", "domain": domain})["id"].(string)
+		ids[i] = api.post("/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "sitemap", "url": url, "siteId": site})["sourceId"].(string)
+	}
+	seconds := func(v any) time.Duration {
+		f, _ := v.(float64)
+		return time.Duration(f * float64(time.Second))
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var p map[string]any
 			eventually(t, 30*time.Second, func() bool {
 				p = api.polling(ids[i])
-				return p != nil && p["lastPollAt"] != nil && p["intervalSeconds"] != nil
+				return p != nil && p["lastPollAt"] != nil && p["intervalReason"] != nil
 			}, "the first poll")
-			if got := p["intervalSeconds"]; got != tt.interval.Seconds() {
-				t.Errorf("intervalSeconds = %v, want %v", got, tt.interval.Seconds())
+			want := tt.interval
+			if want == 0 {
+				observed := seconds(p["observedIntervalSeconds"])
+				if observed < tt.observed || observed > tt.observed+time.Minute {
+					t.Errorf("observedIntervalSeconds = %v, want %v (up to a minute more)", p["observedIntervalSeconds"], tt.observed.Seconds())
+				}
+				want = observed / 10
 			}
-			if got := p["observedIntervalSeconds"]; got != seconds(tt.observed) {
-				t.Errorf("observedIntervalSeconds = %v, want %v", got, seconds(tt.observed))
+			if got := seconds(p["intervalSeconds"]); got < want-time.Millisecond || got > want+time.Millisecond {
+				t.Errorf("intervalSeconds = %v, want %v", p["intervalSeconds"], want.Seconds())
 			}
-			if got := p["freshnessSeconds"]; got != seconds(tt.fresh) {
-				t.Errorf("freshnessSeconds = %v, want %v", got, seconds(tt.fresh))
+			if p["intervalReason"] != tt.reason || p["consecutiveFailures"] != tt.failures {
+				t.Errorf("intervalReason %v after %v failures, want %s after %v", p["intervalReason"], p["consecutiveFailures"], tt.reason, tt.failures)
+			}
+			if tt.fresh > 0 && p["freshnessSeconds"] != tt.fresh.Seconds() {
+				t.Errorf("freshnessSeconds = %v, want %v", p["freshnessSeconds"], tt.fresh.Seconds())
 			}
 			last, _ := time.Parse(time.RFC3339Nano, p["lastPollAt"].(string))
 			next, _ := time.Parse(time.RFC3339Nano, p["nextPollAt"].(string))
-			// ±10% jitter, and a second for the timestamps' rounding.
-			if gap := next.Sub(last); gap < tt.interval*9/10-time.Second || gap > tt.interval*11/10+time.Second {
-				t.Errorf("next poll %v after the last, want %v ±10%%", gap, tt.interval)
+			// Jittered down by up to 10%, never later; a second for the
+			// timestamps' rounding.
+			if gap := next.Sub(last); gap < want*9/10-time.Second || gap > want+time.Second {
+				t.Errorf("next poll %v after the last, want %v jittered down by up to 10%%", gap, want)
 			}
-			if hits := tt.site.FeedHits(); hits != 1 {
-				t.Errorf("the feed was read %d times, want once (the floor is a second; the interval is hours)", hits)
+			if tt.site != nil {
+				if hits := tt.site.FeedHits(); hits != 1 {
+					t.Errorf("the feed was read %d times, want once (the intervals are minutes or more)", hits)
+				}
 			}
 		})
+	}
+}
+
+// A busy source is not only scheduled sooner: the process checks it again
+// and again within one interval, while a quiet one waits for the interval.
+func TestAServeProcessChecksABusySourceSeveralTimesWithinOneInterval(t *testing.T) {
+	const interval = time.Minute
+	srv := startServed(t, "FEEDSVC_POLL_INTERVAL="+interval.String(), "FEEDSVC_MIN_POLL_INTERVAL=1s")
+	api := srv.api
+	// Twenty articles half a minute apart, the newest just out: a gap of
+	// about 30 seconds, checked every 3 (ten polls per article).
+	var ago []time.Duration
+	for i := range 20 {
+		ago = append(ago, time.Duration(i)*30*time.Second)
+	}
+	busy := crawltest.NewNewsSite(t, ago...)
+	quiet := crawltest.NewNewsSite(t, 10*24*time.Hour)
+	feed := api.post("/feeds/news", map[string]any{"name": "busy and quiet", "description": "two paces"})["id"].(string)
+	attach := func(s *crawltest.NewsSite) string {
+		site := api.post("/sources", map[string]any{"sourceType": "site", "domain": s.Domain()})["id"].(string)
+		return api.post("/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "sitemap", "url": s.SitemapURL(), "siteId": site})["sourceId"].(string)
+	}
+	busyID, quietID := attach(busy), attach(quiet)
+	start := time.Now()
+	eventually(t, interval/2, func() bool { return busy.Hits("/sitemap.xml") >= 4 }, "four reads of the busy site's sitemap within half an interval")
+	t.Logf("the busy sitemap was read 4 times in %v", time.Since(start).Round(100*time.Millisecond))
+	if p := api.polling(busyID); p["intervalReason"] != "busy" {
+		t.Errorf("the busy source's polling says %v, want busy", p["intervalReason"])
+	}
+	if n := quiet.Hits("/sitemap.xml"); n != 1 {
+		t.Errorf("the quiet site's sitemap was read %d times meanwhile, want once", n)
+	}
+	if p := api.polling(quietID); p["intervalReason"] != "interval" {
+		t.Errorf("the quiet source's polling says %v, want interval", p["intervalReason"])
 	}
 }

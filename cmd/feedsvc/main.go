@@ -40,7 +40,9 @@ commands:
                              switch an event feed as the operator (enabledSource admin)
 
 configuration is read from the environment: DATABASE_URL, FEEDSVC_ADDR,
-FEEDSVC_ROLES, FEEDSVC_POLL_INTERVAL, FEEDSVC_MAX_POLL_INTERVAL,
+FEEDSVC_ROLES, FEEDSVC_POLL_INTERVAL (every source is checked at least this
+often unless its site asks for less), FEEDSVC_MIN_POLL_INTERVAL (busy sources,
+sooner), FEEDSVC_MAX_POLL_INTERVAL (quiet sources, later, if the operator wants),
 FEEDSVC_CRAWL_CONCURRENCY, FEEDSVC_CRAWL_LEASE, FEEDSVC_PUBLIC_URL,
 FEEDSVC_ALLOW_PRIVATE_NETWORKS,
 FEEDSVC_WEBHOOK_BACKOFF_BASE, FEEDSVC_REQUIRE_HTTPS, FEEDSVC_TRUSTED_PROXIES,

@@ -42,10 +42,21 @@ func conditional(store document.ValidatorStore, u string) document.Validators {
 	return store.Validators(u)
 }
 
-func remember(store document.ValidatorStore, u string, v document.Validators) {
-	if store != nil {
-		store.SetValidators(u, v)
+// remember tells store (which may be nil) what listing u answered, with
+// the Crawl-delay its site's robots.txt asks of us when this client has
+// the file at hand (read within robotsTTL, for the site's pages or its
+// discovery): a poll is at least one request to the site, so the source
+// is polled no more often than that.
+func (c *Client) remember(store document.ValidatorStore, u string, v document.Validators) {
+	if store == nil {
+		return
 	}
+	if pu, err := url.Parse(u); err == nil {
+		if e := c.robots.get(origin(pu)); e != nil && e.delay > 0 {
+			v.Throttle = v.Throttle.Longer(document.Hint{For: e.delay, By: document.ByCrawlDelay})
+		}
+	}
+	store.SetValidators(u, v)
 }
 
 // SitemapCandidates lists the URLs of a sitemap, with whatever dates it
@@ -85,7 +96,7 @@ func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) e
 		return fmt.Errorf("sitemap: %w", err)
 	}
 	if resp.NotModified {
-		remember(w.store, sitemapURL, resp.Validators)
+		w.c.remember(w.store, sitemapURL, resp.Validators)
 		return nil
 	}
 	sm, err := extract.ParseSitemap(resp.Body)
@@ -94,8 +105,8 @@ func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) e
 			return err
 		}
 		observeFeed(ctx, resp)
-		resp.Validators.Fresh = max(resp.Validators.Fresh, feedFreshness(resp.Body))
-		remember(w.store, sitemapURL, resp.Validators)
+		resp.Validators.Fresh = resp.Validators.Fresh.Longer(feedFreshness(resp.Body))
+		w.c.remember(w.store, sitemapURL, resp.Validators)
 		return nil
 	}
 	if err != nil {
@@ -103,10 +114,10 @@ func (w *sitemapWalk) visit(ctx context.Context, sitemapURL string, depth int) e
 	}
 	if !sm.Index {
 		w.addURLs(sm.URLs)
-		remember(w.store, sitemapURL, resp.Validators)
+		w.c.remember(w.store, sitemapURL, resp.Validators)
 		return nil
 	}
-	remember(w.store, sitemapURL, document.Validators{})
+	w.c.remember(w.store, sitemapURL, document.Validators{})
 	if depth >= maxSitemapDepth {
 		return fmt.Errorf("sitemap %s: index nested deeper than %d levels", sitemapURL, maxSitemapDepth)
 	}
@@ -223,7 +234,7 @@ func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store docum
 		return nil, fmt.Errorf("feed: %w", err)
 	}
 	if resp.NotModified {
-		remember(store, feedURL, resp.Validators)
+		c.remember(store, feedURL, resp.Validators)
 		return nil, nil
 	}
 	cands, err := feedCandidates(resp)
@@ -231,8 +242,8 @@ func (c *Client) FeedCandidates(ctx context.Context, feedURL string, store docum
 		return nil, err
 	}
 	observeFeed(ctx, resp)
-	resp.Validators.Fresh = max(resp.Validators.Fresh, feedFreshness(resp.Body))
-	remember(store, feedURL, resp.Validators)
+	resp.Validators.Fresh = resp.Validators.Fresh.Longer(feedFreshness(resp.Body))
+	c.remember(store, feedURL, resp.Validators)
 	return cands, nil
 }
 
@@ -266,13 +277,13 @@ func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store 
 		return nil, fmt.Errorf("index page: %w", err)
 	}
 	if resp.NotModified {
-		remember(store, pageURL, resp.Validators)
+		c.remember(store, pageURL, resp.Validators)
 		return nil, nil
 	}
 	if !resp.IsHTML() {
 		return nil, fmt.Errorf("index page %s: %w (%s)", resp.URL, extract.ErrNotHTML, resp.ContentType)
 	}
-	remember(store, pageURL, resp.Validators)
+	c.remember(store, pageURL, resp.Validators)
 	var out []Candidate
 	for _, link := range extract.Links(resp.URL, extract.ToUTF8(resp.Body, resp.ContentType)) {
 		if extract.LikelyArticle(resp.URL, link) {

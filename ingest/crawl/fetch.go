@@ -185,7 +185,7 @@ func readResponse(resp *http.Response, cond document.Validators, limit int64) (*
 		StatusCode: resp.StatusCode,
 		Link:       resp.Header.Values("Link"),
 	}
-	out.Validators.Fresh = headerFreshness(resp.Header, time.Now())
+	out.Validators.Fresh, out.Validators.Throttle = headerFreshness(resp.Header, time.Now())
 	if resp.StatusCode == http.StatusNotModified {
 		out.NotModified = true
 		out.Validators = keepValidators(out.Validators, cond)

@@ -8,51 +8,61 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/feedsvc/feedsvc/ingest/document"
 )
 
 // maxFreshness bounds what a response may claim about its own freshness: a
 // year-long max-age is a misconfiguration, not a promise. The scheduler
-// caps it again at its own ceiling.
+// caps it again, at its own bounds (ingest/schedule.go).
 const maxFreshness = 7 * 24 * time.Hour
 
-// headerFreshness is how long a response says it stays fresh: the longest
-// of Cache-Control max-age (s-maxage for shared caches is not ours),
-// Expires relative to the response's Date (or now), and Retry-After. No
-// cache, no store, and Expires "0" or in the past say zero.
-func headerFreshness(h http.Header, now time.Time) time.Duration {
-	var d time.Duration
-	for _, cc := range h.Values("Cache-Control") {
+// headerFreshness is how long a response says it stays fresh: the longer
+// of Cache-Control max-age (s-maxage for shared caches is not ours) and
+// Expires relative to the response's Date (or now), which counts only
+// without Cache-Control. No cache, no store, and Expires "0" or in the
+// past say nothing. throttle is its Retry-After, which a site may send
+// with any answer to ask to be left alone for a while.
+func headerFreshness(h http.Header, now time.Time) (fresh, throttle document.Hint) {
+	if d := min(retryAfter(h.Get("Retry-After")), maxFreshness); d > 0 {
+		throttle = document.Hint{For: d, By: document.ByRetryAfter}
+	}
+	cacheControl := h.Values("Cache-Control")
+	for _, cc := range cacheControl {
 		for dir := range strings.SplitSeq(cc, ",") {
 			dir = strings.ToLower(strings.TrimSpace(dir))
 			if dir == "no-cache" || dir == "no-store" {
-				return 0
+				return document.Hint{}, throttle
 			}
 			if v, ok := strings.CutPrefix(dir, "max-age="); ok {
 				if s, err := strconv.ParseInt(strings.Trim(v, `"`), 10, 64); err == nil && s > 0 {
-					d = max(d, time.Duration(min(s, int64(maxFreshness/time.Second)))*time.Second)
+					d := time.Duration(min(s, int64(maxFreshness/time.Second))) * time.Second
+					fresh = fresh.Longer(document.Hint{For: d, By: document.ByCacheControl})
 				}
 			}
 		}
 	}
-	if exp := h.Get("Expires"); exp != "" && h.Get("Cache-Control") == "" {
+	if exp := h.Get("Expires"); exp != "" && len(cacheControl) == 0 {
 		// Cache-Control takes precedence over Expires (RFC 9111 5.3).
 		if t, err := http.ParseTime(exp); err == nil {
 			base := now
 			if date, err := http.ParseTime(h.Get("Date")); err == nil {
 				base = date
 			}
-			d = max(d, t.Sub(base))
+			if d := min(t.Sub(base), maxFreshness); d > 0 {
+				fresh = document.Hint{For: d, By: document.ByExpires}
+			}
 		}
 	}
-	d = max(d, retryAfter(h.Get("Retry-After")))
-	return min(max(d, 0), maxFreshness)
+	return fresh, throttle
 }
 
 // feedFreshness is what an RSS channel says about how often to read it:
 // <ttl> in minutes, or the Syndication module's sy:updatePeriod and
-// sy:updateFrequency (updates per period). Only the channel's head is read,
-// up to its first item. Zero when it says nothing or is not RSS.
-func feedFreshness(body []byte) time.Duration {
+// sy:updateFrequency (updates per period), the longer of the two. Only the
+// channel's head is read, up to its first item. Zero when it says nothing
+// or is not RSS.
+func feedFreshness(body []byte) document.Hint {
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	dec.Strict = false
 	dec.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
@@ -95,9 +105,12 @@ func feedFreshness(body []byte) time.Duration {
 			}
 		}
 	}
-	d := ttl
+	h := document.Hint{For: min(ttl, maxFreshness), By: document.ByFeedTTL}
 	if period > 0 {
-		d = max(d, period/time.Duration(freq))
+		h = h.Longer(document.Hint{For: min(period/time.Duration(freq), maxFreshness), By: document.ByFeedUpdatePeriod})
 	}
-	return min(d, maxFreshness)
+	if h.For <= 0 {
+		return document.Hint{}
+	}
+	return h
 }

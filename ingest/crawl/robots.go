@@ -50,6 +50,9 @@ type robotsEntry struct {
 	// 429): the origin is then disallowed until the entry expires.
 	err     error
 	expires time.Time
+	// delay is the Crawl-delay of the group that applies to our user
+	// agent; zero when none.
+	delay time.Duration
 }
 
 type robotsCache struct {
@@ -155,7 +158,11 @@ func (c *Client) fetchRobots(ctx context.Context, origin string) *robotsEntry {
 		return &robotsEntry{data: disallowAll, err: err, expires: now.Add(robotsRetryTTL)}
 	}
 	data, sitemaps := parseRobots(resp.Body)
-	return &robotsEntry{data: data, sitemaps: absoluteSitemaps(resp.URL, sitemaps), expires: now.Add(robotsTTL)}
+	e := &robotsEntry{data: data, sitemaps: absoluteSitemaps(resp.URL, sitemaps), expires: now.Add(robotsTTL)}
+	if g := data.FindGroup(c.agent); g != nil {
+		e.delay = max(g.CrawlDelay, 0)
+	}
+	return e
 }
 
 // robotsMissing tells errors that mean "there is no robots.txt" (any 4xx but

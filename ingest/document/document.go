@@ -31,10 +31,37 @@ type Validators struct {
 	ETag         string
 	LastModified string
 	// Fresh is how long the response said it stays fresh (Cache-Control
-	// max-age, Expires, Retry-After, a feed's ttl or sy:updatePeriod); zero
-	// when it said nothing. It is not replayed: the scheduler polls the
-	// source no sooner than its listings' freshness (within its ceiling).
-	Fresh time.Duration
+	// max-age, Expires, a feed's ttl or sy:updatePeriod), and Throttle how
+	// long its site asked to be left alone (Retry-After on a success,
+	// robots.txt Crawl-delay); zero when it said nothing. Neither is
+	// replayed: the scheduler polls the source no sooner than they say,
+	// each within its own bound (ingest/schedule.go).
+	Fresh, Throttle Hint
+}
+
+// Hint is how long a response asks not to be read again, and which of its
+// signals asks it (one of the By constants); the zero Hint asks nothing.
+type Hint struct {
+	For time.Duration
+	By  string
+}
+
+// The signals a Hint names, as the source's polling block shows them.
+const (
+	ByCacheControl     = "cacheControl"
+	ByExpires          = "expires"
+	ByFeedTTL          = "feedTtl"
+	ByFeedUpdatePeriod = "feedUpdatePeriod"
+	ByRetryAfter       = "retryAfter"
+	ByCrawlDelay       = "crawlDelay"
+)
+
+// Longer is the longer of h and o (h when they are equal).
+func (h Hint) Longer(o Hint) Hint {
+	if o.For > h.For {
+		return o
+	}
+	return h
 }
 
 // Conditional reports whether v makes a request conditional.

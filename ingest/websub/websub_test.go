@@ -31,7 +31,9 @@ func startService(t testing.TB, withPublicURL bool, opts ...servicetest.Option) 
 		public = "http://" + ln.Addr().String()
 	}
 	h := servicetest.Start(t, append([]servicetest.Option{servicetest.WithCrawler(), func(c *config.Config) {
-		c.PollInterval, c.MaxPollInterval = time.Hour, time.Hour
+		// Hourly however busy a site looks: what a test sees after the
+		// first poll comes from pushes.
+		c.PollInterval, c.MinPollInterval, c.MaxPollInterval = time.Hour, time.Hour, time.Hour
 		c.PublicURL = public
 	}}, opts...)...)
 	served := make(chan struct{})
@@ -328,24 +330,31 @@ func TestTheCallbackIsBoundedInSizeAndRateAndEchoesNothing(t *testing.T) {
 	})
 }
 
-func TestAPushedSourceIsPolledOnlyAsTheFallbackAtTheCeiling(t *testing.T) {
+func TestAPushedSourceIsPolledAsTheFallbackAtTheIntervalHoweverBusy(t *testing.T) {
 	t.Parallel()
 	hub := crawltest.NewHub(t, time.Hour)
 	pushed := crawltest.NewSite(t, hub.URL, false, "Pushed story")
 	polled := crawltest.NewSite(t, "", false, "Polled story")
 	polled.NoHub = true
-	// Adaptive polling between a second and an hour.
-	svc := startService(t, true, func(c *config.Config) { c.PollInterval = time.Second })
+	// An hour's interval; a busy source may be polled every minute.
+	svc := startService(t, true, func(c *config.Config) { c.MinPollInterval = time.Minute })
 	_, pushedAtt, _ := svc.subscribed(t, hub, pushed, pushed.ArticleURL(0))
 	_, polledAtt := svc.follow(t, polled, polled.ArticleURL(0))
 	db := svc.h.Service.DB.Bun
-	// Both sources look busy: 500 articles in the last week would have
-	// them polled every 20 minutes (a week / 500), under the one-hour
-	// ceiling. They are made due, and the next poll schedules the one
-	// after it.
-	interval := map[string]time.Duration{}
+	// Both sources look busy: 500 articles just now would have them
+	// polled every minute, under the hour. They are made due, and the
+	// next poll schedules the one after it. The articles come after the
+	// first poll has written its schedule: what a source's first poll
+	// found is not evidence of its pace.
+	interval, reason := map[string]time.Duration{}, map[string]string{}
 	for name, att := range map[string]map[string]any{"pushed": pushedAtt, "polled": polledAtt} {
 		source := att["sourceId"].(string)
+		eventually(t, 10*time.Second, func() bool {
+			var written bool
+			err := db.NewRaw(`SELECT watched_since IS NOT NULL AND lease_owner IS NULL FROM crawl_state WHERE source_id = ?`, source).
+				Scan(t.Context(), &written)
+			return err == nil && written
+		}, "the "+name+" source's first poll to write its schedule")
 		if _, err := db.ExecContext(t.Context(), `INSERT INTO crawl_seen (source_id, url, effective_at)
 			SELECT ?, 'https://busy.example/' || i, now() FROM generate_series(1, 500) i`, source); err != nil {
 			t.Fatal(err)
@@ -358,16 +367,17 @@ func TestAPushedSourceIsPolledOnlyAsTheFallbackAtTheCeiling(t *testing.T) {
 		eventually(t, 10*time.Second, func() bool {
 			var after time.Time
 			var ms int64
-			err := db.NewRaw(`SELECT last_crawl_at, coalesce(interval_ms, 0) FROM crawl_state WHERE source_id = ?`, source).
-				Scan(t.Context(), &after, &ms)
-			interval[name] = time.Duration(ms) * time.Millisecond
+			var why string
+			err := db.NewRaw(`SELECT last_crawl_at, coalesce(interval_ms, 0), coalesce(interval_reason, '') FROM crawl_state WHERE source_id = ?`, source).
+				Scan(t.Context(), &after, &ms, &why)
+			interval[name], reason[name] = time.Duration(ms)*time.Millisecond, why
 			return err == nil && after.After(before)
 		}, "the "+name+" source's next poll")
 	}
-	if interval["polled"] >= time.Hour {
-		t.Fatalf("the source without a hub got %s: the test's busy source should be polled under the ceiling", interval["polled"])
+	if interval["polled"] != time.Minute || reason["polled"] != "busy" {
+		t.Fatalf("the source without a hub got %s for %q: the test's busy source should be polled every minute", interval["polled"], reason["polled"])
 	}
-	if interval["pushed"] != time.Hour {
-		t.Fatalf("the pushed source got %s, want the ceiling (1h); the one without a hub got %s", interval["pushed"], interval["polled"])
+	if interval["pushed"] != time.Hour || reason["pushed"] != "push" {
+		t.Fatalf("the pushed source got %s for %q, want the interval (1h) for push; the one without a hub got %s", interval["pushed"], reason["pushed"], interval["polled"])
 	}
 }

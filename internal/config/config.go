@@ -31,11 +31,15 @@ const DefaultRateLimit = "6000/min"
 
 // Config is every setting of the service.
 type Config struct {
-	DatabaseURL  string
-	Addr         string
-	PollInterval time.Duration
-	// MaxPollInterval is the ceiling of adaptive polling (ingest.Config);
-	// PollInterval is its floor.
+	DatabaseURL string
+	Addr        string
+	// PollInterval is the longest any enabled source waits between two
+	// checks unless its site asks for less; busy sources are checked
+	// sooner, down to MinPollInterval; MaxPollInterval, set above
+	// PollInterval, lets quiet ones wait up to it (ingest.Config). Zero
+	// Min and Max are ingest's defaults (a minute, and PollInterval).
+	PollInterval    time.Duration
+	MinPollInterval time.Duration
 	MaxPollInterval time.Duration
 	// CrawlConcurrency is how many sources one crawler process polls at
 	// once.
@@ -107,7 +111,10 @@ func FromEnv() (Config, error) {
 	if c.PollInterval, err = duration("FEEDSVC_POLL_INTERVAL", 10*time.Minute); err != nil {
 		return Config{}, err
 	}
-	if c.MaxPollInterval, err = duration("FEEDSVC_MAX_POLL_INTERVAL", 2*time.Hour); err != nil {
+	if c.MinPollInterval, err = duration("FEEDSVC_MIN_POLL_INTERVAL", 0); err != nil {
+		return Config{}, err
+	}
+	if c.MaxPollInterval, err = duration("FEEDSVC_MAX_POLL_INTERVAL", 0); err != nil {
 		return Config{}, err
 	}
 	if c.CrawlConcurrency, err = count("FEEDSVC_CRAWL_CONCURRENCY", 4, 1); err != nil {

@@ -51,3 +51,26 @@ func TestThePublicURLIsAnAbsoluteHTTPAddress(t *testing.T) {
 		})
 	}
 }
+
+func TestTheIntervalsBesideThePollIntervalDefaultToTheCrawlersOwn(t *testing.T) {
+	cases := []struct {
+		name, min, max   string
+		wantMin, wantMax time.Duration
+		fails            bool
+	}{
+		{"unset they are left to the crawler (a minute, and the interval)", "", "", 0, 0, false},
+		{"set they are taken", "30s", "2h", 30 * time.Second, 2 * time.Hour, false},
+		{"a malformed one is an error, not a default", "soon", "", 0, 0, true},
+		{"zero is an error: set the interval itself to poll every source at it", "0s", "", 0, 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("FEEDSVC_MIN_POLL_INTERVAL", c.min)
+			t.Setenv("FEEDSVC_MAX_POLL_INTERVAL", c.max)
+			cfg, err := FromEnv()
+			if c.fails != (err != nil) || !c.fails && (cfg.MinPollInterval != c.wantMin || cfg.MaxPollInterval != c.wantMax) {
+				t.Fatalf("min %v, max %v, %v", cfg.MinPollInterval, cfg.MaxPollInterval, err)
+			}
+		})
+	}
+}

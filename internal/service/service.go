@@ -168,7 +168,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		s.CrawlNotifications = pgnotify.New(listenDSN, logger)
 		s.WebSub.HearPushes(s.CrawlNotifications)
 		if s.Ingest, err = s.NewIngestWorker(client, ingest.Config{
-			PollInterval: cfg.PollInterval, MaxPollInterval: cfg.MaxPollInterval, Concurrency: cfg.CrawlConcurrency,
+			PollInterval: cfg.PollInterval, MinPollInterval: cfg.MinPollInterval, MaxPollInterval: cfg.MaxPollInterval,
+			Concurrency:   cfg.CrawlConcurrency,
 			LeaseDuration: cfg.CrawlLease,
 			Documents:     cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
 		}, s.CrawlNotifications); err != nil {
@@ -186,6 +187,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Metrics.MustRegister(s.Webhooks.Metrics())
 	s.Metrics.MustRegister(calendar.Metrics())
 	s.Metrics.MustRegister(ingest.PollingCollector(db.Bun))
+	s.Metrics.MustRegister(ingest.Metrics())
 	s.Metrics.MustRegister(s.WebSub.Collector())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
 	s.App = apihttp.New(apihttp.Config{

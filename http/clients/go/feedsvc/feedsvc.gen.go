@@ -1519,6 +1519,57 @@ func (e SourceDetailsFacebookType) Valid() bool {
 	}
 }
 
+// Defines values for SourcePollingIntervalReason.
+const (
+	SourcePollingIntervalReasonBacklog          SourcePollingIntervalReason = "backlog"
+	SourcePollingIntervalReasonBackoff          SourcePollingIntervalReason = "backoff"
+	SourcePollingIntervalReasonBusy             SourcePollingIntervalReason = "busy"
+	SourcePollingIntervalReasonCacheControl     SourcePollingIntervalReason = "cacheControl"
+	SourcePollingIntervalReasonCrawlDelay       SourcePollingIntervalReason = "crawlDelay"
+	SourcePollingIntervalReasonExpires          SourcePollingIntervalReason = "expires"
+	SourcePollingIntervalReasonFeedTtl          SourcePollingIntervalReason = "feedTtl"
+	SourcePollingIntervalReasonFeedUpdatePeriod SourcePollingIntervalReason = "feedUpdatePeriod"
+	SourcePollingIntervalReasonInterval         SourcePollingIntervalReason = "interval"
+	SourcePollingIntervalReasonLessThannil      SourcePollingIntervalReason = "<nil>"
+	SourcePollingIntervalReasonPush             SourcePollingIntervalReason = "push"
+	SourcePollingIntervalReasonQuiet            SourcePollingIntervalReason = "quiet"
+	SourcePollingIntervalReasonRetryAfter       SourcePollingIntervalReason = "retryAfter"
+)
+
+// Valid indicates whether the value is a known member of the SourcePollingIntervalReason enum.
+func (e SourcePollingIntervalReason) Valid() bool {
+	switch e {
+	case SourcePollingIntervalReasonBacklog:
+		return true
+	case SourcePollingIntervalReasonBackoff:
+		return true
+	case SourcePollingIntervalReasonBusy:
+		return true
+	case SourcePollingIntervalReasonCacheControl:
+		return true
+	case SourcePollingIntervalReasonCrawlDelay:
+		return true
+	case SourcePollingIntervalReasonExpires:
+		return true
+	case SourcePollingIntervalReasonFeedTtl:
+		return true
+	case SourcePollingIntervalReasonFeedUpdatePeriod:
+		return true
+	case SourcePollingIntervalReasonInterval:
+		return true
+	case SourcePollingIntervalReasonLessThannil:
+		return true
+	case SourcePollingIntervalReasonPush:
+		return true
+	case SourcePollingIntervalReasonQuiet:
+		return true
+	case SourcePollingIntervalReasonRetryAfter:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SourcePushState.
 const (
 	SourcePushStateActive  SourcePushState = "active"
@@ -4377,20 +4428,43 @@ type SourceDetailsFacebookType string
 
 // SourcePolling The crawler's schedule of the source, in `GET /sources/{id}` only,
 // once it has scheduled the source for one of the organization's
-// feeds. A source is polled every week divided by the articles it
-// published in the last week (the observed interval), never sooner
-// than its listings say they stay fresh (Cache-Control max-age,
-// Expires, Retry-After, RSS ttl, sy:updatePeriod), between the
-// service's floor and ceiling (FEEDSVC_POLL_INTERVAL,
-// FEEDSVC_MAX_POLL_INTERVAL), with ±10% jitter. A newly attached
-// source is polled at once.
+// feeds. The poll interval (FEEDSVC_POLL_INTERVAL) is a promise:
+// every enabled source is checked at least that often, whatever it
+// published, unless its site asks for less (`Cache-Control: max-age`,
+// `Expires`, RSS `ttl` or `sy:updatePeriod`, honoured up to an hour;
+// `Retry-After` or robots.txt `Crawl-delay`, up to a day). A busy
+// source is checked sooner: about ten times per article it
+// publishes, down to FEEDSVC_MIN_POLL_INTERVAL. Each schedule is
+// jittered down by up to 10%. A newly attached source is polled at
+// once. `intervalReason` says which of these set the next poll.
 type SourcePolling struct {
 	ConsecutiveFailures int32 `json:"consecutiveFailures"`
 
-	// FreshnessSeconds The shortest freshness the listings claimed; null when none did.
+	// FreshnessSeconds The shortest freshness the listings claimed (Cache-Control max-age, Expires, RSS ttl, sy:updatePeriod); null when none did. It lengthens the interval up to an hour.
 	FreshnessSeconds *float64 `json:"freshnessSeconds"`
 
-	// IntervalSeconds What the last successful poll chose, before jitter; null before it.
+	// IntervalReason Why the next poll is when it is; null before the first poll ends.
+	// `interval`: the poll interval, the promise. `busy`: the source
+	// publishes often and is checked sooner (about ten polls per
+	// article, no sooner than FEEDSVC_MIN_POLL_INTERVAL). `quiet`: the
+	// service's operator let sources that publish little wait longer,
+	// up to FEEDSVC_MAX_POLL_INTERVAL. `push`: a WebSub hub pushes the
+	// source's new entries, and polling is the fallback, at the
+	// interval (or FEEDSVC_MAX_POLL_INTERVAL when set above it).
+	// `backlog`: the last poll stopped at its limit of fetches with
+	// pages left, and the next goes on at once (`intervalSeconds` is
+	// what follows it). `backoff`: the last poll failed, and the next
+	// waits longer the more polls failed in a row. The site's own
+	// request, longer than the interval would be: `cacheControl`
+	// (`Cache-Control: max-age`), `expires` (`Expires`), `feedTtl`
+	// (the feed's `<ttl>`), `feedUpdatePeriod` (`sy:updatePeriod` and
+	// `sy:updateFrequency`), each honoured up to an hour;
+	// `retryAfter` (`Retry-After`, on a 429 or 503 or any answer) and
+	// `crawlDelay` (robots.txt `Crawl-delay` for the crawler), each up
+	// to a day.
+	IntervalReason *SourcePollingIntervalReason `json:"intervalReason"`
+
+	// IntervalSeconds The wait the last poll chose before the next, before jitter: the source's interval after a success, the backoff or the site's Retry-After after a failure; null before the first poll.
 	IntervalSeconds *float64 `json:"intervalSeconds"`
 
 	// LastPollAt When the last poll ended; null before the first.
@@ -4401,7 +4475,7 @@ type SourcePolling struct {
 	// Examples: 2026-11-22T10:04:05.123Z
 	NextPollAt Timestamp `json:"nextPollAt"`
 
-	// ObservedIntervalSeconds A week over the articles published in the last week; null when none (or polling is not adaptive).
+	// ObservedIntervalSeconds The mean gap between the source's recent articles (its newest twenty of the last week, from the oldest of them to now); null when it published none in the last week, or when every source is polled at one interval (FEEDSVC_MIN_POLL_INTERVAL equal to FEEDSVC_POLL_INTERVAL and FEEDSVC_MAX_POLL_INTERVAL).
 	ObservedIntervalSeconds *float64 `json:"observedIntervalSeconds"`
 
 	// Push The source's WebSub subscription, present when one of its feeds
@@ -4412,6 +4486,27 @@ type SourcePolling struct {
 	// and stays `pending`.
 	Push *SourcePush `json:"push,omitempty"`
 }
+
+// SourcePollingIntervalReason Why the next poll is when it is; null before the first poll ends.
+// `interval`: the poll interval, the promise. `busy`: the source
+// publishes often and is checked sooner (about ten polls per
+// article, no sooner than FEEDSVC_MIN_POLL_INTERVAL). `quiet`: the
+// service's operator let sources that publish little wait longer,
+// up to FEEDSVC_MAX_POLL_INTERVAL. `push`: a WebSub hub pushes the
+// source's new entries, and polling is the fallback, at the
+// interval (or FEEDSVC_MAX_POLL_INTERVAL when set above it).
+// `backlog`: the last poll stopped at its limit of fetches with
+// pages left, and the next goes on at once (`intervalSeconds` is
+// what follows it). `backoff`: the last poll failed, and the next
+// waits longer the more polls failed in a row. The site's own
+// request, longer than the interval would be: `cacheControl`
+// (`Cache-Control: max-age`), `expires` (`Expires`), `feedTtl`
+// (the feed's `<ttl>`), `feedUpdatePeriod` (`sy:updatePeriod` and
+// `sy:updateFrequency`), each honoured up to an hour;
+// `retryAfter` (`Retry-After`, on a 429 or 503 or any answer) and
+// `crawlDelay` (robots.txt `Crawl-delay` for the crawler), each up
+// to a day.
+type SourcePollingIntervalReason string
 
 // SourcePush The source's WebSub subscription, present when one of its feeds
 // names a hub (`<link rel="hub">` or a `Link` header). With
@@ -4426,14 +4521,14 @@ type SourcePush struct {
 	// LeaseExpiresAt When the hub's lease ends; null before the hub verified the subscription.
 	LeaseExpiresAt *Timestamp `json:"leaseExpiresAt"`
 
-	// State `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled only at FEEDSVC_MAX_POLL_INTERVAL, as the fallback), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
+	// State `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled as the fallback at the poll interval, or at FEEDSVC_MAX_POLL_INTERVAL when the operator set it above, however busy it is), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
 	State SourcePushState `json:"state"`
 
 	// Topic The feed's self URL, as the hub knows it.
 	Topic string `json:"topic"`
 }
 
-// SourcePushState `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled only at FEEDSVC_MAX_POLL_INTERVAL, as the fallback), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
+// SourcePushState `pending` until the hub verifies the subscription, `active` while its lease runs (renewed before it ends; the source is then polled as the fallback at the poll interval, or at FEEDSVC_MAX_POLL_INTERVAL when the operator set it above, however busy it is), `expired` when the lease ran out before a renewal was verified (polled as usual until one is), `denied` when the hub refused it (asked again a day later).
 type SourcePushState string
 
 // SourceRating A source record as the organization sees it (its type's members), and the feedback on the items it brought.
@@ -4485,13 +4580,15 @@ type SourceRecord struct {
 
 	// Polling The crawler's schedule of the source, in `GET /sources/{id}` only,
 	// once it has scheduled the source for one of the organization's
-	// feeds. A source is polled every week divided by the articles it
-	// published in the last week (the observed interval), never sooner
-	// than its listings say they stay fresh (Cache-Control max-age,
-	// Expires, Retry-After, RSS ttl, sy:updatePeriod), between the
-	// service's floor and ceiling (FEEDSVC_POLL_INTERVAL,
-	// FEEDSVC_MAX_POLL_INTERVAL), with ±10% jitter. A newly attached
-	// source is polled at once.
+	// feeds. The poll interval (FEEDSVC_POLL_INTERVAL) is a promise:
+	// every enabled source is checked at least that often, whatever it
+	// published, unless its site asks for less (`Cache-Control: max-age`,
+	// `Expires`, RSS `ttl` or `sy:updatePeriod`, honoured up to an hour;
+	// `Retry-After` or robots.txt `Crawl-delay`, up to a day). A busy
+	// source is checked sooner: about ten times per article it
+	// publishes, down to FEEDSVC_MIN_POLL_INTERVAL. Each schedule is
+	// jittered down by up to 10%. A newly attached source is polled at
+	// once. `intervalReason` says which of these set the next poll.
 	Polling *SourcePolling `json:"polling,omitempty"`
 
 	// SiteId sitemap, siteIndexPage: the site this organization gave.
