@@ -61,7 +61,9 @@ func TestAnExportIsSealedWithTheInstallationsKeyAndAnImportChecksTheSeal(t *test
 	}
 	// A feed's last rename removed: its stream has no gap, and the
 	// checksum and count are computed again, as a careful editor would.
-	last := slices.IndexFunc(events, func(l []byte) bool { return bytes.Contains(l, []byte(`"stream":"newsfeed-a"`)) && bytes.Contains(l, []byte(`"revision":2`)) })
+	last := slices.IndexFunc(events, func(l []byte) bool {
+		return bytes.Contains(l, []byte(`"stream":"newsfeed-a"`)) && bytes.Contains(l, []byte(`"revision":2`))
+	})
 	if last < 0 {
 		t.Fatal("no third revision of newsfeed-a to remove")
 	}
