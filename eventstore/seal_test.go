@@ -59,7 +59,7 @@ func TestAnExportIsSealedWithTheInstallationsKeyAndAnImportChecksTheSeal(t *test
 	if strings.Contains(string(whole), key.Hex()) {
 		t.Fatal("the export holds the seal key itself")
 	}
-	// A feed's last rename removed: its stream has no gap, and the
+	// A feed's last event removed: its stream has no gap, and the
 	// checksum and count are computed again, as a careful editor would.
 	last := slices.IndexFunc(events, func(l []byte) bool {
 		return bytes.Contains(l, []byte(`"stream":"newsfeed-a"`)) && bytes.Contains(l, []byte(`"revision":2`))
