@@ -16,11 +16,13 @@ test:
 	$(GO) test -count=1 -timeout 9m ./...
 	FEEDSVC_TEST_LATENCY=1 $(GO) test -count=1 -run '^TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle$$' ./http/
 
-## fuzz: fuzz request decoding and item-list queries, FUZZTIME each (the
-## seed corpus in http/testdata/fuzz also runs in `make test`)
+## fuzz: fuzz request decoding, idempotent writes and queries (item lists,
+## streams, feed outputs, the WebSub callback), FUZZTIME each (the seed
+## corpus in http/testdata/fuzz also runs in `make test`)
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRequestDecoding$$' -fuzztime $(FUZZTIME) ./http/
+	$(GO) test -run '^$$' -fuzz '^FuzzIdempotentWrites$$' -fuzztime $(FUZZTIME) ./http/
 	$(GO) test -run '^$$' -fuzz '^FuzzItemQuery$$' -fuzztime $(FUZZTIME) ./http/
 
 ## test-race: the suite with the race detector (slower)

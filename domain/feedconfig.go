@@ -51,12 +51,21 @@ func ParseFeedConfig(raw []byte) (FeedConfig, error) {
 		return FeedConfig{}, invalid("config", "must be an object")
 	}
 	c := FeedConfig{Version: 1}
+	// A null geo or keywords is the member left out: the feed has none,
+	// and its config is stored and echoed without it (answers hold an
+	// object and an array, or nothing). As an update replaces the whole
+	// config, a null there clears it.
+	for _, name := range []string{"geo", "keywords"} {
+		if v, ok := members[name]; ok && string(bytes.TrimSpace(v)) == "null" {
+			delete(members, name)
+		}
+	}
 	if v, ok := members["version"]; ok {
 		if json.Unmarshal(v, &c.Version) != nil || c.Version < 1 || math.IsInf(c.Version, 0) {
 			return FeedConfig{}, invalid("config.version", "must be a number of at least 1")
 		}
 	}
-	if g, ok := members["geo"]; ok && string(g) != "null" {
+	if g, ok := members["geo"]; ok {
 		geo, err := parseGeoArea(g)
 		if err != nil {
 			return FeedConfig{}, err
@@ -71,7 +80,7 @@ func ParseFeedConfig(raw []byte) (FeedConfig, error) {
 			return FeedConfig{}, invalid("config."+name, "must not contain NUL characters")
 		}
 	}
-	if k, ok := members["keywords"]; ok && string(k) != "null" {
+	if k, ok := members["keywords"]; ok {
 		keywords, err := parseKeywords(k)
 		if err != nil {
 			return FeedConfig{}, err

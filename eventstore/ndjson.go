@@ -32,7 +32,7 @@ import (
 //	 "type":"NewsFeedCreated","time":"2026-11-22T10:04:05.123456Z","organization":"…",
 //	 "data":{…},"metadata":{…}}
 //	…
-//	{"feedsvcExportEnd":{"events":8001,"sha256":"…"}}
+//	{"feedsvcExportEnd":{"events":8001,"sha256":"…","seal":{"alg":"HMAC-SHA256","key":"…","mac":"…"}}}
 //
 // organization is the organizationId of the event's metadata (null for the
 // events every organization shares: articles, calendar events). data and
@@ -40,8 +40,10 @@ import (
 // the store, the filters and the first and last position exported; the
 // trailer counts the events and holds the SHA-256 of every byte before it
 // (the header and the event lines), so that an import can tell a whole
-// file from one cut short, edited or missing a line. Version 1 files, the
-// event lines alone, cannot prove that and are not read.
+// file from one cut short, edited or missing a line, and the seal (seal.go)
+// that shows the file came from the installation whose key made it: the
+// checksum alone can be computed again by whoever edits the file. Version
+// 1 files, the event lines alone, cannot prove either and are not read.
 
 // ExportVersion is the version of the format Export writes and Import
 // reads.
@@ -66,6 +68,8 @@ type ExportHeader struct {
 type ExportTrailer struct {
 	Events int64  `json:"events"`
 	SHA256 string `json:"sha256"`
+	// Seal is absent from files written before exports were sealed.
+	Seal *ExportSeal `json:"seal,omitempty"`
 }
 
 // headerFilters are the filters an export used, as its header names them.
@@ -197,6 +201,10 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 	if err != nil {
 		return ExportProgress{}, fmt.Errorf("export events: %w", err)
 	}
+	key, err := s.SealKey(ctx)
+	if err != nil {
+		return ExportProgress{}, fmt.Errorf("export events: %w", err)
+	}
 	org := ""
 	if f.Organization != uuid.Nil {
 		org = f.Organization.String()
@@ -276,7 +284,9 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 		// refused by every import.
 		return done, fmt.Errorf("export events: the header's last position %v is not the last exported, %s", head.Last, done.Last)
 	}
-	tail, err := json.Marshal(map[string]ExportTrailer{trailerMember: {Events: done.Events, SHA256: hex.EncodeToString(sum.Sum(nil))}})
+	digest := hex.EncodeToString(sum.Sum(nil))
+	seal := key.seal(digest, done.Events)
+	tail, err := json.Marshal(map[string]ExportTrailer{trailerMember: {Events: done.Events, SHA256: digest, Seal: &seal}})
 	if err != nil {
 		return done, fmt.Errorf("export events: trailer: %w", err)
 	}
@@ -426,6 +436,14 @@ type ImportOptions struct {
 	// Mark is a position of the file (the positions its lines carry):
 	// Imported.BeforeMark is where the last event before it lands.
 	Mark *Position
+	// SealKey checks the file's seal: the key of the installation that
+	// exported it. Without it, the store's own key checks a file it
+	// sealed; any other seal cannot be checked.
+	SealKey SealKey
+	// Unverified accepts a file whose seal cannot be checked (no key for
+	// it) or that has none; a seal the key does not make is refused all
+	// the same.
+	Unverified bool
 	// BeforeCommit runs in the import's transaction once the file is
 	// loaded and checked: what it records commits with the events or not
 	// at all.
@@ -446,6 +464,8 @@ type Imported struct {
 	// UnknownTypes counts the events of unknown types kept
 	// (AllowUnknownTypes), by type.
 	UnknownTypes map[string]int64
+	// Seal is what the import found of the file's seal.
+	Seal SealCheck
 }
 
 // Import loads an NDJSON export into the store, which must hold no events
@@ -454,7 +474,9 @@ type Imported struct {
 // appended in file order, which must be log order (positions ascending).
 // Their positions are new ones of this store. The file must be whole: its
 // header first (ErrNotAnExport), its trailer last with the count and
-// checksum of what came before (ErrIncomplete), no filters unless
+// checksum of what came before (ErrIncomplete), sealed by the key it is
+// given or its own unless o.Unverified (ErrSealMismatch whatever o says;
+// ErrSealNotChecked, ErrNotSealed), no filters unless
 // o.Partial (ErrPartialExport), every stream starting at revision 0
 // without a gap (ErrNotAWholeLog), known types (ErrUnknownEventType). It
 // is one transaction: a file that fails anywhere leaves the store as it
@@ -486,6 +508,9 @@ func (s *Postgres) Import(ctx context.Context, r io.Reader, o ImportOptions) (Im
 	if !empty {
 		return Imported{}, ErrStoreNotEmpty
 	}
+	if src.own, err = storedSealKey(ctx, tx); err != nil {
+		return Imported{}, fmt.Errorf("import events: %w", err)
+	}
 	// global_position is left to its identity: COPY inserts in file order,
 	// one transaction id for all, so the log order is the file's.
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
@@ -501,7 +526,7 @@ func (s *Postgres) Import(ctx context.Context, r io.Reader, o ImportOptions) (Im
 			return Imported{}, err
 		}
 	}
-	done := Imported{Header: head, Events: n, UnknownTypes: src.unknown}
+	done := Imported{Header: head, Events: n, UnknownTypes: src.unknown, Seal: src.seal}
 	if done.Last, err = positionOf(ctx, tx, src.lastID); err != nil {
 		return Imported{}, err
 	}
@@ -514,9 +539,19 @@ func (s *Postgres) Import(ctx context.Context, r io.Reader, o ImportOptions) (Im
 			return Imported{}, fmt.Errorf("import events: %w", err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO event_store (id, imported_from, imported_at, partial) VALUES (gen_random_uuid(), $1, now(), $2)
-		ON CONFLICT (one) DO UPDATE SET imported_from = EXCLUDED.imported_from, imported_at = EXCLUDED.imported_at, partial = EXCLUDED.partial`,
-		head.Store, partial); err != nil {
+	// A log whose seal the given key checked comes from the installation
+	// that key belongs to, which goes on here: its key is this store's
+	// from now on (a key the store had is replaced). Otherwise the store
+	// keeps its own key, or makes one at its first export.
+	var adopted []byte
+	if src.seal.Verified && o.SealKey.Valid() {
+		adopted = o.SealKey.secret
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO event_store (id, imported_from, imported_at, partial, seal_key, seal_key_made_at)
+		VALUES (gen_random_uuid(), $1, now(), $2, $3::bytea, CASE WHEN $3::bytea IS NULL THEN NULL ELSE now() END)
+		ON CONFLICT (one) DO UPDATE SET imported_from = EXCLUDED.imported_from, imported_at = EXCLUDED.imported_at, partial = EXCLUDED.partial,
+			seal_key = COALESCE(EXCLUDED.seal_key, event_store.seal_key), seal_key_made_at = COALESCE(EXCLUDED.seal_key_made_at, event_store.seal_key_made_at)`,
+		head.Store, partial, adopted); err != nil {
 		return Imported{}, fmt.Errorf("import events: record where the log came from: %w", err)
 	}
 	if o.BeforeCommit != nil {
@@ -593,8 +628,12 @@ type importSource struct {
 	// last before opts.Mark.
 	lastID, beforeMarkID uuid.UUID
 	unknown              map[string]int64
-	row                  []any
-	err                  error
+	// own is the store's seal key (the zero key when it has none); seal
+	// what the trailer's seal turned out to be.
+	own  SealKey
+	seal SealCheck
+	row  []any
+	err  error
 }
 
 // next reads the next line with its number, counting it into the
@@ -708,6 +747,9 @@ func (s *importSource) end(t *ExportTrailer) error {
 	case s.count == 0 && s.head.First != nil:
 		return fmt.Errorf("%w: the file holds no events, its header says %s to %s", ErrIncomplete, s.head.First, s.head.Last)
 	}
+	if err := s.checkSeal(t); err != nil {
+		return err
+	}
 	for {
 		raw, err := s.next()
 		if err == io.EOF {
@@ -720,6 +762,38 @@ func (s *importSource) end(t *ExportTrailer) error {
 			return fmt.Errorf("%w: line %d follows the trailer", ErrIncomplete, s.line)
 		}
 	}
+}
+
+// checkSeal checks the trailer's seal, once the checksum has shown the
+// file whole: with the key the import was given, else with the store's
+// own when it made the seal. A seal that key does not make is refused; a
+// file with no seal, or one no key here can check, only with
+// opts.Unverified.
+func (s *importSource) checkSeal(t *ExportTrailer) error {
+	if t.Seal == nil {
+		if !s.opts.Unverified {
+			return fmt.Errorf("%w: it was exported by a feedsvc that did not seal its exports (or the seal was removed), so nothing shows it came from your installation; "+
+				"export it again with this feedsvc, or import it as it is with --unverified", ErrNotSealed)
+		}
+		return nil
+	}
+	s.seal = SealCheck{Sealed: true, Key: t.Seal.Key}
+	key := s.opts.SealKey
+	if !key.Valid() && s.own.Valid() && s.own.ID() == t.Seal.Key {
+		key = s.own
+	}
+	switch {
+	case key.Valid() && key.ID() != t.Seal.Key:
+		return fmt.Errorf("%w: it is sealed with seal key %s, and the key given is %s: give the key of the installation that exported it", ErrSealMismatch, t.Seal.Key, key.ID())
+	case key.Valid() && !key.verifies(*t.Seal, t.SHA256, t.Events):
+		return fmt.Errorf("%w: seal key %s did not make it: the file was changed after its export and its checksum computed again", ErrSealMismatch, key.ID())
+	case key.Valid():
+		s.seal.Verified = true
+	case !s.opts.Unverified:
+		return fmt.Errorf("%w: it is sealed with seal key %s, which this import was not given (and this database does not hold): "+
+			"give the key the exporting installation's `feedsvc events seal-key` prints with --seal-key-file, or import it unchecked with --unverified", ErrSealNotChecked, t.Seal.Key)
+	}
+	return nil
 }
 
 // parse reads one line. gjson walks the line once, without reflection:

@@ -103,6 +103,10 @@ func BenchmarkImport(b *testing.B) {
 	if _, err := src.Export(ctx, f, eventstore.ExportFilter{}, nil); err != nil {
 		b.Fatal(err)
 	}
+	key, err := src.SealKey(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +123,7 @@ func BenchmarkImport(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
-		got, err := dst.Import(ctx, bufio.NewReaderSize(in, 1<<20), eventstore.ImportOptions{})
+		got, err := dst.Import(ctx, bufio.NewReaderSize(in, 1<<20), eventstore.ImportOptions{SealKey: key})
 		elapsed += time.Since(t0)
 		b.StopTimer()
 		in.Close()

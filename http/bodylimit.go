@@ -79,6 +79,9 @@ func (d *drainer) tooLarge(c *fiber.Ctx, stream io.Reader) error {
 	if dc, ok := c.Context().Conn().(*drainedConn); ok {
 		depth = dc.depth
 	}
+	// fasthttp hands the hijacker a wrapper of its own (reading what it
+	// had buffered first), so the connection's record is taken here.
+	counted := countedOf(c.Context().Conn())
 	c.Context().Hijack(func(conn net.Conn) {
 		_ = conn.SetReadDeadline(time.Now().Add(d.bodyTimeout))
 		_, err := io.CopyN(io.Discard, stream, maxDrain+1)
@@ -89,7 +92,7 @@ func (d *drainer) tooLarge(c *fiber.Ctx, stream io.Reader) error {
 		_ = conn.SetReadDeadline(time.Time{})
 		// ServeConn closes the connection when it is done with it, unless a
 		// later request hijacks it again.
-		_ = d.srv.ServeConn(&drainedConn{Conn: conn, depth: depth + 1})
+		_ = d.srv.ServeConn(&drainedConn{Conn: conn, depth: depth + 1, counted: counted})
 	})
 	return envelope.ForStatus(fiber.StatusRequestEntityTooLarge)
 }
@@ -99,4 +102,6 @@ func (d *drainer) tooLarge(c *fiber.Ctx, stream io.Reader) error {
 type drainedConn struct {
 	net.Conn
 	depth int
+	// counted is the accepted connection under it, when there is one.
+	counted *countedConn
 }

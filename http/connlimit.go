@@ -1,13 +1,13 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -173,31 +173,61 @@ func peerAddr(c net.Conn) netip.Addr {
 
 // countedConn gives its place back once, however often it is closed, and
 // is closed lingering (see lingerFor) when a lingering slot is free. It
-// also keeps the start of the latest request head read (see requestPath).
+// also keeps the bytes of the request being read (see requestPath).
 type countedConn struct {
 	net.Conn
 	once      sync.Once
 	release   func()
 	lingering chan struct{}
 
-	// head holds the first bytes read after the last answer was written:
-	// the start of the request now being read. The server reads and
-	// writes a connection from one goroutine at a time.
-	head         []byte
+	// pending holds the bytes read that belong to no request served yet:
+	// the head of the request being read, and of those pipelined behind
+	// it. served drops each request's head and body from it as the
+	// request reaches its handler; skip is what of that body has not been
+	// read yet, dropped as it comes. The server reads a connection from
+	// one goroutine at a time.
+	pending []byte
+	skip    int64
+	// lost: pending is not known to start at a request (a body of no
+	// stated length, or more pending than maxPending); it then starts
+	// again with the first bytes read after an answer, which is right
+	// unless requests are pipelined.
+	lost         bool
 	answeredLast bool
 }
 
-// maxHead is how much of a request head is kept: a request line longer
-// than that has no path worth knowing.
-const maxHead = 1 << 10
+// maxPending bounds pending: the server reads 8 KiB at a time and only
+// once it has served what it read, so pending holds at most the rest of
+// one read and the head it cut.
+const maxPending = 4 * headerBufferSize
 
 func (c *countedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 && (c.head == nil || c.answeredLast) {
-		c.head = append(c.head[:0], b[:min(n, maxHead)]...)
-		c.answeredLast = false
+	if n > 0 {
+		c.saw(b[:n])
 	}
 	return n, err
+}
+
+// saw takes bytes read into pending, past the body being skipped.
+func (c *countedConn) saw(b []byte) {
+	if c.lost && c.answeredLast {
+		c.lost, c.skip, c.pending = false, 0, c.pending[:0]
+	}
+	c.answeredLast = false
+	if c.skip > 0 {
+		dropped := min(c.skip, int64(len(b)))
+		c.skip -= dropped
+		b = b[dropped:]
+	}
+	if c.lost || len(b) == 0 {
+		return
+	}
+	if len(c.pending)+len(b) > maxPending {
+		c.lost, c.pending = true, c.pending[:0]
+		return
+	}
+	c.pending = append(c.pending, b...)
 }
 
 func (c *countedConn) Write(b []byte) (int, error) {
@@ -205,24 +235,95 @@ func (c *countedConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
+// served drops from pending the request that has just reached its
+// handler: its head, and its body of contentLength bytes (as much of it as
+// was read; the rest is skipped as it comes). fasthttp's contentLength is
+// -2 for a request with neither Content-Length nor Transfer-Encoding, which
+// has no body, and -1 for a chunked one, whose length on the wire is not
+// known: that loses the count until the next answer.
+func (c *countedConn) served(contentLength int) {
+	if c.lost {
+		return
+	}
+	if contentLength == -2 {
+		contentLength = 0
+	}
+	head := headEnd(c.pending)
+	if head < 0 || contentLength < 0 {
+		c.lost, c.pending = true, c.pending[:0]
+		return
+	}
+	rest := c.pending[head:]
+	body := min(int64(contentLength), int64(len(rest)))
+	c.skip = int64(contentLength) - body
+	c.pending = append(c.pending[:0], rest[body:]...)
+}
+
+// headEnd is where the request head at the start of b ends (after the
+// empty line that closes it; the empty lines a client may send before a
+// request line are part of it), or -1 when b does not hold all of it.
+func headEnd(b []byte) int {
+	start := len(b) - len(bytes.TrimLeft(b, "\r\n"))
+	for i := start; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return -1
+		}
+		line := b[i : i+j]
+		i += j + 1
+		if i-j-1 > start && (len(line) == 0 || len(line) == 1 && line[0] == '\r') {
+			return i
+		}
+	}
+}
+
 // requestPath is the path in the request line of the request being read,
-// for the answer the transport writes to a request whose head it could
-// not parse (fasthttp keeps nothing of it): its path decides the answer's
-// dialect. A pipelined request read in one go with the one before it is
-// not seen, and the path is then that earlier request's; "" when the line
-// has no target.
+// as its client wrote it, for the answer the transport writes to a
+// request whose head it could not parse (fasthttp keeps nothing of it):
+// its path decides the answer's dialect (envelope.For, which reads it as
+// the router would). "" when it is not known: the line has no target
+// yet, or pending lost its place.
 func (c *countedConn) requestPath() string {
-	line, _, _ := strings.Cut(string(c.head), "\n")
-	fields := strings.Fields(line)
+	if c.lost {
+		return ""
+	}
+	line, _, _ := bytes.Cut(bytes.TrimLeft(c.pending, "\r\n"), []byte("\n"))
+	fields := strings.Fields(string(line))
 	if len(fields) < 2 {
 		return ""
 	}
-	target := fields[1]
-	if u, err := url.Parse(target); err == nil && u.IsAbs() {
-		target = u.EscapedPath()
+	return targetPath(fields[1])
+}
+
+// targetPath is the path of a request target: an origin-form target's up
+// to its query or fragment, an absolute-form target's after its scheme
+// and authority (however malformed the rest), and "" for the other forms.
+func targetPath(target string) string {
+	if _, rest, ok := strings.Cut(target, "://"); ok && !strings.HasPrefix(target, "/") {
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return "/"
+		}
+		target = rest[i:]
+	}
+	if !strings.HasPrefix(target, "/") {
+		return ""
 	}
 	path, _, _ := strings.Cut(target, "?")
+	path, _, _ = strings.Cut(path, "#")
 	return path
+}
+
+// countedOf is the countedConn under conn (served again after a drained
+// body, as often as that was); nil when there is none.
+func countedOf(conn net.Conn) *countedConn {
+	switch c := conn.(type) {
+	case *drainedConn:
+		return c.counted
+	case *countedConn:
+		return c
+	}
+	return nil
 }
 
 func (c *countedConn) Close() error {

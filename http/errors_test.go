@@ -346,7 +346,7 @@ func TestABodyOverTheOneMebibyteLimitAnswers413WithAJSONEnvelope(t *testing.T) {
 		}
 		req.Header.Set("Authorization", "Bearer "+h.Key)
 		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := documentedClient(t).Do(req)
 		if err != nil {
 			t.Fatalf("POST /feeds/news: %v", err)
 		}

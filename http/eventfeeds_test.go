@@ -171,6 +171,41 @@ func TestUpdatingAnEventFeedChangesOnlyWhatItNames(t *testing.T) {
 	}
 }
 
+// A null geo or keywords in a config is the config without it (the
+// document's input allows null; its answers hold an object or an array, or
+// nothing): a create stores none, and an update, which replaces the whole
+// config, clears them.
+func TestANullGeoOrKeywordsInAConfigIsAConfigWithout(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feed := createEventFeed(t, c, map[string]any{"name": "n", "description": "d",
+		"config": map[string]any{"geo": nil, "keywords": nil, "theme": "dark"}})
+	if jsonOf(feed["config"]) != `{"theme":"dark","version":1}` {
+		t.Fatalf("a create with a null geo and keywords answered config %s", jsonOf(feed["config"]))
+	}
+	path := "/feeds/events/" + feed["id"].(string)
+	for _, got := range []map[string]any{
+		wantDataObject(t, c.do(t, "GET", path, nil), http.StatusOK),
+		wantDataList(t, c.do(t, "GET", "/feeds/events", nil))[0],
+	} {
+		if jsonOf(got["config"]) != `{"theme":"dark","version":1}` {
+			t.Fatalf("a read answered config %s", jsonOf(got["config"]))
+		}
+	}
+	near := map[string]any{"geo": map[string]any{"lat": 52.52, "lng": 13.405, "radiusKm": 25}, "keywords": []string{"jazz"}}
+	if got := wantDataObject(t, c.do(t, "PATCH", path, map[string]any{"config": near}), http.StatusOK); got["config"].(map[string]any)["geo"] == nil {
+		t.Fatalf("an update with a geo answered config %s", jsonOf(got["config"]))
+	}
+	got := wantDataObject(t, c.do(t, "PATCH", path, map[string]any{"config": map[string]any{"geo": nil, "keywords": nil}}), http.StatusOK)
+	if jsonOf(got["config"]) != `{"version":1}` {
+		t.Fatalf("an update with a null geo and keywords answered config %s, want them cleared", jsonOf(got["config"]))
+	}
+	if read := wantDataObject(t, c.do(t, "GET", path, nil), http.StatusOK); jsonOf(read["config"]) != `{"version":1}` {
+		t.Fatalf("a get after clearing answered config %s", jsonOf(read["config"]))
+	}
+}
+
 func TestTheOperatorSwitchesAnEventFeedAsAdminWithAReason(t *testing.T) {
 	t.Parallel()
 	h := servicetest.Start(t)

@@ -4,26 +4,33 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/feedsvc/feedsvc/internal/config"
+	"github.com/feedsvc/feedsvc/internal/crawltest"
 	"github.com/feedsvc/feedsvc/internal/servicetest"
 )
 
 // Fuzz targets over what clients send: request bodies with their
 // Content-Type and Content-Encoding (every body the OpenAPI document
-// takes, event feed configs and webhooks included), and item-list queries. Whatever the
-// input, the answer is never a 5xx and always a JSON envelope. The seed
+// takes, event feed configs, webhooks, subscription addresses and WebSub
+// pushes included), and queries (item lists, live streams, feed outputs
+// and WebSub verifications). Whatever the input, the answer is never a
+// 5xx, every error is a JSON envelope, and the exchange is as the
+// OpenAPI document says (the harness holds it to the document). The seed
 // corpus is in testdata/fuzz; `go test` runs it, and .ci/run fuzzes each
 // target for a bounded time.
 
-// fuzzAnswer sends req through the app and fails on a 5xx or on anything
-// but a JSON envelope.
+// fuzzAnswer sends req through the app and fails on a 5xx, on an error
+// that is not a JSON envelope, and on anything the document does not say.
 func fuzzAnswer(t *testing.T, h *servicetest.Harness, req *http.Request) {
 	t.Helper()
 	hh := *h
@@ -40,7 +47,13 @@ func fuzzAnswer(t *testing.T, h *servicetest.Harness, req *http.Request) {
 	if resp.StatusCode >= 500 {
 		t.Fatalf("%s %s answered %d: %s", req.Method, req.URL, resp.StatusCode, raw)
 	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+	ct := resp.Header.Get("Content-Type")
+	if resp.StatusCode < 400 && !strings.HasPrefix(ct, "application/json") {
+		// A feed output, a stream, a challenge or an acknowledgement: the
+		// harness held its media type and body to the document.
+		return
+	}
+	if !strings.HasPrefix(ct, "application/json") {
 		t.Fatalf("%s %s answered %d with Content-Type %q", req.Method, req.URL, resp.StatusCode, ct)
 	}
 	var body struct {
@@ -65,21 +78,82 @@ func fuzzAnswer(t *testing.T, h *servicetest.Harness, req *http.Request) {
 	}
 }
 
-func FuzzRequestDecoding(f *testing.F) {
-	fx := newItemFixture(f, full(1))
-	h := fx.h
-	att := wantListOf(f, h, "/feeds/news/"+fx.feedID+"/sources")[0]["id"].(string)
-	feed := "/feeds/news/" + fx.feedID
-	item := feed + "/items/" + fx.items[0]
-	events := newEventFeed(f, h, "fuzzed")
-	eventItem := events.add(f, events.attach(f, "events.example"), oneTime("fuzzed", time.Now().Add(24*time.Hour).Truncate(time.Hour), time.Hour))
-	eventFeed := "/feeds/events/" + events.id.String()
-	hook := h.Do("POST", "/webhooks", map[string]any{"url": "https://hooks.example.com/in", "events": []string{"event.item_added"}}).MustStatus(f, http.StatusCreated).Data()["id"].(string)
-	// Every operation of the OpenAPI document that takes a body, but POST
-	// /parse and POST /webhooks/test, which fetch from or send to the URL
-	// they are given. New routes go at the end: the corpus names routes by
-	// their index.
-	routes := []struct{ method, path string }{
+// fuzzFixture is what the fuzz targets send to: a news feed with an item,
+// an event feed with an item, a subscription address of each, and a
+// WebSub subscription its hub verified; streams end after a moment, so
+// that each fuzzed stream request has an end.
+type fuzzFixture struct {
+	h                      *servicetest.Harness
+	feed, item, att        string // news: paths, and the attachment id
+	eventFeed, eventItem   string // paths
+	newsToken, eventsToken string // subscription address tokens
+	newsSub, eventsSub     string // subscription address paths
+	callback               string // the WebSub callback's path
+}
+
+func newFuzzFixture(tb testing.TB) *fuzzFixture {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := servicetest.Start(tb, servicetest.WithCrawler(), func(c *config.Config) {
+		c.PublicURL = "http://" + ln.Addr().String()
+		c.PollInterval, c.MaxPollInterval = time.Hour, time.Hour
+		c.StreamMaxAge, c.StreamKeepAlive, c.StreamPoll = 50*time.Millisecond, 20*time.Millisecond, 10*time.Millisecond
+	})
+	h.Serve(ln)
+	fx := &itemFixture{h: h}
+	fx.feedID = h.Do("POST", "/feeds/news", map[string]string{"name": "items", "description": "d"}).MustStatus(tb, 201).Data()["id"].(string)
+	att := h.Do("POST", "/feeds/news/"+fx.feedID+"/sources", map[string]string{"sourceType": "site", "domain": "news.example"}).MustStatus(tb, 201).Data()
+	x := &fuzzFixture{h: h, feed: "/feeds/news/" + fx.feedID, att: att["id"].(string)}
+	x.item = x.feed + "/items/" + fx.add(tb, att, full(1))
+	events := newEventFeed(tb, h, "fuzzed")
+	x.eventFeed = "/feeds/events/" + events.id.String()
+	x.eventItem = x.eventFeed + "/items/" + events.add(tb, events.attach(tb, "events.example"),
+		oneTime("fuzzed", time.Now().Add(24*time.Hour).Truncate(time.Hour), time.Hour)).String()
+	token := func(path, output string) (string, string) {
+		d := h.Do("POST", path+"/subscriptions", nil).MustStatus(tb, http.StatusCreated).Data()
+		u, err := url.Parse(d["urls"].(map[string]any)[output].(string))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return u.Query().Get("token"), path + "/subscriptions/" + d["id"].(string)
+	}
+	x.newsToken, x.newsSub = token(x.feed, "atom")
+	x.eventsToken, x.eventsSub = token(x.eventFeed, "calendar")
+	// A site whose feed names a hub: the crawler's first poll subscribes,
+	// and the hub verifies the subscription through the callback.
+	hub := crawltest.NewHub(tb, time.Hour)
+	site := crawltest.NewSite(tb, hub.URL, false, "First story")
+	pushed := h.Do("POST", "/feeds/news", map[string]string{"name": "pushed", "description": "d"}).MustStatus(tb, 201).Data()["id"].(string)
+	h.Do("POST", "/feeds/news/"+pushed+"/sources", map[string]string{"sourceType": "site", "domain": site.Domain()}).MustStatus(tb, 201)
+	for deadline := time.Now().Add(30 * time.Second); hub.Subscribers() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			tb.Fatal("the hub verified no subscription within 30 s")
+		}
+	}
+	u, err := url.Parse(hub.Requests("subscribe")[0].Callback)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	x.callback = u.Path
+	return x
+}
+
+// write is an operation the body fuzzers send to.
+type write struct{ method, path string }
+
+// writes are the operations the body fuzzers send to: every one of the
+// OpenAPI document that takes a body, but POST /parse and POST
+// /webhooks/test, which fetch from or send to the URL they are given, and
+// the writes that take none. New routes go at the end: the corpus names
+// routes by their index.
+func (x *fuzzFixture) writes(tb testing.TB) []write {
+	tb.Helper()
+	feed, item, att, eventFeed := x.feed, x.item, x.att, x.eventFeed
+	hook := x.h.Do("POST", "/webhooks", map[string]any{"url": "https://hooks.example.com/in", "events": []string{"event.item_added"}}).MustStatus(tb, http.StatusCreated).Data()["id"].(string)
+	return []write{
 		{"POST", "/feeds/news"},
 		{"PATCH", feed},
 		{"POST", feed + "/sources"},
@@ -89,10 +163,21 @@ func FuzzRequestDecoding(f *testing.F) {
 		{"POST", "/feeds/events"},
 		{"PATCH", eventFeed},
 		{"POST", eventFeed + "/sources"},
-		{"POST", eventFeed + "/items/" + eventItem.String() + "/feedback"},
+		{"POST", x.eventItem + "/feedback"},
 		{"POST", "/webhooks"},
 		{"PATCH", "/webhooks/" + hook},
+		{"POST", feed + "/subscriptions"},
+		{"DELETE", x.newsSub},
+		{"POST", eventFeed + "/subscriptions"},
+		{"DELETE", x.eventsSub},
+		{"POST", x.callback},
 	}
+}
+
+func FuzzRequestDecoding(f *testing.F) {
+	x := newFuzzFixture(f)
+	h := x.h
+	routes := x.writes(f)
 	f.Add(uint8(0), "application/json", "", []byte(`{"name":"n","description":"d"}`))
 	f.Add(uint8(6), "application/json", "", []byte(`{"name":"n","description":"d","config":{"keywords":["jazz"],"geo":{"lat":52.5,"lng":13.4,"radiusKm":25}}}`))
 	f.Add(uint8(7), "application/json", "", []byte(`{"config":{"keywords":["a\u00e9"],"theme":"dark"}}`))
@@ -100,38 +185,83 @@ func FuzzRequestDecoding(f *testing.F) {
 	f.Add(uint8(9), "application/json", "", []byte(`{"rating":1,"comment":"good"}`))
 	f.Add(uint8(10), "application/json", "", []byte(`{"url":"https://hooks.example.com/a","events":["event.item_added"]}`))
 	f.Add(uint8(11), "application/json", "", []byte(`{"enabled":false,"url":"https://hooks.example.com/b"}`))
+	f.Add(uint8(12), "", "", []byte(nil))
+	f.Add(uint8(13), "application/json", "", []byte(`{}`))
+	f.Add(uint8(14), "application/json", "gzip", []byte(`{"x":1}`))
+	f.Add(uint8(15), "", "", []byte(nil))
+	f.Add(uint8(16), "application/atom+xml", "", []byte(`<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="https://example.com/a"/></entry></feed>`))
 	f.Fuzz(func(t *testing.T, route uint8, contentType, contentEncoding string, body []byte) {
 		if !httpguts.ValidHeaderFieldValue(contentType) || !httpguts.ValidHeaderFieldValue(contentEncoding) {
 			t.Skip("not a header value a client can send")
 		}
-		rt := routes[int(route)%len(routes)]
-		req, err := http.NewRequest(rt.method, "http://feedsvc"+rt.path, bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
+		fuzzWrite(t, h, routes[int(route)%len(routes)], body, map[string]string{"Content-Type": contentType, "Content-Encoding": contentEncoding})
+	})
+}
+
+// fuzzWrite sends body to the write with the harness key and the headers
+// (an empty one left out), and checks the answer (fuzzAnswer).
+func fuzzWrite(t *testing.T, h *servicetest.Harness, rt write, body []byte, header map[string]string) {
+	req, err := http.NewRequest(rt.method, "http://feedsvc"+rt.path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.Key)
+	for k, v := range header {
+		if v != "" {
+			req.Header.Set(k, v)
 		}
-		req.Header.Set("Authorization", "Bearer "+h.Key)
-		if contentType != "" {
-			req.Header.Set("Content-Type", contentType)
+	}
+	fuzzAnswer(t, h, req)
+}
+
+// FuzzIdempotentWrites sends the writes with an Idempotency-Key: a key
+// used again for another body answers 422, the same body its first answer
+// (all of them documented).
+func FuzzIdempotentWrites(f *testing.F) {
+	x := newFuzzFixture(f)
+	h := x.h
+	routes := x.writes(f)
+	// The same key for one body, another, and the first again: stored,
+	// 422, replayed.
+	for _, route := range []uint8{0, 12, 13, 14, 15} {
+		key := "k-" + strconv.Itoa(int(route))
+		f.Add(route, key, []byte(`{"name":"n","description":"d"}`))
+		f.Add(route, key, []byte(`{"name":"n","description":"other"}`))
+		f.Add(route, key, []byte(`{"name":"n","description":"d"}`))
+	}
+	f.Add(uint8(16), "k-16", []byte(`<feed/>`))
+	f.Add(uint8(16), "k-16", []byte(`<feed></feed>`))
+	f.Add(uint8(7), strings.Repeat("k", 256), []byte(`{}`))
+	f.Add(uint8(10), "k\x7f", []byte(`{}`))
+	f.Fuzz(func(t *testing.T, route uint8, key string, body []byte) {
+		if !httpguts.ValidHeaderFieldValue(key) {
+			t.Skip("not a header value a client can send")
 		}
-		if contentEncoding != "" {
-			req.Header.Set("Content-Encoding", contentEncoding)
+		if key == "" {
+			t.Skip("no key: FuzzRequestDecoding's")
 		}
-		fuzzAnswer(t, h, req)
+		fuzzWrite(t, h, routes[int(route)%len(routes)], body, map[string]string{"Content-Type": "application/json", "Idempotency-Key": key})
 	})
 }
 
 func FuzzItemQuery(f *testing.F) {
-	fx := newItemFixture(f, full(1))
-	h := fx.h
-	events := newEventFeed(f, h, "fuzzed")
-	eventItem := events.add(f, events.attach(f, "events.example"), oneTime("fuzzed", time.Now().Add(24*time.Hour).Truncate(time.Hour), time.Hour))
+	x := newFuzzFixture(f)
+	h := x.h
+	// New paths go at the end: the corpus names them by their index.
 	lists := []string{
-		"/feeds/news/" + fx.feedID + "/items",
-		"/v0/feeds/news/" + fx.feedID + "/items",
-		"/feeds/news/" + fx.feedID + "/items/" + fx.items[0],
-		events.items(),
-		"/v0" + events.items(),
-		events.items() + "/" + eventItem.String(),
+		x.feed + "/items",
+		"/v0" + x.feed + "/items",
+		x.item,
+		x.eventFeed + "/items",
+		"/v0" + x.eventFeed + "/items",
+		x.eventItem,
+		x.feed + "/items/stream",
+		x.eventFeed + "/items/stream",
+		x.callback,
+		x.feed + "/feed.atom",
+		x.feed + "/feed.json",
+		x.eventFeed + "/calendar.ics",
+		x.feed + "/subscriptions",
 	}
 	f.Add(uint8(0), "limit=10&offset=0&since=2026-01-01&include=source")
 	f.Add(uint8(3), "status=completed&orderBy=created&since=2026-11-20&until=2026-12-01T10:00:00%2B01:00&limit=5&offset=1&include=source")
@@ -143,6 +273,16 @@ func FuzzItemQuery(f *testing.F) {
 	// change and combine.
 	f.Add(uint8(1), "cursor="+nextCursor(f, h.Do("GET", lists[0], nil)))
 	f.Add(uint8(3), "limit=1&cursor="+nextCursor(f, h.Do("GET", lists[3], nil)))
+	f.Add(uint8(6), "lastEventId=&include=source")
+	f.Add(uint8(7), "lastEventId="+nextCursor(f, h.Do("GET", lists[3], nil)))
+	f.Add(uint8(8), "hub.mode=subscribe&hub.topic=https%3A%2F%2Fexample.com%2Ffeed&hub.challenge=c&hub.lease_seconds=60")
+	f.Add(uint8(8), "hub.mode=%ff%fe&hub.topic=x")
+	f.Add(uint8(8), "hub.mode=subscribe&hub.mode=unsubscribe&hub.topic=x")
+	f.Add(uint8(8), "hub.mode=denied&hub.topic=x&hub.reason=no")
+	f.Add(uint8(9), "token="+x.newsToken)
+	f.Add(uint8(10), "token="+x.newsToken+"x")
+	f.Add(uint8(11), "token="+x.eventsToken)
+	f.Add(uint8(12), "token=")
 	f.Fuzz(func(t *testing.T, list uint8, query string) {
 		// A request line cannot carry these bytes; the transport refuses
 		// them before any query parsing (see the transport tests).

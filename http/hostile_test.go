@@ -93,6 +93,74 @@ func TestEveryErrorOnAnEventPathSpeaksTheEventDialect(t *testing.T) {
 	wantError(t, r, 400, "VALIDATION_ERROR")
 }
 
+// The dialect of an answer written before any route (by the transport, to
+// a head it cannot read) or by the middleware is the path's however the
+// client wrote it: a request line that arrives in pieces or after empty
+// lines, a path spelt with escapes, dot segments or doubled slashes, an
+// absolute target that does not parse, or a request sent behind others on
+// one connection (pipelined, after a body, after a 413 whose body was
+// drained). The news list stays in its own.
+func TestAnEventPathSpeaksTheEventDialectHoweverItsRequestIsWritten(t *testing.T) {
+	h := servicetest.Start(t)
+	addr := h.Listen()
+	auth := "Authorization: Bearer " + h.Key
+	// An unreadable header line: fasthttp refuses the head, so only the
+	// bytes the connection saw name the path.
+	bad := "X-No-Colon"
+	big := strings.Repeat("x", (1<<20)+1000)
+	created := `{"name":"pipelined","description":"d"}`
+	cases := []struct {
+		name  string
+		parts []string // written one after the other, a moment apart
+		// before is how many answers come first, to the requests sent
+		// ahead on the connection.
+		before int
+		status int
+		code   string
+	}{
+		{"a request line in two pieces", []string{"GET /fe", "eds/events HTTP/1.1\r\nHost: x\r\n" + bad + "\r\n\r\n"}, 0, 400, "BAD_REQUEST"},
+		{"a request line whose method comes alone", []string{"G", "ET /feeds/events HTTP/1.1\r\nHost: x\r\n" + bad + "\r\n\r\n"}, 0, 400, "BAD_REQUEST"},
+		{"empty lines before the request line", []string{"\r\n\r\n" + request("GET /feeds/events HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"a path with an escaped letter", []string{request("GET /feeds/%65vents HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"a path with a doubled slash", []string{request("GET //feeds//events HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"a path with a dot segment", []string{request("GET /./feeds/events/x HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"a path that climbs back", []string{request("GET /feeds/news/../events HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"a path with a fragment", []string{request("GET /feeds/events#top HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"the v0 list in capitals with an escape", []string{request("GET /V0/FEEDS/%45VENTS/x/items HTTP/1.1", auth, bad)}, 0, 400, "BAD_REQUEST"},
+		{"an absolute target that does not parse", []string{request("GET h%t://feedsvc/feeds/events HTTP/1.1", auth)}, 0, 400, "BAD_REQUEST"},
+		{"an invalid Host with an escaped path", []string{"GET /feeds/%65vents HTTP/1.1\r\nHost: [::1\r\n" + auth + "\r\n\r\n"}, 0, 400, "BAD_REQUEST"},
+		{"headers over 8 KiB after empty lines", []string{"\r\n" + request("GET /feeds/events HTTP/1.1", auth, "X: "+strings.Repeat("a", 9000))}, 0, 431, "BAD_REQUEST"},
+		{"a repeated parameter on an escaped path", []string{request("GET /feeds/%65vents?limit=1&limit=2 HTTP/1.1", auth)}, 0, 400, "BAD_REQUEST"},
+		{"pipelined behind a news request", []string{request("GET /feeds/news HTTP/1.1", auth) + request("GET /feeds/events HTTP/1.1", auth, bad)}, 1, 400, "BAD_REQUEST"},
+		{"pipelined behind two requests", []string{request("GET /healthz HTTP/1.1") + request("GET /feeds/news?limit=1 HTTP/1.1", auth) +
+			request("GET /v0/feeds/events/x/items HTTP/1.1", auth, bad)}, 2, 400, "BAD_REQUEST"},
+		{"pipelined behind a write with a body", []string{request("POST /feeds/news HTTP/1.1", auth, "Content-Type: application/json",
+			fmt.Sprintf("Content-Length: %d", len(created))) + created + request("GET /feeds/events HTTP/1.1", auth, bad)}, 1, 400, "BAD_REQUEST"},
+		{"behind a body over the limit, drained", []string{request("POST /feeds/news HTTP/1.1", auth, "Content-Type: application/json",
+			fmt.Sprintf("Content-Length: %d", len(big))) + big + request("GET /feeds/events HTTP/1.1", auth, bad)}, 1, 400, "BAD_REQUEST"},
+		{"the news list itself", []string{"GET /feeds/ne", "ws HTTP/1.1\r\nHost: x\r\n" + bad + "\r\n\r\n"}, 0, 400, "VALIDATION_ERROR"},
+		{"the news list behind an event list", []string{request("GET /feeds/events HTTP/1.1", auth) + request("GET /feeds/news HTTP/1.1", auth, bad)}, 1, 400, "VALIDATION_ERROR"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := dial(t, addr, "")
+			for i, p := range tc.parts {
+				if i > 0 {
+					time.Sleep(50 * time.Millisecond)
+				}
+				if err := <-sendWhole(conn, p); err != nil {
+					t.Fatalf("write: %v", err)
+				}
+			}
+			br := bufio.NewReader(conn)
+			for range tc.before {
+				readAnswer(t, conn, br)
+			}
+			wantError(t, readAnswer(t, conn, br), tc.status, tc.code)
+		})
+	}
+}
+
 // A request the transport refuses while its body is still arriving (here a
 // head fasthttp cannot parse, as an invalid Idempotency-Key can make it)
 // is answered at once; the connection is then closed lingering, so a

@@ -48,6 +48,12 @@ func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logge
 	}
 	routed := srv.Handler
 	srv.Handler = func(fctx *fasthttp.RequestCtx) {
+		// The connection's record of what it read moves past this
+		// request, so that a request behind it (pipelined, or after its
+		// body) is known by its own path if its head cannot be read.
+		if c := countedOf(fctx.Conn()); c != nil {
+			c.served(fctx.Request.Header.ContentLength())
+		}
 		// Fiber answers a method it does not know in plain text before any
 		// handler runs; answer it as an unmatched route instead.
 		if !knownMethod(fctx.Method()) {
@@ -98,10 +104,7 @@ func transportError(err error) *envelope.Error {
 // requestPathOf is the path of the request being read on conn, as far as
 // its connection saw it; "" when it is not known.
 func requestPathOf(conn net.Conn) string {
-	if d, ok := conn.(*drainedConn); ok {
-		conn = d.Conn
-	}
-	if c, ok := conn.(*countedConn); ok {
+	if c := countedOf(conn); c != nil {
 		return c.requestPath()
 	}
 	return ""

@@ -113,7 +113,11 @@ func TestALogExportedAndImportedIntoAFreshDatabaseProjectsTheSameReadModels(t *t
 
 	dst, _ := testdb.New(t)
 	dstStore, dstCmds := projectortest.Commands(dst)
-	imported, err := dstStore.Import(ctx, bytes.NewReader(file.Bytes()), eventstore.ImportOptions{})
+	key, err := store.SealKey(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imported, err := dstStore.Import(ctx, bytes.NewReader(file.Bytes()), eventstore.ImportOptions{SealKey: key})
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}

@@ -28,16 +28,28 @@ Commands:
   export [--type T[,T…]] [--stream-prefix P] [--org ID|NAME] [--since TIME] [--until TIME]
          [--from-position COMMIT/PREPARE] [--out FILE]
                  write the event log as NDJSON, one event a line, in log order,
-                 between a header and a trailer (count and checksum); stdout
-                 unless --out; progress goes to the log (stderr)
-  import [--partial] [--allow-unknown-types] [--redeliver-from COMMIT/PREPARE] [FILE]
+                 between a header and a trailer (count, checksum, and a seal
+                 made with this installation's seal key); stdout unless --out;
+                 progress goes to the log (stderr)
+  import [--seal-key-file FILE] [--unverified] [--partial] [--allow-unknown-types]
+         [--redeliver-from COMMIT/PREPARE] [FILE]
                  load an export (a file, or stdin) into an empty event store;
                  projectors then build the read models from it. The file must be
-                 whole (header, trailer, count and checksum) and unfiltered;
-                 --partial takes a filtered export as an analysis copy, which
-                 serve refuses to run on. Webhooks count the imported events as
-                 delivered; --redeliver-from delivers those from that position of
-                 the file on again (0/0: all)
+                 whole (header, trailer, count and checksum), sealed by the key
+                 in --seal-key-file (the exporting installation's; the database's
+                 own key checks an export of its own), and unfiltered. A seal that
+                 key did not make is refused; --unverified imports a file whose
+                 seal cannot be checked (no key given) or that has none, with a
+                 warning. --partial takes a filtered export as an analysis copy,
+                 which serve refuses to run on. Webhooks count the imported events
+                 as delivered; --redeliver-from delivers those from that position
+                 of the file on again (0/0: all)
+  seal-key [--rotate] [--out FILE]
+                 print this installation's seal key (made on first use), alone
+                 on the last line of stdout, or write it to FILE (mode 0600):
+                 keep it with the installation's secrets, apart from the exports.
+                 --rotate replaces it: later exports are sealed with the new key,
+                 earlier ones are checked only with the old one
 
 TIME is RFC 3339 (2026-11-22T10:00:00Z) or a date (2026-11-22, midnight UTC);
 --since is inclusive, --until exclusive. --type may be repeated.
@@ -61,6 +73,8 @@ func runEvents(ctx context.Context, db *database.DB, args []string, stdin io.Rea
 		return eventsExport(ctx, db, store, args[1:], stdout, stderr, logger)
 	case "import":
 		return eventsImport(ctx, store, args[1:], stdin, stderr, logger)
+	case "seal-key":
+		return eventsSealKey(ctx, store, args[1:], stdout, stderr, logger)
 	}
 	fmt.Fprint(stderr, eventsUsage)
 	return fmt.Errorf("events: unknown command %q", args[0])
@@ -128,7 +142,11 @@ func eventsExport(ctx context.Context, db *database.DB, store *eventstore.Postgr
 	if err = commit(err); err != nil {
 		return fmt.Errorf("events export: %w", err)
 	}
-	logger.Info("events exported", "events", done.Events, "last_position", done.Last.String(),
+	key, err := store.SealKey(ctx)
+	if err != nil {
+		return fmt.Errorf("events export: %w", err)
+	}
+	logger.Info("events exported", "events", done.Events, "last_position", done.Last.String(), "sealed_with", key.ID(),
 		"elapsed", time.Since(started).Round(time.Millisecond), "events_per_sec", rate(done.Events, started))
 	return nil
 }
@@ -167,8 +185,20 @@ func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string
 	partial := fs.Bool("partial", false, "accept an export made with filters, as an analysis copy that feedsvc serve refuses to run on")
 	unknown := fs.Bool("allow-unknown-types", false, "keep events of types this feedsvc does not know (no projector reads them)")
 	redeliver := fs.String("redeliver-from", "", "deliver webhooks again for the file's events from this position on (COMMIT/PREPARE as the file's lines give it; 0/0: all)")
+	keyFile := fs.String("seal-key-file", "", "check the file's seal with the key in this file (the exporting installation's `feedsvc events seal-key`)")
+	unverified := fs.Bool("unverified", false, "import a file whose seal cannot be checked (no key for it) or that has none; nothing then shows where it came from")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
+	}
+	var key eventstore.SealKey
+	if *keyFile != "" {
+		raw, err := os.ReadFile(*keyFile)
+		if err != nil {
+			return fmt.Errorf("events import: --seal-key-file: %w", err)
+		}
+		if key, err = eventstore.ParseSealKey(string(raw)); err != nil {
+			return fmt.Errorf("events import: --seal-key-file %s: %w", *keyFile, err)
+		}
 	}
 	if fs.NArg() > 1 {
 		return fmt.Errorf("events import: unexpected argument %q", fs.Arg(1))
@@ -179,6 +209,7 @@ func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string
 	}
 	opts := eventstore.ImportOptions{
 		Partial: *partial, AllowUnknownTypes: *unknown, KnownType: func(t string) bool { return known[t] },
+		SealKey: key, Unverified: *unverified,
 		// The moved installation delivered the imported events' webhooks
 		// already: its dispatcher rebuilds its subscriptions from the
 		// whole log but queues nothing up to here.
@@ -213,6 +244,13 @@ func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string
 	if err != nil {
 		return fmt.Errorf("events import from %s: %w (nothing was imported)", name, err)
 	}
+	switch {
+	case !done.Seal.Sealed:
+		logger.Warn("imported a file without a seal (--unverified): nothing shows it came from your installation or was not edited; its checksum shows only damage")
+	case !done.Seal.Verified:
+		logger.Warn("imported without checking the file's seal (--unverified): nothing shows it came from your installation or was not edited; its checksum shows only damage",
+			"sealed_with", done.Seal.Key)
+	}
 	for t, n := range done.UnknownTypes {
 		logger.Warn("kept events of a type this feedsvc does not know (--allow-unknown-types); no projector reads them", "type", t, "events", n)
 	}
@@ -227,8 +265,55 @@ func eventsImport(ctx context.Context, store *eventstore.Postgres, args []string
 	if opts.Mark != nil {
 		msg += " and for those from --redeliver-from on"
 	}
-	logger.Info(msg, "events", done.Events, "from_store", done.Header.Store.String(), "webhooks_delivered_through", through.String(),
+	logger.Info(msg, "events", done.Events, "from_store", done.Header.Store.String(), "seal_checked", done.Seal.Verified, "webhooks_delivered_through", through.String(),
 		"elapsed", time.Since(started).Round(time.Millisecond), "events_per_sec", rate(done.Events, started))
+	return nil
+}
+
+// eventsSealKey prints (or writes) the installation's seal key, making it
+// on first use, or replaces it with --rotate.
+func eventsSealKey(ctx context.Context, store *eventstore.Postgres, args []string, stdout, stderr io.Writer, logger *slog.Logger) error {
+	fs := flag.NewFlagSet("events seal-key", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rotate := fs.Bool("rotate", false, "replace the key with a new one; exports made before are then checked only with the old key")
+	out := fs.String("out", "", "write the key to this file (mode 0600, written whole or not at all) instead of stdout")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("events seal-key: unexpected argument %q", fs.Arg(0))
+	}
+	var key eventstore.SealKey
+	var err error
+	if *rotate {
+		var old eventstore.SealKey
+		if old, key, err = store.RotateSealKey(ctx); err != nil {
+			return fmt.Errorf("events seal-key: %w", err)
+		}
+		if old.Valid() {
+			logger.Warn("the seal key was replaced: exports made before are checked only with the old key, which is no longer kept here", "old_key", old.ID(), "key", key.ID())
+		}
+	} else if key, err = store.SealKey(ctx); err != nil {
+		return fmt.Errorf("events seal-key: %w", err)
+	}
+	if *out == "" || *out == "-" {
+		fmt.Fprintf(stdout, "seal key %s (keep it secret, apart from the exports):\n%s\n", key.ID(), key.Hex())
+		return nil
+	}
+	w, commit, err := exportTarget(*out, stdout)
+	if err != nil {
+		return err
+	}
+	if f, ok := w.(*os.File); ok {
+		if err := f.Chmod(0o600); err != nil {
+			return commit(fmt.Errorf("events seal-key: %w", err))
+		}
+	}
+	_, err = fmt.Fprintln(w, key.Hex())
+	if err = commit(err); err != nil {
+		return fmt.Errorf("events seal-key: %w", err)
+	}
+	logger.Info("seal key written", "key", key.ID(), "out", *out)
 	return nil
 }
 

@@ -49,12 +49,16 @@ func TestEventsExportWritesAFileThatEventsImportLoadsIntoAnEmptyStoreOnly(t *tes
 		t.Fatalf("the export left %v", leftovers)
 	}
 
+	key := filepath.Join(t.TempDir(), "seal.key")
+	if err := execute(ctx, []string{"events", "seal-key", "--out", key}, &out, &errOut); err != nil {
+		t.Fatalf("seal-key: %v (%s)", err, errOut.String())
+	}
 	dst, dstURL := testdb.New(t)
 	t.Setenv("DATABASE_URL", dstURL)
-	if err := execute(ctx, []string{"events", "import", file}, &out, &errOut); err != nil {
+	if err := execute(ctx, []string{"events", "import", "--seal-key-file", key, file}, &out, &errOut); err != nil {
 		t.Fatalf("import: %v (%s)", err, errOut.String())
 	}
-	err = execute(ctx, []string{"events", "import", file}, &out, &errOut)
+	err = execute(ctx, []string{"events", "import", "--seal-key-file", key, file}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "already holds events") {
 		t.Fatalf("a second import answered %v, want a refusal naming the non-empty store", err)
 	}

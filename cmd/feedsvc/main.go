@@ -34,8 +34,9 @@ commands:
   keys create|list|revoke|rate
                              manage API keys and their rates (feedsvc keys -h)
   projections list|rebuild   inspect or rebuild read models (feedsvc projections -h)
-  events export|import       write the event log as NDJSON, or load one into an
-                             empty store (feedsvc events -h)
+  events export|import|seal-key
+                             write the event log as NDJSON (sealed), load one into
+                             an empty store, or print the seal key (feedsvc events -h)
   feeds events enable|disable FEED_ID [--reason TEXT]
                              switch an event feed as the operator (enabledSource admin)
 

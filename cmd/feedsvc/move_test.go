@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -113,6 +114,17 @@ func (in *installation) exportFile(t *testing.T, args ...string) []byte {
 	return b
 }
 
+// sealKeyFile writes the installation's seal key to a file, as an
+// operator keeps it (`feedsvc events seal-key --out`), and returns its path.
+func (in *installation) sealKeyFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "seal.key")
+	if out, err := in.run(t, "events", "seal-key", "--out", path); err != nil {
+		t.Fatalf("seal-key: %v\n%s", err, out)
+	}
+	return path
+}
+
 func writeFile(t *testing.T, b []byte) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "import.ndjson")
@@ -179,7 +191,7 @@ func TestEventsImportRefusesWithNothingWrittenAFileThatIsNot(t *testing.T) {
 
 	t.Run("whole, with unknown types kept as asked", func(t *testing.T) {
 		dst := newInstallation(t)
-		if out, err := dst.run(t, "events", "import", "--allow-unknown-types", writeFile(t, whole)); err != nil {
+		if out, err := dst.run(t, "events", "import", "--seal-key-file", src.sealKeyFile(t), "--allow-unknown-types", writeFile(t, whole)); err != nil {
 			t.Fatalf("import: %v\n%s", err, out)
 		}
 		if n := dst.count(t, "events"); n != 121 {
@@ -196,7 +208,7 @@ func TestAPartialImportIsAnAnalysisCopyThatServeRefuses(t *testing.T) {
 	file := writeFile(t, src.exportFile(t, "--org", src.org.String()))
 
 	dst := newInstallation(t)
-	if out, err := dst.run(t, "events", "import", "--partial", file); err != nil {
+	if out, err := dst.run(t, "events", "import", "--seal-key-file", src.sealKeyFile(t), "--partial", file); err != nil {
 		t.Fatalf("a partial import with --partial: %v\n%s", err, out)
 	}
 	if n := dst.count(t, "events"); n != 9 {
@@ -371,12 +383,14 @@ func TestAMovedInstallationDeliversOnlyWhatHappensAfterTheMove(t *testing.T) {
 	recv.await(t, "the old installation's deliveries", func(got map[string]int) bool { return len(got) == old })
 	stop()
 
-	// The move, as the README says: export, import into an empty
-	// database, copy the webhook secrets, serve.
+	// The move, as docs/operating.md says: export, keep the seal key,
+	// import into an empty database with it, copy the webhook secrets,
+	// serve.
 	file := writeFile(t, src.exportFile(t))
+	key := src.sealKeyFile(t)
 	dst := newInstallation(t)
 	dst.org = src.org
-	if out, err := dst.run(t, "events", "import", file); err != nil {
+	if out, err := dst.run(t, "events", "import", "--seal-key-file", key, file); err != nil {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
 	rows, err := src.db.Pool.Query(ctx, "SELECT id, organization_id, secret, created_at FROM webhook_secrets")
@@ -431,7 +445,7 @@ func TestAMovedInstallationDeliversOnlyWhatHappensAfterTheMove(t *testing.T) {
 	}
 	again := newInstallation(t)
 	from := fmt.Sprintf("%d/%d", last.Position.Commit, last.Position.Prepare)
-	if out, err := again.run(t, "events", "import", "--redeliver-from", from, file); err != nil {
+	if out, err := again.run(t, "events", "import", "--seal-key-file", key, "--redeliver-from", from, file); err != nil {
 		t.Fatalf("import --redeliver-from %s: %v\n%s", from, err, out)
 	}
 	if _, err := again.db.Pool.Exec(ctx, "INSERT INTO webhook_secrets (id, organization_id, secret, created_at) VALUES ($1, $2, $3, $4)", secrets[0]...); err != nil {
@@ -442,4 +456,107 @@ func TestAMovedInstallationDeliversOnlyWhatHappensAfterTheMove(t *testing.T) {
 	if n := again.count(t, "webhook_deliveries"); n != 1 {
 		t.Fatalf("redelivering from the last old item queued %d deliveries, want 1", n)
 	}
+}
+
+// An export carries a seal of the installation's key; an import checks it
+// with the key the operator kept (`events seal-key`), so a file edited
+// and given a new checksum is refused, and one whose key it was not given
+// is refused unless --unverified, which says so.
+func TestEventsImportChecksTheSealOfTheInstallationThatExported(t *testing.T) {
+	t.Setenv("FEEDSVC_LOG_LEVEL", "warn")
+	src := newInstallation(t)
+	src.seedFeeds(t, 4) // 12 events
+	storetest.ReadAllVisible(t, src.store, eventstore.Start, 12)
+	whole := src.exportFile(t)
+	key := src.sealKeyFile(t)
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	header, events, trailer := lines[0], lines[1:len(lines)-1], lines[len(lines)-1]
+	// A feed's last rename removed, the count and checksum computed again,
+	// the seal copied: all an editor without the key can do.
+	if !bytes.Contains(events[2], []byte(`"revision":2`)) {
+		t.Fatalf("line 4 is not a stream's last revision: %s", events[2])
+	}
+	kept := slices.Concat(events[:2], events[3:])
+	body := slices.Concat(header, bytes.Join(kept, nil))
+	var end struct {
+		End struct {
+			Seal json.RawMessage `json:"seal"`
+		} `json:"feedsvcExportEnd"`
+	}
+	if err := json.Unmarshal(trailer, &end); err != nil || end.End.Seal == nil {
+		t.Fatalf("the trailer %s has no seal (%v)", trailer, err)
+	}
+	tampered := fmt.Appendf(body, `{"feedsvcExportEnd":{"events":%d,"sha256":"%x","seal":%s}}`+"\n", len(kept), sha256.Sum256(body), end.End.Seal)
+
+	refused := []struct {
+		name string
+		file []byte
+		args []string
+		want []string
+	}{
+		{"an edited file with its checksum computed again", tampered, []string{"--seal-key-file", key}, []string{"seal does not match", "changed after its export"}},
+		{"the same with --unverified", tampered, []string{"--seal-key-file", key, "--unverified"}, []string{"seal does not match"}},
+		{"a whole file without its key", whole, nil, []string{"cannot be checked", "--seal-key-file", "--unverified"}},
+	}
+	for _, c := range refused {
+		t.Run(c.name+" is refused", func(t *testing.T) {
+			dst := newInstallation(t)
+			out, err := dst.run(t, append(append([]string{"events", "import"}, c.args...), writeFile(t, c.file))...)
+			if err == nil {
+				t.Fatalf("the import succeeded:\n%s", out)
+			}
+			for _, w := range append(c.want, "nothing was imported") {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("the import answered %q, want it to say %q", err, w)
+				}
+			}
+			if n := dst.count(t, "events"); n != 0 {
+				t.Fatalf("the refused import left %d events", n)
+			}
+		})
+	}
+	t.Run("a whole file with --unverified imports and warns", func(t *testing.T) {
+		dst := newInstallation(t)
+		out, err := dst.run(t, "events", "import", "--unverified", writeFile(t, whole))
+		if err != nil {
+			t.Fatalf("import: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "without checking the file's seal") {
+			t.Fatalf("the unchecked import did not say so:\n%s", out)
+		}
+		if n := dst.count(t, "events"); n != 12 {
+			t.Fatalf("imported %d events, want 12", n)
+		}
+	})
+	t.Run("a whole file with the installation's key imports, and the new installation keeps the key", func(t *testing.T) {
+		dst := newInstallation(t)
+		if out, err := dst.run(t, "events", "import", "--seal-key-file", key, writeFile(t, whole)); err != nil {
+			t.Fatalf("import: %v\n%s", err, out)
+		}
+		want, _ := os.ReadFile(key)
+		if got, _ := os.ReadFile(dst.sealKeyFile(t)); !bytes.Equal(got, want) {
+			t.Fatalf("the moved installation's seal key differs from the one it was moved with")
+		}
+	})
+	t.Run("seal-key prints the key alone on its last line, and --rotate replaces it", func(t *testing.T) {
+		want, _ := os.ReadFile(key)
+		out, err := src.run(t, "events", "seal-key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		printed := strings.Split(strings.TrimSpace(out), "\n")
+		if last := printed[len(printed)-1]; last+"\n" != string(want) {
+			t.Fatalf("seal-key printed %q last, want the key", last)
+		}
+		out, err = src.run(t, "events", "seal-key", "--rotate")
+		if err != nil || strings.Contains(out, strings.TrimSpace(string(want))) || !strings.Contains(out, "replaced") {
+			t.Fatalf("--rotate printed (%v):\n%s", err, out)
+		}
+		dst := newInstallation(t)
+		if _, err := dst.run(t, "events", "import", "--seal-key-file", key, writeFile(t, src.exportFile(t))); err == nil ||
+			!strings.Contains(err.Error(), "seal does not match") {
+			t.Fatalf("an export after the rotation checked with the old key: %v", err)
+		}
+	})
 }

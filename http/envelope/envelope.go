@@ -39,13 +39,18 @@ var (
 
 // For is the dialect of the route that serves path: Events for every path
 // under /feeds/events and /v0/feeds/events, News for every other. It is
-// decided from the path alone, the way the router matches it (without
-// regard to case, trailing slashes ignored), so that an answer written
-// before any route runs (by the transport, a connection cap, the body
-// limit, authentication, the rate limit, a recovered panic) speaks the
-// same dialect as the route would have.
+// decided from the path alone, as written (escapes, dot segments and
+// doubled slashes included) and read the way HTTP reads a path (escapes
+// decoded, dot segments resolved, doubled slashes as one, RFC 3986 6.2.2),
+// without regard to case and with trailing slashes ignored, so that an
+// answer written before any route runs (by the transport, a connection
+// cap, the body limit, the query check, authentication, the rate limit, a
+// recovered panic) speaks the dialect of the path the client named, the
+// same as the route would have.
 func For(path string) Dialect {
-	p := strings.ToLower(path)
+	var u fasthttp.URI
+	u.SetPath(path)
+	p := strings.ToLower(string(u.Path()))
 	for _, prefix := range []string{"/feeds/events", "/v0/feeds/events"} {
 		if rest, ok := strings.CutPrefix(p, prefix); ok && (rest == "" || rest[0] == '/') {
 			return Events

@@ -36,15 +36,7 @@ func startService(t testing.TB, withPublicURL bool, opts ...servicetest.Option) 
 		c.PollInterval, c.MinPollInterval, c.MaxPollInterval = time.Hour, time.Hour, time.Hour
 		c.PublicURL = public
 	}}, opts...)...)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = h.Service.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		_ = h.Service.App.ShutdownWithTimeout(5 * time.Second)
-		<-served
-	})
+	h.Serve(ln)
 	return &service{h: h, public: public}
 }
 

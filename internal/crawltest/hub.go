@@ -21,6 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
 )
 
 // Hub is a WebSub hub shaped like the W3C recommendation's (sections 5 to
@@ -38,10 +40,19 @@ type Hub struct {
 	// lease is the lease it grants, whatever is asked.
 	lease time.Duration
 
+	// client calls the service's callback, holding every exchange to the
+	// OpenAPI document (openapitest): what the callback answers a hub is
+	// the service's answer like any other.
+	client *http.Client
+
 	mu       sync.Mutex
 	requests []HubRequest
 	subs     map[string]*hubSub // by callback
 	verified []Verification
+	// disagreements are the client's reports, told to the test when it
+	// ends: verifications run on goroutines of their own.
+	disagreements []string
+	ended         bool
 }
 
 // HubRequest is a subscription request as the hub received it.
@@ -55,7 +66,8 @@ type Verification struct {
 	Mode, Callback string
 	Status         int
 	Echoed         bool
-	At             time.Time
+	// At is when the hub sent it.
+	At time.Time
 }
 
 type hubSub struct {
@@ -67,9 +79,33 @@ type hubSub struct {
 // test ends.
 func NewHub(t testing.TB, lease time.Duration) *Hub {
 	h := &Hub{t: t, lease: lease, subs: map[string]*hubSub{}}
+	// The document is read once per test binary: here, rather than in the
+	// middle of the first verification.
+	if _, err := openapitest.Default(); err != nil {
+		t.Fatalf("load the OpenAPI document: %v", err)
+	}
+	h.client = &http.Client{Transport: &openapitest.Transport{Base: http.DefaultTransport, Report: h.disagree}}
 	h.Server = httptest.NewServer(http.HandlerFunc(h.serve))
-	t.Cleanup(h.Close)
+	t.Cleanup(func() {
+		h.Close()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.ended = true
+		for _, d := range h.disagreements {
+			t.Errorf("the hub's exchange with the callback: %s", d)
+		}
+	})
 	return h
+}
+
+// disagree keeps what the client found amiss until the test ends; what a
+// verification still running then finds is dropped with it.
+func (h *Hub) disagree(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.ended {
+		h.disagreements = append(h.disagreements, fmt.Sprintf(format, args...))
+	}
 }
 
 func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
@@ -97,16 +133,19 @@ func (h *Hub) serve(w http.ResponseWriter, r *http.Request) {
 
 // verify sends the intent verification of a request.
 func (h *Hub) verify(req HubRequest) {
+	// Timed from the sending: the callback answers at once, and checking
+	// the exchange against the document takes the client a moment more.
+	sent := time.Now()
 	ok, status := h.SendVerification(req.Callback, req.Mode, req.Topic)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.verified = append(h.verified, Verification{Mode: req.Mode, Callback: req.Callback, Status: status, Echoed: ok, At: time.Now()})
+	h.verified = append(h.verified, Verification{Mode: req.Mode, Callback: req.Callback, Status: status, Echoed: ok, At: sent})
 	if !ok {
 		return
 	}
 	switch req.Mode {
 	case "subscribe":
-		h.subs[req.Callback] = &hubSub{topic: req.Topic, callback: req.Callback, secret: req.Secret, expires: time.Now().Add(h.lease)}
+		h.subs[req.Callback] = &hubSub{topic: req.Topic, callback: req.Callback, secret: req.Secret, expires: sent.Add(h.lease)}
 	case "unsubscribe":
 		delete(h.subs, req.Callback)
 	}
@@ -120,7 +159,7 @@ func (h *Hub) SendVerification(callback, mode, topic string) (ok bool, status in
 	if mode == "subscribe" {
 		q.Set("hub.lease_seconds", strconv.Itoa(int(h.lease/time.Second)))
 	}
-	resp, err := http.Get(callback + "?" + q.Encode())
+	resp, err := h.client.Get(callback + "?" + q.Encode())
 	if err != nil {
 		return false, 0
 	}
@@ -132,7 +171,7 @@ func (h *Hub) SendVerification(callback, mode, topic string) (ok bool, status in
 // Deny sends a denial for the subscription of callback.
 func (h *Hub) Deny(callback, topic string) int {
 	q := url.Values{"hub.mode": {"denied"}, "hub.topic": {topic}, "hub.reason": {"not today"}}
-	resp, err := http.Get(callback + "?" + q.Encode())
+	resp, err := h.client.Get(callback + "?" + q.Encode())
 	if err != nil {
 		h.t.Fatalf("deny: %v", err)
 	}
@@ -166,7 +205,7 @@ func (h *Hub) PublishSigned(topic, body string, sig func(secret string) string) 
 		if v := sig(s.secret); v != "" {
 			req.Header.Set("X-Hub-Signature", v)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := h.client.Do(req)
 		if err != nil {
 			h.t.Errorf("publish to %s: %v", s.callback, err)
 			continue
@@ -183,7 +222,7 @@ func (h *Hub) PublishTo(callback, body, secret string) int {
 	req, _ := http.NewRequest(http.MethodPost, callback, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/atom+xml")
 	req.Header.Set("X-Hub-Signature", "sha256="+Sign(secret, body))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := h.client.Do(req)
 	if err != nil {
 		h.t.Fatalf("push to %s: %v", callback, err)
 	}

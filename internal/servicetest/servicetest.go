@@ -135,6 +135,15 @@ func (h *Harness) Listen() string {
 	if err != nil {
 		h.T.Fatalf("listen: %v", err)
 	}
+	h.Serve(ln)
+	return ln.Addr().String()
+}
+
+// Serve serves the API on ln as Listen does, for a test that must know
+// the address before the service starts (FEEDSVC_PUBLIC_URL, which hubs
+// call back on).
+func (h *Harness) Serve(ln net.Listener) {
+	h.T.Helper()
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -144,7 +153,6 @@ func (h *Harness) Listen() string {
 		_ = h.Service.App.ShutdownWithTimeout(5 * time.Second)
 		<-served
 	})
-	return ln.Addr().String()
 }
 
 // Logger is quiet unless TEST_LOG=1.

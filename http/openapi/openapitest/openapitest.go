@@ -271,6 +271,73 @@ func (c *Checker) Operations() []string {
 	return out
 }
 
+// Operation is what the document says of one operation: who may call it
+// and what it may answer.
+type Operation struct {
+	Method, Path string
+	// Security is the operation's alternatives (its own, or the
+	// document's): each names the schemes it needs, with the scopes it
+	// needs of each (all of them). An empty alternative needs nothing.
+	Security []map[string][]string
+	// Statuses are the statuses it documents.
+	Statuses []int
+}
+
+// Keyed reports whether an API key is one way to call the operation, and
+// the scopes each such way needs.
+func (o Operation) Keyed() ([][]string, bool) {
+	var ways [][]string
+	for _, alt := range o.Security {
+		if scopes, ok := alt["apiKey"]; ok && len(alt) == 1 {
+			ways = append(ways, scopes)
+		}
+	}
+	return ways, len(ways) > 0
+}
+
+// Open reports whether the operation may be called with no credential.
+func (o Operation) Open() bool {
+	return slices.ContainsFunc(o.Security, func(alt map[string][]string) bool { return len(alt) == 0 })
+}
+
+// Documents reports whether the operation documents status.
+func (o Operation) Documents(status int) bool { return slices.Contains(o.Statuses, status) }
+
+// Described lists the document's operations with their security and
+// statuses, in the order of Operations.
+func (c *Checker) Described() []Operation {
+	var out []Operation
+	for path, item := range c.model.Paths.PathItems.FromOldest() {
+		for method, op := range item.GetOperations().FromOldest() {
+			o := Operation{Method: strings.ToUpper(method), Path: path}
+			security := op.Security
+			if security == nil {
+				security = c.model.Security
+			}
+			for _, req := range security {
+				alt := map[string][]string{}
+				if req.Requirements != nil {
+					for name, scopes := range req.Requirements.FromOldest() {
+						alt[name] = scopes
+					}
+				}
+				o.Security = append(o.Security, alt)
+			}
+			if op.Responses != nil {
+				for code := range op.Responses.Codes.FromOldest() {
+					if n, err := strconv.Atoi(code); err == nil {
+						o.Statuses = append(o.Statuses, n)
+					}
+				}
+			}
+			slices.Sort(o.Statuses)
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b Operation) int { return strings.Compare(a.Method+" "+a.Path, b.Method+" "+b.Path) })
+	return out
+}
+
 // CheckWebhook returns how a delivery of the webhook event (a name under
 // the document's webhooks) disagrees with the document: its required
 // headers and their forms, and its body, strictly.
@@ -443,7 +510,9 @@ type Transport struct {
 }
 
 // RoundTrip sends req through Base, then checks the exchange; the answer's
-// body is read and handed back unread.
+// body is read and handed back unread. A stream (a 2xx text/event-stream
+// answer, which stays open) is checked by its head alone, and its body is
+// handed back as it comes.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil {
@@ -459,12 +528,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("read the answer: %w", err)
+	var raw []byte
+	if mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mediaType == "text/event-stream" && resp.StatusCode/100 == 2 {
+		// What every stream opens with, for the body's schema (a string).
+		raw = []byte("retry: 3000\n\n")
+	} else {
+		raw, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read the answer: %w", err)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(raw))
 	checker, err := Default()
 	if err != nil {
 		t.Report("load the OpenAPI document: %v", err)
