@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -60,16 +61,10 @@ func TestARefusedCountNeverLetsAFloodPast(t *testing.T) {
 			if tc.ownRate {
 				p.Rate = &rate
 			}
-			app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
-			app.Use(func(c *fiber.Ctx) error { c.Locals(principalKey{}, p); return c.Next() })
-			app.Use(RateLimit(l))
-			app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+			app := limitedApp(l, p)
 			passed := 0
 			for i := 0; i < 20; i++ {
-				resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
-				if err != nil {
-					t.Fatal(err)
-				}
+				resp := get(t, app)
 				switch resp.StatusCode {
 				case fiber.StatusNoContent:
 					passed++
@@ -86,6 +81,16 @@ func TestARefusedCountNeverLetsAFloodPast(t *testing.T) {
 			}
 		})
 	}
+}
+
+// get sends GET / to app.
+func get(t *testing.T, app *fiber.App) *http.Response {
+	t.Helper()
+	resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 // limitedApp serves GET / behind RateLimit(l) for p's requests.
@@ -138,16 +143,12 @@ func TestACountThatFailsAndComesBackNeverLetsMoreThanTheRatePast(t *testing.T) {
 				}
 				for range ph.requests {
 					sent++
-					resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
-					if err != nil {
-						t.Fatal(err)
-					}
-					switch resp.StatusCode {
+					switch st := get(t, app).StatusCode; st {
 					case fiber.StatusNoContent:
 						passed++
 					case fiber.StatusTooManyRequests:
 					default:
-						t.Fatalf("request %d answered %d", sent, resp.StatusCode)
+						t.Fatalf("request %d answered %d", sent, st)
 					}
 				}
 			}
