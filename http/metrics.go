@@ -2,7 +2,6 @@ package http
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,10 +18,10 @@ func observe(reg *metrics.Registry) fiber.Handler {
 		start := time.Now()
 		err := c.Next()
 		status := statusOf(c, err)
-		// Fiber's strings alias buffers reused by the next request; labels
-		// outlive this one.
-		method := strings.Clone(c.Method())
-		route := strings.Clone(c.Route().Path)
+		// Labels outlive the request, and take no value from it: the
+		// method is one of the app's, the route a pattern of the app's.
+		method := methodLabel(c.Method())
+		route := c.Route().Path
 		if status == fiber.StatusNotFound && route == "/" {
 			route = "unmatched"
 		}
@@ -30,6 +29,17 @@ func observe(reg *metrics.Registry) fiber.Handler {
 		reg.Latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		return err
 	}
+}
+
+// methodLabel is the app's own spelling of a method it routes (the
+// transport answers the others before any route runs), "other" else.
+func methodLabel(method string) string {
+	for _, m := range fiber.DefaultMethods {
+		if m == method {
+			return m
+		}
+	}
+	return "other"
 }
 
 func metricsHandler(reg *metrics.Registry) fiber.Handler {

@@ -2,7 +2,6 @@ package http
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -44,11 +43,9 @@ const readDeadline = 15 * time.Second
 // could not read, a method it does not know).
 func assignRequestID(c *fiber.Ctx) string {
 	id := c.Get(fiber.HeaderXRequestID)
-	if saneRequestID(id) {
-		// Fiber's strings alias a buffer the next request reuses; the id
-		// outlives this one in the context and in log records.
-		id = strings.Clone(id)
-	} else {
+	// The id outlives the request in the context and in log records: it is
+	// Fiber's copy (the app is Immutable, server.go).
+	if !saneRequestID(id) {
 		id = uuid.NewString()
 	}
 	c.Set(fiber.HeaderXRequestID, id)

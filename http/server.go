@@ -102,6 +102,10 @@ type SourcePolling struct {
 	Reason string
 }
 
+// immutable is Fiber's Immutable setting; only the benchmark that
+// measures it (borrowed_bench_test.go) turns it off.
+var immutable = true
+
 // New builds the Fiber app with every route.
 func New(cfg Config, deps Deps) *fiber.App {
 	if cfg.BodyLimit <= 0 {
@@ -111,6 +115,15 @@ func New(cfg Config, deps Deps) *fiber.App {
 	app := fiber.New(fiber.Config{
 		AppName:   "feedsvc",
 		BodyLimit: cfg.BodyLimit,
+		// Every string and byte slice Fiber hands out (Params, Query, Get,
+		// Path, Method, Body) is a copy the handler may keep: borrowed, they
+		// point into buffers the next request rewrites, and a value kept
+		// past its request (a metric label, a map key, a log record read
+		// later) changes under whoever kept it (issue 34.1). What reads
+		// fasthttp directly (c.Request(), c.Context()) is still borrowed
+		// and must not outlive the handler. bench/README.md §25 has the
+		// cost.
+		Immutable: immutable,
 		// ReadTimeout is fasthttp's wait for a request's head; the body's
 		// own timeout is set in tuneTransport.
 		ReadTimeout:                  orDefault(cfg.HeaderTimeout, 10*time.Second),

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -40,8 +42,8 @@ type StreamConfig struct {
 	// past it, 503.
 	Total int
 	// KeepAlive is how long a quiet stream waits before sending a comment
-	// (default 15 s): proxies keep the connection, and a client that left
-	// is noticed.
+	// (default 15 s): proxies keep the connection, and a client whose
+	// network vanished without closing it is noticed when writes fail.
 	KeepAlive time.Duration
 	// Poll is how often the shared poller reads the feeds with open
 	// streams (default 1 s): the delay between an item's projection and
@@ -232,9 +234,8 @@ func lastEventID(c *fiber.Ctx, feed uuid.UUID) (*changes.Key, error) {
 
 // liveStream answers the stream of feed from after (from the feed's
 // latest change when nil), reading its changes with read. The slot the
-// key holds is freed when the stream ends: at the client's leaving
-// (noticed at the next write, a keep-alive at the latest), at MaxAge, at
-// shutdown, or when the feed is gone.
+// key holds is freed when the stream ends: when the client's connection
+// closes (watchClose), at MaxAge, at shutdown, or when the feed is gone.
 func (h *handlers) liveStream(c *fiber.Ctx, feed streamFeed, after *changes.Key, read streamReader) error {
 	cfg := h.streams.cfg
 	start := changes.Key{}
@@ -264,6 +265,10 @@ func (h *handlers) liveStream(c *fiber.Ctx, feed streamFeed, after *changes.Key,
 	c.Set("X-Accel-Buffering", "no")
 	c.Status(fiber.StatusOK)
 	fctx := c.Context()
+	// The connection serves no request after the stream: watchClose reads
+	// it while the stream runs, and whatever it reads is not kept.
+	fctx.SetConnectionClose()
+	conn := fctx.Conn()
 	// Closed when the server shuts down: the stream ends, so the shutdown
 	// does not wait for the client.
 	done := fctx.Done()
@@ -281,9 +286,59 @@ func (h *handlers) liveStream(c *fiber.Ctx, feed streamFeed, after *changes.Key,
 	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
 		defer h.streams.slots.release(key)
 		defer unsubscribe()
+		gone, stop := watchClose(conn)
+		defer stop()
+		s.gone = gone
 		s.run(ctx, w)
 	})
 	return nil
+}
+
+// watchClose reports, by closing gone, that the client closed conn (or
+// the connection failed), as soon as the server sees it: a client sends
+// nothing after a stream's request, so a read that ends means it has
+// gone. Writes would say so only later: fasthttp passes the stream
+// through a pipe, and the writes after a close still succeed, so a slot
+// came back three keep-alives after its client left (issue 34.2). What a
+// read returns is dropped; the connection is closed after the stream.
+// stop ends the watch (the stream ended first) and waits for it.
+func watchClose(conn net.Conn) (gone <-chan struct{}, stop func()) {
+	closed := make(chan struct{})
+	if conn == nil {
+		return closed, func() {}
+	}
+	// Beneath the server's wrappers: they keep what the server reads,
+	// from its own goroutine.
+	conn = unwrapConn(conn)
+	var stopping atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 512)
+		// The request's read deadline may still be set.
+		_ = conn.SetReadDeadline(time.Time{})
+		for {
+			_, err := conn.Read(buf)
+			if err == nil {
+				continue
+			}
+			var netErr net.Error
+			if stopping.Load() {
+				return
+			}
+			if errors.As(err, &netErr) && netErr.Timeout() {
+				_ = conn.SetReadDeadline(time.Time{})
+				continue
+			}
+			close(closed)
+			return
+		}
+	}()
+	return closed, func() {
+		stopping.Store(true)
+		_ = conn.SetReadDeadline(time.Now())
+		<-done
+	}
 }
 
 // liveStream is one open stream.
@@ -296,6 +351,8 @@ type liveStream struct {
 	done   <-chan struct{}
 	cursor changes.Key
 	feed   streamFeed
+	// gone is closed when the client's connection closes.
+	gone <-chan struct{}
 	// failed is set while the last read failed.
 	failed bool
 }
@@ -338,6 +395,8 @@ func (s *liveStream) run(ctx context.Context, w *bufio.Writer) {
 			read = s.failed
 		case <-s.done:
 			return
+		case <-s.gone:
+			return
 		case <-age.C:
 			return
 		}
@@ -353,6 +412,8 @@ func (s *liveStream) catchUp(ctx context.Context, w *bufio.Writer) (sent bool, e
 		select {
 		case s.reads <- struct{}{}:
 		case <-s.done:
+			return sent, errStreamEnded
+		case <-s.gone:
 			return sent, errStreamEnded
 		}
 		page, err := s.readPage(ctx)
@@ -382,6 +443,8 @@ func (s *liveStream) catchUp(ctx context.Context, w *bufio.Writer) (sent bool, e
 		}
 		select {
 		case <-s.done:
+			return sent, errStreamEnded
+		case <-s.gone:
 			return sent, errStreamEnded
 		default:
 		}

@@ -57,6 +57,17 @@ func documentedClient(t *testing.T) *http.Client {
 // the stream is closed when the test ends.
 func openStream(t *testing.T, addr, path, key string, headers map[string]string) *sseStream {
 	t.Helper()
+	s, status, body := tryStream(t, addr, path, key, headers)
+	if s == nil {
+		t.Fatalf("open %s: status %d: %s", path, status, body)
+	}
+	return s
+}
+
+// tryStream opens path as openStream does; when the answer is not 200, it
+// returns no stream but the answer's status and body.
+func tryStream(t *testing.T, addr, path, key string, headers map[string]string) (*sseStream, int, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 	if err != nil {
@@ -72,16 +83,16 @@ func openStream(t *testing.T, addr, path, key string, headers map[string]string)
 		cancel()
 		t.Fatalf("open %s: %v", path, err)
 	}
-	s := &sseStream{t: t, resp: resp, events: make(chan sseEvent, 1000), ended: make(chan struct{}), cancel: cancel}
-	t.Cleanup(s.close)
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		cancel()
-		t.Fatalf("open %s: status %d: %s", path, resp.StatusCode, body)
+		return nil, resp.StatusCode, string(body)
 	}
+	s := &sseStream{t: t, resp: resp, events: make(chan sseEvent, 1000), ended: make(chan struct{}), cancel: cancel}
+	t.Cleanup(s.close)
 	go s.read()
-	return s
+	return s, resp.StatusCode, ""
 }
 
 func (s *sseStream) read() {
@@ -444,7 +455,7 @@ func TestAKeyPastItsStreamLimitIsAnswered429(t *testing.T) {
 	}
 	// The bound is the key's: another key of the organization may stream.
 	openStream(t, f.addr, f.stream(), f.h.NewKey("acme"), nil)
-	// A stream that ends frees its slot (noticed at its next keep-alive).
+	// A stream that ends frees its slot (at once: its connection closed).
 	first.close()
 	deadline := time.Now().Add(5 * time.Second)
 	for status(f.h.Key) == http.StatusTooManyRequests {
@@ -452,6 +463,52 @@ func TestAKeyPastItsStreamLimitIsAnswered429(t *testing.T) {
 			t.Fatal("the slot of a closed stream was not freed")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Issue 34.2: a key at its bound of five streams closed one and was
+// answered 429 for 45 s: the slot came back only when a write failed,
+// three keep-alives after the close. The close itself frees it, however
+// long the keep-alive: a client that reconnects at once gets its stream.
+func TestAClosedStreamFreesItsSlotAtOnce(t *testing.T) {
+	f := newStreamFixture(t, func(c *config.Config) {
+		c.StreamsPerKey = 5
+		c.StreamKeepAlive = time.Hour
+	})
+	var open []*sseStream
+	for range 5 {
+		open = append(open, openStream(t, f.addr, f.stream(), f.h.Key, nil))
+	}
+	sixth := func() int {
+		_, got, _ := tryStream(t, f.addr, f.stream(), f.h.Key, nil)
+		return got
+	}
+	if got := sixth(); got != http.StatusTooManyRequests {
+		t.Fatalf("a sixth stream: status %d, want 429", got)
+	}
+	for i, s := range open[:3] {
+		s.close()
+		// The release follows the close as closely as the server reads
+		// the connection's end; retried for a moment, never for a
+		// keep-alive (an hour here).
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			reopened, got, body := tryStream(t, f.addr, f.stream(), f.h.Key, nil)
+			if reopened != nil {
+				open[i] = reopened
+				break
+			}
+			if got != http.StatusTooManyRequests {
+				t.Fatalf("close %d: reopening answered %d: %s", i, got, body)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("close %d: the slot of the closed stream was still held 2 s after", i)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if got := sixth(); got != http.StatusTooManyRequests {
+		t.Fatalf("the key holds five streams again; another answered %d, want 429", got)
 	}
 }
 

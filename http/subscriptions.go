@@ -207,12 +207,15 @@ func (h *handlers) viaSubscription(kind domain.FeedKind, param string, serve fun
 			return missing
 		}
 		if h.Limiter != nil {
-			u, err := h.Limiter.Take(c.UserContext(), s.ID, subscriptionRate)
+			u, err := h.Limiter.Count(c.UserContext(), s.ID, subscriptionRate)
 			if err != nil {
-				// The count failed: serve rather than lock every reader out
-				// over a counter; the failure is logged.
-				h.Logger.WarnContext(c.UserContext(), "subscription rate not counted", "subscription", s.ID, "err", err)
-			} else if !u.Allowed() {
+				// Postgres could not count: the address is held to this
+				// process's count (auth.Limiter.Count) rather than refused,
+				// so readers are not locked out over a counter, nor is the
+				// rate switched off; the failure is logged.
+				h.Logger.WarnContext(c.UserContext(), "subscription rate not counted in the database; counted in this process", "subscription", s.ID, "err", err)
+			}
+			if !u.Allowed() {
 				c.Set(fiber.HeaderRetryAfter, strconv.Itoa(u.Reset))
 				return &envelope.Error{Status: fiber.StatusTooManyRequests, Code: envelope.CodeTooMany,
 					Message: fmt.Sprintf("rate limit exceeded: this address may be fetched %d times a minute; retry in %d seconds", subscriptionRate.Limit, u.Reset)}

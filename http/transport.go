@@ -109,3 +109,18 @@ func requestPathOf(conn net.Conn) string {
 	}
 	return ""
 }
+
+// unwrapConn is the network connection beneath the server's wrappers
+// (drainedConn, countedConn).
+func unwrapConn(conn net.Conn) net.Conn {
+	for {
+		switch c := conn.(type) {
+		case *drainedConn:
+			conn = c.Conn
+		case *countedConn:
+			conn = c.Conn
+		default:
+			return conn
+		}
+	}
+}

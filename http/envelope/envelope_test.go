@@ -3,12 +3,15 @@ package envelope_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -41,6 +44,9 @@ func answer(t *testing.T, d envelope.Dialect, err error) (int, map[string]any) {
 	return resp.StatusCode, body
 }
 
+// errUnexpected is a failure the mapper knows nothing of.
+var errUnexpected = errors.New("render item: the impossible happened")
+
 func TestOneMapperSpeaksEachRouteGroupsDialect(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -56,8 +62,8 @@ func TestOneMapperSpeaksEachRouteGroupsDialect(t *testing.T) {
 		{"an events 400 is a BAD_REQUEST with details", envelope.Events, &domain.ValidationError{Field: "since", Issue: "too early"}, 400, "BAD_REQUEST", []string{"details"}},
 		{"a news 404 names the resource and id", envelope.News, &domain.NotFoundError{Resource: "feed", ID: "f1"}, 404, "NOT_FOUND", []string{"resource", "id"}},
 		{"an events 404 is plain", envelope.Events, &domain.NotFoundError{Resource: "feed", ID: "f1"}, 404, "NOT_FOUND", nil},
-		{"a news failure is an INTERNAL_ERROR", envelope.News, io.ErrUnexpectedEOF, 500, "INTERNAL_ERROR", nil},
-		{"an events failure is an INTERNAL_SERVER_ERROR", envelope.Events, io.ErrUnexpectedEOF, 500, "INTERNAL_SERVER_ERROR", nil},
+		{"a news failure is an INTERNAL_ERROR", envelope.News, errUnexpected, 500, "INTERNAL_ERROR", nil},
+		{"an events failure is an INTERNAL_SERVER_ERROR", envelope.Events, errUnexpected, 500, "INTERNAL_SERVER_ERROR", nil},
 		{"a lagging write is a retry-free 503 in the dialect", envelope.Events, commands.ErrLagging, 503, "INTERNAL_SERVER_ERROR", nil},
 		{"a conflict is CONFLICT in both", envelope.Events, &domain.ConflictError{Message: "dup"}, 409, "CONFLICT", nil},
 		{"a missing permission is PERMISSION_DENIED in both", envelope.Events, envelope.Forbidden("no"), 403, "PERMISSION_DENIED", nil},
@@ -148,6 +154,14 @@ func TestADatabaseThatRefusesAnswers503WithRetryAfter(t *testing.T) {
 		{"too many clients", fmt.Errorf("load feed: %w", &pgconn.PgError{Code: "53300", Message: "sorry, too many clients already"})},
 		{"a server starting up", &pgconn.PgError{Code: "57P03"}},
 		{"a connection lost", &pgconn.PgError{Code: "08006"}},
+		// Issue 34.4: a connection cut under the statement, as pgx passes
+		// the network's word on.
+		{"a broken pipe", fmt.Errorf("list items: write failed: %w",
+			&net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)})},
+		{"a connection reset", fmt.Errorf("list items: %w",
+			&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)})},
+		{"a read ended early", fmt.Errorf("read stream: %w", io.ErrUnexpectedEOF)},
+		{"a connection pgx closed", fmt.Errorf("read stream: %w", pgconn.ErrConnClosed)},
 	}
 	for _, tc := range cases {
 		for _, d := range []envelope.Dialect{envelope.News, envelope.Events} {

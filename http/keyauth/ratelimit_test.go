@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/internal/auth"
+	"github.com/feedsvc/feedsvc/internal/testdb"
 )
 
 // refusingPool is a pool whose every connection is refused: a port that
@@ -59,16 +61,10 @@ func TestARefusedCountNeverLetsAFloodPast(t *testing.T) {
 			if tc.ownRate {
 				p.Rate = &rate
 			}
-			app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
-			app.Use(func(c *fiber.Ctx) error { c.Locals(principalKey{}, p); return c.Next() })
-			app.Use(RateLimit(l))
-			app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+			app := limitedApp(l, p)
 			passed := 0
 			for i := 0; i < 20; i++ {
-				resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
-				if err != nil {
-					t.Fatal(err)
-				}
+				resp := get(t, app)
 				switch resp.StatusCode {
 				case fiber.StatusNoContent:
 					passed++
@@ -82,6 +78,82 @@ func TestARefusedCountNeverLetsAFloodPast(t *testing.T) {
 			}
 			if passed != tc.wantPass {
 				t.Fatalf("%d of 20 requests passed; want %d", passed, tc.wantPass)
+			}
+		})
+	}
+}
+
+// get sends GET / to app.
+func get(t *testing.T, app *fiber.App) *http.Response {
+	t.Helper()
+	resp, err := app.Test(httptest.NewRequest("GET", "/", nil), -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// limitedApp serves GET / behind RateLimit(l) for p's requests.
+func limitedApp(l *auth.Limiter, p auth.Principal) *fiber.App {
+	app := fiber.New(fiber.Config{ErrorHandler: envelope.ErrorHandler(slog.New(slog.DiscardHandler))})
+	app.Use(func(c *fiber.Ctx) error { c.Locals(principalKey{}, p); return c.Next() })
+	app.Use(RateLimit(l))
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+	return app
+}
+
+// Issue 34.3: while connections to the database were being cut, the
+// service's rate (20/s) let 32 requests through in one second: the
+// requests Postgres counted were held to the shared count, those it could
+// not to a count of this process that started at nothing, so each let
+// the whole rate pass. Whichever way the failures and the counts
+// interleave, a key never gets more than its rate.
+func TestACountThatFailsAndComesBackNeverLetsMoreThanTheRatePast(t *testing.T) {
+	_, dsn := testdb.New(t)
+	rate := auth.Rate{Limit: 5, Window: 24 * time.Hour}
+	type phase struct {
+		down     bool // the database cannot count
+		requests int
+	}
+	cases := []struct {
+		name   string
+		mode   auth.FailureMode
+		phases []phase
+	}{
+		{"down first, then back", auth.FailClosedForOwnRates, []phase{{true, 4}, {false, 6}}},
+		{"up first, then down", auth.FailClosedForOwnRates, []phase{{false, 3}, {true, 6}}},
+		{"up, down, up, down", auth.FailLocal, []phase{{false, 2}, {true, 2}, {false, 1}, {true, 4}, {false, 3}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy := testdb.NewProxy(t, dsn)
+			pool, err := pgxpool.New(context.Background(), proxy.URL(dsn))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(pool.Close)
+			// A key on the service's rate: counted in this process when
+			// Postgres cannot count.
+			app := limitedApp(auth.NewLimiter(pool, rate, tc.mode), auth.Principal{KeyID: uuid.New()})
+			passed, sent := 0, 0
+			for _, ph := range tc.phases {
+				proxy.Refuse(ph.down)
+				if ph.down {
+					proxy.Cut()
+				}
+				for range ph.requests {
+					sent++
+					switch st := get(t, app).StatusCode; st {
+					case fiber.StatusNoContent:
+						passed++
+					case fiber.StatusTooManyRequests:
+					default:
+						t.Fatalf("request %d answered %d", sent, st)
+					}
+				}
+			}
+			if passed != rate.Limit {
+				t.Fatalf("%d of %d requests passed; the rate allows %d", passed, sent, rate.Limit)
 			}
 		})
 	}

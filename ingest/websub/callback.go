@@ -99,11 +99,19 @@ func (s *Subscriber) Verify(ctx context.Context, id string, v Verification) (cha
 	return "", false, nil
 }
 
-// modeLabel bounds the metric's label values to the modes there are.
+// modeLabel bounds the metric's label values to the modes there are. It
+// returns its own constants, never mode itself: a label outlives the
+// request, and a string taken from a request may point into a buffer the
+// next one rewrites (issue 34.1: "subscribebe", and /metrics answering
+// 500 once the label was not UTF-8).
 func modeLabel(mode string) string {
 	switch mode {
-	case "subscribe", "unsubscribe", "denied":
-		return mode
+	case "subscribe":
+		return "subscribe"
+	case "unsubscribe":
+		return "unsubscribe"
+	case "denied":
+		return "denied"
 	}
 	return "other"
 }

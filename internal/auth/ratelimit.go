@@ -34,10 +34,11 @@ type Limiter struct {
 
 // FailureMode is what the limiter does with a request whose count cannot
 // be taken in Postgres (the database refuses connections, is at its
-// limit, or does not answer within takeTimeout). In every mode the
-// request is then counted in this process, in the same windows, so a key
-// past its limit is refused 429 even while the shared count is down: a
-// flood that fills the database cannot switch the limit off.
+// limit, drops the connection, or does not answer within takeTimeout). In
+// every mode the request is then counted in this process (Count), on top
+// of what it knows of the shared window, so a key past its limit is
+// refused 429 even while the shared count is down: a flood that fills
+// the database cannot switch the limit off.
 type FailureMode string
 
 const (
@@ -73,7 +74,7 @@ func NewLimiter(pool *pgxpool.Pool, def Rate, onFailure FailureMode) *Limiter {
 	if onFailure == "" {
 		onFailure = FailClosedForOwnRates
 	}
-	return &Limiter{pool: pool, def: def, onFailure: onFailure, local: localCounts{windows: make(map[uuid.UUID]localWindow)}}
+	return &Limiter{pool: pool, def: def, onFailure: onFailure, local: localCounts{windows: make(map[uuid.UUID]*localWindow)}}
 }
 
 // failsClosed reports whether a request of p is refused while its count
@@ -82,39 +83,74 @@ func (l *Limiter) failsClosed(p Principal) bool {
 	return l.onFailure == FailClosed || l.onFailure == FailClosedForOwnRates && p.Rate != nil
 }
 
-// localCounts is the in-process count of each key in its current window,
-// kept while Postgres cannot count.
+// localCounts is what this process knows of each key's current window:
+// the highest count Postgres gave it, and the requests it counted while
+// Postgres could not. A request counted in Postgres is held to the shared
+// count plus those missed requests; one Postgres cannot count is held to
+// the last shared count plus them. Either way the requests this process
+// served in a window never pass its limit, however the failures and the
+// successes interleave (issue 34.3: a 20/s key passed 32 in a second,
+// held to the shared count and, apart, to a local count that started at
+// nothing).
 type localCounts struct {
-	mu      sync.Mutex
-	windows map[uuid.UUID]localWindow
+	mu        sync.Mutex
+	windows   map[uuid.UUID]*localWindow
+	lastSweep time.Time
 }
 
 type localWindow struct {
-	start time.Time
-	hits  int
+	start, end time.Time
+	// shared is the highest count Postgres answered in the window.
+	shared int
+	// missed counts the window's requests Postgres did not count.
+	missed int
 }
 
-// take counts one request of key under rate at now, in the windows
-// Postgres uses (multiples of the window since the Unix epoch).
-func (lc *localCounts) take(key uuid.UUID, rate Rate, now time.Time) Usage {
-	secs := int64(rate.Window / time.Second)
-	start := time.Unix(now.Unix()/secs*secs, 0)
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	w := lc.windows[key]
-	if !w.start.Equal(start) {
-		w = localWindow{start: start}
-		// Ended windows go as new ones start: the map holds at most one
-		// window per key seen while counting failed.
-		for k, other := range lc.windows {
-			if !other.start.Add(maxRateWindow).After(now) {
+// current is key's window starting at start (of length window), made
+// afresh when the one known is older; a newer one known (another clock
+// ahead) is kept. Ended windows are swept out at most once a second.
+// lc.mu is held.
+func (lc *localCounts) current(key uuid.UUID, start time.Time, window time.Duration, now time.Time) *localWindow {
+	if now.Sub(lc.lastSweep) >= time.Second {
+		lc.lastSweep = now
+		for k, w := range lc.windows {
+			if !w.end.After(now) {
 				delete(lc.windows, k)
 			}
 		}
 	}
-	w.hits++
-	lc.windows[key] = w
-	return Usage{Rate: rate, Used: w.hits, Reset: max(1, int(math.Ceil(start.Add(rate.Window).Sub(now).Seconds())))}
+	w := lc.windows[key]
+	if w == nil || w.start.Before(start) {
+		w = &localWindow{start: start, end: start.Add(window)}
+		lc.windows[key] = w
+	}
+	return w
+}
+
+// counted records the shared count u of key's window starting at start
+// and returns u with this process's missed requests added.
+func (lc *localCounts) counted(key uuid.UUID, start time.Time, u Usage, now time.Time) Usage {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	w := lc.current(key, start, u.Rate.Window, now)
+	if w.start.Equal(start) {
+		w.shared = max(w.shared, u.Used)
+		u.Used += w.missed
+	}
+	return u
+}
+
+// missed counts one request of key under rate at now that Postgres could
+// not count, in the windows Postgres uses (multiples of the window since
+// the Unix epoch).
+func (lc *localCounts) missed(key uuid.UUID, rate Rate, now time.Time) Usage {
+	secs := int64(rate.Window / time.Second)
+	start := time.Unix(now.Unix()/secs*secs, 0)
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	w := lc.current(key, start, rate.Window, now)
+	w.missed++
+	return Usage{Rate: rate, Used: w.shared + w.missed, Reset: max(1, int(math.Ceil(w.end.Sub(now).Seconds())))}
 }
 
 // Usage is a key's standing in its current window.
@@ -140,19 +176,39 @@ INSERT INTO rate_limit_windows AS w (key_id, window_start, ends_at, hits)
 SELECT $1, win.start, win.start + make_interval(secs => $2::integer), 1
 FROM (SELECT to_timestamp(floor(extract(epoch FROM now()) / $2::integer) * $2::integer) AS start) AS win
 ON CONFLICT (key_id, window_start) DO UPDATE SET hits = w.hits + 1
-RETURNING w.hits, ceil(extract(epoch FROM w.ends_at - now()))::int`
+RETURNING w.hits, ceil(extract(epoch FROM w.ends_at - now()))::int, w.window_start`
 
-// Take counts a request of key under rate.
+// Take counts a request of key under rate in Postgres alone.
 func (l *Limiter) Take(ctx context.Context, key uuid.UUID, rate Rate) (Usage, error) {
+	u, _, err := l.take(ctx, key, rate)
+	return u, err
+}
+
+// take is Take, with the window's start.
+func (l *Limiter) take(ctx context.Context, key uuid.UUID, rate Rate) (Usage, time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, takeTimeout)
 	defer cancel()
 	secs := int(rate.Window / time.Second)
 	u := Usage{Rate: rate}
-	if err := l.pool.QueryRow(ctx, takeSQL, key, secs).Scan(&u.Used, &u.Reset); err != nil {
-		return Usage{}, fmt.Errorf("count request of api key %s: %w", key, err)
+	var start time.Time
+	if err := l.pool.QueryRow(ctx, takeSQL, key, secs).Scan(&u.Used, &u.Reset, &start); err != nil {
+		return Usage{}, time.Time{}, fmt.Errorf("count request of %s: %w", key, err)
 	}
 	u.Reset = max(1, u.Reset)
-	return u, nil
+	return u, start, nil
+}
+
+// Count counts a request of key (an API key, a subscription address)
+// under rate: in Postgres, where every process shares the count, and
+// with what this process counted while Postgres could not (localCounts).
+// When Postgres cannot count, the usage is this process's count and err
+// says why; the request is refused past the limit either way.
+func (l *Limiter) Count(ctx context.Context, key uuid.UUID, rate Rate) (Usage, error) {
+	u, start, err := l.take(ctx, key, rate)
+	if err != nil {
+		return l.local.missed(key, rate, time.Now()), err
+	}
+	return l.local.counted(key, start, u, time.Now()), nil
 }
 
 // Forget removes the counters of windows that have ended.
@@ -182,17 +238,16 @@ type Admission struct {
 	Unavailable bool
 }
 
-// Admit counts a request of p's key. When the count cannot be taken in
-// Postgres, the request is counted in this process and the limiter's
-// FailureMode decides whether the key fails closed; the failure is logged.
+// Admit counts a request of p's key (Count). When the count cannot be
+// taken in Postgres, the limiter's FailureMode decides whether the key
+// fails closed; the failure is logged.
 func (l *Limiter) Admit(ctx context.Context, p Principal) Admission {
 	rate := l.RateFor(p)
 	if rate.IsUnlimited() {
 		return Admission{Rate: rate}
 	}
-	u, err := l.Take(ctx, p.KeyID, rate)
+	u, err := l.Count(ctx, p.KeyID, rate)
 	if err != nil {
-		u = l.local.take(p.KeyID, rate, time.Now())
 		closed := l.failsClosed(p) && u.Allowed()
 		slog.WarnContext(ctx, "rate limit not counted in the database; counted in this process", "key_id", p.KeyID, "refused", closed || !u.Allowed(), "err", err)
 		return Admission{Rate: rate, Usage: u, Unavailable: closed}

@@ -7975,8 +7975,8 @@ type ClientInterface interface {
 	// `: keep-alive` comment when quiet for 15 s, and ends after 30
 	// minutes or when the server shuts down: reconnect with the last
 	// id. Each API key may hold 5 streams open per server process (429
-	// beyond, with `Retry-After`); a stream's slot is freed when the
-	// server notices its client left, at its next write. A deleted feed
+	// beyond, with `Retry-After`); a stream's slot is freed as soon as
+	// its connection closes. A deleted feed
 	// ends its streams (reconnecting answers 404). The legacy `/v0`
 	// routes have no stream.
 	//
@@ -9129,8 +9129,8 @@ func (c *Client) ListNewsItems(ctx context.Context, feedId NewsFeedId, params *L
 // `: keep-alive` comment when quiet for 15 s, and ends after 30
 // minutes or when the server shuts down: reconnect with the last
 // id. Each API key may hold 5 streams open per server process (429
-// beyond, with `Retry-After`); a stream's slot is freed when the
-// server notices its client left, at its next write. A deleted feed
+// beyond, with `Retry-After`); a stream's slot is freed as soon as
+// its connection closes. A deleted feed
 // ends its streams (reconnecting answers 404). The legacy `/v0`
 // routes have no stream.
 //
@@ -14138,8 +14138,8 @@ type ClientWithResponsesInterface interface {
 	// `: keep-alive` comment when quiet for 15 s, and ends after 30
 	// minutes or when the server shuts down: reconnect with the last
 	// id. Each API key may hold 5 streams open per server process (429
-	// beyond, with `Retry-After`); a stream's slot is freed when the
-	// server notices its client left, at its next write. A deleted feed
+	// beyond, with `Retry-After`); a stream's slot is freed as soon as
+	// its connection closes. A deleted feed
 	// ends its streams (reconnecting answers 404). The legacy `/v0`
 	// routes have no stream.
 	//
@@ -28585,8 +28585,8 @@ func (c *ClientWithResponses) ListNewsItemsWithResponse(ctx context.Context, fee
 // `: keep-alive` comment when quiet for 15 s, and ends after 30
 // minutes or when the server shuts down: reconnect with the last
 // id. Each API key may hold 5 streams open per server process (429
-// beyond, with `Retry-After`); a stream's slot is freed when the
-// server notices its client left, at its next write. A deleted feed
+// beyond, with `Retry-After`); a stream's slot is freed as soon as
+// its connection closes. A deleted feed
 // ends its streams (reconnecting answers 404). The legacy `/v0`
 // routes have no stream.
 //
