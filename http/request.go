@@ -26,14 +26,11 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 	if !jsonMediaType(c.Get(fiber.HeaderContentType)) {
 		return envelope.BadRequest("body", "Content-Type must be application/json (or application/*+json) with no charset but utf-8")
 	}
-	// Compressed bodies are refused rather than decoded: Fiber's c.Body()
-	// decodes gzip, deflate and br without a bound, so a body under the
-	// limit could expand to gigabytes. The raw body is bounded by BodyLimit.
-	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
-		return &envelope.Error{Status: fiber.StatusUnsupportedMediaType, Message: "compressed request bodies are not accepted; send the JSON uncompressed",
-			Field: "Content-Encoding", Issue: "must be absent or identity"}
+	raw, err := uncompressedBody(c)
+	if err != nil {
+		return err
 	}
-	body := bytes.TrimSpace(c.BodyRaw())
+	body := bytes.TrimSpace(raw)
 	if len(body) == 0 || body[0] != '{' {
 		return envelope.BadRequest("body", "must be a JSON object")
 	}
@@ -48,6 +45,18 @@ func decodeBody(c *fiber.Ctx, dst any) error {
 		return envelope.BadRequest("body", "must hold a single JSON object")
 	}
 	return exactMembers(body, reflect.TypeOf(dst))
+}
+
+// uncompressedBody is the request's body as sent, refusing a compressed
+// one: Fiber's c.Body() decodes gzip, deflate and br without a bound, so a
+// body under the limit could expand to gigabytes. The raw body is bounded
+// by BodyLimit. Every route that reads a body reads it through here.
+func uncompressedBody(c *fiber.Ctx) ([]byte, error) {
+	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, &envelope.Error{Status: fiber.StatusUnsupportedMediaType, Message: "compressed request bodies are not accepted; send the body uncompressed",
+			Field: "Content-Encoding", Issue: "must be absent or identity"}
+	}
+	return c.BodyRaw(), nil
 }
 
 // textOnly refuses a body that is not text every store can hold: bytes

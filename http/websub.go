@@ -68,12 +68,17 @@ func (h *handlers) websubVerify(c *fiber.Ctx) error {
 // websubReceive takes a hub's content distribution: 202 whether it was
 // queued or ignored for its signature (the recommendation lets a
 // subscriber acknowledge what it ignores, and a forger learns nothing),
-// 404 for an unknown id. The body was bounded by boundBody.
+// 404 for an unknown id, 415 for a compressed body (uncompressedBody).
+// The body was bounded by boundBody.
 func (h *handlers) websubReceive(c *fiber.Ctx) error {
 	if err := h.websubAllow(c); err != nil {
 		return err
 	}
-	got, err := h.WebSub.Receive(c.UserContext(), c.Params("id"), c.Get("X-Hub-Signature"), c.Body())
+	body, err := uncompressedBody(c)
+	if err != nil {
+		return err
+	}
+	got, err := h.WebSub.Receive(c.UserContext(), c.Params("id"), c.Get("X-Hub-Signature"), body)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package websub_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net"
 	"net/http"
 	"strings"
@@ -306,6 +308,22 @@ func TestTheCallbackIsBoundedInSizeAndRateAndEchoesNothing(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a compressed push is refused before it is decoded", func(t *testing.T) {
+		// 64 MiB of zeros gzip to about 64 KiB: decoded, it would pass
+		// the body bound twelve times over.
+		var bomb bytes.Buffer
+		zw := gzip.NewWriter(&bomb)
+		if _, err := zw.Write(make([]byte, 64<<20)); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r := h.DoWith("POST", "/websub/"+id, bomb.Bytes(), map[string]string{"Content-Type": "application/atom+xml", "Content-Encoding": "gzip"})
+		if r.Status != http.StatusUnsupportedMediaType {
+			t.Fatalf("status %d, want 415: %s", r.Status, r.Raw)
+		}
+	})
 	t.Run("one callback's requests are rate limited", func(t *testing.T) {
 		statuses := map[int]int{}
 		for range 40 {

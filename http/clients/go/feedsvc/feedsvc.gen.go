@@ -4971,6 +4971,9 @@ type NewsUnavailableOnWrite struct {
 // NewsUnprocessableOnWrite A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
 type NewsUnprocessableOnWrite = NewsValidationError
 
+// NewsUnsupportedMediaType A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
+type NewsUnsupportedMediaType = NewsValidationError
+
 // NewsUnsupportedMediaTypeOnWrite A request refused for its content, in the news dialect (400, 413, 415, 422, 431): `details` names the field. Fix the request; repeating it unchanged fails again.
 type NewsUnsupportedMediaTypeOnWrite = NewsValidationError
 
@@ -27873,6 +27876,15 @@ type ReceiveWebSubContentResponse413Headers struct {
 	XRequestId         *string
 }
 
+// ReceiveWebSubContentResponse415Headers the declared response headers of an HTTP 415 response for ReceiveWebSubContent
+type ReceiveWebSubContentResponse415Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
 // ReceiveWebSubContentResponse429Headers the declared response headers of an HTTP 429 response for ReceiveWebSubContent
 type ReceiveWebSubContentResponse429Headers struct {
 	RateLimitLimit     *string
@@ -27901,6 +27913,8 @@ type ReceiveWebSubContentResponse struct {
 	JSON404 *NewsNotFound
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *NewsPayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *NewsUnsupportedMediaType
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -27913,6 +27927,8 @@ type ReceiveWebSubContentResponse struct {
 	Headers404 *ReceiveWebSubContentResponse404Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReceiveWebSubContentResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ReceiveWebSubContentResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ReceiveWebSubContentResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -27932,6 +27948,11 @@ func (r ReceiveWebSubContentResponse) GetJSON404() *NewsNotFound {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r ReceiveWebSubContentResponse) GetJSON413() *NewsPayloadTooLarge {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r ReceiveWebSubContentResponse) GetJSON415() *NewsUnsupportedMediaType {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -60024,6 +60045,13 @@ func ParseReceiveWebSubContentResponse(rsp *http.Response) (*ReceiveWebSubConten
 		}
 		response.JSON413 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest NewsUnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -60193,6 +60221,44 @@ func ParseReceiveWebSubContentResponse(rsp *http.Response) (*ReceiveWebSubConten
 			headers.XRequestId = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ReceiveWebSubContentResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers ReceiveWebSubContentResponse429Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
