@@ -34,7 +34,9 @@ func Metrics() prometheus.Collector { return publicationDelay }
 // offer added at now.
 func observeAdded(delays *prometheus.HistogramVec, o ArticleOffer, now time.Time) {
 	published := o.Article.Content.PublishedAt
-	if published == nil || published.Before(watchedSince(o.To)) {
+	// Stated dates mostly have whole seconds (RFC 1123, W3C dates): one
+	// published in the second its attachment began watching counts.
+	if published == nil || published.Before(watchedSince(o.To).Truncate(time.Second)) {
 		return
 	}
 	delays.WithLabelValues(string(o.To.SourceType)).Observe(max(now.Sub(*published), 0).Seconds())

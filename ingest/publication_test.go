@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 )
 
 func TestAnItemsPublicationDelayCountsOnlyForDatedArticlesPublishedWhileTheSourceWasWatched(t *testing.T) {
-	now := time.Now()
+	now := time.Now().Truncate(time.Second).Add(700 * time.Millisecond)
 	attached := now.Add(-24 * time.Hour)
 	reenabled := now.Add(-time.Hour)
 	at := func(d time.Duration) *time.Time { p := now.Add(-d); return &p }
@@ -28,6 +29,9 @@ func TestAnItemsPublicationDelayCountsOnlyForDatedArticlesPublishedWhileTheSourc
 		offer(at(48*time.Hour), nil),          // published before the attachment: a backfill's
 		offer(at(2*time.Hour), &reenabled),    // published while the attachment was disabled
 		offer(at(30*time.Minute), &reenabled), // counted: 1800 s
+		// counted: 86400.7 s, dated to the second (RFC 1123) in the
+		// second the attachment began watching, 0.7 s after its date
+		offer(at(24*time.Hour+700*time.Millisecond), nil),
 	} {
 		observeAdded(delays, o, now)
 	}
@@ -45,8 +49,8 @@ func TestAnItemsPublicationDelayCountsOnlyForDatedArticlesPublishedWhileTheSourc
 		t.Errorf("labels %v, want source_type sitemap", l)
 	}
 	h := m.GetHistogram()
-	if h.GetSampleCount() != 3 || h.GetSampleSum() != 1890 {
-		t.Errorf("%d delays summing to %v s, want 3 summing to 1890 s (90, 0 and 1800)", h.GetSampleCount(), h.GetSampleSum())
+	if h.GetSampleCount() != 4 || math.Abs(h.GetSampleSum()-88290.7) > 1e-6 {
+		t.Errorf("%d delays summing to %v s, want 4 summing to 88290.7 s (90, 0, 1800 and 86400.7)", h.GetSampleCount(), h.GetSampleSum())
 	}
 	for _, b := range h.GetBucket() {
 		want := map[float64]uint64{1: 1, 60: 1, 120: 2, 1200: 2, 1800: 3}[b.GetUpperBound()]
