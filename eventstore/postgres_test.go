@@ -14,7 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore/migrations"
 	"github.com/feedsvc/feedsvc/eventstore/storetest"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 func newStore(t testing.TB) (*eventstore.Postgres, *database.DB, string) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Contract tests of authentication and scopes (api.md section 5, D3, D11).

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Bodies over the 1 MiB limit, sent in full on a real socket: the 413 must

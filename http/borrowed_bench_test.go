@@ -10,7 +10,7 @@ import (
 
 	apihttp "github.com/feedsvc/feedsvc/http"
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // BenchmarkRequestStrings measures what Fiber's Immutable setting (every

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/commands"
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // changes is one answer of an item list read with a cursor.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // This file holds the helpers every contract test of the package shares, and

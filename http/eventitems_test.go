@@ -13,8 +13,8 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/readmodel/feedback"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // calendar is an event feed holding one event of each kind the queries

@@ -14,7 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	extract "github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/document"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // calendarSpans are an event's occurrences as start, end and status.

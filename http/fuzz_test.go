@@ -14,9 +14,9 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/crawltest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Fuzz targets over what clients send: request bodies with their

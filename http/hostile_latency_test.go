@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/calendar/calendartest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // hostileCalendars serves the probe's hostile calendars (issue 19).

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Contract tests of the news feed endpoints (api.md 2.1, 4.1; D2, D6, D7).

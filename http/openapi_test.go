@@ -21,7 +21,7 @@ import (
 	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
 	"github.com/feedsvc/feedsvc/ingest/websub"
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // The OpenAPI document is held to the service here (every route is in it,

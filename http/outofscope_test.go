@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // D12: fact-checking and deep research are not built; their paths say so.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // articlePage is a news article as a CMS serves it: metadata in meta tags,

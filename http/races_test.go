@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // raceRequest is one request of a race.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // BenchmarkRateLimitOverhead measures what the per-key rate limit adds to

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Per-key rate limits: counted in Postgres, so every API process shares

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Contract tests of how a request is read: methods, content types and

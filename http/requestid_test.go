@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/internal/logctx"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Contract tests of X-Request-Id: every answer has one, the client's own

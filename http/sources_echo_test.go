@@ -3,7 +3,7 @@ package http_test
 import (
 	"testing"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 func TestEachOrganizationsAttachmentEchoesTheSiteIdItSubmitted(t *testing.T) {

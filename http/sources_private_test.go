@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 func TestSourcesOnNonPublicAddressesAnswer400WhenPrivateNetworksAreNotAllowed(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Contract tests of news feed sources (api.md 2.2, 4.3) and of the shared

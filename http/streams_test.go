@@ -16,8 +16,8 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // sseEvent is one block of a stream: an event (id, event, data), a

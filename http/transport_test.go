@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // Contract tests of the transport: what the service answers, on a real

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/crawltest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // withPolling runs the service's crawler with the interval and its bounds

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 func TestASiteListingMoreThanACrawlFetchesIsCrawledAgainAtOnceUntilItsBacklogIsDone(t *testing.T) {

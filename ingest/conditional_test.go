@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // sitemapSource attaches the fake site's news sitemap to a new feed.

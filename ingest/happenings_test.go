@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // venueSite is a small venue website: a sitemap listing a news page and

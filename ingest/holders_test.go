@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/eventstore"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // recitalSite is a venue site whose recital page carries the event in

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 func TestASiteSourceAttachedThroughTheAPIFillsTheFeedWithItsRecentArticles(t *testing.T) {

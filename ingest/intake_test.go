@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // One site, every feed: what a crawl fetched for feeds of one kind fills

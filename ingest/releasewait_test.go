@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // A successful poll's lease is handed back at the schedule loop's next

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // sourceState is a source's row in crawl_state.

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/migrations"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // An installation from before facts were recorded whatever feeds exist

@@ -18,12 +18,12 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/projectortest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
-	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // counter is a deliberately non-idempotent projector: it adds one per event

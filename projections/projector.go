@@ -3,7 +3,7 @@
 // Subscriber that reads the event store in batches, the Runner, rebuilds
 // and read-model versions, the read-after-write Waiter and the shared write
 // helpers (Exec, ExecArrays, Deferred). The read models themselves live one
-// package each under readmodel/; internal/projectors lists them.
+// package each under readmodel/; service/projectors lists them.
 //
 // A batch's read-model writes and the projector's checkpoint commit in one
 // transaction, so a crash or restart never applies an event twice or loses

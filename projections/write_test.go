@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // Inserting without ON CONFLICT, and falling back to it on a unique

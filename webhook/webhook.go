@@ -12,7 +12,7 @@
 // restarts. Every attempt is recorded in the delivery log the API shows.
 //
 // The dispatcher is never rebuilt from position 0 (it is not among
-// internal/projectors): replaying it would send every past event again. On an
+// service/projectors): replaying it would send every past event again. On an
 // installation moved by export and import it does start at 0, to build its
 // subscriptions from the imported log, but queues nothing for the items
 // the import recorded as delivered (RecordDeliveredThrough).

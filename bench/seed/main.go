@@ -39,10 +39,10 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/service/schema"
 )
 
 const usage = `usage: seed api|rebuild|events|drop [flags]   (seed <command> -h for flags)

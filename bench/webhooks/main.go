@@ -45,10 +45,10 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/schema"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
+	"github.com/feedsvc/feedsvc/service/schema"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
 )
 
 // Issues 23 and 33: the schedule a real `feedsvc serve` gives each source,

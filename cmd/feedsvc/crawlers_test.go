@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // Issue 23: the crawler role in several `feedsvc serve` processes on one

@@ -13,7 +13,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/eventstore/storetest"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 func TestEventsExportWritesAFileThatEventsImportLoadsIntoAnEmptyStoreOnly(t *testing.T) {

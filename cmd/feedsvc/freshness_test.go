@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
-	"github.com/feedsvc/feedsvc/internal/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
 )
 
 // Issue 33: the poll interval is a promise. With nothing but

@@ -18,11 +18,11 @@ import (
 	// travels in the binary, so a minimal image without one still has it.
 	_ "time/tzdata"
 
-	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/logctx"
-	"github.com/feedsvc/feedsvc/internal/schema"
-	"github.com/feedsvc/feedsvc/internal/service"
+	"github.com/feedsvc/feedsvc/service"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/service/schema"
 )
 
 const usage = `usage: feedsvc <command> [arguments]

@@ -23,7 +23,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/eventstore/storetest"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 

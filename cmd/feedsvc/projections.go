@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/eventstore"
-	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/service/projectors"
 )
 
 const projectionsUsage = `usage:

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 func TestProjectionsListShowsEachReadModelsVersionAndItsLastRebuild(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // Tests that need `feedsvc serve` as a real process (its own listener, a

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
 )
 
 // Issue 23: WebSub through `feedsvc serve`, against a local hub that

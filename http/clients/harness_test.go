@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // service is a running `feedsvc serve` with a site it may crawl.

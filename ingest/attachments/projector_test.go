@@ -10,8 +10,8 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/attachments"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/projectortest"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // migrationFile runs one of the service's migration files in a

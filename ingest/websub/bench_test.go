@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
 )
 
 // BenchmarkAPushedEntryUntilListed measures, through the whole service

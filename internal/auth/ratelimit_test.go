@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/internal/schema"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/service/schema"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // twoProcesses opens the same fresh database twice, as two API processes

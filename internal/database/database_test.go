@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // Processes starting together on a new installation (serve and migrate,

@@ -19,13 +19,13 @@ const module = "github.com/feedsvc/feedsvc"
 // the longest matching prefix decides a package's floor.
 var floors = [][]string{
 	{"domain", "eventstore", "internal/backoff", "internal/lease", "internal/safehttp", "internal/database", "internal/pgnotify",
-		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "http/openapi", "ingest/document"},
-	{"commands", "internal/idempotency", "internal/auth"},
+		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "internal/idempotency", "internal/auth",
+		"http/openapi", "ingest/document"},
+	{"commands"},
 	{"projections", "readmodel"},
 	{"ingest", "webhook"},
 	{"http"},
-	{"internal/config", "internal/schema", "internal/service", "internal/servicetest", "internal/crawltest", "internal/testdb", "internal/projectors", "internal/projectortest",
-		"internal/layers", "cmd", "bench", "docs", "http/clients"},
+	{"service", "testkit", "internal/layers", "cmd", "bench", "docs", "http/clients"},
 }
 
 func floorOf(pkg string) (int, bool) {

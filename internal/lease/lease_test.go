@@ -13,7 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/internal/lease"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 var table = lease.Table{Name: "test_leases", Key: "id", Claimable: "t.done_at IS NULL"}

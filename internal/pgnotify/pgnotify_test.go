@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 func TestAListenerCallsBackOnceWhenItStartsListeningAndOnEachNotificationOfItsChannel(t *testing.T) {

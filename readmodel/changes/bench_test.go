@@ -10,11 +10,11 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // changeFeed is a feed of n items whose changes are spread over the log

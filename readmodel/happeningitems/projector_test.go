@@ -10,12 +10,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/projectortest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
-	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 func TestTheEventItemsReadModelRebuiltFromTheLogEqualsTheLiveOne(t *testing.T) {

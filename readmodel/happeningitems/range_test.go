@@ -13,11 +13,11 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/projectortest"
-	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // The list query finds, orders and counts items on the range index alone;

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/feedsvc/feedsvc/internal/testdb"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // BenchmarkFeedbackInsights reads one page of insights of an organization

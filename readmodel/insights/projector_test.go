@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/feedsvc/feedsvc/internal/projectortest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 func TestInsightsRebuiltFromHistoryEqualTheLiveOnes(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // record registers a source record (D4) and returns its id.

@@ -12,8 +12,8 @@ import (
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/ingest/platform"
-	"github.com/feedsvc/feedsvc/internal/config"
-	"github.com/feedsvc/feedsvc/internal/servicetest"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
 // start runs the service with the platform settings, without its own

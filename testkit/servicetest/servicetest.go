@@ -21,10 +21,10 @@ import (
 
 	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
 	"github.com/feedsvc/feedsvc/internal/auth"
-	"github.com/feedsvc/feedsvc/internal/config"
 	"github.com/feedsvc/feedsvc/internal/logctx"
-	"github.com/feedsvc/feedsvc/internal/service"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/service"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // Harness is a running service with helpers to call it.

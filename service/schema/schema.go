@@ -16,9 +16,9 @@ import (
 	"github.com/feedsvc/feedsvc/internal/database"
 	idempotencymigrations "github.com/feedsvc/feedsvc/internal/idempotency/migrations"
 	"github.com/feedsvc/feedsvc/internal/migrate"
-	"github.com/feedsvc/feedsvc/internal/projectors"
 	"github.com/feedsvc/feedsvc/projections"
 	projectionsmigrations "github.com/feedsvc/feedsvc/projections/migrations"
+	"github.com/feedsvc/feedsvc/service/projectors"
 	webhookmigrations "github.com/feedsvc/feedsvc/webhook/migrations"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/feedsvc/feedsvc/internal/database"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // An exhausted private cluster refuses the next connection as a server at

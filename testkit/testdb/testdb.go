@@ -27,7 +27,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/migrate"
-	"github.com/feedsvc/feedsvc/internal/schema"
+	"github.com/feedsvc/feedsvc/service/schema"
 )
 
 // ServerURL is the Postgres server tests use; TEST_DATABASE_URL overrides it.

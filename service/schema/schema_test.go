@@ -13,9 +13,9 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/internal/migrate"
-	"github.com/feedsvc/feedsvc/internal/projectors"
-	"github.com/feedsvc/feedsvc/internal/schema"
-	"github.com/feedsvc/feedsvc/internal/testdb"
+	"github.com/feedsvc/feedsvc/service/projectors"
+	"github.com/feedsvc/feedsvc/service/schema"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
 
 // singleFolder is every file readmodel/migrations held when it held the

@@ -1,7 +1,7 @@
-// Command gen writes internal/projectors/projectors_gen.go, the list of
+// Command gen writes service/projectors/projectors_gen.go, the list of
 // every projector the service runs: each exported struct type of the module
 // (outside tests) that declares the four methods of projections.Projector
-// on its value. `go generate ./internal/projectors` runs it; the test
+// on its value. `go generate ./service/projectors` runs it; the test
 // beside it fails when the written list is stale.
 package main
 
@@ -22,7 +22,7 @@ import (
 )
 
 // out is where the list is written, relative to the module root.
-const out = "internal/projectors/projectors_gen.go"
+const out = "service/projectors/projectors_gen.go"
 
 func main() {
 	root, err := moduleRoot()

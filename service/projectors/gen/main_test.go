@@ -24,7 +24,7 @@ func TestTheWrittenListOfProjectorsIsTheGeneratedOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale: run go generate ./internal/projectors\nwant:\n%s", out, want)
+		t.Errorf("%s is stale: run go generate ./service/projectors\nwant:\n%s", out, want)
 	}
 }
 

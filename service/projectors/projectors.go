@@ -2,7 +2,7 @@
 // them a write of the API waits for (D6). The list (All, in
 // projectors_gen.go) is derived, never kept by hand: go generate finds every
 // projector type the module declares, so a new read model is one new folder
-// under readmodel/ and a run of `go generate ./internal/projectors`. It sits
+// under readmodel/ and a run of `go generate ./service/projectors`. It sits
 // on the wiring floor, above the read models and ingest whose projectors it
 // names.
 package projectors
