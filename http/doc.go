@@ -4,5 +4,7 @@
 // the OpenAPI document and reference it serves. Its subpackages are the
 // error envelope (envelope), key authentication and rate limiting as
 // middleware (keyauth) and the OpenAPI document (openapi). Handlers call
-// commands to write and read models to read; nothing below imports it.
+// commands to write and read models to read, through the queries the
+// wiring hands in (Deps.Reads, reads.go): http holds no database handle
+// and names no table (internal/layers checks it). Nothing below imports it.
 package http

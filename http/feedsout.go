@@ -54,11 +54,11 @@ func (h *handlers) newsOutput(f newsFormat) fiber.Handler {
 // organization answers 404 as a missing one does.
 func (h *handlers) writeNewsOutput(c *fiber.Ctx, org, feedID uuid.UUID, f newsFormat) error {
 	ctx := c.UserContext()
-	feed, err := h.feeds.Feed(ctx, domain.FeedNews, org, feedID)
+	feed, err := h.Reads.Feeds.Feed(ctx, domain.FeedNews, org, feedID)
 	if err != nil {
 		return err
 	}
-	page, err := h.news.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: newsOutputItems})
+	page, err := h.Reads.News.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: newsOutputItems})
 	if err != nil {
 		return err
 	}

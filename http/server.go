@@ -10,7 +10,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
@@ -22,16 +21,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
-	"github.com/feedsvc/feedsvc/readmodel"
-	"github.com/feedsvc/feedsvc/readmodel/feeds"
-	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
-	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/history"
-	"github.com/feedsvc/feedsvc/readmodel/insights"
-	"github.com/feedsvc/feedsvc/readmodel/negativesources"
-	"github.com/feedsvc/feedsvc/readmodel/newsitems"
-	"github.com/feedsvc/feedsvc/readmodel/sources"
-	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -59,8 +49,8 @@ type Config struct {
 // Deps are the services the handlers call.
 type Deps struct {
 	Commands *commands.Handler
-	// DB is the database the read models are read from.
-	DB *bun.DB
+	// Reads are the read models' queries (reads.go).
+	Reads Reads
 	// Waiter makes writes visible before they are answered (D6).
 	Waiter commands.Waiter
 	Keys   *auth.Store
@@ -88,6 +78,9 @@ type Deps struct {
 	Polling func(ctx context.Context, org, sourceID uuid.UUID) (SourcePolling, bool, error)
 	// WebSub, when set, answers the WebSub callback (websub.go).
 	WebSub *websub.Subscriber
+	// Push, with WebSub, reads a source's WebSub subscription for
+	// GET /sources/{id}; false when it has none.
+	Push func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error)
 }
 
 // SourcePolling is the crawler's schedule of a source.
@@ -154,7 +147,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 	// (envelope.For), so the answers written before any route runs speak it.
 	app.Use(boundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
 	app.Use(singleValued)
-	h := &handlers{Deps: deps, reads: readsOf(deps.DB), targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
+	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
 	h.streams = newStreams(cfg.Streams, h)
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
@@ -213,34 +206,10 @@ func pathMatches(pattern, path string) bool {
 
 type handlers struct {
 	Deps
-	reads
 	// targets is what sources may name (D10), from the operator's setting.
 	targets domain.TargetPolicy
 	// streams are the live item streams' bounds and shared poller.
 	streams streams
-}
-
-// reads are the read models the API answers from.
-type reads struct {
-	feeds      *feeds.Queries
-	sources    *sources.Queries
-	news       *newsitems.Queries
-	happenings *happeningitems.Queries
-	insights   *insights.Queries
-	negative   *negativesources.Queries
-	webhooks   *webhooks.Queries
-	lookups    *readmodel.Lookups
-	// subscriptions are the feeds' secret addresses (subscriptions.go).
-	subscriptions *feedsubscriptions.Queries
-}
-
-func readsOf(db *bun.DB) reads {
-	return reads{
-		feeds: feeds.NewQueries(db), sources: sources.NewQueries(db), news: newsitems.NewQueries(db),
-		happenings: happeningitems.NewQueries(db), insights: insights.NewQueries(db),
-		negative: negativesources.NewQueries(db), webhooks: webhooks.NewQueries(db), lookups: readmodel.NewLookups(db),
-		subscriptions: feedsubscriptions.NewQueries(db),
-	}
 }
 
 // routes wires each route behind the scopes that may use it (the scope table

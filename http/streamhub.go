@@ -7,16 +7,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
-	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
 
 // streamHub wakes the live item streams (streams.go) of a process when
 // their feed's items change. One poller serves every open stream: each
-// interval it reads, in one statement per item table, the latest change of
-// every feed that has a stream open (changes.LatestOf), and wakes the
+// interval it reads, in one statement per feed kind, the latest change of
+// every feed that has a stream open (ItemChanges.LatestChanges), and wakes the
 // streams of the feeds whose latest change moved. It works whichever
 // process projects (FEEDSVC_ROLES): it reads the read model, the truth,
 // rather than listening for a signal only an in-process projector could
@@ -26,8 +25,7 @@ import (
 //
 // The poller runs only while some stream is open.
 type streamHub struct {
-	db       bun.IDB
-	feedRows *feeds.Queries
+	reads    Reads
 	interval time.Duration
 	logger   *slog.Logger
 
@@ -36,10 +34,10 @@ type streamHub struct {
 	running bool
 }
 
-// streamFeed is a feed of one of the item tables.
+// streamFeed is a feed of a kind.
 type streamFeed struct {
-	table string
-	id    uuid.UUID
+	kind domain.FeedKind
+	id   uuid.UUID
 }
 
 // streamWaker is one open stream's wake-up: a channel of one slot (wakes
@@ -52,8 +50,8 @@ type streamWaker struct {
 	seen changes.Key
 }
 
-func newStreamHub(db bun.IDB, interval time.Duration, logger *slog.Logger) *streamHub {
-	return &streamHub{db: db, feedRows: feeds.NewQueries(db), interval: interval, logger: logger, feeds: map[streamFeed]map[*streamWaker]struct{}{}}
+func newStreamHub(reads Reads, interval time.Duration, logger *slog.Logger) *streamHub {
+	return &streamHub{reads: reads, interval: interval, logger: logger, feeds: map[streamFeed]map[*streamWaker]struct{}{}}
 }
 
 // subscribe registers a stream of feed; its channel receives a value when
@@ -91,7 +89,7 @@ func (h *streamHub) poll() {
 	defer tick.Stop()
 	failing := false
 	for range tick.C {
-		byTable, ok := h.watched()
+		byKind, ok := h.watched()
 		if !ok {
 			return
 		}
@@ -105,22 +103,22 @@ func (h *streamHub) poll() {
 			failed = true
 		}
 		var all []uuid.UUID
-		for table, ids := range byTable {
+		for kind, ids := range byKind {
 			all = append(all, ids...)
 			ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
-			latest, err := changes.LatestOf(ctx, h.db, table, ids)
+			latest, err := h.reads.itemChanges(kind).LatestChanges(ctx, ids)
 			cancel()
 			if err != nil {
 				report(err)
 				continue
 			}
-			h.wake(table, latest)
+			h.wake(kind, latest)
 		}
 		// A deleted feed's items stay, so its latest change does not move:
 		// its streams are woken to find it gone (their read answers not
 		// found, and they end).
 		ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
-		gone, err := h.feedRows.Gone(ctx, all)
+		gone, err := h.reads.Feeds.Gone(ctx, all)
 		cancel()
 		if err != nil {
 			report(err)
@@ -139,8 +137,8 @@ func (h *streamHub) wakeGone(gone []uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, id := range gone {
-		for _, table := range []string{newsItemsTable, eventItemsTable} {
-			for w := range h.feeds[streamFeed{table: table, id: id}] {
+		for _, kind := range domain.FeedKinds {
+			for w := range h.feeds[streamFeed{kind: kind, id: id}] {
 				select {
 				case w.wake <- struct{}{}:
 				default:
@@ -150,29 +148,29 @@ func (h *streamHub) wakeGone(gone []uuid.UUID) {
 	}
 }
 
-// watched lists the feeds with open streams by table; false (and the
+// watched lists the feeds with open streams by kind; false (and the
 // poller marked stopped) when there are none.
-func (h *streamHub) watched() (map[string][]uuid.UUID, bool) {
+func (h *streamHub) watched() (map[domain.FeedKind][]uuid.UUID, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.feeds) == 0 {
 		h.running = false
 		return nil, false
 	}
-	out := map[string][]uuid.UUID{}
+	out := map[domain.FeedKind][]uuid.UUID{}
 	for f := range h.feeds {
-		out[f.table] = append(out[f.table], f.id)
+		out[f.kind] = append(out[f.kind], f.id)
 	}
 	return out, true
 }
 
-// wake wakes the streams of table's feeds whose latest change is not the
+// wake wakes the streams of kind's feeds whose latest change is not the
 // one they were last woken for.
-func (h *streamHub) wake(table string, latest map[uuid.UUID]changes.Key) {
+func (h *streamHub) wake(kind domain.FeedKind, latest map[uuid.UUID]changes.Key) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, k := range latest {
-		for w := range h.feeds[streamFeed{table: table, id: id}] {
+		for w := range h.feeds[streamFeed{kind: kind, id: id}] {
 			if w.seen == k {
 				continue
 			}

@@ -92,19 +92,13 @@ const headerLastEventID = "Last-Event-ID"
 func newStreams(cfg StreamConfig, h *handlers) streams {
 	cfg = cfg.withDefaults()
 	return streams{
-		cfg: cfg, hub: newStreamHub(h.DB, cfg.Poll, h.Logger),
+		cfg: cfg, hub: newStreamHub(h.Reads, cfg.Poll, h.Logger),
 		slots: &streamSlots{perKey: cfg.PerKey, total: cfg.Total}, reads: make(chan struct{}, cfg.Reads),
 	}
 }
 
 // streamPageSize is how many changes a stream reads at once.
 const streamPageSize = maxItemLimit
-
-// Item tables of the streams' feeds (changes.LatestOf).
-const (
-	newsItemsTable  = "news_items"
-	eventItemsTable = "event_items"
-)
 
 // streamEvent is one event of a stream.
 type streamEvent struct {
@@ -138,11 +132,11 @@ func (h *handlers) newsItemStream(c *fiber.Ctx) error {
 		return err
 	}
 	org := organization(c)
-	if _, err := h.feeds.Feed(c.UserContext(), domain.FeedNews, org, feedID); err != nil {
+	if _, err := h.Reads.Feeds.Feed(c.UserContext(), domain.FeedNews, org, feedID); err != nil {
 		return err
 	}
 	read := func(ctx context.Context, after changes.Key) (streamPage, error) {
-		page, err := h.news.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: streamPageSize, After: &after})
+		page, err := h.Reads.News.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: streamPageSize, After: &after})
 		if err != nil {
 			return streamPage{}, err
 		}
@@ -156,7 +150,7 @@ func (h *handlers) newsItemStream(c *fiber.Ctx) error {
 		}
 		return out, nil
 	}
-	return h.liveStream(c, streamFeed{table: newsItemsTable, id: feedID}, after, read)
+	return h.liveStream(c, streamFeed{kind: domain.FeedNews, id: feedID}, after, read)
 }
 
 func (h *handlers) eventItemStream(c *fiber.Ctx) error {
@@ -173,14 +167,14 @@ func (h *handlers) eventItemStream(c *fiber.Ctx) error {
 		return err
 	}
 	org := organization(c)
-	if _, err := h.feeds.Feed(c.UserContext(), domain.FeedHappenings, org, feedID); err != nil {
+	if _, err := h.Reads.Feeds.Feed(c.UserContext(), domain.FeedHappenings, org, feedID); err != nil {
 		return err
 	}
 	read := func(ctx context.Context, after changes.Key) (streamPage, error) {
 		// No range and no status: every change, each item with every
 		// occurrence, as a page of changes without filters lists them.
 		f := happeningitems.Filter{Now: domain.Now(), Limit: streamPageSize, After: &after, Shape: happeningitems.Shape{IncludeSource: include}}
-		page, err := h.happenings.Items(ctx, org, feedID, f)
+		page, err := h.Reads.Happenings.Items(ctx, org, feedID, f)
 		if err != nil {
 			return streamPage{}, err
 		}
@@ -200,7 +194,7 @@ func (h *handlers) eventItemStream(c *fiber.Ctx) error {
 		}
 		return out, nil
 	}
-	return h.liveStream(c, streamFeed{table: eventItemsTable, id: feedID}, after, read)
+	return h.liveStream(c, streamFeed{kind: domain.FeedHappenings, id: feedID}, after, read)
 }
 
 // removedEvent is the data of a removed event: the id of the item that
@@ -242,7 +236,7 @@ func (h *handlers) liveStream(c *fiber.Ctx, feed streamFeed, after *changes.Key,
 	if after != nil {
 		start = *after
 	} else {
-		latest, err := changes.Latest(c.UserContext(), h.DB, feed.table, feed.id)
+		latest, err := h.Reads.itemChanges(feed.kind).LatestChange(c.UserContext(), feed.id)
 		if err != nil {
 			return err
 		}

@@ -115,10 +115,10 @@ type sourcePushJSON struct {
 // none. The caller has checked that the organization may see the source's
 // schedule.
 func (h *handlers) pushOf(c *fiber.Ctx, sourceID uuid.UUID) (*sourcePushJSON, error) {
-	if h.WebSub == nil {
+	if h.WebSub == nil || h.Push == nil {
 		return nil, nil
 	}
-	p, ok, err := websub.PushOf(c.UserContext(), h.DB, sourceID)
+	p, ok, err := h.Push(c.UserContext(), sourceID)
 	if err != nil || !ok {
 		return nil, err
 	}
