@@ -167,6 +167,6 @@ func (h *handlers) outputRoutes(news, events fiber.Router, items fiber.Handler) 
 	news.Get("/:feedId/feed.atom", items, h.newsOutput(atomFormat))
 	news.Get("/:feedId/feed.json", items, h.newsOutput(jsonFormat))
 	events.Get("/:id/calendar.ics", items, h.calendarOutput)
-	news.Get("/:feedId/items/stream", items, h.newsItemStream)
-	events.Get("/:id/items/stream", items, h.eventItemStream)
+	news.Get("/:feedId/items/stream", items, h.itemStream(domain.FeedNews, "feedId", h.newsStreamPages))
+	events.Get("/:id/items/stream", items, h.itemStream(domain.FeedHappenings, "id", h.eventStreamPages))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/http/keyauth"
 	"github.com/feedsvc/feedsvc/http/openapi"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/ingest/parse"
 	"github.com/feedsvc/feedsvc/ingest/websub"
 	"github.com/feedsvc/feedsvc/internal/auth"
@@ -43,7 +44,7 @@ type Config struct {
 	// link-local addresses (D10); only for development and tests.
 	AllowPrivateNetworks bool
 	// Streams bounds and paces the live item streams.
-	Streams StreamConfig
+	Streams transport.StreamConfig
 }
 
 // Deps are the services the handlers call.
@@ -118,13 +119,13 @@ func New(cfg Config, deps Deps) *fiber.App {
 		// cost.
 		Immutable: immutable,
 		// ReadTimeout is fasthttp's wait for a request's head; the body's
-		// own timeout is set in tuneTransport.
+		// own timeout is set by transport.Tune.
 		ReadTimeout:                  orDefault(cfg.HeaderTimeout, 10*time.Second),
 		IdleTimeout:                  readTimeout,
 		WriteTimeout:                 orDefault(cfg.WriteTimeout, 30*time.Second),
-		ReadBufferSize:               headerBufferSize,
+		ReadBufferSize:               transport.HeaderBufferSize,
 		DisablePreParseMultipartForm: true,
-		// Bodies are read by boundBody, which answers one over the limit
+		// Bodies are read by transport.BoundBody, which answers one over the limit
 		// without losing the connection.
 		StreamRequestBody:       true,
 		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
@@ -133,8 +134,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 		DisableStartupMessage:   true,
 		ErrorHandler:            envelope.ErrorHandler(deps.Logger),
 	})
-	tuneTransport(app, readTimeout, deps.Logger)
-	app.Use(requestID)
+	transport.Tune(app, readTimeout, deps.Logger, unmatched)
+	app.Use(transport.RequestID)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		deps.Logger.ErrorContext(c.UserContext(), "panic in request", "path", c.Path(), "panic", e)
 	}}))
@@ -145,10 +146,10 @@ func New(cfg Config, deps Deps) *fiber.App {
 	}
 	// Which dialect an error speaks is decided from its path alone
 	// (envelope.For), so the answers written before any route runs speak it.
-	app.Use(boundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
+	app.Use(transport.BoundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
 	app.Use(singleValued)
 	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
-	h.streams = newStreams(cfg.Streams, h)
+	h.streams = transport.NewStreams(cfg.Streams, streamWatch{deps.Reads}, deps.Logger)
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
@@ -160,7 +161,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 		app.Use(keyauth.RateLimit(deps.Limiter))
 	}
 	if deps.Idempotency != nil {
-		app.Use(idempotent(deps.Idempotency, deps.Logger))
+		app.Use(transport.Idempotent(deps.Idempotency, deps.Logger))
 	}
 	h.routes(app)
 	app.Use(unmatched)
@@ -208,8 +209,8 @@ type handlers struct {
 	Deps
 	// targets is what sources may name (D10), from the operator's setting.
 	targets domain.TargetPolicy
-	// streams are the live item streams' bounds and shared poller.
-	streams streams
+	// streams are the live item streams' bounds, slots and shared poller.
+	streams *transport.Streams
 }
 
 // routes wires each route behind the scopes that may use it (the scope table

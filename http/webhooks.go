@@ -9,6 +9,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -80,7 +81,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 	if err := h.knownEventFeeds(c.UserContext(), org, config.EventFeedIDs); err != nil {
 		return err
 	}
-	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), org, idempotencyScope(c).NewID("webhookSecret"))
+	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), org, transport.IdempotencyScope(c).NewID("webhookSecret"))
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 	if _, err := h.Reads.Webhooks.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
 		return err
 	}
-	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org, idempotencyScope(c).NewID("webhookSecret"))
+	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org, transport.IdempotencyScope(c).NewID("webhookSecret"))
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func (h *handlers) websubVerify(c *fiber.Ctx) error {
 // queued or ignored for its signature (the recommendation lets a
 // subscriber acknowledge what it ignores, and a forger learns nothing),
 // 404 for an unknown id, 415 for a compressed body (uncompressedBody).
-// The body was bounded by boundBody.
+// The body was bounded by transport.BoundBody.
 func (h *handlers) websubReceive(c *fiber.Ctx) error {
 	if err := h.websubAllow(c); err != nil {
 		return err

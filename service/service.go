@@ -18,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/eventstore"
 	apihttp "github.com/feedsvc/feedsvc/http"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/connector/social"
@@ -200,7 +201,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
-		Streams: apihttp.StreamConfig{
+		Streams: transport.StreamConfig{
 			PerKey: cfg.StreamsPerKey, Total: cfg.StreamsMax, KeepAlive: cfg.StreamKeepAlive, Poll: cfg.StreamPoll, MaxAge: cfg.StreamMaxAge,
 		},
 	}, apihttp.Deps{
@@ -314,7 +315,7 @@ func (s *Service) Run(ctx context.Context) error {
 // Serve answers API requests on ln until the service shuts down, holding
 // no more connections than the configuration allows.
 func (s *Service) Serve(ln net.Listener) error {
-	return s.App.Listener(apihttp.LimitConns(ln, apihttp.ConnLimits{
+	return s.App.Listener(transport.LimitConns(ln, transport.ConnLimits{
 		Total: s.Config.MaxConns, PerIP: s.Config.MaxConnsPerIP,
 	}, s.logger))
 }

@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 )
 
-// streamHub wakes the live item streams (streams.go) of a process when
-// their feed's items change. One poller serves every open stream: each
-// interval it reads, in one statement per feed kind, the latest change of
-// every feed that has a stream open (ItemChanges.LatestChanges), and wakes the
+// streamHub wakes the live streams (stream.go) of a process when their
+// feed's items change. One poller serves every open stream: each interval
+// it reads, in one statement per feed kind, the latest change of every
+// feed that has a stream open (ChangeWatch.LatestChanges), and wakes the
 // streams of the feeds whose latest change moved. It works whichever
 // process projects (FEEDSVC_ROLES): it reads the read model, the truth,
 // rather than listening for a signal only an in-process projector could
@@ -25,19 +25,27 @@ import (
 //
 // The poller runs only while some stream is open.
 type streamHub struct {
-	reads    Reads
+	watch    ChangeWatch
 	interval time.Duration
 	logger   *slog.Logger
 
 	mu      sync.Mutex
-	feeds   map[streamFeed]map[*streamWaker]struct{}
+	feeds   map[StreamFeed]map[*streamWaker]struct{}
 	running bool
 }
 
-// streamFeed is a feed of a kind.
-type streamFeed struct {
-	kind domain.FeedKind
-	id   uuid.UUID
+// StreamFeed is the feed a stream follows.
+type StreamFeed struct {
+	Kind domain.FeedKind
+	ID   uuid.UUID
+}
+
+// ChangeWatch is what the poller reads: where the item lists of feeds of
+// a kind last changed (a feed without items left out), and which of
+// feeds are gone.
+type ChangeWatch interface {
+	LatestChanges(ctx context.Context, kind domain.FeedKind, feedIDs []uuid.UUID) (map[uuid.UUID]changes.Key, error)
+	Gone(ctx context.Context, feedIDs []uuid.UUID) ([]uuid.UUID, error)
 }
 
 // streamWaker is one open stream's wake-up: a channel of one slot (wakes
@@ -50,14 +58,14 @@ type streamWaker struct {
 	seen changes.Key
 }
 
-func newStreamHub(reads Reads, interval time.Duration, logger *slog.Logger) *streamHub {
-	return &streamHub{reads: reads, interval: interval, logger: logger, feeds: map[streamFeed]map[*streamWaker]struct{}{}}
+func newStreamHub(watch ChangeWatch, interval time.Duration, logger *slog.Logger) *streamHub {
+	return &streamHub{watch: watch, interval: interval, logger: logger, feeds: map[StreamFeed]map[*streamWaker]struct{}{}}
 }
 
 // subscribe registers a stream of feed; its channel receives a value when
 // the feed's items may have changed. The stream must call the returned
 // function when it ends.
-func (h *streamHub) subscribe(feed streamFeed) (<-chan struct{}, func()) {
+func (h *streamHub) subscribe(feed StreamFeed) (<-chan struct{}, func()) {
 	w := &streamWaker{wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -106,7 +114,7 @@ func (h *streamHub) poll() {
 		for kind, ids := range byKind {
 			all = append(all, ids...)
 			ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
-			latest, err := h.reads.itemChanges(kind).LatestChanges(ctx, ids)
+			latest, err := h.watch.LatestChanges(ctx, kind, ids)
 			cancel()
 			if err != nil {
 				report(err)
@@ -118,7 +126,7 @@ func (h *streamHub) poll() {
 		// its streams are woken to find it gone (their read answers not
 		// found, and they end).
 		ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
-		gone, err := h.reads.Feeds.Gone(ctx, all)
+		gone, err := h.watch.Gone(ctx, all)
 		cancel()
 		if err != nil {
 			report(err)
@@ -138,7 +146,7 @@ func (h *streamHub) wakeGone(gone []uuid.UUID) {
 	defer h.mu.Unlock()
 	for _, id := range gone {
 		for _, kind := range domain.FeedKinds {
-			for w := range h.feeds[streamFeed{kind: kind, id: id}] {
+			for w := range h.feeds[StreamFeed{Kind: kind, ID: id}] {
 				select {
 				case w.wake <- struct{}{}:
 				default:
@@ -159,7 +167,7 @@ func (h *streamHub) watched() (map[domain.FeedKind][]uuid.UUID, bool) {
 	}
 	out := map[domain.FeedKind][]uuid.UUID{}
 	for f := range h.feeds {
-		out[f.kind] = append(out[f.kind], f.id)
+		out[f.Kind] = append(out[f.Kind], f.ID)
 	}
 	return out, true
 }
@@ -170,7 +178,7 @@ func (h *streamHub) wake(kind domain.FeedKind, latest map[uuid.UUID]changes.Key)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, k := range latest {
-		for w := range h.feeds[streamFeed{kind: kind, id: id}] {
+		for w := range h.feeds[StreamFeed{Kind: kind, ID: id}] {
 			if w.seen == k {
 				continue
 			}
