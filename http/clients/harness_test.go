@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // service is a running `feedsvc serve` with a site it may crawl.
@@ -104,24 +105,20 @@ func serve(t *testing.T) *service {
 			t.Logf("serve's log:\n%s", log)
 		}
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(s.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
+	wait.Until(t, 90*time.Second, "feedsvc serve to be ready", func() bool {
 		select {
 		case <-done:
 			t.Fatal("feedsvc serve exited")
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("feedsvc serve was not ready in 90 s")
+		resp, err := http.Get(s.base + "/readyz")
+		if err != nil {
+			return false
 		}
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return s
 }
 
 // fixtureSite serves a small news site with an events page: a sitemap of
