@@ -3,17 +3,24 @@
 
 GO ?= go
 
-.PHONY: run test test-race fuzz bench bench-ingest bench-polling lint build docs-screenshot
+# The clients generated from the OpenAPI document, and their test against a
+# real `feedsvc serve`, are a Go module of their own (http/clients/go.mod):
+# the service's ./... does not reach them, so each target that builds,
+# vets or tests the tree runs there too.
+CLIENTS := http/clients
+
+.PHONY: run test test-race fuzz bench bench-ingest bench-polling lint build client docs-screenshot
 
 ## run: start the service (creates and migrates the database on start)
 run:
 	$(GO) run ./cmd/feedsvc serve
 
 ## test: the whole test suite against the local Postgres (each test makes its
-## own database), then the API-latency-under-hostile-documents test alone,
-## since a latency ratio needs the cores to itself
+## own database), the clients module's, then the API-latency-under-hostile-
+## documents test alone, since a latency ratio needs the cores to itself
 test:
 	$(GO) test -count=1 -timeout 9m ./...
+	cd $(CLIENTS) && $(GO) test -count=1 -timeout 9m ./...
 	FEEDSVC_TEST_LATENCY=1 $(GO) test -count=1 -run '^TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle$$' ./http/
 
 ## fuzz: fuzz request decoding, idempotent writes and queries (item lists,
@@ -28,6 +35,7 @@ fuzz:
 ## test-race: the suite with the race detector (slower)
 test-race:
 	$(GO) test -count=1 -race -timeout 15m ./...
+	cd $(CLIENTS) && $(GO) test -count=1 -race -timeout 15m ./...
 
 ## bench: the quick benchmarks (see bench/README.md for the full runs and figures)
 bench:
@@ -59,10 +67,16 @@ bench-polling: build
 docs-screenshot:
 	bash docs/api-reference-screenshot.sh docs/api-reference.png
 
-## lint: formatting and vet
+## lint: formatting and vet, of the service and of the clients module
 lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
+	cd $(CLIENTS) && $(GO) vet ./...
+
+## client: regenerate the Go client (http/clients/go/feedsvc/feedsvc.gen.go)
+## from the document the service serves, after a change to http/openapi/spec
+client:
+	cd $(CLIENTS) && FEEDSVC_UPDATE_CLIENT=1 $(GO) test -count=1 -run '^TestTheClientIsOapiCodegensOutputForTheServedDocument$$' ./go/feedsvc/
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/feedsvc ./cmd/feedsvc

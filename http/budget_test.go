@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // A process holds at most FEEDSVC_DB_MAX_CONNS connections, all its pools
@@ -76,10 +77,7 @@ func TestAProcessNeverHoldsMoreConnectionsThanItsBudgetUnderLoad(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	deadline := time.Now().Add(60 * time.Second)
-	for rc.count() < workers*rounds && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.Within(60*time.Second, func() bool { return rc.count() >= workers*rounds })
 	stop()
 	<-sampled
 	if got := rc.count(); got < workers*rounds {

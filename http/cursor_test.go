@@ -204,7 +204,7 @@ func TestTheEventCursorReportsAddsChangesAndRemovals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, h, res)
+	projected(t, h, res)
 	detached := readChanges(t, h, f.items(), changed.next)
 	t.Run("an item whose last source was removed is listed as removed", func(t *testing.T) {
 		if len(detached.ids) != 0 || !slices.Equal(detached.removed, []string{farItem}) || detached.total != 1 {
@@ -277,7 +277,7 @@ func TestTheEventCursorReportsAddsChangesAndRemovals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wait(t, h, res)
+		projected(t, h, res)
 		h.Do("GET", f.items()+"?cursor="+back.next, nil).MustStatus(t, 404)
 	})
 }

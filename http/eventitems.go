@@ -145,7 +145,7 @@ func (h *handlers) eventItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.happenings.Items(c.UserContext(), organization(c), feedID, f)
+	page, err := h.Reads.Happenings.Items(c.UserContext(), organization(c), feedID, f)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,7 @@ func (h *handlers) getEventItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, err := h.happenings.Item(c.UserContext(), organization(c), feedID, itemID, happeningitems.Shape{IncludeSource: include})
+	it, err := h.Reads.Happenings.Item(c.UserContext(), organization(c), feedID, itemID, happeningitems.Shape{IncludeSource: include})
 	if err != nil {
 		return err
 	}

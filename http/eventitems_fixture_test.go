@@ -34,7 +34,7 @@ func newEventFeed(t testing.TB, h *servicetest.Harness, name string) *eventFeed 
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, h, res)
+	projected(t, h, res)
 	return &eventFeed{h: h, org: org, id: state.ID}
 }
 
@@ -53,7 +53,7 @@ func (f *eventFeed) attach(t testing.TB, site string) domain.Attachment {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, f.h, res)
+	projected(t, f.h, res)
 	return att
 }
 
@@ -73,12 +73,13 @@ func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.HappeningD
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, f.h, res.Merge(addRes))
+	projected(t, f.h, res.Merge(addRes))
 	time.Sleep(2 * time.Millisecond) // distinct addedToFeedAt milliseconds
 	return domain.HappeningItemID(f.id, found.EventID)
 }
 
-func wait(t testing.TB, h *servicetest.Harness, res commands.Result) {
+// projected returns once the read models reflect res.
+func projected(t testing.TB, h *servicetest.Harness, res commands.Result) {
 	t.Helper()
 	if err := h.Service.Waiter.Wait(context.Background(), res.Position, res.EventTypes); err != nil {
 		t.Fatal(err)

@@ -550,7 +550,7 @@ func TestRemovingASourceHidesItsEventsAtOnceUnlessAnotherSourceBroughtThem(t *te
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, h, res)
+	projected(t, h, res)
 	r := h.Do("GET", f.items(), nil).MustStatus(t, 200)
 	if got := eventIDs(t, r); !sameList(got, fmtIDs(both)) || num(r.Data()["total"]) != 1 {
 		t.Fatalf("after detaching: %v total %v, want only the event the other source found", got, r.Data()["total"])
@@ -584,7 +584,7 @@ func TestDeletingAnEventFeedDeletesItsItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, h, res)
+	projected(t, h, res)
 	h.Do("GET", f.items(), nil).MustStatus(t, 404)
 	h.Do("GET", f.items()+"/"+item.String(), nil).MustStatus(t, 404)
 	for _, table := range []string{"event_items", "event_item_attachments", "event_item_occurrences"} {
@@ -613,7 +613,7 @@ func TestAChangedEventIsReflectedInEveryFeedThatHoldsIt(t *testing.T) {
 	if err != nil || !found.Changed {
 		t.Fatalf("rediscovery: %+v %v", found, err)
 	}
-	wait(t, h, res)
+	projected(t, h, res)
 	for _, f := range []*eventFeed{first, second} {
 		if got := eventIDs(t, h.Do("GET", f.items(), nil).MustStatus(t, 200)); len(got) != 0 {
 			t.Fatalf("feed %s still lists the event at its old date: %v", f.id, got)

@@ -79,7 +79,7 @@ func (h *handlers) createFeed(k feedKind) fiber.Handler {
 
 func (h *handlers) listFeeds(k feedKind) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		feeds, err := h.feeds.Feeds(c.UserContext(), k.kind, organization(c))
+		feeds, err := h.Reads.Feeds.Feeds(c.UserContext(), k.kind, organization(c))
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func (h *handlers) getFeed(k feedKind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		feed, err := h.feeds.Feed(c.UserContext(), k.kind, ref.Org, ref.FeedID)
+		feed, err := h.Reads.Feeds.Feed(c.UserContext(), k.kind, ref.Org, ref.FeedID)
 		if err != nil {
 			return err
 		}

@@ -54,11 +54,11 @@ func (h *handlers) newsOutput(f newsFormat) fiber.Handler {
 // organization answers 404 as a missing one does.
 func (h *handlers) writeNewsOutput(c *fiber.Ctx, org, feedID uuid.UUID, f newsFormat) error {
 	ctx := c.UserContext()
-	feed, err := h.feeds.Feed(ctx, domain.FeedNews, org, feedID)
+	feed, err := h.Reads.Feeds.Feed(ctx, domain.FeedNews, org, feedID)
 	if err != nil {
 		return err
 	}
-	page, err := h.news.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: newsOutputItems})
+	page, err := h.Reads.News.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: newsOutputItems})
 	if err != nil {
 		return err
 	}
@@ -167,6 +167,6 @@ func (h *handlers) outputRoutes(news, events fiber.Router, items fiber.Handler) 
 	news.Get("/:feedId/feed.atom", items, h.newsOutput(atomFormat))
 	news.Get("/:feedId/feed.json", items, h.newsOutput(jsonFormat))
 	events.Get("/:id/calendar.ics", items, h.calendarOutput)
-	news.Get("/:feedId/items/stream", items, h.newsItemStream)
-	events.Get("/:id/items/stream", items, h.eventItemStream)
+	news.Get("/:feedId/items/stream", items, h.itemStream(domain.FeedNews, "feedId", h.newsStreamPages))
+	events.Get("/:id/items/stream", items, h.itemStream(domain.FeedHappenings, "id", h.eventStreamPages))
 }

@@ -41,7 +41,7 @@ func (h *handlers) calendarOutput(c *fiber.Ctx) error {
 // with an occurrence in the window, each with its instances there.
 func (h *handlers) writeCalendar(c *fiber.Ctx, org, feedID uuid.UUID) error {
 	ctx := c.UserContext()
-	feed, err := h.feeds.Feed(ctx, domain.FeedHappenings, org, feedID)
+	feed, err := h.Reads.Feeds.Feed(ctx, domain.FeedHappenings, org, feedID)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (h *handlers) writeCalendar(c *fiber.Ctx, org, feedID uuid.UUID) error {
 		latest *changes.Key
 	)
 	for len(ids) < calendarMaxEvents {
-		page, err := h.happenings.Items(ctx, org, feedID, f)
+		page, err := h.Reads.Happenings.Items(ctx, org, feedID, f)
 		if err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func (h *handlers) writeCalendar(c *fiber.Ctx, org, feedID uuid.UUID) error {
 			break
 		}
 	}
-	events, err := h.happenings.CalendarEvents(ctx, ids)
+	events, err := h.Reads.Happenings.CalendarEvents(ctx, ids)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func TestAnEventFeedsCalendarParsesAndRoundTripsThroughTheExtractor(t *testing.T
 		if err != nil {
 			t.Fatal(err)
 		}
-		wait(t, f.h, res)
+		projected(t, f.h, res)
 		again := fetch(t, f.h, path, map[string]string{"If-None-Match": tag}).must(t, 200)
 		cal2, err := ical.NewDecoder(bytes.NewReader(again.body)).Decode()
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Fuzz targets over what clients send: request bodies with their
@@ -128,11 +129,7 @@ func newFuzzFixture(tb testing.TB) *fuzzFixture {
 	site := crawltest.NewSite(tb, hub.URL, false, "First story")
 	pushed := h.Do("POST", "/feeds/news", map[string]string{"name": "pushed", "description": "d"}).MustStatus(tb, 201).Data()["id"].(string)
 	h.Do("POST", "/feeds/news/"+pushed+"/sources", map[string]string{"sourceType": "site", "domain": site.Domain()}).MustStatus(tb, 201)
-	for deadline := time.Now().Add(30 * time.Second); hub.Subscribers() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			tb.Fatal("the hub verified no subscription within 30 s")
-		}
-	}
+	wait.Until(tb, 30*time.Second, "the hub to verify a subscription", func() bool { return hub.Subscribers() > 0 })
 	u, err := url.Parse(hub.Requests("subscribe")[0].Callback)
 	if err != nil {
 		tb.Fatal(err)

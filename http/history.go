@@ -40,7 +40,7 @@ func (h *handlers) itemHistory(kind domain.FeedKind, feedParam string) fiber.Han
 			return err
 		}
 		ctx, org := c.UserContext(), organization(c)
-		ref, err := h.lookups.ItemOrigin(ctx, kind, org, feedID, itemID)
+		ref, err := h.Reads.Items.ItemOrigin(ctx, kind, org, feedID, itemID)
 		if err != nil {
 			return err
 		}

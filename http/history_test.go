@@ -197,7 +197,7 @@ func TestAnEventItemsHistoryListsItsEventsChangesLinksFeedbackAndRemovalInLogOrd
 	if err != nil || !changed.Changed {
 		t.Fatalf("change: %+v %v", changed, err)
 	}
-	wait(t, h, res)
+	projected(t, h, res)
 	if f.add(t, second, details) != item {
 		t.Fatal("the second source's finding is another item")
 	}
@@ -207,7 +207,7 @@ func TestAnEventItemsHistoryListsItsEventsChangesLinksFeedbackAndRemovalInLogOrd
 		if err != nil {
 			t.Fatal(err)
 		}
-		wait(t, h, res)
+		projected(t, h, res)
 	}
 	// The item left the feed with its last attachment; its history is
 	// what tells why.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/calendar/calendartest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // hostileCalendars serves the probe's hostile calendars (issue 19).
@@ -90,8 +91,10 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 	var hostile atomic.Bool
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var parsed atomic.Int64
-	for i := range 4 {
+	// started counts the parses sent, inFlight those not answered yet.
+	var parsed, started, inFlight atomic.Int64
+	const probers = 4
+	for i := range probers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -109,12 +112,16 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 				req, _ := http.NewRequest("POST", addr+"/parse", bytes.NewReader(body))
 				req.Header.Set("Authorization", "Bearer "+h.Key)
 				req.Header.Set("Content-Type", "application/json")
+				started.Add(1)
+				inFlight.Add(1)
 				resp, err := client.Do(req)
 				if err != nil {
+					inFlight.Add(-1)
 					continue
 				}
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
+				inFlight.Add(-1)
 				parsed.Add(1)
 			}
 		}()
@@ -128,11 +135,12 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 		idle, busy = idle[:0], busy[:0]
 		for range rounds {
 			idle = append(idle, readP99(t, client, read, h.Key, n))
+			before := started.Load()
 			hostile.Store(true)
-			time.Sleep(200 * time.Millisecond) // the parses are under way
+			wait.Until(t, 10*time.Second, "every prober to send a parse", func() bool { return started.Load()-before >= probers })
 			busy = append(busy, readP99(t, client, read, h.Key, n))
 			hostile.Store(false)
-			time.Sleep(500 * time.Millisecond) // the parses under way finish
+			wait.Until(t, 30*time.Second, "the parses under way to finish", func() bool { return inFlight.Load() == 0 })
 		}
 		slices.Sort(idle)
 		slices.Sort(busy)

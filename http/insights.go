@@ -110,7 +110,7 @@ func (h *handlers) feedbackInsights(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.insights.FeedbackInsights(c.UserContext(), organization(c), f)
+	page, err := h.Reads.Insights.FeedbackInsights(c.UserContext(), organization(c), f)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (h *handlers) negativeSources(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.negative.NegativeSources(c.UserContext(), organization(c), minFeedback, limit, offset)
+	page, err := h.Reads.NegativeSources.NegativeSources(c.UserContext(), organization(c), minFeedback, limit, offset)
 	if err != nil {
 		return err
 	}

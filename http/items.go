@@ -197,7 +197,7 @@ func (h *handlers) newsItems(c *fiber.Ctx, legacy bool) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.news.NewsItems(c.UserContext(), organization(c), feedID, q.filter)
+	page, err := h.Reads.News.NewsItems(c.UserContext(), organization(c), feedID, q.filter)
 	if err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (h *handlers) getNewsItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	it, err := h.news.NewsItem(c.UserContext(), organization(c), feedID, itemID)
+	it, err := h.Reads.News.NewsItem(c.UserContext(), organization(c), feedID, itemID)
 	if err != nil {
 		return err
 	}

@@ -10,28 +10,19 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/http/keyauth"
 	"github.com/feedsvc/feedsvc/http/openapi"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/ingest/parse"
 	"github.com/feedsvc/feedsvc/ingest/websub"
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 	"github.com/feedsvc/feedsvc/internal/metrics"
-	"github.com/feedsvc/feedsvc/readmodel"
-	"github.com/feedsvc/feedsvc/readmodel/feeds"
-	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
-	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/history"
-	"github.com/feedsvc/feedsvc/readmodel/insights"
-	"github.com/feedsvc/feedsvc/readmodel/negativesources"
-	"github.com/feedsvc/feedsvc/readmodel/newsitems"
-	"github.com/feedsvc/feedsvc/readmodel/sources"
-	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -53,14 +44,14 @@ type Config struct {
 	// link-local addresses (D10); only for development and tests.
 	AllowPrivateNetworks bool
 	// Streams bounds and paces the live item streams.
-	Streams StreamConfig
+	Streams transport.StreamConfig
 }
 
 // Deps are the services the handlers call.
 type Deps struct {
 	Commands *commands.Handler
-	// DB is the database the read models are read from.
-	DB *bun.DB
+	// Reads are the read models' queries (reads.go).
+	Reads Reads
 	// Waiter makes writes visible before they are answered (D6).
 	Waiter commands.Waiter
 	Keys   *auth.Store
@@ -88,6 +79,9 @@ type Deps struct {
 	Polling func(ctx context.Context, org, sourceID uuid.UUID) (SourcePolling, bool, error)
 	// WebSub, when set, answers the WebSub callback (websub.go).
 	WebSub *websub.Subscriber
+	// Push, with WebSub, reads a source's WebSub subscription for
+	// GET /sources/{id}; false when it has none.
+	Push func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error)
 }
 
 // SourcePolling is the crawler's schedule of a source.
@@ -125,13 +119,13 @@ func New(cfg Config, deps Deps) *fiber.App {
 		// cost.
 		Immutable: immutable,
 		// ReadTimeout is fasthttp's wait for a request's head; the body's
-		// own timeout is set in tuneTransport.
+		// own timeout is set by transport.Tune.
 		ReadTimeout:                  orDefault(cfg.HeaderTimeout, 10*time.Second),
 		IdleTimeout:                  readTimeout,
 		WriteTimeout:                 orDefault(cfg.WriteTimeout, 30*time.Second),
-		ReadBufferSize:               headerBufferSize,
+		ReadBufferSize:               transport.HeaderBufferSize,
 		DisablePreParseMultipartForm: true,
-		// Bodies are read by boundBody, which answers one over the limit
+		// Bodies are read by transport.BoundBody, which answers one over the limit
 		// without losing the connection.
 		StreamRequestBody:       true,
 		EnableTrustedProxyCheck: len(cfg.TrustedProxies) > 0,
@@ -140,8 +134,8 @@ func New(cfg Config, deps Deps) *fiber.App {
 		DisableStartupMessage:   true,
 		ErrorHandler:            envelope.ErrorHandler(deps.Logger),
 	})
-	tuneTransport(app, readTimeout, deps.Logger)
-	app.Use(requestID)
+	transport.Tune(app, readTimeout, deps.Logger, unmatched)
+	app.Use(transport.RequestID)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		deps.Logger.ErrorContext(c.UserContext(), "panic in request", "path", c.Path(), "panic", e)
 	}}))
@@ -152,10 +146,10 @@ func New(cfg Config, deps Deps) *fiber.App {
 	}
 	// Which dialect an error speaks is decided from its path alone
 	// (envelope.For), so the answers written before any route runs speak it.
-	app.Use(boundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
+	app.Use(transport.BoundBody(app, bodyLimits(cfg.BodyLimit, deps.WebSub), readTimeout))
 	app.Use(singleValued)
-	h := &handlers{Deps: deps, reads: readsOf(deps.DB), targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
-	h.streams = newStreams(cfg.Streams, h)
+	h := &handlers{Deps: deps, targets: domain.TargetPolicy{AllowPrivateNetworks: cfg.AllowPrivateNetworks}}
+	h.streams = transport.NewStreams(cfg.Streams, streamWatch{deps.Reads}, deps.Logger)
 	app.Get("/healthz", h.healthz)
 	app.Get("/readyz", h.readyz)
 	openapi.Register(app, func(err error) error { return fmt.Errorf("build the OpenAPI document: %w", err) })
@@ -167,7 +161,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 		app.Use(keyauth.RateLimit(deps.Limiter))
 	}
 	if deps.Idempotency != nil {
-		app.Use(idempotent(deps.Idempotency, deps.Logger))
+		app.Use(transport.Idempotent(deps.Idempotency, deps.Logger))
 	}
 	h.routes(app)
 	app.Use(unmatched)
@@ -213,34 +207,10 @@ func pathMatches(pattern, path string) bool {
 
 type handlers struct {
 	Deps
-	reads
 	// targets is what sources may name (D10), from the operator's setting.
 	targets domain.TargetPolicy
-	// streams are the live item streams' bounds and shared poller.
-	streams streams
-}
-
-// reads are the read models the API answers from.
-type reads struct {
-	feeds      *feeds.Queries
-	sources    *sources.Queries
-	news       *newsitems.Queries
-	happenings *happeningitems.Queries
-	insights   *insights.Queries
-	negative   *negativesources.Queries
-	webhooks   *webhooks.Queries
-	lookups    *readmodel.Lookups
-	// subscriptions are the feeds' secret addresses (subscriptions.go).
-	subscriptions *feedsubscriptions.Queries
-}
-
-func readsOf(db *bun.DB) reads {
-	return reads{
-		feeds: feeds.NewQueries(db), sources: sources.NewQueries(db), news: newsitems.NewQueries(db),
-		happenings: happeningitems.NewQueries(db), insights: insights.NewQueries(db),
-		negative: negativesources.NewQueries(db), webhooks: webhooks.NewQueries(db), lookups: readmodel.NewLookups(db),
-		subscriptions: feedsubscriptions.NewQueries(db),
-	}
+	// streams are the live item streams' bounds, slots and shared poller.
+	streams *transport.Streams
 }
 
 // routes wires each route behind the scopes that may use it (the scope table

@@ -105,7 +105,7 @@ func (h *handlers) listFeedSources(c *fiber.Ctx, feedOf feedOfPath) error {
 	if err != nil {
 		return err
 	}
-	rows, err := h.feeds.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
+	rows, err := h.Reads.Feeds.FeedSources(c.UserContext(), ref.Kind, ref.Org, ref.FeedID)
 	if err != nil {
 		return err
 	}
@@ -239,7 +239,7 @@ func (h *handlers) createSource(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listSources(c *fiber.Ctx) error {
-	rows, err := h.sources.Sources(c.UserContext(), organization(c))
+	rows, err := h.Reads.Sources.Sources(c.UserContext(), organization(c))
 	if err != nil {
 		return err
 	}
@@ -255,7 +255,7 @@ func (h *handlers) getSource(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	row, err := h.sources.Source(c.UserContext(), organization(c), id)
+	row, err := h.Reads.Sources.Source(c.UserContext(), organization(c), id)
 	if err != nil {
 		return err
 	}

@@ -1,23 +1,15 @@
 package http
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/http/keyauth"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
@@ -28,179 +20,99 @@ import (
 // GET /feeds/events/{id}/items/stream answer Server-Sent Events, one per
 // change of the feed's item list, in the order of the list's changes (the
 // event log's, as ?cursor= pages them), each with the list cursor of that
-// change as its id: Last-Event-ID resumes exactly after it. A stream reads
-// the read model (the truth) when the process's shared poller
-// (streamhub.go) says its feed changed, and on every keep-alive.
-
-// StreamConfig bounds and paces the live item streams. Zero values take
-// the defaults.
-type StreamConfig struct {
-	// PerKey bounds the streams one API key holds open in this process
-	// (default 5); past it, 429.
-	PerKey int
-	// Total bounds the streams this process holds open (default 1,000);
-	// past it, 503.
-	Total int
-	// KeepAlive is how long a quiet stream waits before sending a comment
-	// (default 15 s): proxies keep the connection, and a client whose
-	// network vanished without closing it is noticed when writes fail.
-	KeepAlive time.Duration
-	// Poll is how often the shared poller reads the feeds with open
-	// streams (default 1 s): the delay between an item's projection and
-	// its event, at most.
-	Poll time.Duration
-	// Retry is the reconnection delay the stream advises (default 3 s).
-	Retry time.Duration
-	// MaxAge ends a stream after this long (default 30 minutes); the client
-	// reconnects with Last-Event-ID, and its key is checked again.
-	MaxAge time.Duration
-	// Reads bounds the streams reading the database at once (default 4),
-	// so that many streams woken together queue rather than take the
-	// pool the requests need.
-	Reads int
-}
-
-func (s StreamConfig) withDefaults() StreamConfig {
-	if s.PerKey <= 0 {
-		s.PerKey = 5
-	}
-	if s.Total <= 0 {
-		s.Total = 1000
-	}
-	if s.Reads <= 0 {
-		s.Reads = 4
-	}
-	s.KeepAlive = orDefault(s.KeepAlive, 15*time.Second)
-	s.Poll = orDefault(s.Poll, time.Second)
-	s.Retry = orDefault(s.Retry, 3*time.Second)
-	s.MaxAge = orDefault(s.MaxAge, 30*time.Minute)
-	return s
-}
-
-// streams are the handlers' live stream state.
-type streams struct {
-	cfg   StreamConfig
-	hub   *streamHub
-	slots *streamSlots
-	// reads is a semaphore of cfg.Reads.
-	reads chan struct{}
-}
+// change as its id: Last-Event-ID resumes exactly after it. This file says
+// what the events are; http/transport (stream.go) how they travel, how
+// many may be open, and when a stream reads its feed again.
 
 // headerLastEventID is the header an EventSource resumes with.
 const headerLastEventID = "Last-Event-ID"
 
-func newStreams(cfg StreamConfig, h *handlers) streams {
-	cfg = cfg.withDefaults()
-	return streams{
-		cfg: cfg, hub: newStreamHub(h.DB, cfg.Poll, h.Logger),
-		slots: &streamSlots{perKey: cfg.PerKey, total: cfg.Total}, reads: make(chan struct{}, cfg.Reads),
-	}
-}
-
 // streamPageSize is how many changes a stream reads at once.
 const streamPageSize = maxItemLimit
 
-// Item tables of the streams' feeds (changes.LatestOf).
-const (
-	newsItemsTable  = "news_items"
-	eventItemsTable = "event_items"
-)
+// streamPages reads the changes of an organization's feed as a stream's
+// events, with each item's source block when include is set.
+type streamPages func(org, feedID uuid.UUID, include bool) transport.StreamReader
 
-// streamEvent is one event of a stream.
-type streamEvent struct {
-	id   string
-	name string
-	data []byte
-}
-
-// streamPage is what one read of a feed's changes gives a stream: its
-// events, where the next read starts, and whether more follow at once.
-type streamPage struct {
-	events []streamEvent
-	next   changes.Key
-	more   bool
-}
-
-// streamReader reads the changes after a key.
-type streamReader func(ctx context.Context, after changes.Key) (streamPage, error)
-
-func (h *handlers) newsItemStream(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "feedId")
-	if err != nil {
-		return err
-	}
-	include, err := parseInclude(c)
-	if err != nil {
-		return err
-	}
-	after, err := lastEventID(c, feedID)
-	if err != nil {
-		return err
-	}
-	org := organization(c)
-	if _, err := h.feeds.Feed(c.UserContext(), domain.FeedNews, org, feedID); err != nil {
-		return err
-	}
-	read := func(ctx context.Context, after changes.Key) (streamPage, error) {
-		page, err := h.news.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: streamPageSize, After: &after})
+// itemStream answers the live item stream of the feed of kind named by
+// the path parameter param, its events read by pages.
+func (h *handlers) itemStream(kind domain.FeedKind, param string, pages streamPages) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		feedID, err := pathUUID(c, param)
 		if err != nil {
-			return streamPage{}, err
+			return err
 		}
-		out := streamPage{next: page.Next, more: page.HasMore, events: make([]streamEvent, 0, len(page.Items))}
+		include, err := parseInclude(c)
+		if err != nil {
+			return err
+		}
+		after, err := lastEventID(c, feedID)
+		if err != nil {
+			return err
+		}
+		org := organization(c)
+		if _, err := h.Reads.Feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
+			return err
+		}
+		// Without a cursor the stream starts now: after the feed's latest
+		// change.
+		if after == nil {
+			latest, err := h.Reads.itemChanges(kind).LatestChange(c.UserContext(), feedID)
+			if err != nil {
+				return err
+			}
+			after = &latest
+		}
+		return h.streams.Serve(c, transport.StreamFeed{Kind: kind, ID: feedID}, *after, pages(org, feedID, include))
+	}
+}
+
+// newsStreamPages are a news feed's changes: each an item added.
+func (h *handlers) newsStreamPages(org, feedID uuid.UUID, include bool) transport.StreamReader {
+	return func(ctx context.Context, after changes.Key) (transport.StreamPage, error) {
+		page, err := h.Reads.News.NewsItems(ctx, org, feedID, newsitems.ItemFilter{Limit: streamPageSize, After: &after})
+		if err != nil {
+			return transport.StreamPage{}, err
+		}
+		out := transport.StreamPage{Next: page.Next, More: page.HasMore, Events: make([]transport.StreamEvent, 0, len(page.Items))}
 		for _, it := range page.Items {
 			data, err := json.Marshal(shape.CurrentNews(newsItem(it), include))
 			if err != nil {
-				return streamPage{}, fmt.Errorf("render item %s: %w", it.ID, err)
+				return transport.StreamPage{}, fmt.Errorf("render item %s: %w", it.ID, err)
 			}
-			out.events = append(out.events, streamEvent{id: encodeCursor(feedID, it.Change()), name: "item", data: data})
+			out.Events = append(out.Events, transport.StreamEvent{ID: encodeCursor(feedID, it.Change()), Name: "item", Data: data})
 		}
 		return out, nil
 	}
-	return h.liveStream(c, streamFeed{table: newsItemsTable, id: feedID}, after, read)
 }
 
-func (h *handlers) eventItemStream(c *fiber.Ctx) error {
-	feedID, err := pathUUID(c, "id")
-	if err != nil {
-		return err
-	}
-	include, err := parseInclude(c)
-	if err != nil {
-		return err
-	}
-	after, err := lastEventID(c, feedID)
-	if err != nil {
-		return err
-	}
-	org := organization(c)
-	if _, err := h.feeds.Feed(c.UserContext(), domain.FeedHappenings, org, feedID); err != nil {
-		return err
-	}
-	read := func(ctx context.Context, after changes.Key) (streamPage, error) {
+// eventStreamPages are an event feed's changes: an item added or changed,
+// or removed (its last attachment detached).
+func (h *handlers) eventStreamPages(org, feedID uuid.UUID, include bool) transport.StreamReader {
+	return func(ctx context.Context, after changes.Key) (transport.StreamPage, error) {
 		// No range and no status: every change, each item with every
 		// occurrence, as a page of changes without filters lists them.
 		f := happeningitems.Filter{Now: domain.Now(), Limit: streamPageSize, After: &after, Shape: happeningitems.Shape{IncludeSource: include}}
-		page, err := h.happenings.Items(ctx, org, feedID, f)
+		page, err := h.Reads.Happenings.Items(ctx, org, feedID, f)
 		if err != nil {
-			return streamPage{}, err
+			return transport.StreamPage{}, err
 		}
-		out := streamPage{next: page.Next, more: page.HasMore, events: make([]streamEvent, 0, len(page.Entries))}
+		out := transport.StreamPage{Next: page.Next, More: page.HasMore, Events: make([]transport.StreamEvent, 0, len(page.Entries))}
 		for _, it := range page.Entries {
-			e := streamEvent{id: encodeCursor(feedID, it.Change), name: "item"}
+			e := transport.StreamEvent{ID: encodeCursor(feedID, it.Change), Name: "item"}
 			if it.Removed {
-				e.name = "removed"
-				e.data, err = json.Marshal(removedEvent{ID: it.ID.String()})
+				e.Name = "removed"
+				e.Data, err = json.Marshal(removedEvent{ID: it.ID.String()})
 				if err != nil {
-					return streamPage{}, fmt.Errorf("render removal of item %s: %w", it.ID, err)
+					return transport.StreamPage{}, fmt.Errorf("render removal of item %s: %w", it.ID, err)
 				}
 			} else {
-				e.data = shape.AppendCurrent(nil, eventItem(it, occurrenceBlock(it, f)))
+				e.Data = shape.AppendCurrent(nil, eventItem(it, occurrenceBlock(it, f)))
 			}
-			out.events = append(out.events, e)
+			out.Events = append(out.Events, e)
 		}
 		return out, nil
 	}
-	return h.liveStream(c, streamFeed{table: eventItemsTable, id: feedID}, after, read)
 }
 
 // removedEvent is the data of a removed event: the id of the item that
@@ -232,247 +144,14 @@ func lastEventID(c *fiber.Ctx, feed uuid.UUID) (*changes.Key, error) {
 	return &k, err
 }
 
-// liveStream answers the stream of feed from after (from the feed's
-// latest change when nil), reading its changes with read. The slot the
-// key holds is freed when the stream ends: when the client's connection
-// closes (watchClose), at MaxAge, at shutdown, or when the feed is gone.
-func (h *handlers) liveStream(c *fiber.Ctx, feed streamFeed, after *changes.Key, read streamReader) error {
-	cfg := h.streams.cfg
-	start := changes.Key{}
-	if after != nil {
-		start = *after
-	} else {
-		latest, err := changes.Latest(c.UserContext(), h.DB, feed.table, feed.id)
-		if err != nil {
-			return err
-		}
-		start = latest
-	}
-	p, _ := keyauth.PrincipalFrom(c)
-	key := p.KeyID
-	if ok, keyFull := h.streams.slots.take(key); !ok {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(max(cfg.KeepAlive, time.Second)/time.Second)))
-		if keyFull {
-			return &envelope.Error{Status: fiber.StatusTooManyRequests, Code: envelope.CodeTooMany,
-				Message: fmt.Sprintf("this API key has %d live item streams open, the most it may; close one, or retry once one has ended", cfg.PerKey)}
-		}
-		return &envelope.Error{Status: fiber.StatusServiceUnavailable, Code: envelope.CodeUnavailable,
-			Message: "the service holds as many live item streams as it allows; retry shortly"}
-	}
-	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	// Proxies that buffer answers (nginx) pass this one through as written.
-	c.Set("X-Accel-Buffering", "no")
-	c.Status(fiber.StatusOK)
-	fctx := c.Context()
-	// The connection serves no request after the stream: watchClose reads
-	// it while the stream runs, and whatever it reads is not kept.
-	fctx.SetConnectionClose()
-	conn := fctx.Conn()
-	// Closed when the server shuts down: the stream ends, so the shutdown
-	// does not wait for the client.
-	done := fctx.Done()
-	// The server's write timeout bounds a whole answer; a stream's writes
-	// are bounded by its age instead (a client that stops reading is
-	// dropped then).
-	_ = fctx.SetWriteDeadline(time.Now().Add(cfg.MaxAge + cfg.KeepAlive + time.Minute))
-	// The request's context ends with the handler; the stream keeps its
-	// values (the request id of its log lines).
-	ctx := context.WithoutCancel(c.UserContext())
-	wake, unsubscribe := h.streams.hub.subscribe(feed)
-	s := &liveStream{cfg: cfg, reads: h.streams.reads, read: read, wake: wake, done: done, cursor: start, feed: feed, handlers: h}
-	// The writer runs in its own goroutine, after the handler has
-	// returned: it must not touch c.
-	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer h.streams.slots.release(key)
-		defer unsubscribe()
-		gone, stop := watchClose(conn)
-		defer stop()
-		s.gone = gone
-		s.run(ctx, w)
-	})
-	return nil
+// streamWatch is what the live streams' poller reads: each kind's item
+// read model and the feeds.
+type streamWatch struct{ Reads }
+
+func (w streamWatch) LatestChanges(ctx context.Context, kind domain.FeedKind, feedIDs []uuid.UUID) (map[uuid.UUID]changes.Key, error) {
+	return w.itemChanges(kind).LatestChanges(ctx, feedIDs)
 }
 
-// watchClose reports, by closing gone, that the client closed conn (or
-// the connection failed), as soon as the server sees it: a client sends
-// nothing after a stream's request, so a read that ends means it has
-// gone. Writes would say so only later: fasthttp passes the stream
-// through a pipe, and the writes after a close still succeed, so a slot
-// came back three keep-alives after its client left (issue 34.2). What a
-// read returns is dropped; the connection is closed after the stream.
-// stop ends the watch (the stream ended first) and waits for it.
-func watchClose(conn net.Conn) (gone <-chan struct{}, stop func()) {
-	closed := make(chan struct{})
-	if conn == nil {
-		return closed, func() {}
-	}
-	// Beneath the server's wrappers: they keep what the server reads,
-	// from its own goroutine.
-	conn = unwrapConn(conn)
-	var stopping atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 512)
-		// The request's read deadline may still be set.
-		_ = conn.SetReadDeadline(time.Time{})
-		for {
-			_, err := conn.Read(buf)
-			if err == nil {
-				continue
-			}
-			var netErr net.Error
-			if stopping.Load() {
-				return
-			}
-			if errors.As(err, &netErr) && netErr.Timeout() {
-				_ = conn.SetReadDeadline(time.Time{})
-				continue
-			}
-			close(closed)
-			return
-		}
-	}()
-	return closed, func() {
-		stopping.Store(true)
-		_ = conn.SetReadDeadline(time.Now())
-		<-done
-	}
-}
-
-// liveStream is one open stream.
-type liveStream struct {
-	*handlers
-	cfg    StreamConfig
-	reads  chan struct{}
-	read   streamReader
-	wake   <-chan struct{}
-	done   <-chan struct{}
-	cursor changes.Key
-	feed   streamFeed
-	// gone is closed when the client's connection closes.
-	gone <-chan struct{}
-	// failed is set while the last read failed.
-	failed bool
-}
-
-// errStreamEnded is a write to a client that has gone.
-var errStreamEnded = errors.New("stream ended")
-
-// run writes the stream until it ends.
-func (s *liveStream) run(ctx context.Context, w *bufio.Writer) {
-	// The retry hint first: the answer's head goes out with it, so the
-	// client knows the stream is open before any item comes.
-	fmt.Fprintf(w, "retry: %d\n\n", s.cfg.Retry.Milliseconds())
-	if w.Flush() != nil {
-		return
-	}
-	keepAlive := time.NewTicker(s.cfg.KeepAlive)
-	defer keepAlive.Stop()
-	age := time.NewTimer(s.cfg.MaxAge)
-	defer age.Stop()
-	// read is whether the feed must be read: at the start, when woken,
-	// and after a failed read (at the next keep-alive).
-	read := true
-	for {
-		if read {
-			sent, err := s.catchUp(ctx, w)
-			if err != nil {
-				return
-			}
-			if sent {
-				keepAlive.Reset(s.cfg.KeepAlive)
-			}
-		}
-		select {
-		case <-s.wake:
-			read = true
-		case <-keepAlive.C:
-			if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
-				return
-			}
-			read = s.failed
-		case <-s.done:
-			return
-		case <-s.gone:
-			return
-		case <-age.C:
-			return
-		}
-	}
-}
-
-// catchUp sends the feed's changes after the cursor, page by page; sent
-// reports whether any event went out. It fails when the client has gone,
-// the server is shutting down or the feed is gone; a failed read is
-// logged and retried at the next wake or keep-alive.
-func (s *liveStream) catchUp(ctx context.Context, w *bufio.Writer) (sent bool, err error) {
-	for {
-		select {
-		case s.reads <- struct{}{}:
-		case <-s.done:
-			return sent, errStreamEnded
-		case <-s.gone:
-			return sent, errStreamEnded
-		}
-		page, err := s.readPage(ctx)
-		<-s.reads
-		if err != nil {
-			var missing *domain.NotFoundError
-			if errors.As(err, &missing) {
-				return sent, err
-			}
-			s.Logger.WarnContext(ctx, "live item stream: reading the feed's changes failed", "feed", s.feed.id, "err", err)
-			s.failed = true
-			return sent, nil
-		}
-		s.failed = false
-		for _, e := range page.events {
-			writeEvent(w, e)
-		}
-		if len(page.events) > 0 {
-			if err := w.Flush(); err != nil {
-				return sent, errStreamEnded
-			}
-			sent = true
-		}
-		s.cursor = page.next
-		if !page.more {
-			return sent, nil
-		}
-		select {
-		case <-s.done:
-			return sent, errStreamEnded
-		case <-s.gone:
-			return sent, errStreamEnded
-		default:
-		}
-	}
-}
-
-func (s *liveStream) readPage(ctx context.Context) (streamPage, error) {
-	ctx, cancel := context.WithTimeout(ctx, readDeadline)
-	defer cancel()
-	return s.read(ctx, s.cursor)
-}
-
-// writeEvent writes one event. Its data is one line of JSON: the
-// renderings hold no line breaks but inside strings, where JSON escapes
-// them; a stored rendering with one between tokens is compacted.
-func writeEvent(w *bufio.Writer, e streamEvent) {
-	data := e.data
-	if bytes.ContainsAny(data, "\r\n") {
-		var b bytes.Buffer
-		if json.Compact(&b, data) == nil {
-			data = b.Bytes()
-		}
-	}
-	w.WriteString("id: ")
-	w.WriteString(e.id)
-	w.WriteString("\nevent: ")
-	w.WriteString(e.name)
-	w.WriteString("\ndata: ")
-	w.Write(data)
-	w.WriteString("\n\n")
+func (w streamWatch) Gone(ctx context.Context, feedIDs []uuid.UUID) ([]uuid.UUID, error) {
+	return w.Feeds.Gone(ctx, feedIDs)
 }

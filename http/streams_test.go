@@ -18,6 +18,7 @@ import (
 	"github.com/feedsvc/feedsvc/http/openapi/openapitest"
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // sseEvent is one block of a stream: an event (id, event, data), a
@@ -457,13 +458,9 @@ func TestAKeyPastItsStreamLimitIsAnswered429(t *testing.T) {
 	openStream(t, f.addr, f.stream(), f.h.NewKey("acme"), nil)
 	// A stream that ends frees its slot (at once: its connection closed).
 	first.close()
-	deadline := time.Now().Add(5 * time.Second)
-	for status(f.h.Key) == http.StatusTooManyRequests {
-		if time.Now().After(deadline) {
-			t.Fatal("the slot of a closed stream was not freed")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	wait.Until(t, 5*time.Second, "the slot of the closed stream to be freed", func() bool {
+		return status(f.h.Key) != http.StatusTooManyRequests
+	})
 }
 
 // Issue 34.2: a key at its bound of five streams closed one and was
@@ -491,20 +488,17 @@ func TestAClosedStreamFreesItsSlotAtOnce(t *testing.T) {
 		// The release follows the close as closely as the server reads
 		// the connection's end; retried for a moment, never for a
 		// keep-alive (an hour here).
-		deadline := time.Now().Add(2 * time.Second)
-		for {
+		if !wait.Within(2*time.Second, func() bool {
 			reopened, got, body := tryStream(t, f.addr, f.stream(), f.h.Key, nil)
-			if reopened != nil {
-				open[i] = reopened
-				break
-			}
-			if got != http.StatusTooManyRequests {
+			if reopened == nil && got != http.StatusTooManyRequests {
 				t.Fatalf("close %d: reopening answered %d: %s", i, got, body)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("close %d: the slot of the closed stream was still held 2 s after", i)
+			if reopened != nil {
+				open[i] = reopened
 			}
-			time.Sleep(20 * time.Millisecond)
+			return reopened != nil
+		}) {
+			t.Fatalf("close %d: the slot of the closed stream was still held 2 s after", i)
 		}
 	}
 	if got := sixth(); got != http.StatusTooManyRequests {
@@ -585,7 +579,7 @@ func TestAnEventFeedStreamSendsAddedAndRemovedItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(t, f.h, res)
+	projected(t, f.h, res)
 	removed := s.next(5 * time.Second)
 	if removed.Event != "removed" || removed.itemID(t) != item.String() {
 		t.Fatalf("event %+v, want the removal of %s", removed, item)
@@ -636,13 +630,8 @@ func TestAHeadRequestOfAStreamHoldsNoSlot(t *testing.T) {
 	// Each answer has no body, so its stream ends at once and frees the
 	// key's one slot; the release follows the answer closely, so a 429
 	// is retried for a while. A slot held for good fails.
-	settled := func(method string) int {
-		deadline := time.Now().Add(3 * time.Second)
-		got := status(method)
-		for got == http.StatusTooManyRequests && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-			got = status(method)
-		}
+	settled := func(method string) (got int) {
+		wait.Within(3*time.Second, func() bool { got = status(method); return got != http.StatusTooManyRequests })
 		return got
 	}
 	for i := range 3 {

@@ -113,7 +113,7 @@ func (h *handlers) createSubscription(kind domain.FeedKind, param string) fiber.
 			return err
 		}
 		org := organization(c)
-		if _, err := h.feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
+		if _, err := h.Reads.Feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
 			return err
 		}
 		token, prefix, hash, err := newSubscriptionToken()
@@ -143,10 +143,10 @@ func (h *handlers) listSubscriptions(kind domain.FeedKind, param string) fiber.H
 			return err
 		}
 		org := organization(c)
-		if _, err := h.feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
+		if _, err := h.Reads.Feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
 			return err
 		}
-		subs, err := h.subscriptions.List(c.UserContext(), org, kind, feedID)
+		subs, err := h.Reads.Subscriptions.List(c.UserContext(), org, kind, feedID)
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ func (h *handlers) revokeSubscription(kind domain.FeedKind, param string) fiber.
 			return err
 		}
 		org := organization(c)
-		if _, err := h.feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
+		if _, err := h.Reads.Feeds.Feed(c.UserContext(), kind, org, feedID); err != nil {
 			return err
 		}
 		err = writeDone(c, h, (*commands.Handler).RevokeFeedSubscription,
@@ -197,7 +197,7 @@ func (h *handlers) viaSubscription(kind domain.FeedKind, param string, serve fun
 		if !ok {
 			return missing
 		}
-		s, err := h.subscriptions.Authenticate(c.UserContext(), prefix, secret)
+		s, err := h.Reads.Subscriptions.Authenticate(c.UserContext(), prefix, secret)
 		switch {
 		case errors.Is(err, feedsubscriptions.ErrUnknown):
 			return missing

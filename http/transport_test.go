@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Contract tests of the transport: what the service answers, on a real
@@ -241,18 +242,14 @@ func TestConnectionsPastTheCapsAreAnsweredInTheEnvelopeAndClosed(t *testing.T) {
 	})
 	t.Run("a closed connection frees its place", func(t *testing.T) {
 		a1.Close()
-		deadline := time.Now().Add(answerWithin)
-		for {
+		var r servicetest.Response
+		if !wait.Within(answerWithin, func() bool {
 			conn := dial(t, addr, "127.0.0.1")
 			_, _ = io.WriteString(conn, health)
-			r := readAnswer(t, conn, bufio.NewReader(conn))
-			if r.Status == http.StatusOK {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("still refused after the close: %d %s", r.Status, r.Raw)
-			}
-			time.Sleep(20 * time.Millisecond)
+			r = readAnswer(t, conn, bufio.NewReader(conn))
+			return r.Status == http.StatusOK
+		}) {
+			t.Fatalf("still refused after the close: %d %s", r.Status, r.Raw)
 		}
 	})
 }

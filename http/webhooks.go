@@ -9,6 +9,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/webhook"
@@ -57,7 +58,7 @@ func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest 
 // knownEventFeeds refuses event feed ids the organization has no event
 // feed of, as D4 refuses an unknown sourceId: 404 naming it.
 func (h *handlers) knownEventFeeds(ctx context.Context, org uuid.UUID, ids []uuid.UUID) error {
-	id, missing, err := h.feeds.MissingFeed(ctx, domain.FeedHappenings, org, ids)
+	id, missing, err := h.Reads.Feeds.MissingFeed(ctx, domain.FeedHappenings, org, ids)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 	if err := h.knownEventFeeds(c.UserContext(), org, config.EventFeedIDs); err != nil {
 		return err
 	}
-	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), org, idempotencyScope(c).NewID("webhookSecret"))
+	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), org, transport.IdempotencyScope(c).NewID("webhookSecret"))
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (h *handlers) createWebhook(c *fiber.Ctx) error {
 }
 
 func (h *handlers) listWebhooks(c *fiber.Ctx) error {
-	hooks, err := h.webhooks.Webhooks(c.UserContext(), organization(c))
+	hooks, err := h.Reads.Webhooks.Webhooks(c.UserContext(), organization(c))
 	if err != nil {
 		return err
 	}
@@ -113,7 +114,7 @@ func (h *handlers) getWebhook(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	w, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID)
+	w, err := h.Reads.Webhooks.Webhook(c.UserContext(), ref.Org, ref.ID)
 	if err != nil {
 		return err
 	}
@@ -168,10 +169,10 @@ func (h *handlers) rotateWebhookSecret(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.webhooks.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
+	if _, err := h.Reads.Webhooks.Webhook(c.UserContext(), ref.Org, ref.ID); err != nil {
 		return err
 	}
-	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org, idempotencyScope(c).NewID("webhookSecret"))
+	secretID, secret, err := h.Webhooks.Secrets().Create(c.UserContext(), ref.Org, transport.IdempotencyScope(c).NewID("webhookSecret"))
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/auth"
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -122,16 +123,8 @@ func addEventItem(t *testing.T, h *servicetest.Harness, org, feed uuid.UUID, tit
 	}
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// deliveredWithin bounds the wait for a webhook delivery.
+const deliveredWithin = 15 * time.Second
 
 func wantWebhook(t *testing.T, what string, m map[string]any, withSecret bool) {
 	t.Helper()
@@ -311,7 +304,7 @@ func TestADeliveryIsFoundOnlyUnderItsOwnWebhook(t *testing.T) {
 	second := wantDataObject(t, c.do(t, "POST", "/webhooks", map[string]any{"url": rc.URL + "/b", "events": []string{"event.item_added"}}), http.StatusCreated)["id"].(string)
 	addEventItem(t, h, org, uuid.MustParse(feed), "one")
 	var delivery string
-	eventually(t, "the first webhook's delivery", func() bool {
+	wait.Until(t, deliveredWithin, "the first webhook's delivery", func() bool {
 		items := wantDataObject(t, c.do(t, "GET", "/webhooks/"+first+"/deliveries", nil), http.StatusOK)["items"].([]any)
 		if len(items) == 1 && items[0].(map[string]any)["status"] != "pending" {
 			delivery = items[0].(map[string]any)["id"].(string)
@@ -510,9 +503,9 @@ func TestDeliveriesAreListedPagedWithTheirAttemptsAndCanBeRedelivered(t *testing
 	for _, title := range []string{"one", "two", "three"} {
 		addEventItem(t, h, org, uuid.MustParse(feed), title)
 	}
-	eventually(t, "three deliveries", func() bool { return rc.count() == 3 })
+	wait.Until(t, deliveredWithin, "three deliveries", func() bool { return rc.count() == 3 })
 	var page []map[string]any
-	eventually(t, "three delivered deliveries", func() bool {
+	wait.Until(t, deliveredWithin, "three delivered deliveries", func() bool {
 		r := c.do(t, "GET", "/webhooks/"+id+"/deliveries", nil)
 		list := wantDataObject(t, r, http.StatusOK)
 		page = nil
@@ -552,8 +545,8 @@ func TestDeliveriesAreListedPagedWithTheirAttemptsAndCanBeRedelivered(t *testing
 	if again["id"] != deliveryID || again["status"] != "pending" {
 		t.Fatalf("redeliver answered %s", jsonOf(again))
 	}
-	eventually(t, "the redelivery", func() bool { return rc.count() == 4 })
-	eventually(t, "the redelivery's attempt in the log", func() bool {
+	wait.Until(t, deliveredWithin, "the redelivery", func() bool { return rc.count() == 4 })
+	wait.Until(t, deliveredWithin, "the redelivery's attempt in the log", func() bool {
 		got := wantDataObject(t, c.do(t, "GET", "/webhooks/"+id+"/deliveries/"+deliveryID, nil), http.StatusOK)
 		return got["status"] == "delivered" && len(got["attempts"].([]any)) == 2
 	})

@@ -69,7 +69,7 @@ func (h *handlers) websubVerify(c *fiber.Ctx) error {
 // queued or ignored for its signature (the recommendation lets a
 // subscriber acknowledge what it ignores, and a forger learns nothing),
 // 404 for an unknown id, 415 for a compressed body (uncompressedBody).
-// The body was bounded by boundBody.
+// The body was bounded by transport.BoundBody.
 func (h *handlers) websubReceive(c *fiber.Ctx) error {
 	if err := h.websubAllow(c); err != nil {
 		return err
@@ -115,10 +115,10 @@ type sourcePushJSON struct {
 // none. The caller has checked that the organization may see the source's
 // schedule.
 func (h *handlers) pushOf(c *fiber.Ctx, sourceID uuid.UUID) (*sourcePushJSON, error) {
-	if h.WebSub == nil {
+	if h.WebSub == nil || h.Push == nil {
 		return nil, nil
 	}
-	p, ok, err := websub.PushOf(c.UserContext(), h.DB, sourceID)
+	p, ok, err := h.Push(c.UserContext(), sourceID)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -9,22 +9,12 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/http/envelope"
-	"github.com/feedsvc/feedsvc/internal/idempotency"
+	"github.com/feedsvc/feedsvc/http/transport"
 )
 
 // The writes of the API, each one sequence: the command runs in the
 // request's idempotency scope, and the answer is what it decided, given
 // once every later read reflects it (commands.Visible, D6).
-
-// scopeLocal keys the request's idempotency scope among its locals.
-type scopeLocal struct{}
-
-// idempotencyScope is the scope the idempotent middleware gave a write
-// with an Idempotency-Key; the zero Scope otherwise.
-func idempotencyScope(c *fiber.Ctx) idempotency.Scope {
-	s, _ := c.Locals(scopeLocal{}).(idempotency.Scope)
-	return s
-}
 
 // command is a command of the handler, as a method expression:
 // (*commands.Handler).UpdateFeed.
@@ -33,7 +23,7 @@ type command[C, T any] func(h *commands.Handler, ctx context.Context, cmd C) (T,
 // write runs cmd as the request's and returns what it decided once it is
 // visible.
 func write[C, T any](c *fiber.Ctx, h *handlers, run command[C, T], cmd C) (T, error) {
-	cmds := h.Commands.Idempotent(idempotencyScope(c))
+	cmds := h.Commands.Idempotent(transport.IdempotencyScope(c))
 	return commands.Visible(c.UserContext(), h.Waiter, func(ctx context.Context) (T, commands.Result, error) {
 		return run(cmds, ctx, cmd)
 	})

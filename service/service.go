@@ -13,10 +13,12 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/eventstore"
 	apihttp "github.com/feedsvc/feedsvc/http"
+	"github.com/feedsvc/feedsvc/http/transport"
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/connector/social"
@@ -31,7 +33,13 @@ import (
 	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/history"
+	"github.com/feedsvc/feedsvc/readmodel/insights"
+	"github.com/feedsvc/feedsvc/readmodel/negativesources"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/service/config"
@@ -193,11 +201,11 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
-		Streams: apihttp.StreamConfig{
+		Streams: transport.StreamConfig{
 			PerKey: cfg.StreamsPerKey, Total: cfg.StreamsMax, KeepAlive: cfg.StreamKeepAlive, Poll: cfg.StreamPoll, MaxAge: cfg.StreamMaxAge,
 		},
 	}, apihttp.Deps{
-		Commands: s.Commands, DB: db.Bun, Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, Reads: apiReads(db.Bun, s.Lookups), Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		Webhooks: s.Webhooks,
 		History:  history.New(s.Store, sources.NewQueries(db.Bun)),
 		Parser:   parse.New(client, logger).WithLimits(cfg.Documents),
@@ -206,8 +214,21 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			return apihttp.SourcePolling(p), ok, err
 		},
 		WebSub: s.WebSub,
+		Push: func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error) {
+			return websub.PushOf(ctx, db.Bun, sourceID)
+		},
 	})
 	return s, nil
+}
+
+// apiReads are the read models' queries the API answers from.
+func apiReads(db bun.IDB, lookups *readmodel.Lookups) apihttp.Reads {
+	return apihttp.Reads{
+		Feeds: feeds.NewQueries(db), Sources: sources.NewQueries(db), News: newsitems.NewQueries(db),
+		Happenings: happeningitems.NewQueries(db), Insights: insights.NewQueries(db),
+		NegativeSources: negativesources.NewQueries(db), Webhooks: webhooks.NewQueries(db), Items: lookups,
+		Subscriptions: feedsubscriptions.NewQueries(db),
+	}
 }
 
 // Run runs the configured roles until ctx ends, then shuts down in order:
@@ -294,7 +315,7 @@ func (s *Service) Run(ctx context.Context) error {
 // Serve answers API requests on ln until the service shuts down, holding
 // no more connections than the configuration allows.
 func (s *Service) Serve(ln net.Listener) error {
-	return s.App.Listener(apihttp.LimitConns(ln, apihttp.ConnLimits{
+	return s.App.Listener(transport.LimitConns(ln, transport.ConnLimits{
 		Total: s.Config.MaxConns, PerIP: s.Config.MaxConnsPerIP,
 	}, s.logger))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Issues 23 and 33: the schedule a real `feedsvc serve` gives each source,
@@ -73,10 +74,10 @@ func TestAServeProcessChecksEverySourceWithinTheIntervalAndSaysWhyWhenNot(t *tes
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var p map[string]any
-			eventually(t, 30*time.Second, func() bool {
+			wait.Until(t, 30*time.Second, "the first poll", func() bool {
 				p = api.polling(ids[i])
 				return p != nil && p["lastPollAt"] != nil && p["intervalReason"] != nil
-			}, "the first poll")
+			})
 			want := tt.interval
 			if want == 0 {
 				observed := seconds(p["observedIntervalSeconds"])
@@ -131,7 +132,7 @@ func TestAServeProcessChecksABusySourceSeveralTimesWithinOneInterval(t *testing.
 	}
 	busyID, quietID := attach(busy), attach(quiet)
 	start := time.Now()
-	eventually(t, interval/2, func() bool { return busy.Hits("/sitemap.xml") >= 4 }, "four reads of the busy site's sitemap within half an interval")
+	wait.Until(t, interval/2, "four reads of the busy site's sitemap within half an interval", func() bool { return busy.Hits("/sitemap.xml") >= 4 })
 	t.Logf("the busy sitemap was read 4 times in %v", time.Since(start).Round(100*time.Millisecond))
 	if p := api.polling(busyID); p["intervalReason"] != "busy" {
 		t.Errorf("the busy source's polling says %v, want busy", p["intervalReason"])

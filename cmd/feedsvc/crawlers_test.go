@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Issue 23: the crawler role in several `feedsvc serve` processes on one
@@ -154,7 +155,7 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 	// Kill the process holding the most leases, mid-poll.
 	var victim *process
 	var victimSources []string
-	for victim == nil {
+	wait.Until(t, 30*time.Second, "a crawler holding leases", func() bool {
 		for _, c := range crawlers {
 			var held []string
 			if err := db.Bun.NewRaw(`SELECT source_id::text FROM crawl_state WHERE lease_owner LIKE ? AND leased_until > now()`,
@@ -165,7 +166,8 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 				victim, victimSources = c, held
 			}
 		}
-	}
+		return victim != nil
+	})
 	victim.kill()
 	killedAt := time.Now()
 	t.Logf("killed crawler %d holding %d sources", victim.cmd.Process.Pid, len(victimSources))
@@ -175,8 +177,7 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 		// third of it); another process claims them on its next tick (1 s).
 		deadline := killedAt.Add(lease + time.Second + 2*time.Second)
 		for _, id := range victimSources {
-			var taken bool
-			for !taken && time.Now().Before(deadline.Add(30*time.Second)) {
+			taken := wait.Within(time.Until(deadline.Add(30*time.Second)), func() bool {
 				var owner string
 				var crawled time.Time
 				err := db.Bun.NewRaw(`SELECT coalesce(lease_owner, ''), coalesce(last_crawl_at, 'epoch') FROM crawl_state WHERE source_id = ?`, id).
@@ -184,17 +185,12 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 				if err != nil {
 					t.Fatal(err)
 				}
-				if (owner != "" && !strings.HasPrefix(owner, victim.owner())) || crawled.After(killedAt) {
-					taken = true
-					if at := time.Now(); at.After(deadline) {
-						t.Errorf("source %s was taken over %v after the kill, want within %v", id, at.Sub(killedAt).Round(100*time.Millisecond), lease)
-					}
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return (owner != "" && !strings.HasPrefix(owner, victim.owner())) || crawled.After(killedAt)
+			})
 			if !taken {
 				t.Errorf("source %s was never taken over", id)
+			} else if at := time.Now(); at.After(deadline) {
+				t.Errorf("source %s was taken over %v after the kill, want within %v", id, at.Sub(killedAt).Round(100*time.Millisecond), lease)
 			}
 		}
 	})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Issue 33: the poll interval is a promise. With nothing but
@@ -58,13 +59,13 @@ func TestWithOnlyThePollIntervalSetAQuietSourcePicksUpItsNextArticleWithinAboutO
 		s.id = api.post("/feeds/news/"+s.feed+"/sources", s.body)["sourceId"].(string)
 	}
 	for _, s := range sources {
-		eventually(t, 60*time.Second, func() bool { return api.lists(s.feed, s.first) }, s.name+"'s article of ten days ago")
+		wait.Until(t, 60*time.Second, s.name+"'s article of ten days ago", func() bool { return api.lists(s.feed, s.first) })
 	}
 	for _, s := range sources {
 		t.Run(s.name+" is checked at the interval", func(t *testing.T) {
 			// The first poll's schedule is written after its items show.
 			var p map[string]any
-			eventually(t, 10*time.Second, func() bool { p = api.polling(s.id); return p != nil && p["intervalReason"] != nil }, "the first poll's schedule")
+			wait.Until(t, 10*time.Second, "the first poll's schedule", func() bool { p = api.polling(s.id); return p != nil && p["intervalReason"] != nil })
 			if p["intervalReason"] != "interval" || p["intervalSeconds"] != interval.Seconds() {
 				t.Errorf("intervalSeconds %v for %v, want %v for interval", p["intervalSeconds"], p["intervalReason"], interval.Seconds())
 			}
@@ -79,7 +80,7 @@ func TestWithOnlyThePollIntervalSetAQuietSourcePicksUpItsNextArticleWithinAboutO
 		t.Run(s.name+" lists its next article within about one interval", func(t *testing.T) {
 			// An interval, the poll itself and the projection: a quiet
 			// source waited two hours here before (FEEDSVC_MAX_POLL_INTERVAL).
-			eventually(t, interval+15*time.Second, func() bool { return api.lists(s.feed, urls[i]) }, "the new article")
+			wait.Until(t, interval+15*time.Second, "the new article", func() bool { return api.lists(s.feed, urls[i]) })
 			t.Logf("listed %v after it was published", time.Since(published).Round(100*time.Millisecond))
 		})
 	}

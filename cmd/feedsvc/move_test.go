@@ -24,6 +24,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore/storetest"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -225,22 +226,17 @@ func TestAPartialImportIsAnAnalysisCopyThatServeRefuses(t *testing.T) {
 // receiver is a webhook endpoint that counts the deliveries of each event.
 type receiver struct {
 	*httptest.Server
-	mu   sync.Mutex
-	got  map[string]int
-	seen chan struct{}
+	mu  sync.Mutex
+	got map[string]int
 }
 
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
-	r := &receiver{got: map[string]int{}, seen: make(chan struct{}, 1)}
+	r := &receiver{got: map[string]int{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.got[req.Header.Get(webhook.HeaderEventID)]++
 		r.mu.Unlock()
-		select {
-		case r.seen <- struct{}{}:
-		default:
-		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(r.Close)
@@ -261,18 +257,9 @@ func (r *receiver) counts() (map[string]int, int) {
 // await waits until cond holds of the deliveries.
 func (r *receiver) await(t *testing.T, what string, cond func(map[string]int) bool) {
 	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for {
-		got, _ := r.counts()
-		if cond(got) {
-			return
-		}
-		select {
-		case <-r.seen:
-		case <-time.After(100 * time.Millisecond):
-		case <-deadline:
-			t.Fatalf("waited a minute for %s; deliveries %v", what, got)
-		}
+	var got map[string]int
+	if !wait.Within(60*time.Second, func() bool { got, _ = r.counts(); return cond(got) }) {
+		t.Fatalf("waited a minute for %s; deliveries %v", what, got)
 	}
 }
 

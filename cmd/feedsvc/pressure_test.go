@@ -20,6 +20,7 @@ import (
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/internal/database"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -62,19 +63,16 @@ func servePressured(t *testing.T, maxConns int, roles string) (*pressured, *inst
 	in.serve(t)
 	p := &pressured{cluster: c, base: "http://" + addr, client: &http.Client{Timeout: 30 * time.Second}}
 	if strings.Contains(roles, "api") {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			resp, err := p.client.Get(p.base + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
+		var err error
+		if !wait.Within(60*time.Second, func() bool {
+			var resp *http.Response
+			if resp, err = p.client.Get(p.base + "/readyz"); err != nil {
+				return false
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("serve not ready within a minute: %v", err)
-			}
-			time.Sleep(100 * time.Millisecond)
+			resp.Body.Close()
+			return resp.StatusCode == http.StatusOK
+		}) {
+			t.Fatalf("serve not ready within a minute: %v", err)
 		}
 	}
 	return p, in
@@ -266,17 +264,13 @@ func TestUnderDatabasePressureTheAPIAnswers503AndTheRateHolds(t *testing.T) {
 	}
 
 	release()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		a, _ := p.do(t, free, "GET", events, nil)
-		b, _ := p.do(t, free, "POST", "/feeds/news", map[string]any{"name": "After", "description": "d"})
-		if a.status == http.StatusOK && b.status == http.StatusCreated {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("30 s after the connections were released: read %d %s, write %d %s", a.status, a.code, b.status, b.code)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var b answer
+	if !wait.Within(30*time.Second, func() bool {
+		a, _ = p.do(t, free, "GET", events, nil)
+		b, _ = p.do(t, free, "POST", "/feeds/news", map[string]any{"name": "After", "description": "d"})
+		return a.status == http.StatusOK && b.status == http.StatusCreated
+	}) {
+		t.Fatalf("30 s after the connections were released: read %d %s, write %d %s", a.status, a.code, b.status, b.code)
 	}
 }
 
@@ -328,17 +322,12 @@ func TestADeliveryWhoseRecordIsRefusedIsPostedOnce(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	release()
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var status string
-		err := db.Pool.QueryRow(ctx, "SELECT status FROM webhook_deliveries").Scan(&status)
-		if err == nil && status == webhook.StatusDelivered {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the delivery is %q (%v) 30 s after the database took connections again; want delivered", status, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var status string
+	if !wait.Within(30*time.Second, func() bool {
+		err = db.Pool.QueryRow(ctx, "SELECT status FROM webhook_deliveries").Scan(&status)
+		return err == nil && status == webhook.StatusDelivered
+	}) {
+		t.Fatalf("the delivery is %q (%v) 30 s after the database took connections again; want delivered", status, err)
 	}
 	// Retries come 50 ms apart (FEEDSVC_WEBHOOK_BACKOFF_BASE): give a wrong
 	// second POST the time to arrive.

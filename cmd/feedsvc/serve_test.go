@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Tests that need `feedsvc serve` as a real process (its own listener, a
@@ -146,19 +147,16 @@ type apiClient struct {
 
 func (a apiClient) waitReady() {
 	a.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(a.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+	var err error
+	if !wait.Within(60*time.Second, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(a.base + "/readyz"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("serve not ready within a minute: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		a.t.Fatalf("serve not ready within a minute: %v", err)
 	}
 }
 
@@ -253,16 +251,4 @@ func (a apiClient) metric(sample string) float64 {
 		}
 	}
 	return 0
-}
-
-// eventually polls cond until it holds, failing the test after timeout.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

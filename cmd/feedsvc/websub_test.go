@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Issue 23: WebSub through `feedsvc serve`, against a local hub that
@@ -25,11 +26,11 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 
 	feed := api.post("/feeds/news", map[string]any{"name": "pushed", "description": "a pushed feed"})["id"].(string)
 	source := api.post("/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site.Domain()})["sourceId"].(string)
-	eventually(t, 20*time.Second, func() bool { return api.lists(feed, site.ArticleURL(0)) }, "the first poll's item")
+	wait.Until(t, 20*time.Second, "the first poll's item", func() bool { return api.lists(feed, site.ArticleURL(0)) })
 
 	var sub crawltest.HubRequest
 	t.Run("the first poll subscribes at the feed's hub and the intent verification passes", func(t *testing.T) {
-		eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 1 }, "a verified subscription at the hub")
+		wait.Until(t, 10*time.Second, "a verified subscription at the hub", func() bool { return hub.Subscribers() == 1 })
 		sub = hub.Requests("subscribe")[0]
 		if sub.Topic != site.FeedURL() {
 			t.Errorf("topic %q, want the feed's self URL %q", sub.Topic, site.FeedURL())
@@ -40,10 +41,10 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 		if v := hub.Verifications("subscribe"); len(v) != 1 || !v[0].Echoed {
 			t.Errorf("verifications %+v, want one that echoed the challenge", v)
 		}
-		eventually(t, 5*time.Second, func() bool {
+		wait.Until(t, 5*time.Second, "the source's detail to show the active subscription", func() bool {
 			p, _ := api.polling(source)["push"].(map[string]any)
 			return p["state"] == "active" && p["hub"] == hub.URL && p["topic"] == site.FeedURL()
-		}, "the source's detail to show the active subscription")
+		})
 	})
 	if t.Failed() {
 		t.FailNow()
@@ -56,7 +57,7 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 		if got := hub.Publish(sub.Topic, site.Feed()); len(got) != 1 || got[0]/100 != 2 {
 			t.Fatalf("the callback answered %v, want one 2xx", got)
 		}
-		eventually(t, 10*time.Second, func() bool { return api.lists(feed, fresh) }, "the pushed entry in the feed")
+		wait.Until(t, 10*time.Second, "the pushed entry in the feed", func() bool { return api.lists(feed, fresh) })
 		took := time.Since(start)
 		t.Logf("pushed entry listed %s after the push", took.Round(time.Millisecond))
 		if took > time.Second {
@@ -89,14 +90,14 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 			}
 		}
 		hub.Publish(sub.Topic, signed)
-		eventually(t, 10*time.Second, func() bool { return api.lists(feed, second) }, "the signed push's entry")
+		wait.Until(t, 10*time.Second, "the signed push's entry", func() bool { return api.lists(feed, second) })
 		// Every push the callback accepted has been ingested: had a forged
 		// one been taken, its entry would be in the feed by now.
-		eventually(t, 10*time.Second, func() bool {
+		wait.Until(t, 10*time.Second, "the accepted pushes to be ingested", func() bool {
 			return api.metric(`feedsvc_websub_pushes_ingested_total{outcome="ingested"}`) ==
 				api.metric(`feedsvc_websub_pushes_received_total{outcome="accepted"}`) &&
 				api.metric("feedsvc_websub_pushes_queued") == 0
-		}, "the accepted pushes to be ingested")
+		})
 		if n := api.metric(`feedsvc_websub_pushes_received_total{outcome="bad_signature"}`); n != 3 {
 			t.Errorf("%v pushes counted with a bad signature, want 3", n)
 		}
@@ -108,7 +109,7 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 	t.Run("the lease is renewed at the hub before it ends", func(t *testing.T) {
 		first := hub.Verifications("subscribe")[0].At
 		firstExpiry := leaseExpiry(api.polling(source))
-		eventually(t, 2*lease, func() bool { return len(hub.Verifications("subscribe")) >= 2 }, "a renewal verified at the hub")
+		wait.Until(t, 2*lease, "a renewal verified at the hub", func() bool { return len(hub.Verifications("subscribe")) >= 2 })
 		renewal := hub.Requests("subscribe")[1]
 		if renewal.Callback != sub.Callback || renewal.Topic != sub.Topic || renewal.Secret != sub.Secret {
 			t.Fatalf("renewal %+v does not renew %+v", renewal, sub)
@@ -124,9 +125,9 @@ func TestAServeProcessSubscribesAtTheHubAndListsWhatItPushesWithinASecond(t *tes
 		if v := hub.Verifications("subscribe")[1]; !v.Echoed {
 			t.Fatalf("the renewal's verification was refused (status %d)", v.Status)
 		}
-		eventually(t, 5*time.Second, func() bool {
+		wait.Until(t, 5*time.Second, "the source's detail to show the renewed lease", func() bool {
 			return leaseExpiry(api.polling(source)).After(firstExpiry)
-		}, "the source's detail to show the renewed lease")
+		})
 	})
 }
 

@@ -212,6 +212,6 @@ func checkSamples(t *testing.T, s *service, doc []byte, rec *recorder) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, want) {
-		t.Fatalf("%s is not what the walkthroughs give: write it with FEEDSVC_UPDATE_SAMPLES=1 go test -run TestAnIntegratorsFirstHourWorks ./http/clients/", samplesPath)
+		t.Fatalf("%s is not what the walkthroughs give: write it with FEEDSVC_UPDATE_SAMPLES=1 go test -run TestAnIntegratorsFirstHourWorks . in http/clients", samplesPath)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/http/clients/go/feedsvc"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // sample:go:client
@@ -49,6 +50,9 @@ func refused(t *testing.T, what string, resp *http.Response, body []byte, err er
 	return apiErr
 }
 
+// crawlWithin bounds the wait for a crawl on a loaded machine.
+const crawlWithin = 2 * time.Minute
+
 // The README's walkthrough with the Go client oapi-codegen generates:
 // nothing but the generated code and feedsvc.Check.
 func goWalkthrough(t *testing.T, s *service, key string, rec *recorder) {
@@ -75,7 +79,7 @@ func goWalkthrough(t *testing.T, s *service, key string, rec *recorder) {
 
 	// The backfill crawls the site: wait for its five articles.
 	var items []feedsvc.NewsItem
-	waitFor(t, "the site's articles", func() bool {
+	wait.Until(t, crawlWithin, "the site's articles", func() bool {
 		// sample:go:listNewsItems
 		limit := feedsvc.Limit(20)
 		include := feedsvc.Include("source")
@@ -144,7 +148,7 @@ func goWalkthrough(t *testing.T, s *service, key string, rec *recorder) {
 		feedsvc.EventSourceRequest{SourceType: "site", SourceId: stored.Data.Id.String()})
 	// end sample
 	answered(t, "attach the record", byID.HTTPResponse, byID.Body, err)
-	waitFor(t, "the site's concerts", func() bool {
+	wait.Until(t, crawlWithin, "the site's concerts", func() bool {
 		// sample:go:listEventItems
 		events, err := c.ListEventItemsWithResponse(ctx, eventFeed, nil)
 		// end sample
@@ -215,17 +219,4 @@ func goWalkthrough(t *testing.T, s *service, key string, rec *recorder) {
 	answered(t, "disable the source", disabled.HTTPResponse, disabled.Body, err)
 	deleted, err := c.DeleteNewsFeedWithResponse(ctx, feed, nil)
 	answered(t, "delete the feed", deleted.HTTPResponse, deleted.Body, err)
-}
-
-// waitFor polls cond until it holds, for at most two minutes (a crawl on
-// a loaded machine).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited two minutes for %s", what)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }

@@ -25,7 +25,7 @@ var floors = [][]string{
 	{"projections", "readmodel"},
 	{"ingest", "webhook"},
 	{"http"},
-	{"service", "testkit", "internal/layers", "cmd", "bench", "docs", "http/clients"},
+	{"service", "testkit", "internal/layers", "cmd", "bench", "docs"},
 }
 
 func floorOf(pkg string) (int, bool) {

@@ -534,6 +534,20 @@ func (q *Queries) HappeningDetails(ctx context.Context, ids []uuid.UUID) (map[uu
 	return out, nil
 }
 
+// LatestChange is the latest change of a feed's items; the zero key
+// (before every change) when it has none. A live item stream that names
+// no cursor starts after it.
+func (q *Queries) LatestChange(ctx context.Context, feedID uuid.UUID) (changes.Key, error) {
+	return changes.Latest(ctx, q.db, "event_items", feedID)
+}
+
+// LatestChanges is LatestChange of many feeds in one statement; a feed
+// without items is left out. The live item streams' poller asks it for
+// every event feed with a stream open.
+func (q *Queries) LatestChanges(ctx context.Context, feedIDs []uuid.UUID) (map[uuid.UUID]changes.Key, error) {
+	return changes.LatestOf(ctx, q.db, "event_items", feedIDs)
+}
+
 // ItemRef is the reference commands take to a visible item of the
 // organization's event feed (commands.Lookups, through readmodel.Lookups).
 func (q *Queries) ItemRef(ctx context.Context, org, feedID, itemID uuid.UUID) (domain.ItemRef, error) {

@@ -100,7 +100,7 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 		return ItemPage{}, err
 	}
 	// Read before the page, so that the page holds every change up to it.
-	latest, err := changes.Latest(ctx, q.db, "news_items", feedID)
+	latest, err := q.LatestChange(ctx, feedID)
 	if err != nil {
 		return ItemPage{}, err
 	}
@@ -137,7 +137,7 @@ func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f 
 	if err != nil {
 		return ItemPage{}, err
 	}
-	latest, err := changes.Latest(ctx, q.db, "news_items", feedID)
+	latest, err := q.LatestChange(ctx, feedID)
 	if err != nil {
 		return ItemPage{}, err
 	}
@@ -159,6 +159,20 @@ func (q *Queries) newsItemChanges(ctx context.Context, org, feedID uuid.UUID, f 
 	return ItemPage{Items: items, Total: total, Changes: changes.Changes{
 		Next: changes.NextAfter(*f.After, latest, last, more), HasMore: more, Removed: []uuid.UUID{},
 	}}, nil
+}
+
+// LatestChange is the latest change of a feed's items; the zero key
+// (before every change) when it has none. A live item stream that names
+// no cursor starts after it.
+func (q *Queries) LatestChange(ctx context.Context, feedID uuid.UUID) (changes.Key, error) {
+	return changes.Latest(ctx, q.db, "news_items", feedID)
+}
+
+// LatestChanges is LatestChange of many feeds in one statement; a feed
+// without items is left out. The live item streams' poller asks it for
+// every news feed with a stream open.
+func (q *Queries) LatestChanges(ctx context.Context, feedIDs []uuid.UUID) (map[uuid.UUID]changes.Key, error) {
+	return changes.LatestOf(ctx, q.db, "news_items", feedIDs)
 }
 
 // feedItemCount checks that the feed is the organization's and counts the

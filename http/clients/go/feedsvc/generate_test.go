@@ -50,6 +50,6 @@ func TestTheClientIsOapiCodegensOutputForTheServedDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(have, []byte(code)) {
-		t.Fatalf("%s is not oapi-codegen's output for the document: regenerate it with FEEDSVC_UPDATE_CLIENT=1 go test ./http/clients/go/feedsvc/", cfg.Output)
+		t.Fatalf("%s is not oapi-codegen's output for the document: regenerate it with FEEDSVC_UPDATE_CLIENT=1 go test ./go/feedsvc/ in http/clients (make client)", cfg.Output)
 	}
 }

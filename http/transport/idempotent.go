@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/feedsvc/feedsvc/http/envelope"
+	"github.com/feedsvc/feedsvc/http/keyauth"
 	"github.com/feedsvc/feedsvc/internal/idempotency"
 )
 
@@ -26,7 +27,7 @@ var notReplayed = []string{
 	"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy",
 }
 
-// idempotent makes POST, PATCH and DELETE with an Idempotency-Key safe to
+// Idempotent makes POST, PATCH and DELETE with an Idempotency-Key safe to
 // repeat (IETF draft-ietf-httpapi-idempotency-key-header): the same key from
 // the same organization within 24 hours answers the first answer, with
 // Idempotent-Replayed: true, without running the request again; the same
@@ -36,7 +37,7 @@ var notReplayed = []string{
 // leaves its key to be taken over when its lease ends: either rerun finds
 // the work the first did in the event log (idempotency.Scope) and answers
 // with it. It must run after the auth middleware.
-func idempotent(store *idempotency.Store, logger *slog.Logger) fiber.Handler {
+func Idempotent(store *idempotency.Store, logger *slog.Logger) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		switch c.Method() {
 		case fiber.MethodPost, fiber.MethodPatch, fiber.MethodDelete:
@@ -54,7 +55,8 @@ func idempotent(store *idempotency.Store, logger *slog.Logger) fiber.Handler {
 		if !validIdempotencyKey(key) {
 			return envelope.BadRequest(headerIdempotencyKey, "must be 1 to 255 visible ASCII characters")
 		}
-		claim, err := store.Begin(c.UserContext(), organization(c), key,
+		p, _ := keyauth.PrincipalFrom(c)
+		claim, err := store.Begin(c.UserContext(), p.OrganizationID, key,
 			idempotency.Fingerprint(c.Method(), c.OriginalURL(), c.BodyRaw()))
 		if err != nil {
 			return err
@@ -77,6 +79,17 @@ func idempotent(store *idempotency.Store, logger *slog.Logger) fiber.Handler {
 	}
 }
 
+// scopeLocal keys the request's idempotency scope among its locals.
+type scopeLocal struct{}
+
+// IdempotencyScope is the scope Idempotent gave a write with an
+// Idempotency-Key; the zero Scope otherwise. The write runs its command in
+// it, so that a rerun finds the work of a run that died.
+func IdempotencyScope(c *fiber.Ctx) idempotency.Scope {
+	s, _ := c.Locals(scopeLocal{}).(idempotency.Scope)
+	return s
+}
+
 // runIdempotently runs the request as the key's owner and records its
 // answer (or, for an answer not to keep, gives the key up so that a repeat
 // runs it again).
@@ -87,7 +100,7 @@ func runIdempotently(c *fiber.Ctx, store *idempotency.Store, claim idempotency.C
 	ctx, cancel := context.WithTimeout(base, store.WorkTime())
 	defer cancel()
 	c.SetUserContext(ctx)
-	// The writes pass the scope to what they run (see write).
+	// The writes pass the scope to what they run (IdempotencyScope).
 	c.Locals(scopeLocal{}, claim.Scope)
 	if claim.Rerun {
 		logger.InfoContext(base, "idempotent request run again", "path", c.Path())

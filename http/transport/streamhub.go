@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"context"
@@ -7,16 +7,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
+	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
-	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
 
-// streamHub wakes the live item streams (streams.go) of a process when
-// their feed's items change. One poller serves every open stream: each
-// interval it reads, in one statement per item table, the latest change of
-// every feed that has a stream open (changes.LatestOf), and wakes the
+// streamHub wakes the live streams (stream.go) of a process when their
+// feed's items change. One poller serves every open stream: each interval
+// it reads, in one statement per feed kind, the latest change of every
+// feed that has a stream open (ChangeWatch.LatestChanges), and wakes the
 // streams of the feeds whose latest change moved. It works whichever
 // process projects (FEEDSVC_ROLES): it reads the read model, the truth,
 // rather than listening for a signal only an in-process projector could
@@ -26,20 +25,27 @@ import (
 //
 // The poller runs only while some stream is open.
 type streamHub struct {
-	db       bun.IDB
-	feedRows *feeds.Queries
+	watch    ChangeWatch
 	interval time.Duration
 	logger   *slog.Logger
 
 	mu      sync.Mutex
-	feeds   map[streamFeed]map[*streamWaker]struct{}
+	feeds   map[StreamFeed]map[*streamWaker]struct{}
 	running bool
 }
 
-// streamFeed is a feed of one of the item tables.
-type streamFeed struct {
-	table string
-	id    uuid.UUID
+// StreamFeed is the feed a stream follows.
+type StreamFeed struct {
+	Kind domain.FeedKind
+	ID   uuid.UUID
+}
+
+// ChangeWatch is what the poller reads: where the item lists of feeds of
+// a kind last changed (a feed without items left out), and which of
+// feeds are gone.
+type ChangeWatch interface {
+	LatestChanges(ctx context.Context, kind domain.FeedKind, feedIDs []uuid.UUID) (map[uuid.UUID]changes.Key, error)
+	Gone(ctx context.Context, feedIDs []uuid.UUID) ([]uuid.UUID, error)
 }
 
 // streamWaker is one open stream's wake-up: a channel of one slot (wakes
@@ -52,14 +58,14 @@ type streamWaker struct {
 	seen changes.Key
 }
 
-func newStreamHub(db bun.IDB, interval time.Duration, logger *slog.Logger) *streamHub {
-	return &streamHub{db: db, feedRows: feeds.NewQueries(db), interval: interval, logger: logger, feeds: map[streamFeed]map[*streamWaker]struct{}{}}
+func newStreamHub(watch ChangeWatch, interval time.Duration, logger *slog.Logger) *streamHub {
+	return &streamHub{watch: watch, interval: interval, logger: logger, feeds: map[StreamFeed]map[*streamWaker]struct{}{}}
 }
 
 // subscribe registers a stream of feed; its channel receives a value when
 // the feed's items may have changed. The stream must call the returned
 // function when it ends.
-func (h *streamHub) subscribe(feed streamFeed) (<-chan struct{}, func()) {
+func (h *streamHub) subscribe(feed StreamFeed) (<-chan struct{}, func()) {
 	w := &streamWaker{wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -91,7 +97,7 @@ func (h *streamHub) poll() {
 	defer tick.Stop()
 	failing := false
 	for range tick.C {
-		byTable, ok := h.watched()
+		byKind, ok := h.watched()
 		if !ok {
 			return
 		}
@@ -105,22 +111,22 @@ func (h *streamHub) poll() {
 			failed = true
 		}
 		var all []uuid.UUID
-		for table, ids := range byTable {
+		for kind, ids := range byKind {
 			all = append(all, ids...)
 			ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
-			latest, err := changes.LatestOf(ctx, h.db, table, ids)
+			latest, err := h.watch.LatestChanges(ctx, kind, ids)
 			cancel()
 			if err != nil {
 				report(err)
 				continue
 			}
-			h.wake(table, latest)
+			h.wake(kind, latest)
 		}
 		// A deleted feed's items stay, so its latest change does not move:
 		// its streams are woken to find it gone (their read answers not
 		// found, and they end).
 		ctx, cancel := context.WithTimeout(context.Background(), max(h.interval, 5*time.Second))
-		gone, err := h.feedRows.Gone(ctx, all)
+		gone, err := h.watch.Gone(ctx, all)
 		cancel()
 		if err != nil {
 			report(err)
@@ -139,8 +145,8 @@ func (h *streamHub) wakeGone(gone []uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, id := range gone {
-		for _, table := range []string{newsItemsTable, eventItemsTable} {
-			for w := range h.feeds[streamFeed{table: table, id: id}] {
+		for _, kind := range domain.FeedKinds {
+			for w := range h.feeds[StreamFeed{Kind: kind, ID: id}] {
 				select {
 				case w.wake <- struct{}{}:
 				default:
@@ -150,29 +156,29 @@ func (h *streamHub) wakeGone(gone []uuid.UUID) {
 	}
 }
 
-// watched lists the feeds with open streams by table; false (and the
+// watched lists the feeds with open streams by kind; false (and the
 // poller marked stopped) when there are none.
-func (h *streamHub) watched() (map[string][]uuid.UUID, bool) {
+func (h *streamHub) watched() (map[domain.FeedKind][]uuid.UUID, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.feeds) == 0 {
 		h.running = false
 		return nil, false
 	}
-	out := map[string][]uuid.UUID{}
+	out := map[domain.FeedKind][]uuid.UUID{}
 	for f := range h.feeds {
-		out[f.table] = append(out[f.table], f.id)
+		out[f.Kind] = append(out[f.Kind], f.ID)
 	}
 	return out, true
 }
 
-// wake wakes the streams of table's feeds whose latest change is not the
+// wake wakes the streams of kind's feeds whose latest change is not the
 // one they were last woken for.
-func (h *streamHub) wake(table string, latest map[uuid.UUID]changes.Key) {
+func (h *streamHub) wake(kind domain.FeedKind, latest map[uuid.UUID]changes.Key) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, k := range latest {
-		for w := range h.feeds[streamFeed{table: table, id: id}] {
+		for w := range h.feeds[StreamFeed{Kind: kind, ID: id}] {
 			if w.seen == k {
 				continue
 			}

@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"errors"
@@ -13,15 +13,16 @@ import (
 	"github.com/feedsvc/feedsvc/http/envelope"
 )
 
-// headerBufferSize bounds a request line and its headers together: a
-// 5,000-character id still reaches its handler (and its 400), a longer
-// request head answers 431.
-const headerBufferSize = 8 << 10
+// HeaderBufferSize bounds a request line and its headers together
+// (fiber.Config.ReadBufferSize): a 5,000-character id still reaches its
+// handler (and its 400), a longer request head answers 431.
+const HeaderBufferSize = 8 << 10
 
-// tuneTransport sets what fiber.Config does not reach on the fasthttp
-// server: a body timeout apart from the header timeout, and answers in the
-// error envelope to requests that never reach a route.
-func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logger) {
+// Tune sets what fiber.Config does not reach on app's fasthttp server: a
+// body timeout apart from the header timeout, and answers in the error
+// envelope to requests that never reach a route (unmatched answers those
+// of a method Fiber does not route).
+func Tune(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logger, unmatched fiber.Handler) {
 	srv := app.Server()
 	// ReadTimeout (the header timeout) runs from a request's first byte;
 	// once the headers are in, the body gets the longer timeout.
@@ -32,7 +33,7 @@ func tuneTransport(app *fiber.App, bodyTimeout time.Duration, logger *slog.Logge
 	// neither the client nor the log sees them: only the status is logged.
 	srv.SecureErrorLogMessage = true
 	// A 413 drains the rest of its body on the hijacked connection and then
-	// serves it again (boundBody); fasthttp must not close it meanwhile.
+	// serves it again (BoundBody); fasthttp must not close it meanwhile.
 	srv.KeepHijackedConns = true
 	srv.ErrorHandler = func(fctx *fasthttp.RequestCtx, err error) {
 		answer := transportError(err)

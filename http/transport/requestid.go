@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 // and written to every log line of the request.
 const maxRequestIDLen = 128
 
-// requestID names each request: the client's X-Request-Id when it is sane
+// RequestID names each request: the client's X-Request-Id when it is sane
 // (at most 128 characters of letters, digits and - _ . : + / = @), else a
 // fresh UUID. The id is echoed in the answer and carried in the request's
 // context, so every log line written with it names the request.
-func requestID(c *fiber.Ctx) error {
+func RequestID(c *fiber.Ctx) error {
 	id := assignRequestID(c)
 	ctx := logctx.WithRequestID(c.UserContext(), id)
 	// A read has a deadline: a query over a whole organization's history

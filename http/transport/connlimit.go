@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"bytes"
@@ -199,7 +199,7 @@ type countedConn struct {
 // maxPending bounds pending: the server reads 8 KiB at a time and only
 // once it has served what it read, so pending holds at most the rest of
 // one read and the head it cut.
-const maxPending = 4 * headerBufferSize
+const maxPending = 4 * HeaderBufferSize
 
 func (c *countedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)

@@ -1,4 +1,4 @@
-package http
+package transport
 
 import (
 	"errors"
@@ -29,10 +29,11 @@ const (
 	maxDrainsPerConn = 8
 )
 
-// boundBody reads the request body, refusing it with 413 past the limit
+// BoundBody reads the request body, refusing it with 413 past the limit
 // of its path (limitFor). The body's own read timeout (set when its
-// headers arrived) bounds the read.
-func boundBody(app *fiber.App, limitFor func(path string) int, bodyTimeout time.Duration) fiber.Handler {
+// headers arrived) bounds the read. Fiber must stream request bodies
+// (fiber.Config.StreamRequestBody) for it to see them first.
+func BoundBody(app *fiber.App, limitFor func(path string) int, bodyTimeout time.Duration) fiber.Handler {
 	d := &drainer{srv: app.Server(), bodyTimeout: bodyTimeout}
 	// A drained connection is served again only while the app serves: one
 	// drained during a shutdown must not reach handlers after it.
