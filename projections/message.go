@@ -112,24 +112,16 @@ func (r *payloadReader) uint64() uint64 {
 	return 0
 }
 
-func (r *payloadReader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *payloadReader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
 
-func (r *payloadReader) varint() int64 {
+func (r *payloadReader) varint() int64 { return readVarint(r, binary.Varint) }
+
+// readVarint reads a varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](r *payloadReader, read func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b)
+	v, n := read(r.b)
 	if n <= 0 {
 		r.fail()
 		return 0
