@@ -27,7 +27,7 @@ func recorded(t *testing.T, e domain.Event, stream string, revision uint64, pos 
 	}
 }
 
-func TestABatchsMessageCarriesExactlyTheEventsItsHandlerApplies(t *testing.T) {
+func TestTheMessageOfABatchCarriesExactlyTheEventsItsHandlerApplies(t *testing.T) {
 	feed := uuid.New()
 	at := time.Date(2026, 11, 28, 9, 30, 15, 123456000, time.UTC)
 	events := []eventstore.RecordedEvent{
