@@ -1,13 +1,14 @@
 package projections
 
-import "io/fs"
+import "github.com/feedsvc/feedsvc/internal/migrate"
 
-// Migrated is implemented by a projector whose package ships the
-// migrations of its tables (NNNN_what.up.sql and .down.sql at the root of
-// the returned files). The service's schema takes them from every
-// registered projector, so a new read model's tables come with its folder
-// and no list names them.
+// Migrated is implemented by a projector whose read model ships the
+// migrations of its tables: the Owner of the package migrations in its
+// folder, as every owner of tables ships its own (see internal/migrate).
+// The service's schema takes them from every registered projector, so a
+// new read model's tables come with its folder and no list of owners
+// names them.
 type Migrated interface {
 	Projector
-	Migrations() fs.FS
+	Migrations() migrate.Owner
 }

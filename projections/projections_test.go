@@ -24,6 +24,7 @@ import (
 	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // counter is a deliberately non-idempotent projector: it adds one per event
@@ -247,7 +248,9 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	time.Sleep(50 * time.Millisecond)
+	wait.Until(t, 30*time.Second, "reads and writes under way", func() bool {
+		return failure.Load() != nil || reads.Load() > 0 && writes.Load() > 0
+	})
 	// Several projectors rebuilt together (one read of the log for all),
 	// in small pages so that the writes land during the shared read as
 	// well as during each one's catch-up and swap.
@@ -260,7 +263,13 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 	if err := r.Rebuild(context.Background(), ps...); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Reads and writes after the swaps too: one of each may be in flight,
+	// so the second write and the second read answered from now on began
+	// after the rebuild.
+	wrote, read := writes.Load(), reads.Load()
+	wait.Until(t, 30*time.Second, "reads and writes after the rebuild", func() bool {
+		return failure.Load() != nil || writes.Load() >= wrote+2 && reads.Load() >= read+2
+	})
 	close(stop)
 	wg.Wait()
 	if f := failure.Load(); f != nil {
@@ -549,20 +558,12 @@ func TestARebuildFailsNamingAnUndecodableEventMetWhileCatchingUp(t *testing.T) {
 }
 
 // readable waits until the event is below the log's fence, where reads
-// find it, and reports whether it got there before ctx ended.
+// find it, and reports whether it got there before ctx's deadline.
 func readable(ctx context.Context, db *database.DB, id uuid.UUID) bool {
-	for ctx.Err() == nil {
+	deadline, _ := ctx.Deadline()
+	return wait.Within(time.Until(deadline), func() bool {
 		var below bool
 		err := db.Pool.QueryRow(ctx, `SELECT transaction_id < pg_snapshot_xmin(pg_current_snapshot()) FROM events WHERE event_id = $1`, id).Scan(&below)
-		if err == nil && below {
-			return true
-		}
-		sleep := time.NewTimer(10 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-		case <-sleep.C:
-		}
-		sleep.Stop()
-	}
-	return false
+		return err == nil && below
+	})
 }

@@ -111,13 +111,21 @@ func (d dispatcher) project(ctx context.Context, db bun.IDB, env Envelope) error
 	return f(ctx, db, env)
 }
 
-// projectAll projects a batch's events in log order with the handlers of
-// the projector named name; the first failing event fails the batch.
-func (d dispatcher) projectAll(ctx context.Context, db bun.IDB, name string, events []Envelope) error {
+// apply projects a batch's events in log order with the handlers of the
+// projector named name, through tx, then flushes the writes they deferred
+// (Deferred); the first failing event fails the batch. A live batch's
+// handler and a rebuild's writer both apply through it, each in the
+// transaction its checkpoint is then written in.
+func (d dispatcher) apply(ctx context.Context, tx bun.Tx, name string, events []Envelope) error {
+	writes := &deferred{byKey: map[any]BatchWriter{}}
+	bctx := context.WithValue(ctx, deferredKey{}, writes)
 	for _, env := range events {
-		if err := d.project(ctx, db, env); err != nil {
+		if err := d.project(bctx, tx, env); err != nil {
 			return fmt.Errorf("%s: project %s %s at %s: %w", name, env.Event.EventType(), env.EventID, env.Position, err)
 		}
+	}
+	if err := writes.flush(ctx, tx); err != nil {
+		return fmt.Errorf("%s: flush batch ending at %s: %w", name, events[len(events)-1].Position, err)
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func NewRunner(store eventstore.Store, db *bun.DB, logger *slog.Logger, cfg Runn
 			Checkpoint: p.Name() + cfg.CheckpointSuffix, Version: p.Version(), EventTypes: EventTypes(p),
 			BatchSize: cfg.BatchSize, PollInterval: poll, watch: r.watch,
 		}, prog, logger)
-		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p, sub))
+		router.AddConsumerHandler(p.Name(), p.Name(), sub, handlerFor(p))
 		r.subscribers = append(r.subscribers, sub)
 		r.progress[p.Name()] = prog
 	}
@@ -87,22 +87,27 @@ func (r *Runner) Progress(name string) *Progress { return r.progress[name] }
 // Projectors are the projectors this runner runs.
 func (r *Runner) Projectors() []Projector { return r.projectors }
 
-// handlerFor projects the events a message of sub names (its payload:
-// positions) with p's handlers, in the batch transaction of its context.
-func handlerFor(p Projector, sub *Subscriber) message.NoPublishHandlerFunc {
+// handlerFor applies the batch a message carries (its payload) with p's
+// handlers, in the batch transaction its context carries. A failure is
+// recorded on the message, which carries it back with the nack.
+func handlerFor(p Projector) message.NoPublishHandlerFunc {
 	handlers := dispatcherFor(p)
 	return func(msg *message.Message) error {
-		ctx := msg.Context()
-		tx, ok := TxFromContext(ctx)
-		if !ok {
-			return errors.New("message carries no batch transaction")
-		}
-		b, err := sub.delivered(msg)
+		err := func() error {
+			tx, ok := TxFromContext(msg.Context())
+			if !ok {
+				return errors.New("the message carries no batch transaction")
+			}
+			events, err := unmarshalBatch(msg.Payload)
+			if err != nil {
+				return fmt.Errorf("%s: message %s: %w", p.Name(), msg.UUID, err)
+			}
+			return handlers.apply(msg.Context(), tx, p.Name(), events)
+		}()
 		if err != nil {
-			return fmt.Errorf("%s: message %s: %w", p.Name(), msg.UUID, err)
+			markFailed(msg, err)
 		}
-		b.err = handlers.projectAll(ctx, tx, p.Name(), b.events)
-		return b.err
+		return err
 	}
 }
 
@@ -112,7 +117,7 @@ func handlerFor(p Projector, sub *Subscriber) message.NoPublishHandlerFunc {
 func decodeEnvelope(e eventstore.RecordedEvent) (Envelope, error) {
 	ev, err := domain.DecodeEvent(e.Type, e.Data)
 	if err != nil {
-		return Envelope{}, err
+		return Envelope{}, fmt.Errorf("event %s (%s at %s): %w: %w", e.ID, e.Type, e.Position, ErrUndecodable, err)
 	}
 	return Envelope{
 		Event: ev, EventID: e.ID.String(), StreamID: e.StreamID, Revision: e.Revision,

@@ -3,7 +3,6 @@ package projections
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,47 +17,12 @@ import (
 
 type txKey struct{}
 
-// TxFromContext returns the batch transaction a message is delivered in;
-// handlers write the read model through it.
+// TxFromContext returns the transaction of the batch whose message ctx is
+// (the message's context): the one its checkpoint is written in, which
+// commits when the handler acks and rolls back when it nacks.
 func TxFromContext(ctx context.Context) (bun.Tx, bool) {
 	tx, ok := ctx.Value(txKey{}).(bun.Tx)
 	return tx, ok
-}
-
-// batch is the batch a subscriber is delivering: its events, decoded, in
-// log order, and the first error a handler met projecting them (a nack
-// carries no error).
-type batch struct {
-	events []Envelope
-	err    error
-}
-
-// A message's payload names its batch: the positions of its events, in
-// log order, 16 bytes each (commit, prepare; big-endian). The events
-// themselves were decoded where the page was read (ahead, while the batch
-// before was written); the handler takes them from its subscriber
-// (Subscriber.delivered), which hands out only the events the payload
-// names, so that what the router sees is what is projected.
-const positionSize = 16
-
-func encodePositions(events []Envelope) []byte {
-	out := make([]byte, 0, positionSize*len(events))
-	for _, e := range events {
-		out = binary.BigEndian.AppendUint64(out, e.Position.Commit)
-		out = binary.BigEndian.AppendUint64(out, e.Position.Prepare)
-	}
-	return out
-}
-
-func decodePositions(payload []byte) ([]eventstore.Position, error) {
-	if len(payload)%positionSize != 0 {
-		return nil, fmt.Errorf("payload of %d bytes is no list of positions", len(payload))
-	}
-	out := make([]eventstore.Position, 0, len(payload)/positionSize)
-	for b := payload; len(b) > 0; b = b[positionSize:] {
-		out = append(out, eventstore.Position{Commit: binary.BigEndian.Uint64(b), Prepare: binary.BigEndian.Uint64(b[8:])})
-	}
-	return out, nil
 }
 
 // BatchWriter holds writes a projector postpones to the end of a batch, so
@@ -149,14 +113,14 @@ type SubscriberConfig struct {
 // Each batch runs in one transaction: it takes the checkpoint's advisory
 // lock (so two processes never project the same batch), reads the events
 // of the projector's types after the checkpoint (the store passes the
-// others), hands them to the handler as one message whose payload lists
-// their positions (the transaction in its context), and writes the new checkpoint:
-// how far the read reached. An acked batch commits; a nack rolls the
-// whole batch back and it is delivered again from the same checkpoint
-// after a backoff. Nothing is skipped and nothing applied twice. One
-// message per batch rather than per event: Watermill's per-message
-// goroutine and metadata cost more than a projector's work on most
-// events.
+// others), hands them to the handler as one message that carries them
+// (its payload) and the transaction (its context: TxFromContext), and
+// writes the new checkpoint, how far the read reached, in that
+// transaction. An acked batch commits; a nack rolls the whole batch back
+// and it is delivered again from the same checkpoint after a backoff.
+// Nothing is skipped and nothing applied twice. One message per batch
+// rather than per event: Watermill's per-message goroutine and metadata
+// cost more than a projector's work on most events.
 type Subscriber struct {
 	store    eventstore.Store
 	db       *bun.DB
@@ -169,17 +133,12 @@ type Subscriber struct {
 	closing   chan struct{}
 	wg        sync.WaitGroup
 
-	// ahead is the next page, being read (and decoded) while a batch is
-	// projected; resume, when set, is where the next page starts instead
-	// of this process's position (a checkpoint found behind it). Only the
-	// loop goroutine touches them.
+	// ahead is the next page, being read (and its message built) while a
+	// batch is projected; resume, when set, is where the next page starts
+	// instead of this process's position (a checkpoint found behind it).
+	// Only the loop goroutine touches them.
 	ahead  *page
 	resume *eventstore.Position
-
-	// delivering is the batch of the message in flight, from before the
-	// message is sent until its verdict (or the end of the wait for it).
-	mu         sync.Mutex
-	delivering *batch
 }
 
 // NewSubscriber returns a subscriber reporting its position to progress.
@@ -363,8 +322,8 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (ca
 		// not wait for.
 		s.ahead = s.readAhead(ctx, p.reached)
 	}
-	if len(p.events) > 0 {
-		if err := s.project(ctx, tx, out, p.events); err != nil {
+	if p.msg != nil {
+		if err := s.project(ctx, tx, out, p); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -377,7 +336,7 @@ func (s *Subscriber) batch(ctx context.Context, out chan<- *message.Message) (ca
 	if err := tx.Commit(); err != nil {
 		return time.Time{}, fmt.Errorf("commit batch: %w", err)
 	}
-	s.progress.advance(p.reached, len(p.events))
+	s.progress.advance(p.reached, p.n)
 	if !p.full {
 		return p.started, nil
 	}
@@ -416,37 +375,29 @@ func (s *Subscriber) next(ctx context.Context) (*page, error) {
 	return p, nil
 }
 
-// project hands a batch's events to the handler as one message, whose
-// payload lists their positions, and flushes what the projector deferred.
-// The message's context carries what cannot travel in a payload: the
-// batch's transaction and its deferred writes.
-func (s *Subscriber) project(ctx context.Context, tx bun.Tx, out chan<- *message.Message, events []Envelope) error {
-	writes := &deferred{byKey: map[any]BatchWriter{}}
-	b := &batch{events: events}
-	msgCtx := context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes)
-	first, last := events[0], events[len(events)-1]
-	msg := message.NewMessage(first.EventID, encodePositions(events))
+// project hands a page's message to the handler, with the batch's
+// transaction in its context, and waits for its verdict.
+func (s *Subscriber) project(ctx context.Context, tx bun.Tx, out chan<- *message.Message, p *page) error {
+	msg := p.msg
 	msg.Metadata.Set("checkpoint", s.cfg.Checkpoint)
-	s.setDelivering(b)
-	err := deliver(msgCtx, out, msg)
-	s.setDelivering(nil)
-	if err != nil {
-		if b.err != nil {
-			err = b.err
-		}
-		return fmt.Errorf("batch %s..%s: %w", first.Position, last.Position, err)
-	}
-	if err := writes.flush(ctx, tx); err != nil {
-		return fmt.Errorf("flush batch ending at %s: %w", last.Position, err)
+	msg.SetContext(context.WithValue(ctx, txKey{}, tx))
+	if err := deliver(ctx, out, msg); err != nil {
+		return fmt.Errorf("batch %s..%s: %w", p.first, p.last, err)
 	}
 	return nil
 }
 
 // page is what a batch projects: the events of the subscriber's types
-// after from, decoded, and how far the read reached.
+// after from, and how far the read reached. A live projector's page holds
+// them as its batch's message (msg, nil when there are none); a rebuild's
+// holds them decoded (events).
 type page struct {
 	from    eventstore.Position
 	started time.Time // when the read began
+	msg     *message.Message
+	n       int                 // events in msg
+	first   eventstore.Position // of msg's first event
+	last    eventstore.Position // and of its last
 	events  []Envelope
 	reached eventstore.Position
 	// full: the read stopped at the batch size, not at the end of the log.
@@ -455,7 +406,7 @@ type page struct {
 	done chan struct{}
 }
 
-// readPage reads and decodes the page after from.
+// readPage reads the page after from.
 func (s *Subscriber) readPage(ctx context.Context, from eventstore.Position) *page {
 	p := &page{from: from, done: make(chan struct{})}
 	s.fill(ctx, p)
@@ -465,8 +416,8 @@ func (s *Subscriber) readPage(ctx context.Context, from eventstore.Position) *pa
 // readAhead starts reading the page after from. The log below the fence
 // never changes, so a page read early is a prefix of what a read at the
 // start of the next batch would return: using it (when that batch starts
-// from the same checkpoint) skips nothing and repeats nothing. It is
-// decoded there too, while the current batch is written.
+// from the same checkpoint) skips nothing and repeats nothing. Its
+// message is built there too, while the current batch is written.
 func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *page {
 	p := &page{from: from, done: make(chan struct{})}
 	s.wg.Add(1)
@@ -477,18 +428,15 @@ func (s *Subscriber) readAhead(ctx context.Context, from eventstore.Position) *p
 	return p
 }
 
-// fill reads and decodes p, then closes p.done.
+// fill reads p and builds its message, then closes p.done.
 func (s *Subscriber) fill(ctx context.Context, p *page) {
 	defer close(p.done)
-	readPageOf(ctx, s.store, p, s.cfg.BatchSize, s.cfg.EventTypes)
-}
-
-// readPageOf reads the page after p.from: at most n events of types (of
-// every type when types is empty), decoded.
-func readPageOf(ctx context.Context, store eventstore.Store, p *page, n int, types []string) {
-	if events := readRecords(ctx, store, p, n, types); p.err == nil {
-		p.decode(events)
+	events := readRecords(ctx, s.store, p, s.cfg.BatchSize, s.cfg.EventTypes)
+	if p.err != nil || len(events) == 0 {
+		return
 	}
+	p.msg, p.n = marshalBatch(events), len(events)
+	p.first, p.last = events[0].Position, events[len(events)-1].Position
 }
 
 // readRecords reads the events of the page after p.from, undecoded, and
@@ -517,7 +465,7 @@ func (p *page) decode(events []eventstore.RecordedEvent) {
 	for _, e := range events {
 		env, err := decodeEnvelope(e)
 		if err != nil {
-			p.err = fmt.Errorf("event %s (%s at %s): %w: %w", e.ID, e.Type, e.Position, ErrUndecodable, err)
+			p.err = err
 			return
 		}
 		p.events = append(p.events, env)
@@ -529,39 +477,9 @@ func (p *page) decode(events []eventstore.RecordedEvent) {
 // it runs, and a rebuild fails naming it.
 var ErrUndecodable = errors.New("this build cannot decode it")
 
-var errNacked = errors.New("handler nacked the batch")
-
-func (s *Subscriber) setDelivering(b *batch) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.delivering = b
-}
-
-// delivered returns the batch of the message in flight, whose payload
-// names its events: the decoded events of exactly those positions. A
-// message that names anything else (a stale or forged one) is refused.
-func (s *Subscriber) delivered(msg *message.Message) (*batch, error) {
-	positions, err := decodePositions(msg.Payload)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	b := s.delivering
-	s.mu.Unlock()
-	if b == nil || len(b.events) != len(positions) {
-		return nil, errors.New("the message names events its subscriber is not delivering")
-	}
-	for i, p := range positions {
-		if b.events[i].Position != p {
-			return nil, fmt.Errorf("the message names %s where its subscriber delivers %s", p, b.events[i].Position)
-		}
-	}
-	return b, nil
-}
-
-// deliver hands one message to the router and waits for its verdict.
+// deliver hands one message to the router and waits for its verdict: a
+// nack's error is the one its message carries back.
 func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Message) error {
-	msg.SetContext(ctx)
 	select {
 	case out <- msg:
 	case <-ctx.Done():
@@ -571,7 +489,7 @@ func deliver(ctx context.Context, out chan<- *message.Message, msg *message.Mess
 	case <-msg.Acked():
 		return nil
 	case <-msg.Nacked():
-		return errNacked
+		return nackedError(msg)
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -280,13 +280,8 @@ func (w *shadowWriter) writeOnce(ctx context.Context, events []Envelope, reached
 		return fmt.Errorf("set search_path: %w", err)
 	}
 	if len(events) > 0 {
-		writes := &deferred{byKey: map[any]BatchWriter{}}
-		bctx := context.WithValue(context.WithValue(ctx, txKey{}, tx), deferredKey{}, writes)
-		if err := w.b.handlers.projectAll(bctx, tx, w.b.p.Name(), events); err != nil {
+		if err := w.b.handlers.apply(ctx, tx, w.b.p.Name(), events); err != nil {
 			return err
-		}
-		if err := writes.flush(ctx, tx); err != nil {
-			return fmt.Errorf("flush batch ending at %s: %w", events[len(events)-1].Position, err)
 		}
 	}
 	if _, err := tx.NewRaw(

@@ -27,6 +27,7 @@ import (
 	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // copyNewsItems stores n items of a feed's attachment straight into the
@@ -102,13 +103,9 @@ func TestAVersionBumpIsRebuiltOnceByTwoStartingProcessesWhileReadsKeepAnswering(
 	}
 	copyNewsItems(t, db, feedID, org, uuid.MustParse(att["id"].(string)), uuid.MustParse(att["sourceId"].(string)), items)
 	list := "/feeds/news/" + feedID.String() + "/items?limit=50"
-	deadline := time.Now().Add(60 * time.Second)
-	for h.Do("GET", list, nil).Data()["total"] != float64(items) {
-		if time.Now().After(deadline) {
-			t.Fatal("the live projector did not project the items")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.Until(t, 60*time.Second, "the live projector to project the items", func() bool {
+		return h.Do("GET", list, nil).Data()["total"] == float64(items)
+	})
 
 	// The code's newsitems is now newer than the read model (as after a
 	// bump of its Version).
@@ -150,18 +147,14 @@ func TestAVersionBumpIsRebuiltOnceByTwoStartingProcessesWhileReadsKeepAnswering(
 	}
 	starting.Wait()
 	readsBefore := reads.Load()
-	deadline = time.Now().Add(2 * time.Minute)
-	for storedVersion(t, db, "newsitems") != (newsitems.Projector{}).Version() {
-		if time.Now().After(deadline) {
-			t.Fatal("the outdated read model was not rebuilt")
-		}
-		if f := failure.Load(); f != nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(t, 2*time.Minute, "the outdated read model to be rebuilt", func() bool {
+		return failure.Load() != nil || storedVersion(t, db, "newsitems") == (newsitems.Projector{}).Version()
+	})
 	readsDuring := reads.Load() - readsBefore
-	time.Sleep(100 * time.Millisecond) // reads after the swap too
+	// Reads after the swap too: with two readers, the third read answered
+	// from now on began after the swap.
+	swapped := reads.Load()
+	wait.Until(t, 30*time.Second, "reads after the swap", func() bool { return failure.Load() != nil || reads.Load() >= swapped+3 })
 	close(stop)
 	wg.Wait()
 	if f := failure.Load(); f != nil {
@@ -172,8 +165,7 @@ func TestAVersionBumpIsRebuiltOnceByTwoStartingProcessesWhileReadsKeepAnswering(
 	}
 
 	phases := map[string]int{}
-	deadline = time.Now().Add(30 * time.Second)
-	for phases[projections.PhaseDone]+phases[projections.PhaseDoneElse] < 2 && time.Now().Before(deadline) {
+	wait.Within(30*time.Second, func() bool {
 		clear(phases)
 		for _, p := range procs {
 			for _, s := range p.Rebuilds.States() {
@@ -182,8 +174,8 @@ func TestAVersionBumpIsRebuiltOnceByTwoStartingProcessesWhileReadsKeepAnswering(
 				}
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return phases[projections.PhaseDone]+phases[projections.PhaseDoneElse] >= 2
+	})
 	if phases[projections.PhaseDone] != 1 || phases[projections.PhaseDoneElse] != 1 {
 		t.Fatalf("the processes saw the rebuild as %v, want one done here and one done by the other", phases)
 	}

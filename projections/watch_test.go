@@ -15,6 +15,7 @@ import (
 	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // other is a second projector, so that one head watch serves two.
@@ -45,28 +46,21 @@ func TestEventsAppendedByAnotherProcessAreProjectedWithinAFewPollIntervals(t *te
 	go func() { done <- runner.Run(rctx) }()
 	defer func() { cancel(); <-done }()
 	<-runner.Running()
-	// Both caught up with the empty log, and idle.
-	time.Sleep(300 * time.Millisecond)
+	waitIdle(t, runner)
 
 	for round := range 3 {
 		projectortest.FeedWorkload(t, cmds, uuid.New(), 1)
-		want := countEvents(t, db)
-		deadline := time.Now().Add(2 * time.Second)
-		for {
-			var n int
-			if err := db.Bun.NewRaw("SELECT coalesce(sum(n), 0) FROM test_event_counts").Scan(ctx, &n); err != nil {
-				t.Fatal(err)
-			}
-			// Both projectors write into the one table, one per event each.
-			if n == 2*want {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: %d projections of %d events after 2 s, want %d", round, n, want, 2*want)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitProjected(t, db, countEvents(t, db), 2*time.Second, "round "+strconv.Itoa(round))
 	}
+}
+
+// waitIdle waits until both counters of runner have caught up with the
+// log and wait for more.
+func waitIdle(t *testing.T, runner *projections.Runner) {
+	t.Helper()
+	wait.Until(t, 30*time.Second, "both projectors to catch up", func() bool {
+		return !runner.Progress(counter{}.Name()).CaughtUpAt().IsZero() && !runner.Progress(other{}.Name()).CaughtUpAt().IsZero()
+	})
 }
 
 // With a listen DSN the watch reads the head when another process
@@ -122,10 +116,9 @@ func TestAnAnnouncedAppendHeldBackByTheFenceIsProjectedSoonAfterItMoves(t *testi
 	}
 	projectortest.FeedWorkload(t, cmds, uuid.New(), 1)
 	want := countEvents(t, db)
-	// The announcement came and went while the event was unreadable.
-	time.Sleep(500 * time.Millisecond)
-	if n := projectedCount(t, db); n != 0 {
-		t.Fatalf("%d projections while the fence held the events back", n)
+	// The announcement comes and goes while the event is unreadable.
+	if wait.Within(500*time.Millisecond, func() bool { return projectedCount(t, db) != 0 }) {
+		t.Fatalf("%d projections while the fence held the events back", projectedCount(t, db))
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -147,9 +140,9 @@ func runListening(t *testing.T, db *database.DB, dsn string) (stop func()) {
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(rctx) }()
 	<-runner.Running()
-	// Caught up with the empty log, listening, and past the watch's
-	// first short read.
-	time.Sleep(500 * time.Millisecond)
+	// Caught up with the empty log, and listening.
+	waitIdle(t, runner)
+	wait.Until(t, 30*time.Second, "the head watch to listen", func() bool { return projections.Listening(runner) })
 	return func() { cancel(); <-done }
 }
 
@@ -162,18 +155,11 @@ func projectedCount(t *testing.T, db *database.DB) int {
 	return n
 }
 
-// waitProjected waits until both counters projected want events each.
+// waitProjected waits until both counters projected want events each
+// (both write into the one table, one row per event each).
 func waitProjected(t *testing.T, db *database.DB, want int, within time.Duration, what string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		n := projectedCount(t, db)
-		if n == 2*want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d projections of %d events after %v, want %d", what, n, want, within, 2*want)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !wait.Within(within, func() bool { return projectedCount(t, db) == 2*want }) {
+		t.Fatalf("%s: %d projections of %d events after %v, want %d", what, projectedCount(t, db), want, within, 2*want)
 	}
 }

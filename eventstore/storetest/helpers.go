@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Event returns an event of type typ with a fresh id and small JSON data.
@@ -63,20 +64,18 @@ func dataIDs(events []eventstore.EventData) []uuid.UUID {
 // keeps the tests about order, not timing.
 func ReadAllVisible(t testing.TB, s eventstore.Store, from eventstore.Position, n int) []eventstore.RecordedEvent {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		events, err := s.ReadAll(context.Background(), from, 0)
-		if err != nil {
+	var events []eventstore.RecordedEvent
+	visible := wait.Within(10*time.Second, func() bool {
+		var err error
+		if events, err = s.ReadAll(context.Background(), from, 0); err != nil {
 			t.Fatalf("read all: %v", err)
 		}
-		if len(events) >= n {
-			return events
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("read all: got %d events, want %d", len(events), n)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return len(events) >= n
+	})
+	if !visible {
+		t.Fatalf("read all: got %d events, want %d", len(events), n)
 	}
+	return events
 }
 
 // Receive takes n events from sub, failing the test if they do not arrive

@@ -11,6 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/attachments/migrations"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
 )
 
@@ -45,6 +47,10 @@ type Projector struct{}
 func (Projector) Name() string     { return "ingestion" }
 func (Projector) Version() int     { return 1 }
 func (Projector) Tables() []string { return []string{"ingest_feeds", "ingest_attachments"} }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{

@@ -18,7 +18,7 @@ import (
 // transaction, as bun runs a .tx.up.sql file.
 func migrationFile(t *testing.T, db *database.DB, name string) {
 	t.Helper()
-	body, err := fs.ReadFile(attachments.Projector{}.Migrations(), name)
+	body, err := fs.ReadFile(attachments.Projector{}.Migrations().Files, name)
 	if err != nil {
 		t.Fatal(err)
 	}

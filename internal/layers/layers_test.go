@@ -20,7 +20,10 @@ const module = "github.com/feedsvc/feedsvc"
 var floors = [][]string{
 	{"domain", "eventstore", "internal/backoff", "internal/lease", "internal/safehttp", "internal/database", "internal/pgnotify",
 		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "internal/idempotency", "internal/auth",
-		"http/openapi", "ingest/document"},
+		"http/openapi", "ingest/document",
+		// The one polling helper of tests imports only the standard
+		// library, so test kits of every floor (eventstore/storetest) use it.
+		"testkit/wait"},
 	{"commands"},
 	{"projections", "readmodel"},
 	{"ingest", "webhook"},

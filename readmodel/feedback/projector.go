@@ -13,7 +13,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/feedback/migrations"
 )
 
 // Projector projects every feedback entry, on items of feeds of every kind,
@@ -24,6 +26,10 @@ type Projector struct{}
 func (Projector) Name() string     { return "feedback" }
 func (Projector) Version() int     { return 1 }
 func (Projector) Tables() []string { return []string{"item_feedback", "feedback_counts"} }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{projections.On(projectFeedback)}

@@ -6,7 +6,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/feeds/migrations"
 )
 
 // Projector projects feeds of every kind and their source attachments.
@@ -15,6 +17,10 @@ type Projector struct{}
 func (Projector) Name() string     { return "feeds" }
 func (Projector) Version() int     { return 1 }
 func (Projector) Tables() []string { return []string{"feeds", "feed_sources"} }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{

@@ -15,7 +15,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions/migrations"
 )
 
 // Subscription is a row of feed_subscriptions.
@@ -38,6 +40,10 @@ type Projector struct{}
 func (Projector) Name() string     { return "feedsubscriptions" }
 func (Projector) Version() int     { return 1 }
 func (Projector) Tables() []string { return []string{"feed_subscriptions"} }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{

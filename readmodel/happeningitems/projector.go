@@ -13,7 +13,9 @@ import (
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems/migrations"
 	"github.com/feedsvc/feedsvc/readmodel/relevance"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
@@ -34,6 +36,10 @@ func (Projector) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
 		"event_feed_spans", "event_detached_attachments", "event_feed_configs"}
 }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{

@@ -9,7 +9,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/insights/migrations"
 )
 
 // Projector projects what GET /insights/feedback reads: every feedback
@@ -31,6 +33,10 @@ func (Projector) Version() int { return 1 }
 func (Projector) Tables() []string {
 	return []string{"insight_items", "insight_feedback", "insight_deleted_feeds"}
 }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{

@@ -12,7 +12,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/negativesources/migrations"
 )
 
 // Projector counts, per organization and source record, the
@@ -30,6 +32,10 @@ type Projector struct{}
 func (Projector) Name() string     { return "negativesources" }
 func (Projector) Version() int     { return 1 }
 func (Projector) Tables() []string { return []string{"insight_source_ratings"} }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedbackGiven) error {

@@ -11,7 +11,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/migrate"
 	"github.com/feedsvc/feedsvc/projections"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems/migrations"
 )
 
 // Projector projects the items of every news feed and their counts.
@@ -22,6 +24,10 @@ type Projector struct{}
 func (Projector) Name() string     { return "newsitems" }
 func (Projector) Version() int     { return 2 } // 2: items carry their change key
 func (Projector) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
+
+// Migrations are its tables' migrations, in the package migrations
+// beside it; the service's schema applies them with every other owner's.
+func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{projections.OnEnvelope(projectNewsItem)}

@@ -37,7 +37,7 @@ func Owners() []migrate.Owner {
 	}
 	for _, p := range projectors.All() {
 		if m, ok := p.(projections.Migrated); ok {
-			owners = append(owners, migrate.Owner{Name: "read model " + p.Name(), Files: m.Migrations()})
+			owners = append(owners, m.Migrations())
 		}
 	}
 	return append(owners,
