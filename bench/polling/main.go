@@ -180,7 +180,11 @@ func (o options) measure(ctx context.Context, w *fakeweb.Web, name string) (resu
 			start = min(start, 1)
 		}
 		f, err := systems.StartFeedsvc(ctx, name, dbName, systems.FeedsvcOptions{Bin: o.feedsvc, DSN: dsn, Port: apiPort, Crawlers: start,
-			Env: []string{"FEEDSVC_POLL_INTERVAL=" + o.interval.String(), "FEEDSVC_MAX_POLL_INTERVAL=" + o.interval.String(),
+			// Every source at the one interval, however busy (Miniflux's
+			// round robin): FEEDSVC_MIN_POLL_INTERVAL would check a busy
+			// one sooner (a build without it ignores it).
+			Env: []string{"FEEDSVC_POLL_INTERVAL=" + o.interval.String(), "FEEDSVC_MIN_POLL_INTERVAL=" + o.interval.String(),
+				"FEEDSVC_MAX_POLL_INTERVAL=" + o.interval.String(),
 				"FEEDSVC_CRAWL_CONCURRENCY=" + strconv.Itoa(o.concurrency), "FEEDSVC_RATE_LIMIT=unlimited"}})
 		if err != nil {
 			return res, err
