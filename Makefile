@@ -9,7 +9,7 @@ GO ?= go
 # vets or tests the tree runs there too.
 CLIENTS := http/clients
 
-.PHONY: run test test-race fuzz bench bench-ingest bench-polling lint build client docs-screenshot
+.PHONY: run test test-race fuzz bench bench-ingest bench-polling bench-freshness miniflux lint build client docs-screenshot
 
 ## run: start the service (creates and migrates the database on start)
 run:
@@ -50,16 +50,30 @@ bench-ingest: build
 	$(GO) run ./bench/ingest -feedsvc bin/feedsvc $(INGEST_FLAGS)
 
 ## bench-polling: n loopback sites polled by `feedsvc serve` and by Miniflux
-## (built from its source at MINIFLUX_COMMIT into MINIFLUX_DIR, outside the
-## repo), side by side (bench/README.md, section 22). POLLING_FLAGS passes
-## flags to bench/polling.
+## side by side (bench/README.md, section 22). POLLING_FLAGS passes flags to
+## bench/polling.
+POLLING_FLAGS ?= -n 2000 -interval 2m
+bench-polling: build miniflux
+	$(GO) run ./bench/polling -feedsvc bin/feedsvc -miniflux $(MINIFLUX_DIR)/miniflux $(POLLING_FLAGS)
+
+## bench-freshness: from a page's publication to its item (in the list, on
+## the live stream, by webhook) on n loopback sites publishing at random,
+## `feedsvc serve` beside Miniflux's two schedulers, with the CPU of each
+## and of its Postgres per 1,000 sites per hour (bench/README.md, section
+## 25). FRESHNESS_FLAGS passes flags to bench/freshness; the headline runs
+## are -n 1000 and -n 10000 at the default interval.
+FRESHNESS_FLAGS ?= -n 1000 -interval 10m -window 1h
+bench-freshness: build miniflux
+	$(GO) run ./bench/freshness -feedsvc bin/feedsvc -miniflux $(MINIFLUX_DIR)/miniflux $(FRESHNESS_FLAGS)
+
+## miniflux: Miniflux built from its source at MINIFLUX_COMMIT in
+## MINIFLUX_DIR, outside the repository (an existing clone there is
+## checked out, not cloned again)
 MINIFLUX_DIR ?= /tmp/miniflux-src
 MINIFLUX_COMMIT ?= 106cdd09
-POLLING_FLAGS ?= -n 2000 -interval 2m
-bench-polling: build
+miniflux:
 	test -d $(MINIFLUX_DIR) || git clone https://github.com/miniflux/v2 $(MINIFLUX_DIR)
 	cd $(MINIFLUX_DIR) && git checkout -q $(MINIFLUX_COMMIT) && $(GO) build -o miniflux .
-	$(GO) run ./bench/polling -feedsvc bin/feedsvc -miniflux $(MINIFLUX_DIR)/miniflux $(POLLING_FLAGS)
 
 ## docs-screenshot: render GET /docs of a real `feedsvc serve` in headless
 ## Chromium into docs/api-reference.png, failing if the page requests any

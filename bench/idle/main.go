@@ -24,7 +24,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +34,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/procfs"
+
+	"github.com/feedsvc/feedsvc/bench/internal/systems"
 )
 
 type build struct{ name, path string }
@@ -139,16 +140,16 @@ type result struct {
 // measures the window.
 func run(ctx context.Context, admin string, b build, warmup, window time.Duration) (result, error) {
 	db := "bench_idle_" + strconv.Itoa(os.Getpid())
-	if err := recreate(ctx, admin, db, false); err != nil {
+	if err := systems.Recreate(ctx, admin, db); err != nil {
 		return result{}, err
 	}
-	defer recreate(context.Background(), admin, db, true) //nolint:errcheck // best effort
+	defer systems.Drop(context.Background(), admin, db) //nolint:errcheck // best effort
 	dsn := strings.Replace(admin, "/postgres?", "/"+db+"?", 1)
-	port, err := freePort()
+	port, err := systems.FreePort()
 	if err != nil {
 		return result{}, err
 	}
-	port2, err := freePort()
+	port2, err := systems.FreePort()
 	if err != nil {
 		return result{}, err
 	}
@@ -168,12 +169,12 @@ func run(ctx context.Context, admin string, b build, warmup, window time.Duratio
 	if err != nil {
 		return result{}, err
 	}
-	defer stop(api)
+	defer systems.StopProcess(api, 30*time.Second)
 	crawler, err := start("crawler", port2)
 	if err != nil {
 		return result{}, err
 	}
-	defer stop(crawler)
+	defer systems.StopProcess(crawler, 30*time.Second)
 	if err := waitReady(ctx, "http://127.0.0.1:"+strconv.Itoa(port)+"/readyz"); err != nil {
 		return result{}, err
 	}
@@ -225,7 +226,7 @@ type snapshot struct {
 func sample(ctx context.Context, fs procfs.FS, conn *pgx.Conn, db string, pids ...int) (snapshot, error) {
 	s := snapshot{proc: map[int]time.Duration{}, backend: map[int]time.Duration{}, owner: map[int]int{}}
 	for _, pid := range pids {
-		cpu, err := cpuOf(fs, pid)
+		cpu, err := systems.CPUOf(fs, pid)
 		if err != nil {
 			return s, err
 		}
@@ -248,7 +249,7 @@ func sample(ctx context.Context, fs procfs.FS, conn *pgx.Conn, db string, pids .
 		}
 		for _, p := range pids {
 			if strings.Contains(app, "-"+strconv.Itoa(p)+"-") {
-				if cpu, err := cpuOf(fs, int(pid)); err == nil {
+				if cpu, err := systems.CPUOf(fs, int(pid)); err == nil {
 					s.backend[int(pid)] = cpu
 					s.owner[int(pid)] = p
 				}
@@ -256,57 +257,6 @@ func sample(ctx context.Context, fs procfs.FS, conn *pgx.Conn, db string, pids .
 		}
 	}
 	return s, rows.Err()
-}
-
-func cpuOf(fs procfs.FS, pid int) (time.Duration, error) {
-	p, err := fs.Proc(pid)
-	if err != nil {
-		return 0, fmt.Errorf("process %d: %w", pid, err)
-	}
-	st, err := p.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("stat of process %d: %w", pid, err)
-	}
-	return time.Duration(st.CPUTime() * float64(time.Second)), nil
-}
-
-func stop(cmd *exec.Cmd) {
-	_ = cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-}
-
-func recreate(ctx context.Context, admin, db string, dropOnly bool) error {
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{db}.Sanitize()+` WITH (FORCE)`); err != nil {
-		return fmt.Errorf("drop %s: %w", db, err)
-	}
-	if dropOnly {
-		return nil
-	}
-	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize()); err != nil {
-		return fmt.Errorf("create %s: %w", db, err)
-	}
-	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitReady(ctx context.Context, url string) error {
@@ -329,16 +279,16 @@ func waitReady(ctx context.Context, url string) error {
 // API, each answered once the other process projected it.
 func crossProcess(ctx context.Context, admin string, b build, n int) ([]time.Duration, error) {
 	db := "bench_idle_" + strconv.Itoa(os.Getpid())
-	if err := recreate(ctx, admin, db, false); err != nil {
+	if err := systems.Recreate(ctx, admin, db); err != nil {
 		return nil, err
 	}
-	defer recreate(context.Background(), admin, db, true) //nolint:errcheck // best effort
+	defer systems.Drop(context.Background(), admin, db) //nolint:errcheck // best effort
 	dsn := strings.Replace(admin, "/postgres?", "/"+db+"?", 1)
-	port, err := freePort()
+	port, err := systems.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	port2, err := freePort()
+	port2, err := systems.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -371,12 +321,12 @@ func crossProcess(ctx context.Context, admin string, b build, n int) ([]time.Dur
 	if err != nil {
 		return nil, err
 	}
-	defer stop(proj)
+	defer systems.StopProcess(proj, 30*time.Second)
 	api, err := start("api", port)
 	if err != nil {
 		return nil, err
 	}
-	defer stop(api)
+	defer systems.StopProcess(api, 30*time.Second)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	if err := waitReady(ctx, base+"/readyz"); err != nil {
 		return nil, err

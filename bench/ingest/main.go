@@ -38,6 +38,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/procfs"
 
+	"github.com/feedsvc/feedsvc/bench/internal/systems"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/database"
 )
@@ -103,7 +104,7 @@ type result struct {
 	Postgres time.Duration // CPU of the database's backends
 	Backends int
 	// Transactions in the database, counted a little after the run (see
-	// backendCPU.transactions).
+	// BackendCPU.Transactions).
 	Transactions int64
 	Load         float64 // 1-minute load average at the start
 	Site         siteStats
@@ -201,30 +202,30 @@ func (o options) runOnce(ctx context.Context, s *site, keep bool) (result, error
 		return result{}, fmt.Errorf("parse -db: %w", err)
 	}
 	dbName := cfg.Database
-	pg, err := newBackendCPU(ctx, adminDSN, dbName)
+	pg, err := systems.NewBackendCPU(ctx, adminDSN, dbName)
 	if err != nil {
 		return result{}, err
 	}
-	defer pg.close()
+	defer pg.Close()
 
 	var r result
 	if avg, err := fs.LoadAvg(); err == nil {
 		r.Load = avg.Load1
 	}
-	svcBase, err := cpuOf(fs, svc.pid())
+	svcBase, err := systems.CPUOf(fs, svc.pid())
 	if err != nil {
 		return result{}, err
 	}
-	if err := pg.sample(ctx); err != nil {
+	if err := pg.Sample(ctx); err != nil {
 		return result{}, err
 	}
-	txBase, err := pg.transactions(ctx)
+	txBase, err := pg.Transactions(ctx)
 	if err != nil {
 		return result{}, err
 	}
 	sampling, stopSampling := context.WithCancel(ctx)
 	sampled := make(chan struct{})
-	go func() { defer close(sampled); pg.run(sampling, 200*time.Millisecond) }()
+	go func() { defer close(sampled); pg.Run(sampling, 200*time.Millisecond) }()
 
 	start := time.Now()
 	if err := api.attachSite(ctx, feed, s.host); err != nil {
@@ -247,22 +248,22 @@ func (o options) runOnce(ctx context.Context, s *site, keep bool) (result, error
 		listed = n
 	}
 	r.Elapsed = time.Since(start)
-	svcEnd, err := cpuOf(fs, svc.pid())
+	svcEnd, err := systems.CPUOf(fs, svc.pid())
 	stopSampling()
 	<-sampled
 	if err != nil {
 		return result{}, err
 	}
-	if err := pg.sample(context.Background()); err != nil {
+	if err := pg.Sample(context.Background()); err != nil {
 		return result{}, err
 	}
 	r.Service = svcEnd - svcBase
-	r.Postgres, r.Backends = pg.total()
-	r.Outside = pg.outsideTransaction()
+	r.Postgres, r.Backends = pg.Sampled()
+	r.Outside = pg.OutsideTransaction()
 	r.Site = s.stats()
 	r.Crawled = r.Site.LastArticle.Sub(start)
 	time.Sleep(1500 * time.Millisecond) // let the backends report their transactions
-	txEnd, err := pg.transactions(ctx)
+	txEnd, err := pg.Transactions(ctx)
 	if err != nil {
 		return result{}, err
 	}
@@ -311,7 +312,7 @@ func (s *service) withLog(err error) error {
 }
 
 func (o options) startService(ctx context.Context, dir string, api *apiClient) (*service, error) {
-	port, err := freePort()
+	port, err := systems.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -359,15 +360,6 @@ func (o options) startService(ctx context.Context, dir string, api *apiClient) (
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // apiClient calls the service's API with one key.

@@ -1,5 +1,5 @@
 // Command polling measures how many sources one crawler keeps fresh: a
-// fake web of n sites on loopback (web.go), each attached through the API
+// fake web of n sites on loopback (bench/internal/fakeweb), each attached through the API
 // of `feedsvc serve` (as a site source) and, in the same run, of Miniflux
 // (as a feed, with its own scheduler), both polling every interval. For
 // each it reports polls per second, CPU per poll of the service and of its
@@ -10,26 +10,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/procfs"
+	"github.com/feedsvc/feedsvc/bench/internal/fakeweb"
+	"github.com/feedsvc/feedsvc/bench/internal/systems"
 )
 
 type options struct {
@@ -70,11 +62,12 @@ func main() {
 		o.window = o.interval
 	}
 	log.SetFlags(log.Ltime)
-	w, err := newWeb(o.n, o.port)
+	hourOld := func(int) []time.Time { return []time.Time{time.Now().Add(-time.Hour)} }
+	w, err := fakeweb.New(o.n, o.port, fakeweb.Options{}, hourOld, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer w.close()
+	defer w.Close()
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("sites %d, interval %v, window %v, change share %.2f, concurrency %d, crawler processes %d, load at start %s", o.n, o.interval, o.window, o.share, o.concurrency, o.crawlers, load)
 	var results []result
@@ -105,9 +98,10 @@ type phase struct {
 	// service and pg that is theirs (the rest is the other roles').
 	crawlService, crawlPG time.Duration
 	lags                  []time.Duration
-	web                   webCounts
+	web                   fakeweb.Counts
 	published             int
 	transactions          int64
+	rss                   int64
 }
 
 func (p phase) pollsPerCPUSecond() float64 {
@@ -161,205 +155,76 @@ func (r result) print() {
 				ms(ph.crawlService)/n, ms(ph.crawlPG)/n, float64(ph.polls)/(ph.crawlService+ph.crawlPG).Seconds(),
 				ms(ph.service-ph.crawlService)/n, ms(ph.pg-ph.crawlPG)/n)
 		}
-		fmt.Printf("            at the web: feed %d full + %d 304, sitemap %d full + %d 304, articles %d, other %d\n",
-			ph.web.FeedFull, ph.web.Feed304, ph.web.SitemapFull, ph.web.Sitemap304, ph.web.Articles, ph.web.Other)
+		fmt.Printf("            at the web: %s\n", ph.web)
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// system is a running service under measurement.
-type system struct {
-	cmd *exec.Cmd
-	// crawlers are the crawler-only processes (-crawlers), beside cmd.
-	crawlers []*exec.Cmd
-	out      bytes.Buffer
-	db       string
-	table    string // the schedule: id, last poll, next due
-	// backfills, when set, counts the attachments whose backfill is
-	// done: the setup waits for all of them, so that no measured window
-	// holds the tail of the setup's backfills.
-	backfills string
-	// flush ends the attaching, for a system that attaches in batches.
-	flush func(context.Context) error
-	// addCrawler starts one more crawler-only process (-crawlers).
-	addCrawler func() error
-}
-
-func (s *system) pids() []int {
-	out := []int{s.cmd.Process.Pid}
-	for _, c := range s.crawlers {
-		out = append(out, c.Process.Pid)
-	}
-	return out
-}
-
-func (s *system) crawlerPids() []int {
-	var out []int
-	for _, c := range s.crawlers {
-		out = append(out, c.Process.Pid)
-	}
-	return out
-}
-
-// cpu is the CPU time of every process of the system so far, and of its
-// crawler-only processes.
-func (s *system) cpu(fs procfs.FS) (all, crawlers time.Duration, err error) {
-	for i, pid := range s.pids() {
-		d, err := cpuOf(fs, pid)
-		if err != nil {
-			return 0, 0, err
-		}
-		all += d
-		if i > 0 {
-			crawlers += d
-		}
-	}
-	return all, crawlers, nil
-}
-
-func (o options) measure(ctx context.Context, w *web, name string) (result, error) {
+func (o options) measure(ctx context.Context, w *fakeweb.Web, name string) (result, error) {
 	res := result{system: name}
 	dbName := "bench_polling_" + name
-	if err := recreate(ctx, o.admin, dbName); err != nil {
+	if err := systems.Recreate(ctx, o.admin, dbName); err != nil {
 		return res, err
 	}
-	dsn := strings.Replace(o.admin, "/postgres?", "/"+dbName+"?", 1)
-	apiPort, err := freePort()
+	dsn := systems.DSNOf(o.admin, dbName)
+	apiPort, err := systems.FreePort()
 	if err != nil {
 		return res, err
 	}
-	var sys *system
-	var attach func(ctx context.Context, host string) error
+	var sys *systems.System
 	switch name {
 	case "feedsvc":
-		sys, attach, err = o.startFeedsvc(ctx, dsn, apiPort)
-	case "miniflux":
-		sys, attach, err = o.startMiniflux(ctx, dsn, apiPort)
-	default:
-		return res, fmt.Errorf("unknown system %q", name)
-	}
-	if err != nil {
-		return res, err
-	}
-	sys.db = dbName
-	defer func() {
-		for _, cmd := range append([]*exec.Cmd{sys.cmd}, sys.crawlers...) {
-			_ = cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
+		start := o.crawlers
+		if o.curve {
+			start = min(start, 1)
 		}
-	}()
-
-	sampler, err := newScheduleSampler(ctx, dsn, sys.table)
-	if err != nil {
-		return res, err
-	}
-	defer sampler.close()
-	start := time.Now()
-	log.Printf("%s: attaching %d sources", name, o.n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, o.attachers+1)
-	for range o.attachers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(w.sites) {
-					return
-				}
-				if err := attach(ctx, w.sites[i].host); err != nil {
-					errs <- fmt.Errorf("attach %s: %w", w.sites[i].host, err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if sys.flush != nil {
-		if err := sys.flush(ctx); err != nil {
-			errs <- fmt.Errorf("attach: %w", err)
-		}
-	}
-	select {
-	case err := <-errs:
-		return res, fmt.Errorf("%w\n%s", err, tail(sys.out.String()))
-	default:
-	}
-	log.Printf("%s: attached in %v; waiting for every source's first poll", name, time.Since(start).Round(time.Second))
-	for {
-		polled, err := sampler.polledOnce(ctx)
+		f, err := systems.StartFeedsvc(ctx, name, dbName, systems.FeedsvcOptions{Bin: o.feedsvc, DSN: dsn, Port: apiPort, Crawlers: start,
+			// Every source at the one interval, however busy (Miniflux's
+			// round robin): FEEDSVC_MIN_POLL_INTERVAL would check a busy
+			// one sooner (a build without it ignores it).
+			Env: []string{"FEEDSVC_POLL_INTERVAL=" + o.interval.String(), "FEEDSVC_MIN_POLL_INTERVAL=" + o.interval.String(),
+				"FEEDSVC_MAX_POLL_INTERVAL=" + o.interval.String(),
+				"FEEDSVC_CRAWL_CONCURRENCY=" + strconv.Itoa(o.concurrency), "FEEDSVC_RATE_LIMIT=unlimited"}})
 		if err != nil {
 			return res, err
 		}
-		if polled >= o.n {
-			break
+		sys = f.System
+	case "miniflux":
+		minutes := max(1, int(o.interval/time.Minute))
+		m, err := systems.StartMiniflux(ctx, name, dbName, systems.MinifluxOptions{Bin: o.miniflux, DSN: dsn, Port: apiPort,
+			Env: []string{"POLLING_FREQUENCY=1", "POLLING_SCHEDULER=round_robin", "SCHEDULER_ROUND_ROBIN_MIN_INTERVAL=" + strconv.Itoa(minutes),
+				"BATCH_SIZE=" + strconv.Itoa(o.n), "WORKER_POOL_SIZE=" + strconv.Itoa(o.concurrency)}})
+		if err != nil {
+			return res, err
 		}
-		if time.Since(start) > 30*time.Minute {
-			return res, fmt.Errorf("only %d of %d sources polled after 30 min\n%s", polled, o.n, tail(sys.out.String()))
-		}
-		time.Sleep(2 * time.Second)
+		sys = m.System
+	default:
+		return res, fmt.Errorf("unknown system %q", name)
 	}
-	res.setup = time.Since(start)
-	log.Printf("%s: every source polled once after %v", name, res.setup.Round(time.Second))
-	if sys.backfills != "" {
-		if err := waitCount(ctx, dsn, sys.backfills, o.n, 30*time.Minute); err != nil {
-			return res, fmt.Errorf("backfills: %w\n%s", err, tail(sys.out.String()))
-		}
-		log.Printf("%s: every backfill done after %v", name, time.Since(start).Round(time.Second))
-	}
-	// What autovacuum would have done by now (it is off on the machine's
-	// shared server): without statistics the planner guesses, and dead row
-	// versions of the setup's polls slow every scan of the schedule.
-	if err := vacuumAnalyze(ctx, dsn); err != nil {
-		return res, err
-	}
-	// Let the first polls' work (item appends, projections) settle: at
-	// 10,000 sources the projectors are still catching up with the
-	// setup's events for a while after its last poll.
-	log.Printf("%s: settling for %v", name, o.settle)
-	time.Sleep(o.settle)
+	defer sys.Stop()
 
-	cpu, err := newBackendCPU(ctx, o.admin, dbName)
+	sampler, err := systems.NewScheduleSampler(ctx, dsn, sys.Table)
 	if err != nil {
 		return res, err
 	}
-	defer cpu.close()
-	for _, pid := range sampler.pids {
-		cpu.exclude[pid] = true
+	defer sampler.Close()
+	if res.setup, err = sys.Setup(ctx, w.Hosts(), sampler, systems.SetupOptions{Attachers: o.attachers, Settle: o.settle}); err != nil {
+		return res, err
 	}
-	fs, _ := procfs.NewDefaultFS()
-	var peak atomic.Int64
-	rssCtx, stopRSS := context.WithCancel(ctx)
-	defer stopRSS()
-	go func() {
-		for rssCtx.Err() == nil {
-			var rss int64
-			for _, pid := range sys.pids() {
-				if p, err := fs.Proc(pid); err == nil {
-					if st, err := p.Stat(); err == nil {
-						rss += int64(st.ResidentMemory())
-					}
-				}
-			}
-			if rss > peak.Load() {
-				peak.Store(rss)
-			}
-			time.Sleep(time.Second)
-		}
-	}()
+
+	cpu, err := systems.NewBackendCPU(ctx, o.admin, dbName)
+	if err != nil {
+		return res, err
+	}
+	defer cpu.Close()
+	for _, pid := range sampler.Pids {
+		cpu.Exclude[pid] = true
+	}
 	if o.curve && name == "feedsvc" && o.crawlers > 0 {
 		for k := 1; k <= o.crawlers; k++ {
-			if k > len(sys.crawlers) {
-				if err := sys.addCrawler(); err != nil {
+			if k > len(sys.Crawlers) {
+				if err := sys.AddCrawler(); err != nil {
 					return res, err
 				}
 				time.Sleep(10 * time.Second)
@@ -370,8 +235,8 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 				return res, err
 			}
 			res.curve = append(res.curve, ph)
+			res.rss = max(res.rss, ph.rss)
 		}
-		res.rss = peak.Load()
 		return res, nil
 	}
 	for i, ph := range []*phase{&res.unchanged, &res.changed} {
@@ -387,454 +252,71 @@ func (o options) measure(ctx context.Context, w *web, name string) (result, erro
 		if err != nil {
 			return res, err
 		}
+		res.rss = max(res.rss, ph.rss)
 	}
-	res.rss = peak.Load()
 	return res, nil
+}
+
+// publish adds an article, dated now, to every step-th site starting at
+// offset round.
+func publish(w *fakeweb.Web, share float64, round int) int {
+	if share <= 0 {
+		return 0
+	}
+	step := max(1, int(1/share))
+	n := 0
+	for i := round % step; i < len(w.Sites); i += step {
+		w.Sites[i].Publish()
+		n++
+	}
+	return n
 }
 
 // runPhase measures one window: publishing share of the sites every
 // interval (spread over it in tenths), counting polls and their lag from
 // the schedule, and CPU.
-func (o options) runPhase(ctx context.Context, w *web, sys *system, sampler *scheduleSampler, cpu *backendCPU, share float64) (phase, error) {
+func (o options) runPhase(ctx context.Context, w *fakeweb.Web, sys *systems.System, sampler *systems.ScheduleSampler, cpu *systems.BackendCPU, share float64) (phase, error) {
 	var ph phase
-	fs, err := procfs.NewDefaultFS()
+	meter, err := sys.StartMeter(ctx, cpu, 200*time.Millisecond)
 	if err != nil {
 		return ph, err
 	}
-	cpu.reset()
-	if err := cpu.sample(ctx); err != nil {
-		return ph, err
-	}
-	tx0, err := cpu.transactions(ctx)
+	tx0, err := cpu.Transactions(ctx)
 	if err != nil {
 		return ph, err
 	}
-	svc0, crawl0, err := sys.cpu(fs)
-	if err != nil {
-		return ph, err
-	}
-	web0 := w.counts()
-	sampler.startWindow()
-	// The sampling stops between samples, not by cancelling one: pgx
-	// closes a connection whose query is cancelled.
-	var halt atomic.Bool
-	sampling := make(chan struct{})
-	go func() {
-		defer close(sampling)
-		for !halt.Load() {
-			_ = cpu.sample(ctx)
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	stop := func() { halt.Store(true); <-sampling }
+	web0 := w.Counts()
+	sampler.StartWindow()
 	start := time.Now()
 	tick := o.interval / 10
 	round := 0
 	for time.Since(start) < o.window {
-		ph.published += w.publish(share/10, round)
+		ph.published += publish(w, share/10, round)
 		round++
 		time.Sleep(min(tick, o.window-time.Since(start)))
-		if err := sampler.sample(ctx); err != nil {
-			stop()
+		if err := sampler.Sample(ctx); err != nil {
+			_, _ = meter.Stop(ctx)
 			return ph, err
 		}
 	}
-	stop()
-	stop = func() {}
-	ph.dur = time.Since(start)
-	svc1, crawl1, err := sys.cpu(fs)
+	use, err := meter.Stop(ctx)
 	if err != nil {
 		return ph, err
 	}
-	_ = cpu.sample(ctx)
-	ph.service, ph.crawlService = svc1-svc0, crawl1-crawl0
-	ph.pg, _ = cpu.total()
-	if len(sys.crawlers) > 0 {
-		ph.crawlPG = cpu.totalOf(sys.crawlerPids())
-	}
-	ph.web = w.counts().minus(web0)
+	ph.dur = time.Since(start)
+	ph.service, ph.crawlService = use.Service, use.Crawlers
+	ph.pg, ph.crawlPG, ph.rss = use.PG(), use.PGCrawlers, use.PeakRSS
+	ph.web = w.Counts().Minus(web0)
 	// A poll is a request for a site's feed, which both systems make once
 	// per poll (the schedule's changes, which the lags come from, can
 	// count a row touched without a request).
-	_, ph.lags = sampler.endWindow()
+	_, ph.lags = sampler.EndWindow()
 	ph.polls = int(ph.web.FeedFull + ph.web.Feed304)
 	time.Sleep(1500 * time.Millisecond)
-	tx1, err := cpu.transactions(ctx)
+	tx1, err := cpu.Transactions(ctx)
 	if err != nil {
 		return ph, err
 	}
 	ph.transactions = tx1 - tx0
 	return ph, nil
-}
-
-// scheduleSampler reads a system's schedule table (id, when the last poll
-// ended, when the next is due) and sees each poll as a change of the
-// first: its lag is that time minus the due time the row held before.
-// Its own backend is left out of the Postgres CPU.
-type scheduleSampler struct {
-	conn  *pgx.Conn
-	query string
-	pids  []int32
-	prev  map[string][2]time.Time
-	// in the window:
-	polls int
-	lags  []time.Duration
-	on    bool
-}
-
-func newScheduleSampler(ctx context.Context, dsn, query string) (*scheduleSampler, error) {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("connect the sampler: %w", err)
-	}
-	var pid int32
-	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		return nil, err
-	}
-	return &scheduleSampler{conn: conn, query: query, pids: []int32{pid}, prev: map[string][2]time.Time{}}, nil
-}
-
-func (s *scheduleSampler) close() { _ = s.conn.Close(context.Background()) }
-
-func (s *scheduleSampler) polledOnce(ctx context.Context) (int, error) {
-	if err := s.sample(ctx); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, v := range s.prev {
-		if !v[0].IsZero() {
-			n++
-		}
-	}
-	return n, nil
-}
-
-func (s *scheduleSampler) startWindow() { s.polls, s.lags, s.on = 0, nil, true }
-
-func (s *scheduleSampler) endWindow() (int, []time.Duration) {
-	s.on = false
-	return s.polls, s.lags
-}
-
-func (s *scheduleSampler) sample(ctx context.Context) error {
-	rows, err := s.conn.Query(ctx, s.query)
-	if err != nil {
-		return fmt.Errorf("read the schedule: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var last, next *time.Time
-		if err := rows.Scan(&id, &last, &next); err != nil {
-			return err
-		}
-		var cur [2]time.Time
-		if last != nil {
-			cur[0] = *last
-		}
-		if next != nil {
-			cur[1] = *next
-		}
-		p, seen := s.prev[id]
-		if seen && s.on && !cur[0].Equal(p[0]) && !p[0].IsZero() {
-			s.polls++
-			s.lags = append(s.lags, cur[0].Sub(p[1]))
-		}
-		s.prev[id] = cur
-	}
-	return rows.Err()
-}
-
-func recreate(ctx context.Context, admin, db string) error {
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{db}.Sanitize()+` WITH (FORCE)`); err != nil {
-		return fmt.Errorf("drop %s: %w", db, err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{db}.Sanitize()); err != nil {
-		return fmt.Errorf("create %s: %w", db, err)
-	}
-	return nil
-}
-
-// waitCount waits until query counts at least n, for at most limit.
-func waitCount(ctx context.Context, dsn, query string, n int, limit time.Duration) error {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return fmt.Errorf("connect to count: %w", err)
-	}
-	defer conn.Close(ctx)
-	deadline := time.Now().Add(limit)
-	for {
-		var got int
-		if err := conn.QueryRow(ctx, query).Scan(&got); err != nil {
-			return fmt.Errorf("count: %w", err)
-		}
-		if got >= n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d after %v", got, n, limit)
-		}
-		time.Sleep(2 * time.Second)
-	}
-}
-
-func vacuumAnalyze(ctx context.Context, dsn string) error {
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return fmt.Errorf("connect to vacuum: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `VACUUM ANALYZE`); err != nil {
-		return fmt.Errorf("vacuum analyze: %w", err)
-	}
-	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(s string) string {
-	if len(s) > 4000 {
-		return s[len(s)-4000:]
-	}
-	return s
-}
-
-func (o options) startFeedsvc(ctx context.Context, dsn string, port int) (*system, func(context.Context, string) error, error) {
-	env := append(os.Environ(), "DATABASE_URL="+dsn, "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(port), "FEEDSVC_ALLOW_PRIVATE_NETWORKS=true",
-		// Every source at the one interval, however busy (Miniflux's
-		// round robin): FEEDSVC_MIN_POLL_INTERVAL would check a busy one
-		// sooner.
-		"FEEDSVC_POLL_INTERVAL="+o.interval.String(), "FEEDSVC_MIN_POLL_INTERVAL="+o.interval.String(),
-		"FEEDSVC_MAX_POLL_INTERVAL="+o.interval.String(),
-		"FEEDSVC_CRAWL_CONCURRENCY="+strconv.Itoa(o.concurrency), "FEEDSVC_LOG_LEVEL=warn", "FEEDSVC_RATE_LIMIT=unlimited")
-	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, o.feedsvc, args...)
-		cmd.Env = env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := run("migrate"); err != nil {
-		return nil, nil, fmt.Errorf("migrate: %w\n%s", err, out)
-	}
-	out, err := run("keys", "create", "--org", "bench")
-	if err != nil {
-		return nil, nil, fmt.Errorf("keys create: %w\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	key := strings.TrimSpace(lines[len(lines)-1])
-	sys := &system{table: `SELECT source_id::text, last_crawl_at, next_at FROM crawl_state`,
-		backfills: `SELECT count(*) FROM ingest_backfills WHERE done_at IS NOT NULL`}
-	sys.cmd = exec.Command(o.feedsvc, "serve")
-	sys.cmd.Env = env
-	if o.crawlers > 0 {
-		sys.cmd.Env = append(env, "FEEDSVC_ROLES=api,projections,webhooks")
-	}
-	sys.cmd.Stdout, sys.cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
-	if err := sys.cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	sys.addCrawler = func() error {
-		free, err := freePort()
-		if err != nil {
-			return err
-		}
-		cmd := exec.Command(o.feedsvc, "serve")
-		cmd.Env = append(env, "FEEDSVC_ROLES=crawler", "FEEDSVC_ADDR=127.0.0.1:"+strconv.Itoa(free))
-		cmd.Stdout, cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("crawler process %d: %w", len(sys.crawlers)+1, err)
-		}
-		sys.crawlers = append(sys.crawlers, cmd)
-		return nil
-	}
-	start := o.crawlers
-	if o.curve {
-		start = min(start, 1)
-	}
-	for range start {
-		if err := sys.addCrawler(); err != nil {
-			return sys, nil, err
-		}
-	}
-	api := &apiClient{base: "http://127.0.0.1:" + strconv.Itoa(port), header: map[string]string{"Authorization": "Bearer " + key}}
-	if err := api.waitReady(ctx, "/readyz"); err != nil {
-		return sys, nil, fmt.Errorf("%w\n%s", err, tail(sys.out.String()))
-	}
-	// One feed per 500 sources.
-	var mu sync.Mutex
-	feeds := map[int]string{}
-	var count atomic.Int64
-	attach := func(ctx context.Context, host string) error {
-		i := int(count.Add(1)-1) / 500
-		mu.Lock()
-		feed, ok := feeds[i]
-		if !ok {
-			var f struct {
-				Data struct {
-					ID string `json:"id"`
-				} `json:"data"`
-			}
-			if err := api.do(ctx, "POST", "/feeds/news", map[string]any{"name": fmt.Sprintf("bench %d", i), "description": "polling bench"}, &f); err != nil {
-				mu.Unlock()
-				return err
-			}
-			feed, feeds[i] = f.Data.ID, f.Data.ID
-		}
-		mu.Unlock()
-		return api.do(ctx, "POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": host}, nil)
-	}
-	return sys, attach, nil
-}
-
-func (o options) startMiniflux(ctx context.Context, dsn string, port int) (*system, func(context.Context, string) error, error) {
-	minutes := max(1, int(o.interval/time.Minute))
-	env := append(os.Environ(), "DATABASE_URL="+dsn, "RUN_MIGRATIONS=1", "CREATE_ADMIN=1", "ADMIN_USERNAME=bench", "ADMIN_PASSWORD=bench-password",
-		"LISTEN_ADDR=127.0.0.1:"+strconv.Itoa(port), "POLLING_FREQUENCY=1", "POLLING_SCHEDULER=round_robin",
-		"SCHEDULER_ROUND_ROBIN_MIN_INTERVAL="+strconv.Itoa(minutes), "BATCH_SIZE="+strconv.Itoa(o.n),
-		"WORKER_POOL_SIZE="+strconv.Itoa(o.concurrency), "FETCHER_ALLOW_PRIVATE_NETWORKS=1", "LOG_LEVEL=warning")
-	// A feed counts as polled once it has an ETag (imported feeds are
-	// created with checked_at = now()).
-	sys := &system{table: `SELECT id::text, CASE WHEN etag_header <> '' THEN checked_at END, next_check_at FROM feeds`}
-	sys.cmd = exec.Command(o.miniflux)
-	sys.cmd.Env = env
-	sys.cmd.Stdout, sys.cmd.Stderr = &lockedWriter{w: &sys.out}, &lockedWriter{w: &sys.out}
-	if err := sys.cmd.Start(); err != nil {
-		return nil, nil, err
-	}
-	api := &apiClient{base: "http://127.0.0.1:" + strconv.Itoa(port), user: "bench", pass: "bench-password"}
-	if err := api.waitReady(ctx, "/healthcheck"); err != nil {
-		return sys, nil, fmt.Errorf("%w\n%s", err, tail(sys.out.String()))
-	}
-	var cats []struct {
-		ID int `json:"id"`
-	}
-	if err := api.do(ctx, "GET", "/v1/categories", nil, &cats); err != nil || len(cats) == 0 {
-		return sys, nil, fmt.Errorf("categories: %v", err)
-	}
-	// The feeds are imported as OPML (POST /v1/import, which creates them
-	// without fetching them: its scheduler polls them first), 500 to a
-	// document: subscribing them one by one (POST /v1/feeds) fetches each
-	// feed before answering, half an hour for 10,000 on this machine.
-	var mu sync.Mutex
-	var batch []string
-	flush := func(ctx context.Context) error {
-		var b strings.Builder
-		b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><opml version="2.0"><head><title>bench</title></head><body><outline text="All">`)
-		for _, h := range batch {
-			fmt.Fprintf(&b, `<outline type="rss" text="%[1]s" title="%[1]s" xmlUrl="http://%[1]s/feed.xml" htmlUrl="http://%[1]s/"/>`, h)
-		}
-		b.WriteString(`</outline></body></opml>`)
-		batch = nil
-		return api.do(ctx, "POST", "/v1/import", []byte(b.String()), nil)
-	}
-	attach := func(ctx context.Context, host string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		batch = append(batch, host)
-		if len(batch) < 500 {
-			return nil
-		}
-		return flush(ctx)
-	}
-	sys.flush = func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(batch) == 0 {
-			return nil
-		}
-		return flush(ctx)
-	}
-	return sys, attach, nil
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-type apiClient struct {
-	base       string
-	header     map[string]string
-	user, pass string
-}
-
-var httpClient = &http.Client{Timeout: 60 * time.Second}
-
-func (c *apiClient) waitReady(ctx context.Context, path string) error {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		resp, err := httpClient.Get(c.base + path)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not ready within 2 min", c.base)
-}
-
-func (c *apiClient) do(ctx context.Context, method, path string, body, into any) error {
-	var r io.Reader
-	if _, raw := body.([]byte); body != nil && !raw {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		body = b // re-read on each attempt
-	}
-	for attempt := 0; ; attempt++ {
-		if b, ok := body.([]byte); ok {
-			r = bytes.NewReader(b)
-		}
-		req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		for k, v := range c.header {
-			req.Header.Set(k, v)
-		}
-		if c.user != "" {
-			req.SetBasicAuth(c.user, c.pass)
-		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		raw, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		// A 503 that changed nothing (many attaches to one feed at once,
-		// a read model still catching up) is repeated.
-		if resp.StatusCode == http.StatusServiceUnavailable && attempt < 10 && (method == "GET" || bytes.Contains(raw, []byte("nothing was changed"))) {
-			time.Sleep(time.Second)
-			continue
-		}
-		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
-		}
-		if into != nil {
-			return json.Unmarshal(raw, into)
-		}
-		return nil
-	}
 }

@@ -41,6 +41,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/bench/internal/systems"
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/eventstore"
@@ -110,11 +111,11 @@ func run(ctx context.Context) error {
 			_ = database.DropDatabase(context.Background(), o.db)
 		}
 	}()
-	cpu, err := newBackendCPU(ctx, adminDSN(o.db), databaseName(o.db))
+	cpu, err := systems.NewBackendCPU(ctx, adminDSN(o.db), databaseName(o.db))
 	if err != nil {
 		return err
 	}
-	defer cpu.close()
+	defer cpu.Close()
 	load := loadavg()
 	var peers []peer
 	if o.peer {
@@ -163,7 +164,7 @@ func printPeer(p peer) {
 
 // deliver runs the webhook machinery over the events and returns
 // deliveries per second.
-func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (float64, error) {
+func deliver(ctx context.Context, o options, db *database.DB, cpu *systems.BackendCPU) (float64, error) {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := eventstore.NewPostgres(db.Pool)
 	cmds := commands.New(store, readmodel.NewLookups(db.Bun))
@@ -219,7 +220,7 @@ func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (
 		}
 		defer pprof.StopCPUProfile()
 	}
-	measured := cpu.measure(ctx, 200*time.Millisecond)
+	measured := measure(ctx, cpu, 200*time.Millisecond)
 	start := time.Now()
 	queued := make(chan time.Duration, 1)
 	go func() {
@@ -279,8 +280,8 @@ func deliver(ctx context.Context, o options, db *database.DB, cpu *backendCPU) (
 
 // dispatchOnly appends the events and waits until every delivery is
 // queued, with the sender stopped.
-func dispatchOnly(ctx context.Context, o options, db *database.DB, store *eventstore.Postgres, cpu *backendCPU, org, feed uuid.UUID) (float64, error) {
-	measured := cpu.measure(ctx, 200*time.Millisecond)
+func dispatchOnly(ctx context.Context, o options, db *database.DB, store *eventstore.Postgres, cpu *systems.BackendCPU, org, feed uuid.UUID) (float64, error) {
+	measured := measure(ctx, cpu, 200*time.Millisecond)
 	start := time.Now()
 	if _, err := appendEvents(ctx, store, o, org, feed); err != nil {
 		return 0, err

@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/uptrace/bun"
 
+	"github.com/feedsvc/feedsvc/bench/internal/systems"
 	"github.com/feedsvc/feedsvc/internal/database"
 )
 
@@ -56,7 +57,7 @@ func (p peer) rate() float64 { return float64(p.jobs) / p.elapsed.Seconds() }
 // batch per transaction on the main pool, while the client works them;
 // each does nothing. The rate is every job worked over the time from the
 // first insert to the last job run.
-func riverNoop(ctx context.Context, db *database.DB, cpu *backendCPU, jobs, batch int) (peer, error) {
+func riverNoop(ctx context.Context, db *database.DB, cpu *systems.BackendCPU, jobs, batch int) (peer, error) {
 	pcfg := db.Pool.Config().Copy()
 	pcfg.MinConns, pcfg.MaxConns = 0, int32(senderConns)
 	pcfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
@@ -104,7 +105,7 @@ func riverNoop(ctx context.Context, db *database.DB, cpu *backendCPU, jobs, batc
 	}()
 	time.Sleep(time.Second) // the listener and producer settle, as for the webhooks
 
-	measured := cpu.measure(ctx, 200*time.Millisecond)
+	measured := measure(ctx, cpu, 200*time.Millisecond)
 	start := time.Now()
 	for from := 0; from < jobs; from += batch {
 		n := min(batch, jobs-from)

@@ -1,4 +1,4 @@
-package main
+package systems
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// cpuOf is a process's CPU time (user + system, all threads) so far.
-func cpuOf(fs procfs.FS, pid int) (time.Duration, error) {
+// CPUOf is a process's CPU time (user + system, all threads) so far.
+func CPUOf(fs procfs.FS, pid int) (time.Duration, error) {
 	p, err := fs.Proc(pid)
 	if err != nil {
 		return 0, fmt.Errorf("process %d: %w", pid, err)
@@ -25,7 +25,7 @@ func cpuOf(fs procfs.FS, pid int) (time.Duration, error) {
 	return time.Duration(st.CPUTime() * float64(time.Second)), nil
 }
 
-// backendCPU adds up the CPU the Postgres backends of one database spend
+// BackendCPU adds up the CPU the Postgres backends of one database spend
 // (the service's connections and autovacuum workers there), without
 // pg_stat_statements: it lists the database's backends in pg_stat_activity
 // and reads each one's /proc/<pid>/stat, which needs Postgres on this
@@ -43,14 +43,14 @@ func cpuOf(fs procfs.FS, pid int) (time.Duration, error) {
 // section 22). The postmaster's figures are the whole server's: the run
 // must be the only one making connections there, and other databases'
 // long-lived backends, which do not exit, add nothing.
-type backendCPU struct {
+type BackendCPU struct {
 	fs       procfs.FS
 	conn     *pgx.Conn // to another database, so it is not counted
 	database string
 
-	// exclude are backends of the database that are the benchmark's own
+	// Exclude are backends of the database that are the benchmark's own
 	// (its schedule sampler), not the measured service's.
-	exclude map[int32]bool
+	Exclude map[int32]bool
 
 	mu sync.Mutex
 	// app is each backend's application_name: feedsvc names its
@@ -72,7 +72,7 @@ type backendCPU struct {
 	outside time.Duration
 }
 
-func newBackendCPU(ctx context.Context, adminDSN, database string) (*backendCPU, error) {
+func NewBackendCPU(ctx context.Context, adminDSN, database string) (*BackendCPU, error) {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return nil, fmt.Errorf("open /proc: %w", err)
@@ -81,30 +81,30 @@ func newBackendCPU(ctx context.Context, adminDSN, database string) (*backendCPU,
 	if err != nil {
 		return nil, fmt.Errorf("connect to count backends: %w", err)
 	}
-	b := &backendCPU{fs: fs, conn: conn, database: database, exclude: map[int32]bool{}}
-	b.reset()
+	b := &BackendCPU{fs: fs, conn: conn, database: database, Exclude: map[int32]bool{}}
+	b.Reset()
 	return b, nil
 }
 
-func (b *backendCPU) close() { _ = b.conn.Close(context.Background()) }
+func (b *BackendCPU) Close() { _ = b.conn.Close(context.Background()) }
 
-// reset starts counting from now: the next sample is every backend's base.
-func (b *backendCPU) reset() {
+// Reset starts counting from now: the next sample is every backend's base.
+func (b *BackendCPU) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.first, b.last, b.alive, b.outside = nil, map[int]time.Duration{}, map[int]bool{}, 0
 }
 
-// outsideTransaction is the oldest write transaction of another database
-// seen since reset.
-func (b *backendCPU) outsideTransaction() time.Duration {
+// OutsideTransaction is the oldest write transaction of another database
+// seen since Reset.
+func (b *BackendCPU) OutsideTransaction() time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.outside
 }
 
-// sample reads every backend of the database once.
-func (b *backendCPU) sample(ctx context.Context) error {
+// Sample reads every backend of the database once.
+func (b *BackendCPU) Sample(ctx context.Context) error {
 	rows, err := b.conn.Query(ctx, `SELECT pid, coalesce(application_name, '') FROM pg_stat_activity WHERE datname = $1`, b.database)
 	if err != nil {
 		return fmt.Errorf("list backends: %w", err)
@@ -144,10 +144,10 @@ func (b *backendCPU) sample(ctx context.Context) error {
 	}
 	b.alive = map[int]bool{}
 	for _, pid := range pids {
-		if b.exclude[pid] {
+		if b.Exclude[pid] {
 			continue
 		}
-		cpu, err := cpuOf(b.fs, int(pid))
+		cpu, err := CPUOf(b.fs, int(pid))
 		if err != nil {
 			continue // exited since the listing
 		}
@@ -198,10 +198,10 @@ func postmasterCPU(fs procfs.FS, pid int) (time.Duration, error) {
 // the same).
 const userHZ = 100
 
-// transactions is how many transactions the database has committed or
+// Transactions is how many transactions the database has committed or
 // rolled back. Backends report them about once a second, so a count taken
 // right after a run misses up to a second's worth.
-func (b *backendCPU) transactions(ctx context.Context) (int64, error) {
+func (b *BackendCPU) Transactions(ctx context.Context) (int64, error) {
 	var n int64
 	err := b.conn.QueryRow(ctx, `SELECT coalesce(sum(xact_commit + xact_rollback), 0)::bigint FROM pg_stat_database WHERE datname = $1`,
 		b.database).Scan(&n)
@@ -211,30 +211,57 @@ func (b *backendCPU) transactions(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// total is the CPU spent between the base sample and the latest ones.
-func (b *backendCPU) total() (time.Duration, int) {
+// Total is the CPU spent between the base sample and the latest ones,
+// and how many backends were seen.
+func (b *BackendCPU) Total() (time.Duration, int) {
+	live, exited := b.Split()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	// The backends still alive from their samples, the ones that exited
-	// from the postmaster's (their whole CPU, counted when reaped).
-	sum := b.exitedLast - b.exitedFirst
+	return live + exited, len(b.last)
+}
+
+// Split is Total in two: the backends alive at the latest sample, from
+// their samples, and the ones that exited, from the postmaster's (their
+// whole CPU, counted when reaped, less what a backend already alive at the
+// base sample had spent by then: a pool that replaces its connections now
+// and then would otherwise bring their past into the window).
+func (b *BackendCPU) Split() (live, exited time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	exited = b.exitedLast - b.exitedFirst
 	for pid, last := range b.last {
 		if b.alive[pid] {
-			sum += last - b.first[pid]
+			live += last - b.first[pid]
+		} else {
+			exited -= b.first[pid]
 		}
+	}
+	return live, max(exited, 0)
+}
+
+// Sampled is the CPU every backend seen spent between the base sample
+// and the last sample it was seen in, exited ones included, and how many
+// were seen: what sampling alone sees (no postmaster), for a service
+// whose connections live across samples.
+func (b *BackendCPU) Sampled() (time.Duration, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sum time.Duration
+	for pid, last := range b.last {
+		sum += last - b.first[pid]
 	}
 	return sum, len(b.last)
 }
 
-// totalOf is the part of total spent by the backends of the given
+// TotalOf is the part of Total spent by the backends of the given
 // processes of the service (named in their application_name).
-func (b *backendCPU) totalOf(pids []int) time.Duration {
+func (b *BackendCPU) TotalOf(pids []int) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var sum time.Duration
 	for pid, last := range b.last {
 		if !b.alive[pid] {
-			continue // counted, without its process, in total's exited share
+			continue // counted, without its process, in Total's exited share
 		}
 		for _, p := range pids {
 			if strings.Contains(b.app[pid], "-"+strconv.Itoa(p)+"-") {
@@ -246,8 +273,13 @@ func (b *backendCPU) totalOf(pids []int) time.Duration {
 	return sum
 }
 
-// run samples every interval until ctx ends.
-func (b *backendCPU) run(ctx context.Context, interval time.Duration) {
+// Run samples every interval until ctx ends.
+func (b *BackendCPU) Run(ctx context.Context, interval time.Duration) {
+	Every(ctx, interval, func() { _ = b.Sample(ctx) })
+}
+
+// Every calls f every interval until ctx ends.
+func Every(ctx context.Context, interval time.Duration, f func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -255,7 +287,7 @@ func (b *backendCPU) run(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_ = b.sample(ctx)
+			f()
 		}
 	}
 }
