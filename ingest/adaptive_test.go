@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
@@ -113,13 +114,13 @@ func TestEverySourceIsCheckedWithinTheIntervalBusyOnesSoonerAndLaterOnlyWhenTheS
 	const interval = 10 * time.Hour
 	// 42 articles, one every 4 hours, the newest an hour old: the newest
 	// 20 span 77 hours and the time since, over 19 gaps, a little over 4h
-	// 3m; ten polls per article make it a little over 24 minutes.
+	// 3m; twenty polls per article make it a little over 12 minutes.
 	busy := func(head string, headers map[string]string) (string, *crawltest.FeedSite) {
 		s := crawltest.NewFeedSite(t, 42, 4*time.Hour, head, headers)
 		return s.FeedURL(), s
 	}
 	busyObserved := 77 * time.Hour / 19
-	tenth := func(observed time.Duration) time.Duration { return observed / 10 }
+	twentieth := func(observed time.Duration) time.Duration { return observed / ingest.PollsPerArticle }
 	quiet := crawltest.NewFeedSite(t, 3, 24*time.Hour, "", nil).Shifted(9 * 24 * time.Hour)
 	limited := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -136,8 +137,8 @@ func TestEverySourceIsCheckedWithinTheIntervalBusyOnesSoonerAndLaterOnlyWhenTheS
 		tests = append(tests, c)
 	}
 	u, s := busy("", nil)
-	add("a source publishing every 4 hours is checked about ten times per article", u, s,
-		pollCase{want: tenth, observed: busyObserved, reason: "busy"})
+	add("a source publishing every 4 hours is checked about twenty times per article", u, s,
+		pollCase{want: twentieth, observed: busyObserved, reason: "busy"})
 	add("a source that published nothing for a week is checked at the interval", quiet.FeedURL(), quiet,
 		pollCase{interval: interval, reason: "interval"})
 	u, s = busy("", map[string]string{"Cache-Control": "public, max-age=1800"})
@@ -215,9 +216,9 @@ func TestAnOperatorMayLetQuietSourcesWaitLongerUpToTheMaximumInterval(t *testing
 	checkFirstPolls(t, h, []pollCase{
 		{name: "a source that published nothing for a week waits the maximum", url: quiet.FeedURL(), site: quiet,
 			interval: most, reason: "quiet"},
-		{name: "a source publishing daily waits a tenth of its pace, above the interval", url: daily.FeedURL(), site: daily,
-			want: func(o time.Duration) time.Duration { return o / 10 }, observed: (6*24*time.Hour + time.Hour) / 6, reason: "quiet"},
+		{name: "a source publishing daily waits a twentieth of its pace, above the interval", url: daily.FeedURL(), site: daily,
+			want: func(o time.Duration) time.Duration { return o / ingest.PollsPerArticle }, observed: (6*24*time.Hour + time.Hour) / 6, reason: "quiet"},
 		{name: "a busy source is still checked sooner than the interval", url: busy.FeedURL(), site: busy,
-			want: func(o time.Duration) time.Duration { return o / 10 }, observed: 77 * time.Hour / 19, reason: "busy"},
+			want: func(o time.Duration) time.Duration { return o / ingest.PollsPerArticle }, observed: 77 * time.Hour / 19, reason: "busy"},
 	})
 }

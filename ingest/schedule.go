@@ -519,7 +519,7 @@ const (
 	DefaultMinPollInterval = time.Minute
 	// pollsPerArticle is how many polls a busy source gets per article it
 	// publishes.
-	pollsPerArticle = 10
+	pollsPerArticle = 20
 	// recentArticles is how many of a source's newest articles (of the
 	// last week) its observed interval is counted over: enough to judge a
 	// source as soon as it is attached (a feed lists 10 to 50 entries),

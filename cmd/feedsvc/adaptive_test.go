@@ -23,8 +23,8 @@ func TestAServeProcessChecksEverySourceWithinTheIntervalAndSaysWhyWhenNot(t *tes
 	api := srv.api
 	// 42 articles in the last week, one every 4 hours, the newest an
 	// hour old: the newest 20 span 77 hours (and the seconds until the
-	// poll) over 19 gaps; ten polls per article make it a little over 24
-	// minutes.
+	// poll) over 19 gaps; twenty polls per article make it a little over
+	// 12 minutes.
 	busy := func(head string, headers map[string]string) *crawltest.FeedSite {
 		return crawltest.NewFeedSite(t, 42, 4*time.Hour, head, headers)
 	}
@@ -37,7 +37,7 @@ func TestAServeProcessChecksEverySourceWithinTheIntervalAndSaysWhyWhenNot(t *tes
 		name string
 		url  string
 		site *crawltest.FeedSite
-		// interval zero: a tenth of the observed interval, which is at
+		// interval zero: a twentieth of the observed interval, which is at
 		// least observed.
 		interval, observed, fresh time.Duration
 		reason                    string
@@ -84,7 +84,7 @@ func TestAServeProcessChecksEverySourceWithinTheIntervalAndSaysWhyWhenNot(t *tes
 				if observed < tt.observed || observed > tt.observed+time.Minute {
 					t.Errorf("observedIntervalSeconds = %v, want %v (up to a minute more)", p["observedIntervalSeconds"], tt.observed.Seconds())
 				}
-				want = observed / 10
+				want = observed / 20 // polls per article
 			}
 			if got := seconds(p["intervalSeconds"]); got < want-time.Millisecond || got > want+time.Millisecond {
 				t.Errorf("intervalSeconds = %v, want %v", p["intervalSeconds"], want.Seconds())
@@ -118,7 +118,7 @@ func TestAServeProcessChecksABusySourceSeveralTimesWithinOneInterval(t *testing.
 	srv := startServed(t, "FEEDSVC_POLL_INTERVAL="+interval.String(), "FEEDSVC_MIN_POLL_INTERVAL=1s")
 	api := srv.api
 	// Twenty articles half a minute apart, the newest just out: a gap of
-	// about 30 seconds, checked every 3 (ten polls per article).
+	// about 30 seconds, checked every 1.5 (twenty polls per article).
 	var ago []time.Duration
 	for i := range 20 {
 		ago = append(ago, time.Duration(i)*30*time.Second)

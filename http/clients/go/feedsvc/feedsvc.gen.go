@@ -4442,7 +4442,7 @@ type SourceDetailsFacebookType string
 // published, unless its site asks for less (`Cache-Control: max-age`,
 // `Expires`, RSS `ttl` or `sy:updatePeriod`, honoured up to an hour;
 // `Retry-After` or robots.txt `Crawl-delay`, up to a day). A busy
-// source is checked sooner: about ten times per article it
+// source is checked sooner: about twenty times per article it
 // publishes, down to FEEDSVC_MIN_POLL_INTERVAL. Each schedule is
 // jittered down by up to 10%. A newly attached source is polled at
 // once. `intervalReason` says which of these set the next poll.
@@ -4454,7 +4454,7 @@ type SourcePolling struct {
 
 	// IntervalReason Why the next poll is when it is; null before the first poll ends.
 	// `interval`: the poll interval, the promise. `busy`: the source
-	// publishes often and is checked sooner (about ten polls per
+	// publishes often and is checked sooner (about twenty polls per
 	// article, no sooner than FEEDSVC_MIN_POLL_INTERVAL). `quiet`: the
 	// service's operator let sources that publish little wait longer,
 	// up to FEEDSVC_MAX_POLL_INTERVAL. `push`: a WebSub hub pushes the
@@ -4498,7 +4498,7 @@ type SourcePolling struct {
 
 // SourcePollingIntervalReason Why the next poll is when it is; null before the first poll ends.
 // `interval`: the poll interval, the promise. `busy`: the source
-// publishes often and is checked sooner (about ten polls per
+// publishes often and is checked sooner (about twenty polls per
 // article, no sooner than FEEDSVC_MIN_POLL_INTERVAL). `quiet`: the
 // service's operator let sources that publish little wait longer,
 // up to FEEDSVC_MAX_POLL_INTERVAL. `push`: a WebSub hub pushes the
@@ -4594,7 +4594,7 @@ type SourceRecord struct {
 	// published, unless its site asks for less (`Cache-Control: max-age`,
 	// `Expires`, RSS `ttl` or `sy:updatePeriod`, honoured up to an hour;
 	// `Retry-After` or robots.txt `Crawl-delay`, up to a day). A busy
-	// source is checked sooner: about ten times per article it
+	// source is checked sooner: about twenty times per article it
 	// publishes, down to FEEDSVC_MIN_POLL_INTERVAL. Each schedule is
 	// jittered down by up to 10%. A newly attached source is polled at
 	// once. `intervalReason` says which of these set the next poll.
