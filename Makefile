@@ -60,7 +60,7 @@ bench-polling: build miniflux
 ## the live stream, by webhook) on n loopback sites publishing at random,
 ## `feedsvc serve` beside Miniflux's two schedulers, with the CPU of each
 ## and of its Postgres per 1,000 sites per hour (bench/README.md, section
-## 25). FRESHNESS_FLAGS passes flags to bench/freshness; the headline runs
+## 27). FRESHNESS_FLAGS passes flags to bench/freshness; the headline runs
 ## are -n 1000 and -n 10000 at the default interval.
 FRESHNESS_FLAGS ?= -n 1000 -interval 10m -window 1h
 bench-freshness: build miniflux
