@@ -57,7 +57,7 @@ const (
 type pendingArticle struct {
 	url   string
 	found FoundArticle
-	// heldNone: the document holds no event now (markDistributed).
+	// heldNone: the document holds no event now (crawlstate.MarkDistributed).
 	heldNone bool
 
 	queued time.Time

@@ -475,7 +475,7 @@ func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector,
 // crawl_seen) before the attachments are read to distribute it, which is
 // what keeps a concurrently attached feed of any kind from missing it (see
 // backfill.go), and the URL is skipped by later polls only once
-// markDistributed ran, so a crash between the steps loses nothing: every
+// the store's MarkDistributed ran, so a crash between the steps loses nothing: every
 // step is idempotent.
 func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, stats *crawlStats) (
 	isNew bool, added int, kind failureKind, err error) {

@@ -95,7 +95,7 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 		stats.cutOff(doc.URL, read.CutOff)
 	}
 	if len(read.Happenings) == 0 {
-		// What the document held before is let go by markDistributed, in
+		// What the document held before is let go by MarkDistributed, in
 		// the statement that completes the URL.
 		return 0, 0, read.Calendars, nil
 	}

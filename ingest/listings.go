@@ -21,7 +21,7 @@ import (
 //   - it succeeded (a failed or interrupted crawl left candidates
 //     unfetched) and was not cut short by MaxFetchesPerCrawl;
 //   - every candidate that failed is in crawl_failures, whence
-//     failedCandidates brings it back on each poll until it succeeds or is
+//     the store's FailedCandidates brings it back on each poll until it succeeds or is
 //     given up, whether or not its listing answers 304;
 //   - its date window reaches back no further than the one the validators
 //     were stored under (covered_since): a crawl looking further back, for
@@ -44,7 +44,7 @@ type listingValidators struct {
 }
 
 // listingsFor keeps of the source's stored validators (read with its
-// claim, loadClaimed) those a crawl with the date window since may use.
+// claim, crawlstate.Leased) those a crawl with the date window since may use.
 func listingsFor(rows []crawlstate.Listing, since time.Time) *listingValidators {
 	lv := &listingValidators{since: since, stored: map[string]document.Validators{}, requested: map[string]bool{}, answered: map[string]document.Validators{}}
 	for _, r := range rows {
