@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 )
 
 // Articles are stored a batch at a time. A crawl fetches and parses
@@ -56,7 +57,7 @@ const (
 type pendingArticle struct {
 	url   string
 	found FoundArticle
-	// heldNone: the document holds no event now (markDistributed).
+	// heldNone: the document holds no event now (crawlstate.MarkDistributed).
 	heldNone bool
 
 	queued time.Time
@@ -161,16 +162,17 @@ func (w *Worker) storeBatch(ctx context.Context, sourceID uuid.UUID, batch []*pe
 	if err != nil {
 		return classifyStore(err), err
 	}
-	seen := make([]seenArticle, len(batch))
+	seen := make([]crawlstate.SeenArticle, len(batch))
 	articles := make([]domain.ArticleDiscovered, len(batch))
-	done := make([]distributedURL, len(batch))
+	done := make([]crawlstate.DistributedURL, len(batch))
 	for i, p := range batch {
-		seen[i] = seenArticle{url: p.url, article: recorded[i].ArticleDiscovered}
-		articles[i] = recorded[i].ArticleDiscovered
-		done[i] = distributedURL{url: p.url, heldNone: p.heldNone}
+		a := recorded[i].ArticleDiscovered
+		seen[i] = crawlstate.SeenArticle{URL: p.url, ArticleID: a.NewsPageID, EffectiveAt: a.EffectiveAt}
+		articles[i] = a
+		done[i] = crawlstate.DistributedURL{URL: p.url, HeldNone: p.heldNone}
 		p.isNew = recorded[i].New
 	}
-	if err := w.markSeen(ctx, sourceID, seen); err != nil {
+	if err := w.store.MarkSeen(ctx, sourceID, seen); err != nil {
 		return storeFailure, err
 	}
 	added, err := w.distribute(ctx, sourceID, articles)
@@ -178,7 +180,7 @@ func (w *Worker) storeBatch(ctx context.Context, sourceID uuid.UUID, batch []*pe
 		// The rows stay pending, so the next poll distributes them again.
 		return storeFailure, fmt.Errorf("distribute: %w", err)
 	}
-	if err := w.markDistributed(ctx, sourceID, done...); err != nil {
+	if err := w.store.MarkDistributed(ctx, sourceID, done...); err != nil {
 		return storeFailure, err
 	}
 	for i, p := range batch {

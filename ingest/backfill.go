@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/internal/lease"
 )
 
@@ -57,7 +54,7 @@ func (w *Worker) runBackfills(ctx context.Context) (err error) {
 		if ctx.Err() != nil {
 			return nil
 		}
-		ok, err := w.backfills.Claim(ctx, a.AttachmentID, "")
+		ok, err := w.store.Backfills.Claim(ctx, a.AttachmentID)
 		if err != nil {
 			return err
 		}
@@ -84,38 +81,13 @@ func (w *Worker) runBackfills(ctx context.Context) (err error) {
 func (w *Worker) pendingBackfills(ctx context.Context) ([]Attachment, error) {
 	start := time.Now()
 	full := w.backfillLook.full.IsZero() || start.Sub(w.backfillLook.full) >= newSourcesFullScan
-	// Two fixed texts run through pgx, so that each is prepared once (see
-	// claimSQL).
-	var rows pgx.Rows
-	var err error
-	if full {
-		rows, err = w.pool.Query(ctx, `SELECT `+attachmentColumns+`
-			FROM ingest_attachments a LEFT JOIN ingest_backfills b ON b.attachment_id = a.attachment_id
-			WHERE a.source_enabled AND a.feed_enabled
-			  AND (b.attachment_id IS NULL OR (b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())))
-			ORDER BY a.attached_at LIMIT $1`, backfillsPerTick)
-	} else {
-		rows, err = w.pool.Query(ctx, `SELECT `+attachmentColumns+` FROM (
-			  (SELECT a.* FROM ingest_attachments a
-			    WHERE a.source_enabled AND a.feed_enabled
-			      AND greatest(a.attached_at, a.source_enabled_at, a.feed_enabled_at) > $2
-			      AND NOT EXISTS (SELECT 1 FROM ingest_backfills b WHERE b.attachment_id = a.attachment_id))
-			  UNION ALL
-			  (SELECT a.* FROM ingest_backfills b JOIN ingest_attachments a ON a.attachment_id = b.attachment_id
-			    WHERE b.done_at IS NULL AND (b.leased_until IS NULL OR b.leased_until < now())
-			      AND a.source_enabled AND a.feed_enabled)) a
-			ORDER BY a.attached_at LIMIT $1`, backfillsPerTick, w.backfillLook.last.Add(-newSourcesSlack))
+	var changedSince time.Time
+	if !full {
+		changedSince = w.backfillLook.last.Add(-newSourcesSlack)
 	}
-	var pending []Attachment
-	if err == nil {
-		pending, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Attachment, error) {
-			var a Attachment
-			err := row.Scan(a.dest()...)
-			return a, err
-		})
-	}
+	pending, err := w.store.PendingBackfills(ctx, backfillsPerTick, changedSince)
 	if err != nil {
-		return nil, fmt.Errorf("find pending backfills: %w", err)
+		return nil, err
 	}
 	w.backfillLook.more = len(pending) == backfillsPerTick
 	if len(pending) < backfillsPerTick {
@@ -133,14 +105,14 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) (done bool) 
 	start := time.Now()
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := w.backfills.Keep(bctx, a.AttachmentID, cancel)
+	stop := w.store.Backfills.Keep(bctx, a.AttachmentID, cancel)
 	articles, events, added, err := w.backfill(bctx, a)
 	stop()
 
 	rctx, rcancel := lease.ReleaseContext()
 	defer rcancel()
 	if err != nil {
-		if rerr := w.backfills.Release(rctx, a.AttachmentID, ""); rerr != nil {
+		if rerr := w.store.Backfills.Release(rctx, a.AttachmentID); rerr != nil {
 			w.log.Error("releasing backfill failed", "attachment_id", a.AttachmentID, "err", rerr)
 		}
 		switch {
@@ -157,7 +129,7 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) (done bool) 
 		return false
 	}
 	w.log.Info("backfill done", "attachment_id", a.AttachmentID, "feed_id", a.FeedID, "source_id", a.SourceID,
-		"articles", articles, "events", events, "items_added", added, "since", a.acceptingSince(), "duration", time.Since(start).Round(time.Millisecond))
+		"articles", articles, "events", events, "items_added", added, "since", a.AcceptingSince(), "duration", time.Since(start).Round(time.Millisecond))
 	return true
 }
 
@@ -188,21 +160,14 @@ func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, events, 
 // backfillArticles adds every known article of the attachment's source
 // that the attachment accepts.
 func (w *Worker) backfillArticles(ctx context.Context, a Attachment) (found, added int, err error) {
-	since := a.acceptingSince()
-	var seen []uuid.UUID
-	err = w.db.NewRaw(`SELECT DISTINCT article_id FROM crawl_seen
-		WHERE source_id = ? AND article_id IS NOT NULL AND effective_at >= ?`, a.SourceID, since).Scan(ctx, &seen)
+	since := a.AcceptingSince()
+	seen, err := w.store.SeenArticles(ctx, a.SourceID, since)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read seen articles of source %s: %w", a.SourceID, err)
+		return 0, 0, err
 	}
-	var rows []articleRow
-	err = w.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at
-		FROM articles
-		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?
-		             UNION SELECT unnest(?::uuid[]))
-		ORDER BY effective_at, id`, a.SourceID, since, pgdialect.Array(uuidStrings(seen))).Scan(ctx, &rows)
+	rows, err := w.knownArticles.OfSource(ctx, a.SourceID, since, seen)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read articles of source %s: %w", a.SourceID, err)
+		return 0, 0, err
 	}
 	have := make(map[uuid.UUID]bool, len(rows))
 	for _, r := range rows {
@@ -219,7 +184,7 @@ func (w *Worker) backfillArticles(ctx context.Context, a Attachment) (found, add
 	for chunk := range slices.Chunk(rows, backfillChunk) {
 		offers := make([]ArticleOffer, len(chunk))
 		for i, r := range chunk {
-			offers[i] = ArticleOffer{To: a, Article: r.event(a.SourceID)}
+			offers[i] = ArticleOffer{To: a, Article: r.Discovery(a.SourceID)}
 		}
 		got, err := w.offerArticles(ctx, offers)
 		for _, ok := range got {
@@ -234,48 +199,11 @@ func (w *Worker) backfillArticles(ctx context.Context, a Attachment) (found, add
 	return len(rows), added, nil
 }
 
-// articleRow is a row of the articles projection.
-type articleRow struct {
-	ID           uuid.UUID  `bun:"id"`
-	URL          string     `bun:"url"`
-	Title        string     `bun:"title"`
-	Description  string     `bun:"description"`
-	ImageURL     string     `bun:"image_url"`
-	PublishedAt  *time.Time `bun:"published_at"`
-	EffectiveAt  time.Time  `bun:"effective_at"`
-	VersionID    uuid.UUID  `bun:"version_id"`
-	DiscoveredAt time.Time  `bun:"discovered_at"`
-}
-
-// event rebuilds the article's discovery as intakes take it.
-func (r articleRow) event(sourceID uuid.UUID) domain.ArticleDiscovered {
-	var published *time.Time
-	if r.PublishedAt != nil {
-		t := r.PublishedAt.UTC()
-		published = &t
-	}
-	return domain.ArticleDiscovered{
-		NewsPageID: r.ID, VersionID: r.VersionID, SourceID: sourceID,
-		Content: domain.ArticleContent{
-			URL: r.URL, Title: r.Title, Description: r.Description, ImageURL: r.ImageURL, PublishedAt: published,
-		},
-		EffectiveAt: r.EffectiveAt.UTC(), At: r.DiscoveredAt.UTC(),
-	}
-}
-
 // finishBackfill marks the backfill done and, when the attachment reaches
 // further back than the source's crawls looked, makes the source due.
 func (w *Worker) finishBackfill(ctx context.Context, a Attachment, added int) error {
-	if err := w.backfills.Release(ctx, a.AttachmentID, "done_at = now(), items = ?", added); err != nil {
+	if err := w.store.FinishBackfill(ctx, a.AttachmentID, added); err != nil {
 		return fmt.Errorf("finish backfill of attachment %s: %w", a.AttachmentID, err)
 	}
-	return w.makeDue(ctx, a.SourceID, a.acceptingSince())
-}
-
-func uuidStrings(ids []uuid.UUID) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = id.String()
-	}
-	return out
+	return w.makeDue(ctx, a.SourceID, a.AcceptingSince())
 }

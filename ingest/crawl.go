@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/ingest/extract"
 	"github.com/feedsvc/feedsvc/internal/lease"
@@ -83,7 +83,7 @@ func (s *crawlStats) cutOffNote() string {
 	if len(s.CutOffs) == 0 {
 		return ""
 	}
-	return truncate(fmt.Sprintf("documents cut off (what fitted was kept): %s", strings.Join(s.CutOffs, "; ")), 2000)
+	return crawlstate.Truncate(fmt.Sprintf("documents cut off (what fitted was kept): %s", strings.Join(s.CutOffs, "; ")), 2000)
 }
 
 func (s *crawlStats) add(f func(*crawlStats)) {
@@ -103,7 +103,7 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 	// next turn (release), and the lease must stay alive until that write,
 	// or another process could find the source due and unleased and poll
 	// it again (a loaded machine can hold the loop past a short lease).
-	stopRenew := w.crawls.Keep(ctx, l.SourceID, cancel)
+	stopRenew := w.store.Crawls.Keep(ctx, l.SourceID, cancel)
 	stats := &crawlStats{}
 	err := w.crawlSource(crawlCtx, l, stats)
 
@@ -146,8 +146,8 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 // document never fails the source.
 func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) error {
 	var accepting []Attachment
-	for _, a := range l.attachments {
-		if a.enabled() {
+	for _, a := range l.Attachments {
+		if a.Enabled() {
 			accepting = append(accepting, a)
 		}
 	}
@@ -155,7 +155,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		// Disabled or detached between the due query and the lease.
 		return nil
 	}
-	details, err := accepting[0].details()
+	details, err := accepting[0].SourceDetails()
 	if err != nil {
 		return err
 	}
@@ -163,9 +163,9 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	if !ok {
 		return fmt.Errorf("source %s: no connector reads %q sources", l.SourceID, details.SourceType)
 	}
-	earliest := accepting[0].acceptingSince()
+	earliest := accepting[0].AcceptingSince()
 	for _, a := range accepting[1:] {
-		if s := a.acceptingSince(); s.Before(earliest) {
+		if s := a.AcceptingSince(); s.Before(earliest) {
 			earliest = s
 		}
 	}
@@ -188,7 +188,7 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	}
 	complete := len(rest) == 0
 	stats.Backlog = !complete
-	if !l.Backlog && l.hasEventDocs {
+	if !l.Backlog && l.HasEventDocs {
 		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
 		if err != nil {
 			return err
@@ -196,7 +196,9 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 		todo = append(todo, rechecks...)
 	}
 
-	known, err := w.failingURLs(ctx, l.SourceID, candidateURLs(todo))
+	// URLs known to fail on their own while their site answers: their
+	// transient failures do not vote on the site's health (failures.go).
+	known, err := w.store.FailingURLs(ctx, l.SourceID, candidateURLs(todo))
 	if err != nil {
 		return err
 	}
@@ -257,12 +259,12 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	if bl, ok := w.backlogs.take(l.SourceID); ok && l.Backlog && !since.Before(bl.listings.since) {
 		return bl.rest, bl.listings, bl, false, nil
 	}
-	validators = listingsFor(l.listings, since)
+	validators = listingsFor(l.Listings, since)
 	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
 	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
 	// An unchanged state is not written again: most polls change nothing.
 	if found.State != nil && !bytes.Equal(found.State, l.State) {
-		if err := w.saveState(ctx, l.SourceID, found.State); err != nil {
+		if err := w.store.SaveState(ctx, l.SourceID, found.State); err != nil {
 			// Only what the connector cached is lost; the crawl goes on.
 			w.log.Warn("keeping connector state failed", "source_id", l.SourceID, "err", err)
 		}
@@ -274,15 +276,17 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 	// its listing changed; a crawl going on with a backlog leaves it to the
 	// next poll, so that failures are retried once per poll.
 	var retry []connector.Candidate
-	if !l.Backlog && l.hasFailures {
-		if retry, err = w.failedCandidates(ctx, l.SourceID); err != nil {
+	// Those given up are in crawl_seen too, where selectCandidates drops
+	// them.
+	if !l.Backlog && l.HasFailures {
+		if retry, err = w.store.FailedCandidates(ctx, l.SourceID); err != nil {
 			return nil, nil, backlog{}, false, err
 		}
 	}
 	// Seen and failed URLs pile up only in polls that list something, so
 	// only those prune them: a poll answered 304 costs no deletes.
 	if len(found.Candidates) > 0 || len(retry) > 0 {
-		if err := w.pruneSeen(ctx, l.SourceID); err != nil {
+		if err := w.store.PruneSeen(ctx, l.SourceID); err != nil {
 			w.log.Warn("pruning seen URLs failed", "source_id", l.SourceID, "err", err)
 		}
 	}
@@ -316,31 +320,28 @@ func (w *Worker) recordFailures(ctx context.Context, sourceID uuid.UUID, failure
 	}
 	// One short transaction: a crawl's failures become visible together,
 	// so no reader sees one URL's count of this crawl without the others'.
-	err := w.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, f := range failures {
-			counted, limit := healthy, w.transientLimit()
-			if f.kind == permanentFailure {
-				counted, limit = true, maxURLFailures
-			}
-			n, gaveUp, err := w.recordFailure(ctx, tx, sourceID, f.cand, f.err, counted, limit)
-			if err != nil {
-				return err
-			}
-			attrs := []any{"source_id", sourceID, "url", f.cand.URL, "kind", f.kind.String(), "failures", n, "err", f.err}
-			switch {
-			case gaveUp:
-				w.log.Warn("article failed; giving up on it", attrs...)
-			case !counted:
-				w.log.Info("article failed while the site is down; will retry", attrs...)
-			default:
-				w.log.Info("article failed; will retry next poll", attrs...)
-			}
+	fs := make([]crawlstate.Failure, len(failures))
+	for i, f := range failures {
+		fs[i] = crawlstate.Failure{Candidate: f.cand, Cause: f.err, Counted: healthy, Limit: w.transientLimit()}
+		if f.kind == permanentFailure {
+			fs[i].Counted, fs[i].Limit = true, maxURLFailures
 		}
-		return nil
-	})
+	}
+	recorded, err := w.store.RecordFailures(ctx, sourceID, fs)
 	if err != nil {
 		w.log.Error("recording failed URLs failed", "source_id", sourceID, "failures", len(failures), "err", err)
 		return false
+	}
+	for i, f := range failures {
+		attrs := []any{"source_id", sourceID, "url", f.cand.URL, "kind", f.kind.String(), "failures", recorded[i].Failures, "err", f.err}
+		switch {
+		case recorded[i].GaveUp:
+			w.log.Warn("article failed; giving up on it", attrs...)
+		case !fs[i].Counted:
+			w.log.Info("article failed while the site is down; will retry", attrs...)
+		default:
+			w.log.Info("article failed; will retry next poll", attrs...)
+		}
 	}
 	return true
 }
@@ -401,13 +402,13 @@ func inWindow(c connector.Candidate, since time.Time) bool {
 func (w *Worker) selectCandidates(ctx context.Context, l leased, cands []connector.Candidate, since time.Time, stats *crawlStats) (todo, rest []connector.Candidate, err error) {
 	stats.Candidates = len(cands)
 	urls := candidateURLs(cands)
-	seen, err := w.seenURLs(ctx, l.SourceID, urls)
+	seen, err := w.store.SeenURLs(ctx, l.SourceID, urls)
 	if err != nil {
 		return nil, nil, err
 	}
 	var failed map[string]bool
 	if l.Backlog {
-		if failed, err = w.failedURLs(ctx, l.SourceID, urls); err != nil {
+		if failed, err = w.store.FailedURLs(ctx, l.SourceID, urls); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -474,7 +475,7 @@ func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector,
 // crawl_seen) before the attachments are read to distribute it, which is
 // what keeps a concurrently attached feed of any kind from missing it (see
 // backfill.go), and the URL is skipped by later polls only once
-// markDistributed ran, so a crash between the steps loses nothing: every
+// the store's MarkDistributed ran, so a crash between the steps loses nothing: every
 // step is idempotent.
 func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, stats *crawlStats) (
 	isNew bool, added int, kind failureKind, err error) {
@@ -500,7 +501,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		return false, 0, storeFailure, err
 	}
 	if what == calendarFile {
-		return false, 0, 0, w.markDistributed(storeCtx, sourceID, distributedURL{url: c.URL, heldNone: holds == 0})
+		return false, 0, 0, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL, HeldNone: holds == 0})
 	}
 	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing
@@ -509,7 +510,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		if holds > 0 {
 			// An event document that is no article (a calendar, a page
 			// without a title) has been read for all it holds.
-			return false, 0, 0, w.markDistributed(storeCtx, sourceID, distributedURL{url: c.URL})
+			return false, 0, 0, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL})
 		}
 		if rerr := w.releaseEvents(storeCtx, c.URL, nil); rerr != nil {
 			w.log.Warn("could not release the events of a document that holds none", "url", c.URL, "err", rerr)

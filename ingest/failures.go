@@ -56,6 +56,23 @@ import (
 //     else fetched, look exactly like an outage, and the source backs off
 //     until a page answers again.
 
+// maxURLFailures is how many counted failures a candidate URL may have
+// when it fails permanently (a 404, too large, not HTML: see the rules
+// above) before the crawler stops trying it: such pages seldom recover,
+// and each retry costs a request to the site. It is also the least number
+// of polls a transiently failing URL is retried.
+const maxURLFailures = 3
+
+// transientLimit is how many counted failures a URL that fails transiently
+// may reach before it is given up: GiveUpAfter in polls, because a URL that
+// fails while its site answers is retried once per poll, and polls in which
+// the site was down do not count. At the defaults (24h, 10m) that is 144
+// requests over a day for a page that never recovers.
+func (w *Worker) transientLimit() int {
+	n := int((w.cfg.GiveUpAfter + w.cfg.PollInterval - 1) / w.cfg.PollInterval)
+	return max(n, maxURLFailures)
+}
+
 // minOutageFailures is how many voting fetches must fail transiently, with
 // none answered, for the source's crawl to fail.
 const minOutageFailures = 2

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/ingest/document"
 )
 
@@ -64,9 +64,9 @@ type RecordedHappening struct {
 	LastEnd time.Time `bun:"last_end"`
 }
 
-// acceptsEvent is domain.AcceptsHappening for this attachment.
-func (a Attachment) acceptsEvent(e RecordedHappening, now time.Time) bool {
-	return domain.AcceptsHappening(a.enabled(), a.acceptingSince(), e.ChangedAt, e.LastEnd, now)
+// acceptsEvent is domain.AcceptsHappening for the attachment a.
+func acceptsEvent(a Attachment, e RecordedHappening, now time.Time) bool {
+	return domain.AcceptsHappening(a.Enabled(), a.AcceptingSince(), e.ChangedAt, e.LastEnd, now)
 }
 
 // maxCalendarsPerCrawl bounds the calendar files one crawl follows from
@@ -95,7 +95,7 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 		stats.cutOff(doc.URL, read.CutOff)
 	}
 	if len(read.Happenings) == 0 {
-		// What the document held before is let go by markDistributed, in
+		// What the document held before is let go by MarkDistributed, in
 		// the statement that completes the URL.
 		return 0, 0, read.Calendars, nil
 	}
@@ -113,7 +113,7 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	// The document is known to hold events before any is recorded, so
 	// that one whose recording runs out of time is read again at the next
 	// poll (eventRechecks) even when no page links to it then.
-	if err := w.markEventDocument(ctx, sourceID, doc.URL); err != nil {
+	if err := w.store.MarkHappeningDocument(ctx, sourceID, doc.URL); err != nil {
 		return 0, holds, read.Calendars, err
 	}
 	held, err := w.claimEvents(ctx, doc.URL, kept)
@@ -136,7 +136,7 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 			return added, holds, read.Calendars, err
 		}
 		if atts == nil {
-			if atts, err = w.attachmentsOf(ctx, sourceID); err != nil {
+			if atts, err = w.attachments.OfSource(ctx, sourceID); err != nil {
 				return added, holds, read.Calendars, err
 			}
 		}
@@ -156,22 +156,16 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 // poll's store deadline then gets further at every poll instead of
 // recording its first events again and again.
 func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []StatedHappening) ([]StatedHappening, error) {
-	ids := make([]string, len(evs))
+	ids := make([]uuid.UUID, len(evs))
 	for i, e := range evs {
-		ids[i] = e.ID.String()
+		ids[i] = e.ID
 	}
-	var known []uuid.UUID
-	err := w.db.NewRaw(`SELECT event_id FROM ingest_source_events WHERE source_id = ? AND event_id = ANY(?::uuid[])`,
-		sourceID, pgdialect.Array(ids)).Scan(ctx, &known)
+	isKnown, err := w.store.KnownHappenings(ctx, sourceID, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read known events of source %s: %w", sourceID, err)
+		return nil, err
 	}
-	if len(known) == 0 {
+	if len(isKnown) == 0 {
 		return evs, nil
-	}
-	isKnown := make(map[uuid.UUID]bool, len(known))
-	for _, id := range known {
-		isKnown[id] = true
 	}
 	out := make([]StatedHappening, 0, len(evs))
 	for _, e := range evs {
@@ -201,32 +195,15 @@ func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url strin
 	return found, nil
 }
 
-// markEventDocument records that a document of the source holds calendar.
-func (w *Worker) markEventDocument(ctx context.Context, sourceID uuid.UUID, url string) error {
-	_, err := w.db.NewRaw(`INSERT INTO ingest_event_documents (source_id, url) VALUES (?, ?)
-		ON CONFLICT (source_id, url) DO UPDATE SET checked_at = now()`, sourceID, url).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record event document %s: %w", url, err)
-	}
-	return nil
-}
-
 // markEventsFound records the source's events before they are
 // distributed: a backfill that starts later finds them here (see
 // backfill.go for the ordering argument).
 func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events []RecordedHappening) error {
-	ids, changed, ends := make([]string, len(events)), make([]time.Time, len(events)), make([]time.Time, len(events))
+	found := make([]crawlstate.FoundHappening, len(events))
 	for i, e := range events {
-		ids[i], changed[i], ends[i] = e.ID.String(), e.ChangedAt, e.LastEnd
+		found[i] = crawlstate.FoundHappening{ID: e.ID, ChangedAt: e.ChangedAt, LastEnd: e.LastEnd}
 	}
-	_, err := w.db.NewRaw(`INSERT INTO ingest_source_events (source_id, event_id, changed_at, last_end)
-		SELECT ?, e.id, e.changed, e.last_end FROM unnest(?::uuid[], ?::timestamptz[], ?::timestamptz[]) AS e(id, changed, last_end)
-		ON CONFLICT (source_id, event_id) DO UPDATE SET changed_at = EXCLUDED.changed_at, last_end = EXCLUDED.last_end`,
-		sourceID, pgdialect.Array(ids), pgdialect.Array(changed), pgdialect.Array(ends)).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("record events of source %s: %w", sourceID, err)
-	}
-	return nil
+	return w.store.MarkHappeningsFound(ctx, sourceID, found)
 }
 
 // offerEvent adds an event to every feed among atts whose kind takes
@@ -239,7 +216,7 @@ func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e RecordedHa
 			return added, fmt.Errorf("add event %s to feed %s: no intake for %s feeds", e.ID, a.FeedID, a.FeedKind)
 		}
 		in, ok := w.intakes.events(a.FeedKind)
-		if !ok || !a.acceptsEvent(e, w.now()) {
+		if !ok || !acceptsEvent(a, e, w.now()) {
 			continue
 		}
 		ok, err := in.AddHappening(ctx, a, e.ID)
@@ -261,15 +238,13 @@ func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, li
 	if room <= 0 || exhaustive && len(listed) == 0 {
 		return nil, nil
 	}
-	q := w.db.NewRaw(`SELECT url FROM ingest_event_documents WHERE source_id = ? AND NOT (url = ANY(?))
-		ORDER BY checked_at LIMIT ?`, sourceID, pgdialect.Array(candidateURLs(todo)), room)
+	var only []string
 	if exhaustive {
-		q = w.db.NewRaw(`SELECT url FROM ingest_event_documents WHERE source_id = ? AND NOT (url = ANY(?)) AND url = ANY(?)
-		ORDER BY checked_at LIMIT ?`, sourceID, pgdialect.Array(candidateURLs(todo)), pgdialect.Array(candidateURLs(listed)), room)
+		only = candidateURLs(listed)
 	}
-	var urls []string
-	if err := q.Scan(ctx, &urls); err != nil {
-		return nil, fmt.Errorf("read event documents of source %s: %w", sourceID, err)
+	urls, err := w.store.HappeningDocuments(ctx, sourceID, candidateURLs(todo), only, room)
+	if err != nil {
+		return nil, err
 	}
 	byURL := make(map[string]connector.Candidate, len(listed))
 	for _, c := range listed {
@@ -288,11 +263,13 @@ func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, li
 // backfillEvents adds to a new attachment every event its source has
 // found that the attachment accepts.
 func (w *Worker) backfillEvents(ctx context.Context, a Attachment) (found, added int, err error) {
-	var events []RecordedHappening
-	err = w.db.NewRaw(`SELECT event_id AS id, changed_at, last_end FROM ingest_source_events
-		WHERE source_id = ? ORDER BY changed_at, event_id`, a.SourceID).Scan(ctx, &events)
+	known, err := w.store.HappeningsOfSource(ctx, a.SourceID)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read events of source %s: %w", a.SourceID, err)
+		return 0, 0, err
+	}
+	events := make([]RecordedHappening, len(known))
+	for i, e := range known {
+		events[i] = RecordedHappening{ID: e.ID, ChangedAt: e.ChangedAt, LastEnd: e.LastEnd}
 	}
 	for _, e := range events {
 		n, err := w.offerEvent(ctx, []Attachment{a}, e)

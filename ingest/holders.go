@@ -2,10 +2,8 @@ package ingest
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Documents that disagree about an event. A page and its .ics export, or a
@@ -25,41 +23,23 @@ func (w *Worker) claimEvents(ctx context.Context, url string, events []StatedHap
 	if len(events) == 0 {
 		return nil, nil
 	}
-	ids, ranks := make([]string, 0, len(events)), make([]int, 0, len(events))
+	ids, ranks := make([]uuid.UUID, 0, len(events)), make([]int, 0, len(events))
 	seen := make(map[uuid.UUID]bool, len(events))
 	for _, e := range events {
 		if !seen[e.ID] {
 			seen[e.ID] = true
-			ids, ranks = append(ids, e.ID.String()), append(ranks, e.Precedence)
+			ids, ranks = append(ids, e.ID), append(ranks, e.Precedence)
 		}
 	}
-	var won []uuid.UUID
-	err := w.db.NewRaw(`INSERT INTO ingest_event_holders AS h (event_id, url, precedence)
-		SELECT e.id, ?, e.p FROM unnest(?::uuid[], ?::smallint[]) AS e(id, p)
-		ON CONFLICT (event_id) DO UPDATE SET url = EXCLUDED.url, precedence = EXCLUDED.precedence
-		WHERE h.url = EXCLUDED.url OR EXCLUDED.precedence > h.precedence
-		RETURNING event_id`, url, pgdialect.Array(ids), pgdialect.Array(ranks)).Scan(ctx, &won)
-	if err != nil {
-		return nil, fmt.Errorf("claim events of %s: %w", url, err)
-	}
-	held := make(map[uuid.UUID]bool, len(won))
-	for _, id := range won {
-		held[id] = true
-	}
-	return held, nil
+	return w.store.ClaimHappenings(ctx, url, ids, ranks)
 }
 
 // releaseEvents lets go of the events a document held but no longer holds,
 // so the next document that holds them has the word.
 func (w *Worker) releaseEvents(ctx context.Context, url string, still []StatedHappening) error {
-	ids := make([]string, len(still))
+	ids := make([]uuid.UUID, len(still))
 	for i, e := range still {
-		ids[i] = e.ID.String()
+		ids[i] = e.ID
 	}
-	_, err := w.db.NewRaw(`DELETE FROM ingest_event_holders WHERE url = ? AND NOT (event_id = ANY(?::uuid[]))`,
-		url, pgdialect.Array(ids)).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("release events of %s: %w", url, err)
-	}
-	return nil
+	return w.store.ReleaseHappenings(ctx, url, ids)
 }

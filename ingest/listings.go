@@ -2,13 +2,12 @@ package ingest
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/ingest/document"
 )
 
@@ -22,7 +21,7 @@ import (
 //   - it succeeded (a failed or interrupted crawl left candidates
 //     unfetched) and was not cut short by MaxFetchesPerCrawl;
 //   - every candidate that failed is in crawl_failures, whence
-//     failedCandidates brings it back on each poll until it succeeds or is
+//     the store's FailedCandidates brings it back on each poll until it succeeds or is
 //     given up, whether or not its listing answers 304;
 //   - its date window reaches back no further than the one the validators
 //     were stored under (covered_since): a crawl looking further back, for
@@ -45,8 +44,8 @@ type listingValidators struct {
 }
 
 // listingsFor keeps of the source's stored validators (read with its
-// claim, loadClaimed) those a crawl with the date window since may use.
-func listingsFor(rows []listingRow, since time.Time) *listingValidators {
+// claim, crawlstate.Leased) those a crawl with the date window since may use.
+func listingsFor(rows []crawlstate.Listing, since time.Time) *listingValidators {
 	lv := &listingValidators{since: since, stored: map[string]document.Validators{}, requested: map[string]bool{}, answered: map[string]document.Validators{}}
 	for _, r := range rows {
 		if !r.CoveredSince.After(since) {
@@ -119,7 +118,8 @@ func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listi
 		return nil
 	}
 	lv.mu.Lock()
-	var keep, urls, etags, lastMods []string
+	var keep []string
+	var save []crawlstate.ListingValidators
 	for u := range lv.requested {
 		v, ok := lv.answered[u]
 		if !ok {
@@ -130,24 +130,8 @@ func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listi
 			continue
 		}
 		keep = append(keep, u)
-		urls, etags, lastMods = append(urls, u), append(etags, v.ETag), append(lastMods, v.LastModified)
+		save = append(save, crawlstate.ListingValidators{URL: u, ETag: v.ETag, LastModified: v.LastModified})
 	}
 	lv.mu.Unlock()
-	_, err := w.db.NewRaw(`DELETE FROM crawl_listings WHERE source_id = ? AND url <> ALL(?::text[])`,
-		sourceID, pgdialect.Array(nonNil(keep))).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("drop listing validators of source %s: %w", sourceID, err)
-	}
-	if len(urls) == 0 {
-		return nil
-	}
-	_, err = w.db.NewRaw(`INSERT INTO crawl_listings (source_id, url, etag, last_modified, covered_since)
-		SELECT ?, u, e, l, ? FROM unnest(?::text[], ?::text[], ?::text[]) AS t(u, e, l)
-		ON CONFLICT (source_id, url) DO UPDATE SET etag = EXCLUDED.etag, last_modified = EXCLUDED.last_modified,
-			covered_since = EXCLUDED.covered_since`,
-		sourceID, lv.since, pgdialect.Array(urls), pgdialect.Array(etags), pgdialect.Array(lastMods)).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("store listing validators of source %s: %w", sourceID, err)
-	}
-	return nil
+	return w.store.SaveListings(ctx, sourceID, keep, save, lv.since)
 }

@@ -3,14 +3,13 @@ package ingest
 import (
 	"cmp"
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 )
 
 // Polling is what the crawler knows of a source's schedule, for the
@@ -40,20 +39,8 @@ type Polling struct {
 	Reason string
 }
 
-type pollingRow struct {
-	SourceID   uuid.UUID  `bun:"source_id"`
-	NextAt     time.Time  `bun:"next_at"`
-	LastAt     *time.Time `bun:"last_crawl_at"`
-	IntervalMS *int64     `bun:"interval_ms"`
-	ObservedMS *int64     `bun:"observed_interval_ms"`
-	FreshMS    *int64     `bun:"freshness_ms"`
-	Failures   int        `bun:"failures"`
-	Reason     *string    `bun:"interval_reason"`
-}
-
-const pollingColumns = `source_id, next_at, last_crawl_at, interval_ms, observed_interval_ms, freshness_ms, failures, interval_reason`
-
-func (r pollingRow) polling() Polling {
+// polling is a source's row of crawl_state as Polling.
+func polling(r crawlstate.Polling) Polling {
 	ms := func(p *int64) time.Duration {
 		if p == nil {
 			return 0
@@ -74,17 +61,11 @@ func (r pollingRow) polling() Polling {
 // has it attached. A source record is shared between organizations, and
 // its schedule must not tell one that another polls it.
 func PollingOf(ctx context.Context, db bun.IDB, org, sourceID uuid.UUID) (Polling, bool, error) {
-	var r pollingRow
-	err := db.NewRaw(`SELECT `+pollingColumns+` FROM crawl_state c WHERE source_id = ?
-		AND EXISTS (SELECT 1 FROM ingest_attachments a WHERE a.source_id = c.source_id AND a.organization_id = ?)`,
-		sourceID, org).Scan(ctx, &r)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Polling{}, false, nil
+	r, ok, err := crawlstate.PollingOf(ctx, db, org, sourceID)
+	if err != nil || !ok {
+		return Polling{}, ok, err
 	}
-	if err != nil {
-		return Polling{}, false, fmt.Errorf("read the schedule of source %s: %w", sourceID, err)
-	}
-	return r.polling(), true, nil
+	return polling(r), true, nil
 }
 
 // PollingCollector exposes every scheduled source's schedule (next poll,
@@ -125,31 +106,22 @@ func (c *pollingCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *pollingCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var agg struct {
-		Sources int     `bun:"sources"`
-		Due     int     `bun:"due"`
-		Lag     float64 `bun:"lag"`
-	}
-	err := c.db.NewRaw(`SELECT count(*) AS sources,
-		count(*) FILTER (WHERE next_at <= now() AND (leased_until IS NULL OR leased_until < now())) AS due,
-		coalesce(extract(epoch FROM now() - min(next_at) FILTER (WHERE next_at <= now()
-			AND (leased_until IS NULL OR leased_until < now()))), 0)::float8 AS lag
-		FROM crawl_state`).Scan(ctx, &agg)
+	agg, err := crawlstate.ScheduleBacklog(ctx, c.db)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(descSources, fmt.Errorf("read crawl schedule: %w", err))
+		ch <- prometheus.NewInvalidMetric(descSources, err)
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descSources, prometheus.GaugeValue, float64(agg.Sources))
 	ch <- prometheus.MustNewConstMetric(descDue, prometheus.GaugeValue, float64(agg.Due))
 	ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, agg.Lag)
-	var rows []pollingRow
-	if err := c.db.NewRaw(`SELECT `+pollingColumns+` FROM crawl_state`).Scan(ctx, &rows); err != nil {
-		ch <- prometheus.NewInvalidMetric(descNext, fmt.Errorf("read crawl schedule: %w", err))
+	rows, err := crawlstate.Pollings(ctx, c.db)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(descNext, err)
 		return
 	}
 	reasons := map[string]int{}
 	for _, r := range rows {
-		id, p := r.SourceID.String(), r.polling()
+		id, p := r.SourceID.String(), polling(r)
 		reasons[cmp.Or(p.Reason, "none")]++
 		ch <- prometheus.MustNewConstMetric(descNext, prometheus.GaugeValue, float64(p.NextPollAt.UnixMilli())/1000, id)
 		if p.Interval > 0 {

@@ -8,8 +8,32 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
+
+// siteReader reads site sources; the schedule's tests never call it.
+type siteReader struct{}
+
+func (siteReader) SourceTypes() []domain.SourceType { return []domain.SourceType{domain.SourceSite} }
+func (siteReader) Discover(context.Context, connector.Source, time.Time) (connector.Discovery, error) {
+	return connector.Discovery{}, nil
+}
+func (siteReader) Fetch(context.Context, connector.Candidate) (document.Document, error) {
+	return document.Document{}, nil
+}
+
+// siteReaders is a registry of siteReader alone.
+func siteReaders(t *testing.T) *connector.Registry {
+	t.Helper()
+	registry, err := connector.NewRegistry(siteReader{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return registry
+}
 
 // An installation upgraded from a version that let quiet sources wait up to
 // two hours has them scheduled that far ahead. The crawler of this version

@@ -42,24 +42,24 @@ type Pushed struct {
 // fallback. ErrSourceBusy means a poll holds the lease.
 func (w *Worker) IngestPushed(ctx context.Context, sourceID uuid.UUID, cands []connector.Candidate) (Pushed, error) {
 	out := Pushed{Candidates: len(cands)}
-	atts, err := w.attachmentsOf(ctx, sourceID)
+	atts, err := w.attachments.OfSource(ctx, sourceID)
 	if err != nil {
 		return out, err
 	}
 	var earliest time.Time
 	var details *domain.SourceDetails
 	for _, a := range atts {
-		if !a.enabled() {
+		if !a.Enabled() {
 			continue
 		}
 		if details == nil {
-			d, err := a.details()
+			d, err := a.SourceDetails()
 			if err != nil {
 				return out, err
 			}
 			details = &d
 		}
-		if s := a.acceptingSince(); earliest.IsZero() || s.Before(earliest) {
+		if s := a.AcceptingSince(); earliest.IsZero() || s.Before(earliest) {
 			earliest = s
 		}
 	}
@@ -79,8 +79,8 @@ func (w *Worker) IngestPushed(ctx context.Context, sourceID uuid.UUID, cands []c
 
 	// The crawl lease without the due condition: a push runs whenever it
 	// comes, but never beside a poll of the same source.
-	leases := lease.New(w.db, lease.Table{Name: "crawl_state", Key: "source_id"}, w.cfg.Owner, w.cfg.LeaseDuration, w.log)
-	held, err := leases.Claim(ctx, sourceID, "")
+	leases := w.store.Pushes
+	held, err := leases.Claim(ctx, sourceID)
 	if err != nil {
 		return out, err
 	}
@@ -92,7 +92,7 @@ func (w *Worker) IngestPushed(ctx context.Context, sourceID uuid.UUID, cands []c
 		// among the queued crawls is then claimed at the loop's next tick
 		// rather than at once.
 		w.flushReleases(ctx)
-		if held, err = leases.Claim(ctx, sourceID, ""); err != nil {
+		if held, err = leases.Claim(ctx, sourceID); err != nil {
 			return out, err
 		}
 	}
@@ -106,7 +106,7 @@ func (w *Worker) IngestPushed(ctx context.Context, sourceID uuid.UUID, cands []c
 		stopRenew()
 		rctx, rcancel := lease.ReleaseContext()
 		defer rcancel()
-		if err := leases.Release(rctx, sourceID, ""); err != nil {
+		if err := leases.Release(rctx, sourceID); err != nil {
 			w.log.Error("releasing source after a push failed", "source_id", sourceID, "err", err)
 		}
 	}()

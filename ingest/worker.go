@@ -8,12 +8,14 @@
 // no kind of source and no kind of feed: those are the registered
 // connectors and intakes.
 //
-// It reads the projected attachment and article tables, which lag the event
-// store by milliseconds, and its own operational tables (crawl_state,
-// crawl_seen, crawl_failures, crawl_listings, ingest_backfills), which it
-// writes directly. It holds no database transaction open longer than a few statements (a
-// crawl's failure records commit together), because an open transaction holds back the event store's read
-// fence for every projector.
+// It reads the attachments and articles read models (ingest/attachments,
+// readmodel/articles), which lag the event store by milliseconds, and
+// keeps its own state (schedule and leases, seen and failed URLs, listing
+// validators, happenings and their holders, backfills) in the store of
+// package ingest/crawlstate, which it writes directly. No file of this
+// package writes SQL: what the crawl reads and writes is the store's
+// typed methods and the read models' queries (a test in
+// internal/layers keeps it so).
 package ingest
 
 import (
@@ -26,12 +28,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 
+	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/ingest/attachments"
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/internal/backoff"
 	"github.com/feedsvc/feedsvc/internal/lease"
 	"github.com/feedsvc/feedsvc/internal/pgnotify"
+	readarticles "github.com/feedsvc/feedsvc/readmodel/articles"
 )
 
 // Defaults for zero Config fields.
@@ -151,19 +156,25 @@ func (c Config) withDefaults() Config {
 
 // Parts are what a Worker works with.
 type Parts struct {
+	// DB holds the crawler's tables (its store, ingest/crawlstate) and
+	// the read models it reads.
 	DB *bun.DB
 	// Pool is the pgx pool DB shares. The statements the schedule loop
-	// runs every tick go through it with bound arguments (schedule.go,
-	// hot.go): their texts never change, so pgx prepares each once per
-	// connection and Postgres neither parses nor describes them again.
+	// runs every tick go through it with bound arguments (crawlstate's
+	// schedule.go): their texts never change, so pgx prepares each once
+	// per connection and Postgres neither parses nor describes them again.
 	Pool *pgxpool.Pool
 	// Connectors read the sources; sources of a type none reads are not
 	// crawled.
 	Connectors *connector.Registry
-	// Articles records the articles crawls find.
-	Articles ArticleRecorder
-	// Events reads documents for the events they hold and records them.
-	Events HappeningRecorder
+	// Commands record what crawls find: articles, and the happenings
+	// documents hold (recorders.go).
+	Commands *commands.Handler
+	// Pushed is the condition, over an SQL expression naming a source
+	// id, that a WebSub hub pushes the source (websub.PushedCondition):
+	// such a source is polled at MaxPollInterval, as the fallback. Nil
+	// means no source is pushed.
+	Pushed func(source string) string
 	// Intakes put what sources hold into feeds, one per feed kind;
 	// attachments of a kind without one get nothing.
 	Intakes *Intakes
@@ -177,18 +188,19 @@ type Parts struct {
 
 // Worker crawls due sources and runs backfills until its context ends.
 type Worker struct {
-	db         *bun.DB
-	pool       *pgxpool.Pool
-	connectors *connector.Registry
-	articles   ArticleRecorder
-	events     HappeningRecorder
-	intakes    *Intakes
-	cfg        Config
-	log        *slog.Logger
-	now        func() time.Time
-	// crawls are the crawl leases (crawl_state), backfills the backfill
-	// leases (ingest_backfills).
-	crawls, backfills *lease.Leases
+	// store is the crawler's own state (schedule and leases, seen and
+	// failed URLs, listings, happenings and holders, backfills);
+	// attachments and knownArticles are the read models it reads.
+	store         *crawlstate.Store
+	attachments   *attachments.Queries
+	knownArticles *readarticles.Queries
+	connectors    *connector.Registry
+	articles      ArticleRecorder
+	events        HappeningRecorder
+	intakes       *Intakes
+	cfg           Config
+	log           *slog.Logger
+	now           func() time.Time
 	// backlogs are what crawls cut short left for the next (backlog.go).
 	backlogs *backlogs
 	// articleQueues batch the articles crawls store (articles.go).
@@ -196,8 +208,6 @@ type Worker struct {
 	// releases are the successful crawls whose leases are still to be
 	// handed back (schedule.go, release).
 	releases releaseQueue
-	// releaseSQL is flushReleases' statement (buildReleaseSQL).
-	releaseSQL string
 	// newLook is when the schedule loop last looked for never-crawled
 	// sources, and last read every attachment for them (newSources);
 	// more: the last look found as many as it could take.
@@ -239,18 +249,20 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 	cfg = cfg.withDefaults()
 	log := logger.With("component", "ingest", "owner", cfg.Owner)
 	w := &Worker{
-		db: parts.DB, pool: parts.Pool, connectors: parts.Connectors, articles: parts.Articles, events: parts.Events, intakes: parts.Intakes,
-		cfg: cfg, log: log, now: time.Now,
-		crawls: lease.New(parts.DB, lease.Table{Name: "crawl_state", Key: "source_id", Claimable: "t.next_at <= now()"},
-			cfg.Owner, cfg.LeaseDuration, log),
-		backfills: lease.New(parts.DB, lease.Table{Name: "ingest_backfills", Key: "attachment_id", Claimable: "t.done_at IS NULL"},
-			cfg.Owner, cfg.LeaseDuration, log),
+		store: crawlstate.New(parts.DB, parts.Pool, crawlstate.Options{Owner: cfg.Owner, LeaseDuration: cfg.LeaseDuration,
+			Schedule: schedule(cfg, parts.Pushed), Logger: log}),
+		attachments:   attachments.NewQueries(parts.DB),
+		knownArticles: readarticles.NewQueries(parts.DB),
+		connectors:    parts.Connectors,
+		articles:      articleRecorder{cmds: parts.Commands},
+		events:        eventReader{cmds: parts.Commands, log: logger, limits: cfg.Documents},
+		intakes:       parts.Intakes,
+		cfg:           cfg, log: log, now: time.Now,
 		backlogs:      newBacklogs(cfg.LeaseDuration),
 		notifications: parts.Notifications,
 		wakeNew:       make(chan struct{}, 1),
 		wakeBackfill:  make(chan struct{}, 1),
 	}
-	w.releaseSQL = w.buildReleaseSQL()
 	parts.Notifications.On(attachments.CrawlableChannel, w.crawlableHeard)
 	return w
 }

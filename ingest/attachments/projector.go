@@ -1,8 +1,8 @@
 // Package attachments owns the crawler's view of attachments: which
 // source records to crawl for which feeds of every kind, and the facts
 // domain.AcceptingSince decides from (tables ingest_feeds and
-// ingest_attachments). Its projector lives here, beside the intake (package
-// ingest) that reads the tables.
+// ingest_attachments): its projector, row type (Attachment) and queries
+// live here, as every read model's do; package ingest reads them.
 package attachments
 
 import (

@@ -254,6 +254,17 @@ func PushOf(ctx context.Context, db bun.IDB, sourceID any) (Push, bool, error) {
 	return Push{Hub: p.Hub, Topic: p.Topic, State: p.State, LeaseExpiresAt: p.Expires}, true, nil
 }
 
+// PushedCondition answers the crawler's scheduler (ingest.Parts.Pushed):
+// it is the SQL condition that a hub pushes the source whose id is the
+// expression source (an active subscription whose lease has not run out),
+// which the statement that schedules polls embeds, reading the
+// subscriptions' source index once per source. Such a source is polled
+// at the longest interval, as the fallback.
+func PushedCondition(source string) string {
+	return `EXISTS (SELECT 1 FROM websub_subscriptions p WHERE p.source_id = ` + source + `
+					AND p.state = 'active' AND p.lease_expires_at > now())`
+}
+
 // truncate bounds a stored text, keeping it valid UTF-8.
 func truncate(s string, n int) string {
 	if len(s) <= n {

@@ -1,4 +1,4 @@
-package ingest
+package crawlstate
 
 import (
 	"context"
@@ -8,31 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/ingest/connector"
-	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
 )
-
-// siteReader reads site sources; the claims never call it.
-type siteReader struct{}
-
-func (siteReader) SourceTypes() []domain.SourceType { return []domain.SourceType{domain.SourceSite} }
-func (siteReader) Discover(context.Context, connector.Source, time.Time) (connector.Discovery, error) {
-	return connector.Discovery{}, nil
-}
-func (siteReader) Fetch(context.Context, connector.Candidate) (document.Document, error) {
-	return document.Document{}, nil
-}
-
-// siteReaders is a registry of siteReader alone.
-func siteReaders(t *testing.T) *connector.Registry {
-	t.Helper()
-	registry, err := connector.NewRegistry(siteReader{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return registry
-}
 
 // The claim reads, in the statement that leases the batch, what each
 // crawl reads first; these are the rows it must read them from.
@@ -40,7 +17,9 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 	t.Parallel()
 	db, _ := testdb.New(t)
 	ctx := context.Background()
-	w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: siteReaders(t)}, Config{Owner: "claim-test"}, nil)
+	w := New(db.Bun, db.Pool, Options{Owner: "claim-test", LeaseDuration: 5 * time.Minute})
+	// The crawler's connectors read site sources only.
+	types := []string{string(domain.SourceSite)}
 
 	// plain: one attachment, nothing stored. rich: two attachments (one
 	// disabled), two stored listings, a failed URL and an event document.
@@ -86,34 +65,34 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 		t.Fatal(err)
 	}
 
-	claimed, err := w.claimScheduled(ctx, 10)
+	claimed, err := w.ClaimScheduled(ctx, types, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[uuid.UUID]leased{}
+	got := map[uuid.UUID]Leased{}
 	for _, l := range claimed {
 		got[l.SourceID] = l
 	}
 	if len(claimed) != 2 || len(got) != 2 {
 		t.Fatalf("claimed %d sources (%v), want plain and rich once each", len(claimed), got)
 	}
-	if p := got[plain]; len(p.attachments) != 1 || len(p.listings) != 0 || p.hasFailures || p.hasEventDocs ||
+	if p := got[plain]; len(p.Attachments) != 1 || len(p.Listings) != 0 || p.HasFailures || p.HasEventDocs ||
 		p.Failures != 2 || string(p.State) != `{"k": 1}` {
 		t.Errorf("plain source read as %+v, want its one attachment, failures 2, its state and nothing else", p)
 	}
 	r := got[rich]
-	if len(r.attachments) != 2 || r.attachments[0].AttachmentID != richFirst || r.attachments[1].AttachmentID != richSecond ||
-		r.attachments[1].SourceEnabled || r.attachments[0].SourceType != domain.SourceSite || !r.attachments[0].AttachedAt.Equal(now.Add(-time.Hour)) {
-		t.Errorf("rich source's attachments read as %+v, want both, oldest first", r.attachments)
+	if len(r.Attachments) != 2 || r.Attachments[0].AttachmentID != richFirst || r.Attachments[1].AttachmentID != richSecond ||
+		r.Attachments[1].SourceEnabled || r.Attachments[0].SourceType != domain.SourceSite || !r.Attachments[0].AttachedAt.Equal(now.Add(-time.Hour)) {
+		t.Errorf("rich source's attachments read as %+v, want both, oldest first", r.Attachments)
 	}
-	if len(r.listings) != 2 || r.listings[0].ETag != `"`+r.listings[0].URL+`"` || !r.listings[1].CoveredSince.Equal(now) ||
-		r.listings[1].LastModified != "Mon, 02 Jan 2026 15:04:05 GMT" {
-		t.Errorf("rich source's listings read as %+v, want both with their validators", r.listings)
+	if len(r.Listings) != 2 || r.Listings[0].ETag != `"`+r.Listings[0].URL+`"` || !r.Listings[1].CoveredSince.Equal(now) ||
+		r.Listings[1].LastModified != "Mon, 02 Jan 2026 15:04:05 GMT" {
+		t.Errorf("rich source's listings read as %+v, want both with their validators", r.Listings)
 	}
-	if !r.hasFailures || !r.hasEventDocs {
-		t.Errorf("rich source: failures %v, event documents %v, want both", r.hasFailures, r.hasEventDocs)
+	if !r.HasFailures || !r.HasEventDocs {
+		t.Errorf("rich source: failures %v, event documents %v, want both", r.HasFailures, r.HasEventDocs)
 	}
-	if again, err := w.claimScheduled(ctx, 10); err != nil || len(again) != 0 {
+	if again, err := w.ClaimScheduled(ctx, types, 10); err != nil || len(again) != 0 {
 		t.Errorf("a second claim took %d sources (err %v), want none: both are leased", len(again), err)
 	}
 
@@ -129,8 +108,8 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 		t.Fatalf("read %d leased sources, want 2: one without attachments is read too", len(loaded))
 	}
 	for _, l := range loaded {
-		if l.SourceID == detached && len(l.attachments) != 0 {
-			t.Errorf("detached source read with attachments %+v", l.attachments)
+		if l.SourceID == detached && len(l.Attachments) != 0 {
+			t.Errorf("detached source read with attachments %+v", l.Attachments)
 		}
 	}
 }

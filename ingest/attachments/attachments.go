@@ -1,0 +1,104 @@
+package attachments
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/feedsvc/feedsvc/domain"
+)
+
+// Attachment is a row of ingest_attachments: one feed that takes items
+// from a source record (package ingest calls it ingest.Attachment).
+type Attachment struct {
+	AttachmentID   uuid.UUID         `bun:"attachment_id"`
+	FeedID         uuid.UUID         `bun:"feed_id"`
+	FeedKind       domain.FeedKind   `bun:"feed_kind"`
+	OrganizationID uuid.UUID         `bun:"organization_id"`
+	SourceID       uuid.UUID         `bun:"source_id"`
+	SourceType     domain.SourceType `bun:"source_type"`
+	Details        []byte            `bun:"details"`
+	SourceEnabled  bool              `bun:"source_enabled"`
+	FeedEnabled    bool              `bun:"feed_enabled"`
+	AttachedAt     time.Time         `bun:"attached_at"`
+	// SourceEnabledAt and FeedEnabledAt are the latest re-enables of the
+	// attachment and of its feed, nil when none.
+	SourceEnabledAt *time.Time `bun:"source_enabled_at"`
+	FeedEnabledAt   *time.Time `bun:"feed_enabled_at"`
+}
+
+// Target is where an item of this attachment goes: its feed, and the
+// attachment and source that brought it.
+func (a Attachment) Target() domain.ItemTarget {
+	return domain.ItemTarget{
+		FeedID: a.FeedID, OrganizationID: a.OrganizationID, AttachmentID: a.AttachmentID,
+		SourceID: a.SourceID, SourceType: a.SourceType,
+	}
+}
+
+// Enabled says whether both the attachment's source and its feed are
+// enabled.
+func (a Attachment) Enabled() bool { return a.SourceEnabled && a.FeedEnabled }
+
+// AcceptingSince is domain.AcceptingSince for this attachment.
+func (a Attachment) AcceptingSince() time.Time {
+	return domain.AcceptingSince(a.AttachedAt, orZero(a.SourceEnabledAt), orZero(a.FeedEnabledAt))
+}
+
+// Accepts is domain.Accepts for this attachment.
+func (a Attachment) Accepts(effectiveAt time.Time) bool {
+	return domain.Accepts(a.Enabled(), a.AcceptingSince(), effectiveAt)
+}
+
+// SourceDetails decodes the details of the attachment's source.
+func (a Attachment) SourceDetails() (domain.SourceDetails, error) {
+	var d domain.SourceDetails
+	if err := json.Unmarshal(a.Details, &d); err != nil {
+		return d, fmt.Errorf("decode details of source %s: %w", a.SourceID, err)
+	}
+	if d.SourceType == "" {
+		d.SourceType = a.SourceType
+	}
+	return d, nil
+}
+
+func orZero(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+// Columns are an Attachment's columns of ingest_attachments aliased a, in
+// the order Dest scans them, for the crawler's statements that read
+// attachments beside its own tables (package ingest/crawlstate).
+const Columns = `a.attachment_id, a.feed_id, a.feed_kind, a.organization_id, a.source_id, a.source_type, a.details,
+	a.source_enabled, a.feed_enabled, a.attached_at, a.source_enabled_at, a.feed_enabled_at`
+
+// Dest is where a pgx Scan puts Columns.
+func (a *Attachment) Dest() []any {
+	return []any{&a.AttachmentID, &a.FeedID, &a.FeedKind, &a.OrganizationID, &a.SourceID, &a.SourceType, &a.Details,
+		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt}
+}
+
+// Queries read the attachments.
+type Queries struct{ db bun.IDB }
+
+// NewQueries returns the queries of the attachments read model in db.
+func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }
+
+// OfSource reads every attachment of a source, enabled or not, oldest
+// first.
+func (q *Queries) OfSource(ctx context.Context, sourceID uuid.UUID) ([]Attachment, error) {
+	var out []Attachment
+	err := q.db.NewRaw(`SELECT `+Columns+` FROM ingest_attachments a WHERE a.source_id = ? ORDER BY a.attached_at`, sourceID).
+		Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("read attachments of source %s: %w", sourceID, err)
+	}
+	return out, nil
+}

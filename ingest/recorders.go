@@ -1,0 +1,76 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/commands"
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/calendar"
+	"github.com/feedsvc/feedsvc/ingest/document"
+)
+
+// The recorders: what is done with each crawled document. Its article is
+// recorded through commands (articleRecorder), and it is read for the
+// happenings it holds, each recorded through commands too (eventReader);
+// New builds both from Parts.Commands.
+
+// articleRecorder records what crawls find as articles.
+type articleRecorder struct{ cmds *commands.Handler }
+
+func (a articleRecorder) RecordArticles(ctx context.Context, found []FoundArticle) ([]RecordedArticle, error) {
+	cs := make([]commands.DiscoverArticle, len(found))
+	for i, f := range found {
+		cs[i] = commands.DiscoverArticle{SourceID: f.SourceID, Content: f.Content, LastMod: f.LastMod}
+	}
+	ds, _, err := a.cmds.DiscoverArticles(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RecordedArticle, len(ds))
+	for i, d := range ds {
+		out[i] = RecordedArticle{ArticleDiscovered: d.ArticleDiscovered, New: d.New}
+	}
+	return out, nil
+}
+
+// eventReader reads documents for events (ingest/calendar) within the
+// document bounds and records them through commands.
+type eventReader struct {
+	cmds   *commands.Handler
+	log    *slog.Logger
+	limits calendar.Limits
+}
+
+func (s eventReader) ReadHappenings(doc document.Document) (DocumentHappenings, error) {
+	found, err := calendar.Extract(doc, calendar.Options{Now: time.Now(), Limits: s.limits})
+	if err != nil {
+		return DocumentHappenings{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
+	}
+	if found.CutOff != nil {
+		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Events))
+	}
+	if found.Dropped > 0 {
+		s.log.Info("events without what an event needs were dropped", "url", doc.URL, "dropped", found.Dropped)
+	}
+	out := DocumentHappenings{Calendars: found.Calendars, Happenings: make([]StatedHappening, len(found.Events))}
+	if found.CutOff != nil {
+		out.CutOff = found.CutOff.String()
+	}
+	for i, d := range found.Events {
+		out.Happenings[i] = StatedHappening{ID: domain.HappeningID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
+	}
+	return out, nil
+}
+
+func (s eventReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e StatedHappening, deferred bool) (RecordedHappening, error) {
+	ev, _, err := s.cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
+	if err != nil {
+		return RecordedHappening{}, err
+	}
+	return RecordedHappening{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
+}
