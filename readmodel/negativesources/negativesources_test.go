@@ -3,15 +3,14 @@ package negativesources_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
-	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
@@ -24,17 +23,8 @@ func (c counts) entries() int { return c.positive + c.negative + c.neutral }
 // events in the log: what the ranking must answer.
 func fromTheLog(t *testing.T, h *servicetest.Harness) map[uuid.UUID]map[uuid.UUID]counts {
 	t.Helper()
-	var data []json.RawMessage
-	if err := h.Service.DB.Bun.NewRaw(`SELECT data FROM events WHERE event_type = 'FeedbackGiven'`).
-		Scan(context.Background(), &data); err != nil {
-		t.Fatal(err)
-	}
 	out := map[uuid.UUID]map[uuid.UUID]counts{}
-	for _, d := range data {
-		var e domain.FeedbackGiven
-		if err := json.Unmarshal(d, &e); err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range projectortest.Logged[domain.FeedbackGiven](t, h.Service.DB.Bun) {
 		if out[e.OrganizationID] == nil {
 			out[e.OrganizationID] = map[uuid.UUID]counts{}
 		}
@@ -130,14 +120,5 @@ func TestTheRankingOfNegativeSourcesAnswersWhatTheFeedbackInTheLogSaysBeforeAndA
 		}
 	}
 
-	if err := projections.Rebuild(ctx, h.DSN, h.Service.DB, h.Service.Store, negativesources.Projector{}, servicetest.Logger()); err != nil {
-		t.Fatal(err)
-	}
-	if rebuilt := answers(); !slices.EqualFunc(rebuilt, live, func(a, b negativesources.SourceRatingPage) bool {
-		ja, _ := json.Marshal(a)
-		jb, _ := json.Marshal(b)
-		return string(ja) == string(jb)
-	}) {
-		t.Fatalf("the ranking rebuilt from the log differs from the live one:\nlive:    %+v\nrebuilt: %+v", live, rebuilt)
-	}
+	projectortest.RebuildAnswersTheSame(t, h.DSN, h.Service.DB, h.Service.Store, negativesources.Projector{}, func() any { return answers() })
 }
