@@ -43,14 +43,14 @@ bench:
 	bash bench/run.sh
 
 ## bench-ingest: time from attaching a generated 2,000-article site to all its
-## items listed, through `feedsvc serve`, with CPU per item (bench/README.md);
+## items listed, through `feedsvc serve`, with CPU per item (bench/ingest/README.md);
 ## needs Postgres on this machine. INGEST_FLAGS passes flags to bench/ingest.
 INGEST_FLAGS ?= -runs 3
 bench-ingest: build
 	$(GO) run ./bench/ingest -feedsvc bin/feedsvc $(INGEST_FLAGS)
 
 ## bench-polling: n loopback sites polled by `feedsvc serve` and by Miniflux
-## side by side (bench/README.md, section 22). POLLING_FLAGS passes flags to
+## side by side (bench/polling/README.md). POLLING_FLAGS passes flags to
 ## bench/polling.
 POLLING_FLAGS ?= -n 2000 -interval 2m
 bench-polling: build miniflux
@@ -59,8 +59,8 @@ bench-polling: build miniflux
 ## bench-freshness: from a page's publication to its item (in the list, on
 ## the live stream, by webhook) on n loopback sites publishing at random,
 ## `feedsvc serve` beside Miniflux's two schedulers, with the CPU of each
-## and of its Postgres per 1,000 sites per hour (bench/README.md, section
-## 27). FRESHNESS_FLAGS passes flags to bench/freshness; the headline runs
+## and of its Postgres per 1,000 sites per hour (bench/freshness/README.md).
+## FRESHNESS_FLAGS passes flags to bench/freshness; the headline runs
 ## are -n 1000 and -n 10000 at the default interval.
 FRESHNESS_FLAGS ?= -n 1000 -interval 10m -window 1h
 bench-freshness: build miniflux

@@ -21,6 +21,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tidwall/gjson"
+
+	"github.com/feedsvc/feedsvc/internal/uuidtext"
 )
 
 // The NDJSON form of the log (format version 2): a header line, one event
@@ -337,7 +339,7 @@ func appendEventLine(b []byte, v [][]byte) ([]byte, error) {
 	b = append(b, `,"prepare":`...)
 	b = strconv.AppendUint(b, binary.BigEndian.Uint64(v[1]), 10)
 	b = append(b, `},"id":"`...)
-	b = appendUUID(b, v[2])
+	b = uuidtext.Append(b, uuid.UUID(v[2]))
 	b = append(b, `","stream":`...)
 	b = appendJSONString(b, v[3])
 	b = append(b, `,"revision":`...)
@@ -358,21 +360,6 @@ func appendEventLine(b []byte, v [][]byte) ([]byte, error) {
 	b = append(b, `,"metadata":`...)
 	b = append(b, v[9]...)
 	return append(b, "}\n"...), nil
-}
-
-// appendUUID writes a binary uuid in its canonical text form.
-func appendUUID(b, id []byte) []byte {
-	var buf [36]byte
-	hex.Encode(buf[0:8], id[0:4])
-	buf[8] = '-'
-	hex.Encode(buf[9:13], id[4:6])
-	buf[13] = '-'
-	hex.Encode(buf[14:18], id[6:8])
-	buf[18] = '-'
-	hex.Encode(buf[19:23], id[8:10])
-	buf[23] = '-'
-	hex.Encode(buf[24:], id[10:16])
-	return append(b, buf[:]...)
 }
 
 // appendJSONString quotes s as a JSON string. Postgres text is valid

@@ -17,7 +17,7 @@ import (
 
 // benchLogSize is the log the export and import benchmarks work on:
 // FEEDSVC_BENCH_EVENTS, 100,000 by default (make bench's quick pass; the
-// figures in bench/README.md are of a million).
+// figures in bench/docs/log-export-import.md are of a million).
 func benchLogSize(b *testing.B) int {
 	n := 100_000
 	if v := os.Getenv("FEEDSVC_BENCH_EVENTS"); v != "" {

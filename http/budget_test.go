@@ -53,7 +53,7 @@ func TestAProcessNeverHoldsMoreConnectionsThanItsBudgetUnderLoad(t *testing.T) {
 				peak, peakPools = n, pools
 			}
 			mu.Unlock()
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // the sampling period of the peak
 		}
 	}()
 

@@ -225,7 +225,7 @@ func load(t *testing.T, f *orderFixture, p *poller, round string) {
 	}
 	for k := range held {
 		wg.Go(func() {
-			time.Sleep(time.Duration(k) * 40 * time.Millisecond)
+			time.Sleep(time.Duration(k) * 40 * time.Millisecond) // staggered, so the held appends overlap the crawls at different points
 			overtaken, err := f.appendHeld(ctx, fmt.Sprintf("https://order.example/%s/held/%d", round, k), 150*time.Millisecond)
 			if err == nil && overtaken == 0 {
 				err = fmt.Errorf("held append %d: no later append committed while it was open; the test did not reorder commits", k)
@@ -237,7 +237,7 @@ func load(t *testing.T, f *orderFixture, p *poller, round string) {
 	}
 	for k := range late {
 		wg.Go(func() {
-			time.Sleep(time.Duration(k) * 30 * time.Millisecond)
+			time.Sleep(time.Duration(k) * 30 * time.Millisecond) // staggered, as the held appends
 			if err := f.appendLate(ctx, fmt.Sprintf("https://order.example/%s/late/%d", round, k), 120*time.Millisecond); err != nil {
 				errs <- err
 			}

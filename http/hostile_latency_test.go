@@ -105,6 +105,8 @@ func TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle(t *testing.T) {
 				default:
 				}
 				if !hostile.Load() {
+					// Idle between hostile blocks: a load generator's pause,
+					// not a wait the outcome hangs on.
 					time.Sleep(5 * time.Millisecond)
 					continue
 				}

@@ -146,7 +146,7 @@ func TestAnEventPathSpeaksTheEventDialectHoweverItsRequestIsWritten(t *testing.T
 			conn := dial(t, addr, "")
 			for i, p := range tc.parts {
 				if i > 0 {
-					time.Sleep(50 * time.Millisecond)
+					time.Sleep(50 * time.Millisecond) // so the parts reach the server as separate reads
 				}
 				if err := <-sendWhole(conn, p); err != nil {
 					t.Fatalf("write: %v", err)

@@ -339,7 +339,7 @@ func TestARepeatAfterTheProcessDiedMidWriteFindsTheStoredEvents(t *testing.T) {
 	t.Run("while its lease runs the key is taken", func(t *testing.T) {
 		wantError(t, c.withKey(t, key, "POST", "/feeds/news", body), http.StatusConflict, "CONFLICT")
 	})
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // the dead run's one-second lease lapses: a clock, not a condition
 	t.Run("after it a repeat answers with the feed the dead run stored", func(t *testing.T) {
 		got := wantDataObject(t, c.withKey(t, key, "POST", "/feeds/news", body), http.StatusCreated)
 		if got["id"] != stored.ID.String() || got["createdAt"] != timestampOf(stored.CreatedAt) {

@@ -115,7 +115,7 @@ func New(cfg Config, deps Deps) *fiber.App {
 		// past its request (a metric label, a map key, a log record read
 		// later) changes under whoever kept it (issue 34.1). What reads
 		// fasthttp directly (c.Request(), c.Context()) is still borrowed
-		// and must not outlive the handler. bench/README.md §25 has the
+		// and must not outlive the handler. bench/docs/request-strings.md has the
 		// cost.
 		Immutable: immutable,
 		// ReadTimeout is fasthttp's wait for a request's head; the body's

@@ -13,6 +13,7 @@ import (
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // withPolling runs the service's crawler with the interval and its bounds
@@ -72,10 +73,10 @@ func checkFirstPolls(t *testing.T, h *servicetest.Harness, tests []pollCase) []s
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var p map[string]any
-			eventually(t, 60*time.Second, func() bool {
+			wait.Until(t, 60*time.Second, "the first poll", func() bool {
 				p = c.polling(ids[i])
 				return p != nil && p["lastPollAt"] != nil && p["intervalReason"] != nil
-			}, "the first poll")
+			})
 			observed := seconds(p["observedIntervalSeconds"])
 			want := tt.interval
 			if tt.want != nil {
@@ -199,7 +200,7 @@ func TestEverySourceIsCheckedWithinTheIntervalBusyOnesSoonerAndLaterOnlyWhenTheS
 		site := crawltest.NewFeedSite(t, 2, time.Hour, "", nil)
 		id := c.attach(c.createFeed("new"), map[string]any{"sourceType": "sitemap", "url": site.URL + "/feed.xml",
 			"siteId": c.siteRecord(strings.TrimPrefix(site.URL, "http://"))})["sourceId"].(string)
-		eventually(t, 30*time.Second, func() bool { p := c.polling(id); return p != nil && p["lastPollAt"] != nil }, "the new source's first poll")
+		wait.Until(t, 30*time.Second, "the new source's first poll", func() bool { p := c.polling(id); return p != nil && p["lastPollAt"] != nil })
 	})
 }
 

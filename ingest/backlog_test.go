@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 func TestASiteListingMoreThanACrawlFetchesIsCrawledAgainAtOnceUntilItsBacklogIsDone(t *testing.T) {
@@ -32,10 +33,9 @@ func TestASiteListingMoreThanACrawlFetchesIsCrawledAgainAtOnceUntilItsBacklogIsD
 	feed := c.createFeed("backlog")
 	src := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})["sourceId"].(string)
 
-	eventually(t, 15*time.Second, func() bool { return c.hasItems(feed, site, stories...) }, "every story, without waiting a poll")
+	wait.Until(t, 15*time.Second, "every story, without waiting a poll", func() bool { return c.hasItems(feed, site, stories...) })
 	t.Run("once the backlog is done the source waits for its next poll", func(t *testing.T) {
-		eventually(t, 5*time.Second, func() bool { return crawlStateOf(t, h, src).NextAt.After(time.Now().Add(30 * time.Minute)) },
-			"the next crawl an hour away")
+		wait.Until(t, 5*time.Second, "the next crawl an hour away", func() bool { return crawlStateOf(t, h, src).NextAt.After(time.Now().Add(30 * time.Minute)) })
 	})
 	t.Run("each story is fetched once", func(t *testing.T) {
 		for _, a := range stories {
@@ -68,14 +68,14 @@ func TestACrawlGoingOnWithABacklogTakesWhatTheFirstCrawlListedAndTheNextPollAsks
 	c := client{h, h.Key}
 	feed, _ := sitemapSource(c, site, "listed-once")
 
-	eventually(t, 15*time.Second, func() bool { return c.hasItems(feed, site, stories...) }, "every story")
+	wait.Until(t, 15*time.Second, "every story", func() bool { return c.hasItems(feed, site, stories...) })
 	t.Run("the sitemap is read once for the three crawls of the backlog", func(t *testing.T) {
 		if full, _ := site.listingAnswers(newsSitemap); full != 1 {
 			t.Errorf("the sitemap was sent in full %d times, want once", full)
 		}
 	})
 	t.Run("the poll after the backlog gets 304 for the sitemap read before it", func(t *testing.T) {
-		eventually(t, 10*time.Second, func() bool { _, nm := site.listingAnswers(newsSitemap); return nm >= 1 }, "a 304")
+		wait.Until(t, 10*time.Second, "a 304", func() bool { _, nm := site.listingAnswers(newsSitemap); return nm >= 1 })
 		if full, _ := site.listingAnswers(newsSitemap); full != 1 {
 			t.Errorf("the unchanged sitemap was sent in full %d times, want once", full)
 		}

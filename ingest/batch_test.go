@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // Articles that are ready while the crawl is storing others wait and are
@@ -42,20 +43,20 @@ func TestArticlesReadyWhileOthersAreStoredCommitTogether(t *testing.T) {
 	if _, err := lock.Exec(ctx, `LOCK TABLE events IN SHARE MODE`); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() bool {
+	wait.Until(t, 20*time.Second, "every article fetched", func() bool {
 		for _, a := range articles {
 			if site.hitCount(a.path()) == 0 {
 				return false
 			}
 		}
 		return true
-	}, "every article fetched")
+	})
 	// Parsing is quick; give the last pages time to join the queue.
 	time.Sleep(500 * time.Millisecond)
 	if err := lock.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, func() bool { return c.hasItems(feed, site, articles...) }, "every article listed")
+	wait.Until(t, 20*time.Second, "every article listed", func() bool { return c.hasItems(feed, site, articles...) })
 
 	for _, typ := range []string{"ArticleDiscovered", "NewsItemAdded"} {
 		var events, commits int

@@ -11,6 +11,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // bigCalendarSite is a site whose one page links to a calendar of n
@@ -72,7 +73,7 @@ func TestACalendarOverTheDocumentBoundIsCutAndItsKeptEventsAreRecordedAcrossPoll
 		list, _ := r.Data()["items"].([]any)
 		return len(list)
 	}
-	eventually(t, 60*time.Second, func() bool { return count() >= bound }, fmt.Sprintf("the %d events the bound keeps", bound))
+	wait.Until(t, 60*time.Second, fmt.Sprintf("the %d events the bound keeps", bound), func() bool { return count() >= bound })
 	time.Sleep(time.Second) // further polls must not add what the bound cut
 	if n := count(); n != bound {
 		t.Fatalf("the feed has %d items, want the %d the bound keeps of %d", n, bound, total)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // sitemapSource attaches the fake site's news sitemap to a new feed.
@@ -39,10 +40,10 @@ func TestAnUnchangedSitemapCostsA304PerPollAndAChangedOneIsReadAgain(t *testing.
 	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, testWorker("w1"))
 	c := client{h, h.Key}
 	feed, _ := sitemapSource(c, site, "conditional")
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, first) }, "the first article")
+	wait.Until(t, 10*time.Second, "the first article", func() bool { return c.hasItems(feed, site, first) })
 
 	t.Run("the polls after the first get 304 and fetch nothing else", func(t *testing.T) {
-		eventually(t, 10*time.Second, func() bool { _, nm := site.listingAnswers(newsSitemap); return nm >= 2 }, "two polls answered 304")
+		wait.Until(t, 10*time.Second, "two polls answered 304", func() bool { _, nm := site.listingAnswers(newsSitemap); return nm >= 2 })
 		if full, _ := site.listingAnswers(newsSitemap); full != 1 {
 			t.Errorf("the unchanged sitemap was sent in full %d times, want once", full)
 		}
@@ -56,12 +57,12 @@ func TestAnUnchangedSitemapCostsA304PerPollAndAChangedOneIsReadAgain(t *testing.
 	t.Run("a changed sitemap is read in full and yields its new article", func(t *testing.T) {
 		second := &fakeArticle{Slug: "second-story-in-the-sitemap", Title: "Second", Published: time.Now(), Markup: openGraph, In: inNewsSitemap}
 		site.add(second)
-		eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, second) }, "the new article")
+		wait.Until(t, 10*time.Second, "the new article", func() bool { return c.hasItems(feed, site, second) })
 		full, nm := site.listingAnswers(newsSitemap)
 		if full != 2 {
 			t.Errorf("the sitemap was sent in full %d times, want twice", full)
 		}
-		eventually(t, 10*time.Second, func() bool { _, n := site.listingAnswers(newsSitemap); return n > nm }, "a 304 for the new version")
+		wait.Until(t, 10*time.Second, "a 304 for the new version", func() bool { _, n := site.listingAnswers(newsSitemap); return n > nm })
 		if full, _ := site.listingAnswers(newsSitemap); full != 2 {
 			t.Errorf("the sitemap was sent in full %d times after its change was read, want twice", full)
 		}
@@ -82,14 +83,14 @@ func TestAnArticleThatFailedIsRetriedWhileItsSitemapAnswers304(t *testing.T) {
 	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, testWorker("w1"))
 	c := client{h, h.Key}
 	feed, _ := sitemapSource(c, site, "retrying")
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, fine) }, "the article that loads")
+	wait.Until(t, 10*time.Second, "the article that loads", func() bool { return c.hasItems(feed, site, fine) })
 
-	eventually(t, 10*time.Second, func() bool {
+	wait.Until(t, 10*time.Second, "polls answered 304 that still retry the failing article", func() bool {
 		_, nm := site.listingAnswers(newsSitemap)
 		return nm >= 2 && site.hitCount(flaky.path()) >= 3
-	}, "polls answered 304 that still retry the failing article")
+	})
 	site.setStatus(flaky, 0)
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, flaky) }, "the failing article once it loads")
+	wait.Until(t, 10*time.Second, "the failing article once it loads", func() bool { return c.hasItems(feed, site, flaky) })
 	if full, _ := site.listingAnswers(newsSitemap); full != 1 {
 		t.Errorf("the unchanged sitemap was sent in full %d times, want once", full)
 	}
@@ -106,7 +107,7 @@ func TestAnAttachmentReachingFurtherBackThanTheCrawlsDidReadsTheListingsInFull(t
 	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, testWorker("w1"))
 	c := client{h, h.Key}
 	feed, att := sitemapSource(c, site, "re-enabled")
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, early) }, "the first article")
+	wait.Until(t, 10*time.Second, "the first article", func() bool { return c.hasItems(feed, site, early) })
 
 	// Re-enabled, the attachment takes only what is dated from now on, and
 	// so do the crawls, which store the sitemap's validators for that
@@ -116,12 +117,12 @@ func TestAnAttachmentReachingFurtherBackThanTheCrawlsDidReadsTheListingsInFull(t
 	}
 	setSource(false)
 	older := &fakeArticle{Slug: "story-dated-before-re-enabling", Title: "Older", Published: time.Now(), Markup: jsonLD, In: inNewsSitemap}
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // the article is dated before re-enabling
 	setSource(true)
 	site.add(older)
-	eventually(t, 10*time.Second, func() bool { full, _ := site.listingAnswers(newsSitemap); return full == 2 }, "the changed sitemap read")
+	wait.Until(t, 10*time.Second, "the changed sitemap read", func() bool { full, _ := site.listingAnswers(newsSitemap); return full == 2 })
 	_, nm := site.listingAnswers(newsSitemap)
-	eventually(t, 10*time.Second, func() bool { _, n := site.listingAnswers(newsSitemap); return n > nm }, "a 304 for it")
+	wait.Until(t, 10*time.Second, "a 304 for it", func() bool { _, n := site.listingAnswers(newsSitemap); return n > nm })
 	if n := site.hitCount(older.path()); n != 0 {
 		t.Fatalf("the article dated before the window was fetched %d times", n)
 	}
@@ -133,7 +134,7 @@ func TestAnAttachmentReachingFurtherBackThanTheCrawlsDidReadsTheListingsInFull(t
 	if att2["sourceId"] != att["sourceId"] {
 		t.Fatalf("the second attachment has source %v, want %v", att2["sourceId"], att["sourceId"])
 	}
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(other, site, early, older) }, "both articles in the new feed")
+	wait.Until(t, 10*time.Second, "both articles in the new feed", func() bool { return c.hasItems(other, site, early, older) })
 	if full, _ := site.listingAnswers(newsSitemap); full != 3 {
 		t.Errorf("the sitemap was sent in full %d times, want 3", full)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // venueSite is a small venue website: a sitemap listing a news page and
@@ -134,7 +135,7 @@ func TestAnEventFeedFillsWithTheEventsOfItsSitesPagesAndCalendarsAndFollowsTheir
 		}
 		return out
 	}
-	eventually(t, 30*time.Second, func() bool { return len(byTitle()) == 3 }, "the page's event and the calendar's two")
+	wait.Until(t, 30*time.Second, "the page's event and the calendar's two", func() bool { return len(byTitle()) == 3 })
 	items := byTitle()
 	for _, title := range []string{"String quartet", "Organ night", "Choir evening"} {
 		if _, ok := items[title]; !ok {
@@ -148,14 +149,14 @@ func TestAnEventFeedFillsWithTheEventsOfItsSitesPagesAndCalendarsAndFollowsTheir
 	}
 
 	site.cancelQuartet()
-	eventually(t, 30*time.Second, func() bool {
+	wait.Until(t, 30*time.Second, "the quartet's cancellation on the page to reach its item", func() bool {
 		it, ok := byTitle()["String quartet"]
 		if !ok {
 			return false
 		}
 		next, _ := it["occurrence"].(map[string]any)["nextOccurrence"].(map[string]any)
 		return next["status"] == "cancelled"
-	}, "the quartet's cancellation on the page to reach its item")
+	})
 	if got := byTitle()["String quartet"]["id"]; got != quartet["id"] {
 		t.Fatalf("the change made a new item %v; want the same item %v", got, quartet["id"])
 	}
@@ -166,11 +167,11 @@ func TestAnEventFeedFillsWithTheEventsOfItsSitesPagesAndCalendarsAndFollowsTheir
 	// A feed attached later is backfilled with what the source has found.
 	later := c.do("POST", "/feeds/events", map[string]any{"name": "Later", "description": "d"}).MustStatus(t, http.StatusCreated).Data()["id"].(string)
 	c.do("POST", "/feeds/events/"+later+"/sources", map[string]any{"sourceType": "site", "sourceId": record}).MustStatus(t, http.StatusCreated)
-	eventually(t, 30*time.Second, func() bool {
+	wait.Until(t, 30*time.Second, "the later feed's backfill of the three events", func() bool {
 		r := c.do("GET", "/feeds/events/"+later+"/items?limit=100", nil).MustStatus(t, http.StatusOK)
 		list, _ := r.Data()["items"].([]any)
 		return len(list) == 3
-	}, "the later feed's backfill of the three events")
+	})
 }
 
 func jsonKeys(m map[string]map[string]any) []string {

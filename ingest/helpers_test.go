@@ -69,18 +69,6 @@ func startToldWorker(t *testing.T, h *servicetest.Harness, opts crawl.Options, c
 	})
 }
 
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // client calls the API with one organization's key.
 type client struct {
 	h   *servicetest.Harness

@@ -13,6 +13,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/eventstore"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // recitalSite is a venue site whose recital page carries the event in
@@ -108,7 +109,7 @@ func TestAPageAndItsCalendarExportThatWordAnEventDifferentlyDoNotChangeItBackAnd
 		return d
 	}
 
-	eventually(t, 30*time.Second, func() bool { return site.calendarAt.Load() >= 5 }, "five polls that read the page and its calendar")
+	wait.Until(t, 30*time.Second, "five polls that read the page and its calendar", func() bool { return site.calendarAt.Load() >= 5 })
 	if got := description(); got != "Schubert sonatas, from the page" {
 		t.Fatalf("the item says %q; want the event's own page's words", got)
 	}
@@ -118,10 +119,9 @@ func TestAPageAndItsCalendarExportThatWordAnEventDifferentlyDoNotChangeItBackAnd
 
 	// The page no longer shows the event: its calendar export has the word.
 	site.dropEventFromPage()
-	eventually(t, 30*time.Second, func() bool { return description() == "Schubert sonatas (calendar export)" },
-		"the calendar's words once the page dropped the event")
+	wait.Until(t, 30*time.Second, "the calendar's words once the page dropped the event", func() bool { return description() == "Schubert sonatas (calendar export)" })
 	seen := site.calendarAt.Load()
-	eventually(t, 30*time.Second, func() bool { return site.calendarAt.Load() >= seen+3 }, "three more polls")
+	wait.Until(t, 30*time.Second, "three more polls", func() bool { return site.calendarAt.Load() >= seen+3 })
 	if discovered, changed := eventHistory(t, h); discovered != 1 || changed != 1 {
 		t.Fatalf("the hand-over made %d discoveries and %d changes; want 1 and 1", discovered, changed)
 	}

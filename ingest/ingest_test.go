@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 func TestASiteSourceAttachedThroughTheAPIFillsTheFeedWithItsRecentArticles(t *testing.T) {
@@ -34,7 +35,7 @@ func TestASiteSourceAttachedThroughTheAPIFillsTheFeedWithItsRecentArticles(t *te
 	feed := c.createFeed("local news")
 	att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
 
-	eventually(t, 20*time.Second, func() bool { return c.hasItems(feed, site, lead, og, atom, undated) }, "the recent articles")
+	wait.Until(t, 20*time.Second, "the recent articles", func() bool { return c.hasItems(feed, site, lead, og, atom, undated) })
 	items := c.items(feed)
 	if len(items) != 4 {
 		t.Errorf("feed has %d items, want 4: %v", len(items), keys(items))
@@ -85,10 +86,10 @@ func TestASiteSourceAttachedThroughTheAPIFillsTheFeedWithItsRecentArticles(t *te
 	t.Run("the undated article is judged by its sitemap lastmod", func(t *testing.T) {
 		// The articles projection runs apart from the items one.
 		var effective time.Time
-		eventually(t, 5*time.Second, func() bool {
+		wait.Until(t, 5*time.Second, "the article in the articles read model", func() bool {
 			return h.Service.DB.Bun.NewRaw(`SELECT effective_at FROM articles WHERE url = ?`, site.URL+undated.path()).
 				Scan(context.Background(), &effective) == nil
-		}, "the article in the articles read model")
+		})
 		if !effective.Equal(undated.LastMod.Truncate(time.Millisecond)) {
 			t.Errorf("effective_at = %s, want the lastmod %s", effective, undated.LastMod)
 		}
@@ -140,7 +141,7 @@ func TestSitemapAndIndexPageSourcesFillTheirFeedsWithWhatTheyList(t *testing.T) 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			feed := feeds[tt.name]
-			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, tt.want...) }, "the listed articles")
+			wait.Until(t, 10*time.Second, "the listed articles", func() bool { return c.hasItems(feed, site, tt.want...) })
 			got := keys(c.items(feed))
 			if want := urls(site, tt.want...); !sameSet(got, want) {
 				t.Errorf("items %v, want %v", got, want)
@@ -169,11 +170,11 @@ func TestMonitoringPicksUpAnArticlePublishedAfterTheFirstCrawl(t *testing.T) {
 	c := client{h, h.Key}
 	feed := c.createFeed("monitored")
 	c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, first) }, "the first article")
+	wait.Until(t, 10*time.Second, "the first article", func() bool { return c.hasItems(feed, site, first) })
 
 	later := &fakeArticle{Slug: "breaking-story-arrives-later", Title: "Breaking", Published: time.Now(), Markup: openGraph, In: inRSS}
 	site.add(later)
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, later) }, "the article published later")
+	wait.Until(t, 10*time.Second, "the article published later", func() bool { return c.hasItems(feed, site, later) })
 
 	if n := site.hitCount(first.path()); n != 1 {
 		t.Errorf("the first article was fetched %d times, want once", n)
@@ -218,17 +219,17 @@ func TestWhatIsPublishedWhileDisabledIsNotAddedAfterReenabling(t *testing.T) {
 				other = c.createFeed("always on")
 				c.attach(other, map[string]any{"sourceType": "site", "domain": site.domain()})
 			}
-			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, before) }, "the first article")
+			wait.Until(t, 10*time.Second, "the first article", func() bool { return c.hasItems(feed, site, before) })
 
 			tt.toggle(c, feed, att["id"].(string), false)
 			during := &fakeArticle{Slug: "published-while-disabled", Title: "During", Published: time.Now(), Markup: jsonLD, In: inNewsSitemap}
 			if tt.shared {
 				// The site lists the article only after re-enabling, so the
 				// crawler fetches it for both feeds and must judge it by date.
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(5 * time.Millisecond) // the article is dated before re-enabling
 				tt.toggle(c, feed, att["id"].(string), true)
 				site.add(during)
-				eventually(t, 10*time.Second, func() bool { return c.hasItems(other, site, during) }, "the other feed to get the article")
+				wait.Until(t, 10*time.Second, "the other feed to get the article", func() bool { return c.hasItems(other, site, during) })
 			} else {
 				waitIdle(t, h, att["sourceId"].(string))
 				sitemapHits := site.hitCount("/news-sitemap.xml")
@@ -244,12 +245,12 @@ func TestWhatIsPublishedWhileDisabledIsNotAddedAfterReenabling(t *testing.T) {
 			}
 			after := &fakeArticle{Slug: "published-after-reenabling", Title: "After", Published: time.Now().Add(time.Millisecond), Markup: jsonLD, In: inNewsSitemap}
 			site.add(after)
-			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, after) }, "the article published after re-enabling")
+			wait.Until(t, 10*time.Second, "the article published after re-enabling", func() bool { return c.hasItems(feed, site, after) })
 			if got, want := keys(c.items(feed)), urls(site, before, after); !sameSet(got, want) {
 				t.Errorf("items %v, want %v", got, want)
 			}
 			if tt.shared {
-				eventually(t, 10*time.Second, func() bool { return c.hasItems(other, site, before, during, after) }, "the other feed to get everything")
+				wait.Until(t, 10*time.Second, "the other feed to get everything", func() bool { return c.hasItems(other, site, before, during, after) })
 				return
 			}
 			if n := site.hitCount(during.path()); n != 0 {
@@ -274,14 +275,14 @@ func TestOneArticleInTwoOrganizationsFeedsKeepsOneNewsPageIDAndTheLaterFeedIsBac
 	globex := client{h, h.NewKey("globex")}
 	feed1 := acme.createFeed("acme news")
 	att1 := acme.attach(feed1, map[string]any{"sourceType": "site", "domain": site.domain()})
-	eventually(t, 10*time.Second, func() bool { return acme.hasItems(feed1, site, a1, a2) }, "the first feed's items")
+	wait.Until(t, 10*time.Second, "the first feed's items", func() bool { return acme.hasItems(feed1, site, a1, a2) })
 
 	feed2 := globex.createFeed("globex news")
 	att2 := globex.attach(feed2, map[string]any{"sourceType": "site", "domain": site.domain()})
 	if att1["sourceId"] != att2["sourceId"] {
 		t.Fatalf("the same domain gave two source records: %v and %v", att1["sourceId"], att2["sourceId"])
 	}
-	eventually(t, 10*time.Second, func() bool { return globex.hasItems(feed2, site, a1, a2) }, "the second feed's backfill")
+	wait.Until(t, 10*time.Second, "the second feed's backfill", func() bool { return globex.hasItems(feed2, site, a1, a2) })
 
 	items1, items2 := acme.items(feed1), globex.items(feed2)
 	for _, u := range urls(site, a1, a2) {
@@ -300,10 +301,10 @@ func TestOneArticleInTwoOrganizationsFeedsKeepsOneNewsPageIDAndTheLaterFeedIsBac
 	}
 	// The items can be visible a moment before the backfill records itself.
 	var backfilled int
-	eventually(t, 5*time.Second, func() bool {
+	wait.Until(t, 5*time.Second, "the second attachment's backfill to finish", func() bool {
 		return h.Service.DB.Bun.NewRaw(`SELECT items FROM ingest_backfills WHERE attachment_id = ? AND done_at IS NOT NULL`, att2["id"]).
 			Scan(context.Background(), &backfilled) == nil
-	}, "the second attachment's backfill to finish")
+	})
 	if backfilled != 2 {
 		t.Errorf("the second attachment's backfill added %d items, want 2", backfilled)
 	}
@@ -329,7 +330,7 @@ func TestBadPagesAreGivenUpByHowTheyFailWhileEverythingElseArrives(t *testing.T)
 	c := client{h, h.Key}
 	feed := c.createFeed("resilient")
 	att := c.attach(feed, map[string]any{"sourceType": "site", "domain": site.domain()})
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, good1, good2) }, "the good articles")
+	wait.Until(t, 10*time.Second, "the good articles", func() bool { return c.hasItems(feed, site, good1, good2) })
 
 	db := h.Service.DB.Bun
 	ctx := context.Background()
@@ -352,7 +353,7 @@ func TestBadPagesAreGivenUpByHowTheyFailWhileEverythingElseArrives(t *testing.T)
 		return n
 	}
 
-	eventually(t, 10*time.Second, func() bool { return givenUp(huge) && givenUp(private) }, "the crawler to give up on the permanently bad pages")
+	wait.Until(t, 10*time.Second, "the crawler to give up on the permanently bad pages", func() bool { return givenUp(huge) && givenUp(private) })
 	// Read at once, before the transient pages reach their limit.
 	type state struct {
 		givenUp  bool
@@ -384,7 +385,7 @@ func TestBadPagesAreGivenUpByHowTheyFailWhileEverythingElseArrives(t *testing.T)
 		})
 	}
 
-	eventually(t, 15*time.Second, func() bool { return givenUp(broken) && givenUp(slow) }, "the crawler to give up on the transiently bad pages")
+	wait.Until(t, 15*time.Second, "the crawler to give up on the transiently bad pages", func() bool { return givenUp(broken) && givenUp(slow) })
 	for _, a := range []*fakeArticle{broken, slow} {
 		t.Run("the "+a.Title+" page is given up after GiveUpAfter of polls", func(t *testing.T) {
 			if n, lastErr := failures(a); n != transientLimit || lastErr == "" {
@@ -394,7 +395,7 @@ func TestBadPagesAreGivenUpByHowTheyFailWhileEverythingElseArrives(t *testing.T)
 	}
 	t.Run("the 500 page was requested once per poll until given up, and no more", func(t *testing.T) {
 		polls := site.hitCount("/news-sitemap.xml")
-		eventually(t, 5*time.Second, func() bool { return site.hitCount("/news-sitemap.xml") >= polls+3 }, "three more polls")
+		wait.Until(t, 5*time.Second, "three more polls", func() bool { return site.hitCount("/news-sitemap.xml") >= polls+3 })
 		if n := site.hitCount(broken.path()); n != transientLimit {
 			t.Errorf("the 500 page was requested %d times, want %d", n, transientLimit)
 		}
@@ -434,14 +435,14 @@ func TestTwoWorkersNeverCrawlOneSourceAtOnceNorAddAnArticleTwice(t *testing.T) {
 			c.attach(f, map[string]any{"sourceType": "sitemap", "url": fmt.Sprintf("%s/sitemaps/%d.xml", site.URL, i), "siteId": siteID})
 		}
 	}
-	eventually(t, 20*time.Second, func() bool {
+	wait.Until(t, 20*time.Second, "both workers to crawl every source many times", func() bool {
 		for i := range sources {
 			if site.hitCount(fmt.Sprintf("/sitemaps/%d.xml", i)) < 10 {
 				return false
 			}
 		}
 		return site.agentHits("feedsvc-a/1.0") > 0 && site.agentHits("feedsvc-b/1.0") > 0
-	}, "both workers to crawl every source many times")
+	})
 
 	for i := range sources {
 		if n := site.maxConcurrent(fmt.Sprintf("/sitemaps/%d.xml", i)); n != 1 {
@@ -449,7 +450,7 @@ func TestTwoWorkersNeverCrawlOneSourceAtOnceNorAddAnArticleTwice(t *testing.T) {
 		}
 	}
 	for _, f := range feeds {
-		eventually(t, 5*time.Second, func() bool { return c.hasItems(f, site, articles...) }, "every article in every feed")
+		wait.Until(t, 5*time.Second, "every article in every feed", func() bool { return c.hasItems(f, site, articles...) })
 		if got := keys(c.items(f)); len(got) != len(articles) {
 			t.Errorf("feed %s has %d items, want %d", f, len(got), len(articles))
 		}
@@ -488,12 +489,12 @@ func TestASourceThatFailsBacksOffAndRecoversWhenTheSiteDoes(t *testing.T) {
 			Scan(context.Background(), &failures, &lastErr)
 		return failures, lastErr
 	}
-	eventually(t, 10*time.Second, func() bool { n, _ := state(); return n >= 3 }, "three failed crawls")
+	wait.Until(t, 10*time.Second, "three failed crawls", func() bool { n, _ := state(); return n >= 3 })
 	if _, lastErr := state(); !strings.Contains(lastErr, "503") {
 		t.Errorf("last error %q does not say what failed", lastErr)
 	}
 	site.setDown(false)
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, story) }, "the article once the site is back")
+	wait.Until(t, 10*time.Second, "the article once the site is back", func() bool { return c.hasItems(feed, site, story) })
 	waitIdle(t, h, att["sourceId"].(string))
 	if n, lastErr := state(); n != 0 || lastErr != "" {
 		t.Errorf("after recovering: %d failures, last error %q; want them cleared", n, lastErr)
@@ -512,11 +513,11 @@ func TestACrawlerThatRefusesPrivateNetworksNeverReachesALoopbackSite(t *testing.
 	var failures int
 	var lastErr string
 	var next time.Time
-	eventually(t, 10*time.Second, func() bool {
+	wait.Until(t, 10*time.Second, "the source to fail twice", func() bool {
 		err := h.Service.DB.Bun.NewRaw(`SELECT failures, last_error, next_at FROM crawl_state WHERE source_id = ?`, att["sourceId"]).
 			Scan(context.Background(), &failures, &lastErr, &next)
 		return err == nil && failures >= 2
-	}, "the source to fail twice")
+	})
 	if !strings.Contains(lastErr, "prohibited IP address") {
 		t.Errorf("last error %q does not name the refused address", lastErr)
 	}
@@ -532,12 +533,12 @@ func TestACrawlerThatRefusesPrivateNetworksNeverReachesALoopbackSite(t *testing.
 // knows no crawl that started before a change is still running.
 func waitIdle(t *testing.T, h *servicetest.Harness, sourceID string) {
 	t.Helper()
-	eventually(t, 10*time.Second, func() bool {
+	wait.Until(t, 10*time.Second, "the source's lease to be released", func() bool {
 		var held bool
 		err := h.Service.DB.Bun.NewRaw(`SELECT coalesce(bool_or(lease_owner IS NOT NULL), false) FROM crawl_state WHERE source_id = ?`, sourceID).
 			Scan(context.Background(), &held)
 		return err == nil && !held
-	}, "the source's lease to be released")
+	})
 }
 
 func keys(m map[string]map[string]any) []string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // One site, every feed: what a crawl fetched for feeds of one kind fills
@@ -85,12 +86,11 @@ func TestAFeedOfTheOtherKindAttachedLaterFillsFromWhatTheFirstCrawlRead(t *testi
 		c := client{h, h.Key}
 		news := c.createFeed("Hall news")
 		source := c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})["sourceId"].(string)
-		eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) }, "the news feed's three articles")
+		wait.Until(t, 30*time.Second, "the news feed's three articles", func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) })
 
 		events := c.createEventFeed("Hall events")
 		c.attachEvents(events, source)
-		eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(events), venueEvents) },
-			"the event feed attached later to get the three events the news crawl read")
+		wait.Until(t, 30*time.Second, "the event feed attached later to get the three events the news crawl read", func() bool { return slices.Equal(c.eventTitles(events), venueEvents) })
 	})
 	t.Run("events first, then news", func(t *testing.T) {
 		t.Parallel()
@@ -100,12 +100,11 @@ func TestAFeedOfTheOtherKindAttachedLaterFillsFromWhatTheFirstCrawlRead(t *testi
 		events := c.createEventFeed("Hall events")
 		source := c.siteRecord(hostOf(site))
 		c.attachEvents(events, source)
-		eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(events), venueEvents) }, "the event feed's three events")
+		wait.Until(t, 30*time.Second, "the event feed's three events", func() bool { return slices.Equal(c.eventTitles(events), venueEvents) })
 
 		news := c.createFeed("Hall news")
 		c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})
-		eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) },
-			"the news feed attached later to get the three articles the event crawl read")
+		wait.Until(t, 30*time.Second, "the news feed attached later to get the three articles the event crawl read", func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) })
 		if n := backfilledItems(h, news); n != 3 {
 			t.Fatalf("the news feed's backfill added %d items, want 3", n)
 		}
@@ -119,12 +118,11 @@ func TestASourceSharedAcrossOrganizationsFillsTheLaterOrganizationsFeedOfTheOthe
 	acme, globex := client{h, h.Key}, client{h, h.NewKey("globex")}
 	news := acme.createFeed("Acme news")
 	acme.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(acme.articleURLs(news), venueArticles(site)) }, "acme's three articles")
+	wait.Until(t, 30*time.Second, "acme's three articles", func() bool { return slices.Equal(acme.articleURLs(news), venueArticles(site)) })
 
 	events := globex.createEventFeed("Globex events")
 	globex.attachEvents(events, globex.siteRecord(hostOf(site)))
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(globex.eventTitles(events), venueEvents) },
-		"globex's event feed to get the events acme's crawl read")
+	wait.Until(t, 30*time.Second, "globex's event feed to get the events acme's crawl read", func() bool { return slices.Equal(globex.eventTitles(events), venueEvents) })
 }
 
 // A feed attached after several polls of its source (the documents long
@@ -139,7 +137,7 @@ func TestTwoFeedsOfOneKindAttachedPollsApartGetTheSameItems(t *testing.T) {
 	// feeds come after the documents were first read.
 	first := c.createEventFeed("First events")
 	c.attachEvents(first, source)
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(first), venueEvents) }, "the first event feed's events")
+	wait.Until(t, 30*time.Second, "the first event feed's events", func() bool { return slices.Equal(c.eventTitles(first), venueEvents) })
 	// waitPolls waits for n more successful polls of the source.
 	waitPolls := func(n int) {
 		last := func() time.Time {
@@ -151,21 +149,21 @@ func TestTwoFeedsOfOneKindAttachedPollsApartGetTheSameItems(t *testing.T) {
 		}
 		for range n {
 			before := last()
-			eventually(t, 30*time.Second, func() bool { return last().After(before) }, "another poll of the source")
+			wait.Until(t, 30*time.Second, "another poll of the source", func() bool { return last().After(before) })
 		}
 	}
 	news1 := c.createFeed("First news")
 	c.attach(news1, map[string]any{"sourceType": "site", "domain": hostOf(site)})
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news1), venueArticles(site)) }, "the first news feed's articles")
+	wait.Until(t, 30*time.Second, "the first news feed's articles", func() bool { return slices.Equal(c.articleURLs(news1), venueArticles(site)) })
 	waitPolls(3)
 	news2 := c.createFeed("Second news")
 	c.attach(news2, map[string]any{"sourceType": "site", "domain": hostOf(site)})
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news2), c.articleURLs(news1)) }, "the second news feed to get the first's articles")
+	wait.Until(t, 30*time.Second, "the second news feed to get the first's articles", func() bool { return slices.Equal(c.articleURLs(news2), c.articleURLs(news1)) })
 
 	waitPolls(3)
 	second := c.createEventFeed("Second events")
 	c.attachEvents(second, source)
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(second), c.eventTitles(first)) }, "the second event feed to get the first's events")
+	wait.Until(t, 30*time.Second, "the second event feed to get the first's events", func() bool { return slices.Equal(c.eventTitles(second), c.eventTitles(first)) })
 }
 
 // While a source's event feed is disabled its crawls still read events;
@@ -180,15 +178,15 @@ func TestDisablingOneKindsFeedStopsNeitherTheOtherKindsItemsNorTheReadingOfItsFa
 	news, events := c.createFeed("Hall news"), c.createEventFeed("Hall events")
 	c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})
 	c.attachEvents(events, source)
-	eventually(t, 30*time.Second, func() bool {
+	wait.Until(t, 30*time.Second, "both feeds filled", func() bool {
 		return slices.Equal(c.articleURLs(news), venueArticles(site)) && slices.Equal(c.eventTitles(events), venueEvents)
-	}, "both feeds filled")
+	})
 
 	c.do("PATCH", "/feeds/events/"+events, map[string]any{"enabled": false}).MustStatus(t, http.StatusOK)
 	site.publishEncore()
 	more := append(venueArticles(site), site.URL+"/events/encore", site.URL+"/news/encore")
 	slices.Sort(more)
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news), more) }, "the news feed to get the encore's pages")
+	wait.Until(t, 30*time.Second, "the news feed to get the encore's pages", func() bool { return slices.Equal(c.articleURLs(news), more) })
 	if got := c.eventTitles(events); !slices.Equal(got, venueEvents) {
 		t.Fatalf("the disabled event feed lists %v", got)
 	}
@@ -196,6 +194,5 @@ func TestDisablingOneKindsFeedStopsNeitherTheOtherKindsItemsNorTheReadingOfItsFa
 	c.do("PATCH", "/feeds/events/"+events, map[string]any{"enabled": true}).MustStatus(t, http.StatusOK)
 	want := append(slices.Clone(venueEvents), "Encore")
 	slices.Sort(want)
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(events), want) },
-		"the re-enabled event feed to get the encore the site published while it was disabled")
+	wait.Until(t, 30*time.Second, "the re-enabled event feed to get the encore the site published while it was disabled", func() bool { return slices.Equal(c.eventTitles(events), want) })
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // runListener runs l until the test ends.
@@ -64,18 +65,18 @@ func TestANewAttachmentIsPolledAndBackfilledAtOnceWhenToldAndEveryTickWhenNot(t 
 			startToldWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, cfg, l)
 			runListener(t, l)
 			if tt.reachable {
-				eventually(t, 5*time.Second, l.Listening, "the listener to listen")
+				wait.Until(t, 5*time.Second, "the listener to listen", l.Listening)
 			}
 
 			acme := client{h, h.Key}
 			feed1 := acme.createFeed("first")
 			acme.attach(feed1, map[string]any{"sourceType": "site", "domain": site.domain()})
-			eventually(t, 5*time.Second, func() bool { return acme.hasItems(feed1, site, a1, a2) }, "the new source's first poll")
+			wait.Until(t, 5*time.Second, "the new source's first poll", func() bool { return acme.hasItems(feed1, site, a1, a2) })
 
-			eventually(t, 5*time.Second, func() bool { return articlesProjected(t, h) }, "the articles read model")
+			wait.Until(t, 5*time.Second, "the articles read model", func() bool { return articlesProjected(t, h) })
 			feed2 := acme.createFeed("second")
 			acme.attach(feed2, map[string]any{"sourceType": "site", "domain": site.domain()})
-			eventually(t, 5*time.Second, func() bool { return acme.hasItems(feed2, site, a1, a2) }, "the second feed's backfill")
+			wait.Until(t, 5*time.Second, "the second feed's backfill", func() bool { return acme.hasItems(feed2, site, a1, a2) })
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // siteReader reads site sources; the schedule's tests never call it.
@@ -86,17 +87,13 @@ func TestCrawlersStartingBringEverySourceWithinTheIntervalSpreadOverIt(t *testin
 		go func() { defer wg.Done(); _ = w.Run(runCtx) }()
 	}
 	var late int
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Within(10*time.Second, func() bool {
 		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM crawl_state WHERE next_at > now() + $1 * interval '1 millisecond'`,
 			interval.Milliseconds()).Scan(&late); err != nil {
 			t.Fatal(err)
 		}
-		if late == 5 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return late == 5
+	})
 	cancel()
 	wg.Wait()
 	if late != 5 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // A successful poll's lease is handed back at the schedule loop's next
@@ -30,22 +31,16 @@ func TestALeaseOutlivesTheWaitForItsRelease(t *testing.T) {
 
 	// Until the first poll's release is written, every look at the row
 	// must find its lease live.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	wait.Until(t, 15*time.Second, "the first poll's release to be written", func() bool {
 		var owned, live, released bool
 		err := h.Service.DB.Bun.NewRaw(`SELECT lease_owner IS NOT NULL, coalesce(leased_until > now(), false), last_crawl_at IS NOT NULL
 			FROM crawl_state WHERE source_id = ?`, src).Scan(context.Background(), &owned, &live, &released)
-		if err == nil {
-			if owned && !live {
-				t.Fatal("the source's lease expired while its release waited for the schedule loop")
-			}
-			if released && !owned {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first poll's release was not written within 15 s")
+		if owned && !live {
+			t.Fatal("the source's lease expired while its release waited for the schedule loop")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return released && !owned
+	})
 }

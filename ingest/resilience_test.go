@@ -11,6 +11,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/crawl"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // sourceState is a source's row in crawl_state.
@@ -113,7 +114,7 @@ func TestAnOutageCostsNoArticlesAndTheSourceBacksOffUntilTheSiteRecovers(t *test
 
 			// Two failed crawls, many more polls than the three that used
 			// to give a URL up when a 429 does not stretch the wait.
-			eventually(t, 10*time.Second, func() bool { return crawlStateOf(t, h, src).Failures >= 2 }, "two failed crawls")
+			wait.Until(t, 10*time.Second, "two failed crawls", func() bool { return crawlStateOf(t, h, src).Failures >= 2 })
 			during := crawlStateOf(t, h, src)
 			givenUp, counted := failureRecords(t, h, src)
 			tt.heal(site)
@@ -147,7 +148,7 @@ func TestAnOutageCostsNoArticlesAndTheSourceBacksOffUntilTheSiteRecovers(t *test
 				}
 			})
 
-			eventually(t, 10*time.Second, func() bool { return c.hasItems(feed, site, articles...) }, "every article once the site is back")
+			wait.Until(t, 10*time.Second, "every article once the site is back", func() bool { return c.hasItems(feed, site, articles...) })
 			waitIdle(t, h, src)
 			t.Run("the source's failures are reset once the site answers", func(t *testing.T) {
 				if s := crawlStateOf(t, h, src); s.Failures != 0 || s.LastError != "" {
@@ -179,7 +180,7 @@ func TestTheArticlesOfASiteWhoseRobotsTxtCannotBeReadAreWaitedForNotGivenUp(t *t
 	feed := c.createFeed("blocked")
 	src := c.attach(feed, map[string]any{"sourceType": "sitemap", "url": site.URL + "/news-sitemap.xml", "siteId": siteID})["sourceId"].(string)
 
-	eventually(t, 10*time.Second, func() bool { return crawlStateOf(t, h, src).Failures >= 4 }, "four failed crawls")
+	wait.Until(t, 10*time.Second, "four failed crawls", func() bool { return crawlStateOf(t, h, src).Failures >= 4 })
 	if s := crawlStateOf(t, h, src); !strings.Contains(s.LastError, "robots.txt") {
 		t.Errorf("last error %q does not name robots.txt", s.LastError)
 	}
@@ -212,10 +213,10 @@ func TestAPageCannotClaimTheURLOfAnotherSite(t *testing.T) {
 	// identities, that is when a claim would stick.
 	attackerFeed := c.createFeed("follows the attacker")
 	c.attach(attackerFeed, map[string]any{"sourceType": "site", "domain": attacker.domain()})
-	eventually(t, 10*time.Second, func() bool { return len(c.items(attackerFeed)) > 0 }, "the attacker's page")
+	wait.Until(t, 10*time.Second, "the attacker's page", func() bool { return len(c.items(attackerFeed)) > 0 })
 	victimFeed := c.createFeed("follows the victim")
 	c.attach(victimFeed, map[string]any{"sourceType": "site", "domain": victim.domain()})
-	eventually(t, 10*time.Second, func() bool { return c.hasItems(victimFeed, victim, real, tracked) }, "the victim's articles")
+	wait.Until(t, 10*time.Second, "the victim's articles", func() bool { return c.hasItems(victimFeed, victim, real, tracked) })
 
 	t.Run("the claiming page is filed under the URL it was fetched from", func(t *testing.T) {
 		if got := keys(c.items(attackerFeed)); !sameSet(got, urls(attacker, fake)) {
@@ -264,9 +265,9 @@ func TestABackfillBringsACrawlForwardOnlyWhenTheSourceIsNotBackingOff(t *testing
 
 			first := attach("first")
 			src := first["sourceId"].(string)
-			eventually(t, 10*time.Second, func() bool {
+			wait.Until(t, 10*time.Second, "the first crawl and the first attachment's backfill", func() bool {
 				return backfillDone(h, first["id"].(string)) && !crawlStateOf(t, h, src).LastCrawlAt.IsZero()
-			}, "the first crawl and the first attachment's backfill")
+			})
 			waitIdle(t, h, src)
 			before := crawlStateOf(t, h, src)
 			if tt.down {
@@ -286,10 +287,9 @@ func TestABackfillBringsACrawlForwardOnlyWhenTheSourceIsNotBackingOff(t *testing
 			}
 
 			second := attach("second")
-			eventually(t, 10*time.Second, func() bool { return backfillDone(h, second["id"].(string)) }, "the second attachment's backfill")
+			wait.Until(t, 10*time.Second, "the second attachment's backfill", func() bool { return backfillDone(h, second["id"].(string)) })
 			if tt.wantCrawl {
-				eventually(t, 10*time.Second, func() bool { return crawlStateOf(t, h, src).LastCrawlAt.After(before.LastCrawlAt) },
-					"the crawl the backfill asked for")
+				wait.Until(t, 10*time.Second, "the crawl the backfill asked for", func() bool { return crawlStateOf(t, h, src).LastCrawlAt.After(before.LastCrawlAt) })
 				return
 			}
 			time.Sleep(10 * testWorker("").Tick) // ten ticks in which a due source would be leased

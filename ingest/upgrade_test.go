@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/migrations"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // An installation from before facts were recorded whatever feeds exist
@@ -26,16 +27,16 @@ func TestAfterTheUpgradeAFeedOfTheKindASourceWasNeverReadForFills(t *testing.T) 
 	c := client{h, h.Key}
 	news := c.createFeed("Hall news")
 	source := c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})["sourceId"].(string)
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) }, "the news feed's articles")
+	wait.Until(t, 30*time.Second, "the news feed's articles", func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) })
 	// The crawl that listed them may still be finishing (following the
 	// calendar link, releasing its lease and scheduling the next poll an
 	// hour away); the upgrade comes after it, as it does after a stop.
 	db := h.Service.DB.Bun
-	eventually(t, 30*time.Second, func() bool {
+	wait.Until(t, 30*time.Second, "the first crawl to release the source", func() bool {
 		var idle bool
 		err := db.QueryRowContext(t.Context(), `SELECT lease_owner IS NULL AND last_crawl_at IS NOT NULL FROM crawl_state WHERE source_id = ?`, source).Scan(&idle)
 		return err == nil && idle
-	}, "the first crawl to release the source")
+	})
 	// What the old crawler left: the documents seen, no event recorded.
 	for _, table := range []string{"ingest_source_events", "ingest_event_documents"} {
 		if _, err := db.ExecContext(t.Context(), "DELETE FROM "+table+" WHERE source_id = ?", source); err != nil {
@@ -53,8 +54,7 @@ func TestAfterTheUpgradeAFeedOfTheKindASourceWasNeverReadForFills(t *testing.T) 
 	}
 	events := c.createEventFeed("Hall events")
 	c.attachEvents(events, source)
-	eventually(t, 30*time.Second, func() bool { return slices.Equal(c.eventTitles(events), venueEvents) },
-		"the event feed attached after the upgrade to get the site's events")
+	wait.Until(t, 30*time.Second, "the event feed attached after the upgrade to get the site's events", func() bool { return slices.Equal(c.eventTitles(events), venueEvents) })
 	if got := c.articleURLs(news); !slices.Equal(got, venueArticles(site)) {
 		t.Fatalf("after the re-read the news feed lists %v", got)
 	}

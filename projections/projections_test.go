@@ -74,7 +74,7 @@ func TestAProjectorKilledAtRandomMomentsAppliesEveryEventExactlyOnce(t *testing.
 		done := make(chan error, 1)
 		go func() { done <- runner.Run(rctx) }()
 		<-runner.Running()
-		time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond) // stopped at a random point of its work
 		cancel()
 		<-done
 	}
@@ -149,7 +149,7 @@ func TestARestartedReadModelIsIdenticalToAFreshRebuild(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- runner.Run(ctx) }()
 		<-runner.Running()
-		time.Sleep(3 * time.Millisecond)
+		time.Sleep(3 * time.Millisecond) // killed part way, wherever it is
 		cancel()
 		<-done
 	}
@@ -245,7 +245,7 @@ func TestARebuildSwapsInWhileReadsAndWritesContinue(t *testing.T) {
 				return
 			}
 			writes.Add(1)
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // paced, so the reads run among the writes
 		}
 	}()
 	wait.Until(t, 30*time.Second, "reads and writes under way", func() bool {

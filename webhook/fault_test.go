@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -133,7 +134,7 @@ func TestKillingTheSenderMidRunLosesNothingAndRepeatsOnlyUnacknowledgedAttempts(
 		}
 		appended <- ids
 	}()
-	waitFor(t, 60*time.Second, "a third of the events acknowledged", func() bool { return l.ackedEvents() >= events/3 })
+	wait.Until(t, 60*time.Second, "a third of the events acknowledged", func() bool { return l.ackedEvents() >= events/3 })
 	first.kill()
 	killedAt := l.ackedEvents()
 	if killedAt >= events {
@@ -142,14 +143,16 @@ func TestKillingTheSenderMidRunLosesNothingAndRepeatsOnlyUnacknowledgedAttempts(
 	second := startChild(t, s.dsn)
 	ids := <-appended
 
-	waitFor(t, 120*time.Second, "every event acknowledged", func() bool { return l.ackedEvents() == events })
+	wait.Until(t, 120*time.Second, "every event acknowledged", func() bool { return l.ackedEvents() == events })
 	// Let anything still queued show itself before counting duplicates.
 	ctx := context.Background()
-	waitFor(t, 30*time.Second, "the queue to drain", func() bool {
+	wait.Until(t, 30*time.Second, "the queue to drain", func() bool {
 		var pending int
 		err := s.db.Bun.NewRaw("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").Scan(ctx, &pending)
 		return err == nil && pending == 0
 	})
+	// A duplicate is a POST that may still come: no condition says it
+	// will not, so only time can show it.
 	time.Sleep(500 * time.Millisecond)
 	second.kill()
 

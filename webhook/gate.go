@@ -11,7 +11,7 @@ import (
 // installation has webhooks. Running, it costs a process some milliseconds
 // of CPU a second whatever the deliveries (its completer wakes 20 times a
 // second, its elector, scheduler and notifier every few seconds, each
-// with its statements: bench/README.md section 22), which on a service
+// with its statements: bench/polling/README.md), which on a service
 // that polls sites and has no webhooks is a third of its CPU. Until then
 // a gate stands in for it: it starts the client when a subscription
 // changes in the dispatcher (in this process, before the change is

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // riverRunning reads whether a job client runs on the stack's database:
@@ -34,18 +36,18 @@ func TestTheJobClientStartsOnlyOnceTheInstallationHasAWebhook(t *testing.T) {
 	rc := newReceiver(t, nil)
 	start := time.Now()
 	s.subscribe(rc.URL + "/hooks")
-	waitFor(t, 2*time.Second, "the job client to start after the first webhook", s.riverRunning)
+	wait.Until(t, 2*time.Second, "the job client to start after the first webhook", s.riverRunning)
 	t.Logf("job client running %v after the webhook was created", time.Since(start).Round(time.Millisecond))
 
 	s.addItem(uuid.New(), "First delivery")
-	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	wait.Until(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 }
 
 func TestAProcessOnAnInstallationWithWebhooksStartsItsJobClientAtOnce(t *testing.T) {
 	s := newStack(t, testConfig())
 	rc := newReceiver(t, nil)
 	s.subscribe(rc.URL + "/hooks")
-	waitFor(t, 2*time.Second, "the first process's job client", s.riverRunning)
+	wait.Until(t, 2*time.Second, "the first process's job client", s.riverRunning)
 	s.stop()
 	if _, err := s.db.Pool.Exec(context.Background(), `DELETE FROM river_leader`); err != nil {
 		t.Fatal(err)
@@ -55,7 +57,7 @@ func TestAProcessOnAnInstallationWithWebhooksStartsItsJobClientAtOnce(t *testing
 	// gate's first look finds the webhook.
 	again := attach(t, s.db, testConfig())
 	again.org = s.org
-	waitFor(t, 2*time.Second, "the restarted process's job client", again.riverRunning)
+	wait.Until(t, 2*time.Second, "the restarted process's job client", again.riverRunning)
 	again.addItem(uuid.New(), "After the restart")
-	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	wait.Until(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 }

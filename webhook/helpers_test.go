@@ -21,6 +21,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -184,7 +185,7 @@ func (s *stack) append(stream string, e domain.Event) uuid.UUID {
 func (s *stack) awaitDelivery(hook uuid.UUID, what string, cond func(webhook.Delivery) bool) webhook.Delivery {
 	s.t.Helper()
 	var d webhook.Delivery
-	waitFor(s.t, 20*time.Second, what, func() bool {
+	wait.Until(s.t, 20*time.Second, what, func() bool {
 		list, _, err := s.svc.Deliveries(context.Background(), s.org, hook, 10, 0)
 		if err != nil || len(list) != 1 {
 			return false
@@ -242,18 +243,6 @@ func (rc *endpoint) requests() []delivery {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return append([]delivery(nil), rc.got...)
-}
-
-// waitFor polls until cond holds or fails the test after limit.
-func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func decode(t testing.TB, b []byte) map[string]any {

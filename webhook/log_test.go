@@ -12,6 +12,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -19,7 +20,7 @@ func TestTheDeliveryLogShowsEveryAttemptWithItsTimeStatusErrorAndDuration(t *tes
 	s := newStack(t, testConfig())
 	rc := newReceiver(t, func(n int, _ *http.Request) int {
 		if n < 2 {
-			time.Sleep(30 * time.Millisecond)
+			time.Sleep(30 * time.Millisecond) // a failed attempt that lasts, so its duration shows
 			return http.StatusServiceUnavailable
 		}
 		return http.StatusNoContent
@@ -69,7 +70,7 @@ func TestRedeliverySendsTheSameEventAgainAndIsLogged(t *testing.T) {
 	if again.Status != webhook.StatusPending {
 		t.Errorf("a redelivered delivery is %s, want pending", again.Status)
 	}
-	waitFor(t, 20*time.Second, "the redelivery", func() bool { return len(rc.requests()) == 2 })
+	wait.Until(t, 20*time.Second, "the redelivery", func() bool { return len(rc.requests()) == 2 })
 	got := rc.requests()
 	if got[1].Header.Get(webhook.HeaderEventID) != got[0].Header.Get(webhook.HeaderEventID) || string(got[1].Body) != string(got[0].Body) {
 		t.Errorf("the redelivery's event id or body differ from the delivery's")
@@ -78,7 +79,7 @@ func TestRedeliverySendsTheSameEventAgainAndIsLogged(t *testing.T) {
 		t.Errorf("the redelivery is not signed")
 	}
 	var d webhook.Delivery
-	waitFor(t, 20*time.Second, "the redelivery's log", func() bool {
+	wait.Until(t, 20*time.Second, "the redelivery's log", func() bool {
 		d, err = s.svc.Delivery(ctx, s.org, hook, first.ID)
 		return err == nil && d.Status == webhook.StatusDelivered && len(d.Attempts) == 2
 	})
@@ -136,7 +137,7 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 		t.Fatalf("rotation made secret %q from %q", newSecret, oldSecret)
 	}
 	s.addItem(uuid.New(), "during the grace")
-	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	wait.Until(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 	r := rc.requests()[0]
 	sigs := strings.Fields(r.Header.Get(webhook.HeaderSignature))
 	ts := r.Header.Get(webhook.HeaderTimestamp)
@@ -150,7 +151,7 @@ func TestAfterARotationBothSecretsSignFor24HoursThenOnlyTheNewOne(t *testing.T) 
 
 	clock.advance(24*time.Hour + time.Second)
 	s.addItem(uuid.New(), "after the grace")
-	waitFor(t, 20*time.Second, "the second delivery", func() bool { return len(rc.requests()) == 2 })
+	wait.Until(t, 20*time.Second, "the second delivery", func() bool { return len(rc.requests()) == 2 })
 	r = rc.requests()[1]
 	ts = r.Header.Get(webhook.HeaderTimestamp)
 	if sig := r.Header.Get(webhook.HeaderSignature); strings.Contains(sig, " ") ||

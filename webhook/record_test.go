@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -77,7 +78,7 @@ func TestADeliveryWhoseRecordNeverLandsBecomesUnknownAndCanBeRedelivered(t *test
 	})
 	hook, _ := s.subscribe(rc.URL + "/hooks")
 	s.addItem(uuid.New(), "Jazz night")
-	waitFor(t, 20*time.Second, "the delivery's job to give up recording its attempt", func() bool {
+	wait.Until(t, 20*time.Second, "the delivery's job to give up recording its attempt", func() bool {
 		var state string
 		err := s.db.Pool.QueryRow(ctx, "SELECT state FROM river_job WHERE kind = 'webhook_delivery'").Scan(&state)
 		return err == nil && state == "cancelled"

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -60,7 +61,7 @@ func TestAReceiverDownWhileTheServiceRestartsStillGetsTheEventsAfterwards(t *tes
 	restarted := attach(t, s.db, cfg)
 	restarted.org = s.org
 
-	waitFor(t, 20*time.Second, "both events at the receiver", func() bool { return len(rc.requests()) == 2 })
+	wait.Until(t, 20*time.Second, "both events at the receiver", func() bool { return len(rc.requests()) == 2 })
 	got := map[string]bool{}
 	for _, r := range rc.requests() {
 		got[r.Header.Get(webhook.HeaderEventID)] = true
@@ -96,7 +97,7 @@ func TestAnEndpointResolvingToAPrivateAddressIsRefusedAtDialUnlessAllowed(t *tes
 		s := newStack(t, testConfig())
 		s.subscribe(url)
 		s.addItem(uuid.New(), "to loopback")
-		waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+		wait.Until(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 	})
 	t.Run("a literal private address is refused when subscribing", func(t *testing.T) {
 		for _, u := range []string{"http://127.0.0.1:8080/", "http://10.1.2.3/", "http://[::1]/", "http://2130706433/", "http://169.254.169.254/"} {
@@ -130,13 +131,13 @@ func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEn
 		return list
 	}
 	s.addItem(uuid.New(), "first failure")
-	waitFor(t, 20*time.Second, "the first delivery to fail", func() bool {
+	wait.Until(t, 20*time.Second, "the first delivery to fail", func() bool {
 		l := deliveries()
 		return len(l) == 1 && l[0].Status == webhook.StatusFailed
 	})
 	clock.advance(71 * time.Hour)
 	s.addItem(uuid.New(), "71 hours of failures")
-	waitFor(t, 20*time.Second, "the second delivery to fail", func() bool {
+	wait.Until(t, 20*time.Second, "the second delivery to fail", func() bool {
 		l := deliveries()
 		return len(l) == 2 && l[0].Status == webhook.StatusFailed
 	})
@@ -146,7 +147,7 @@ func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEn
 
 	clock.advance(time.Hour + time.Minute)
 	s.addItem(uuid.New(), "three days of failures")
-	waitFor(t, 20*time.Second, "the webhook to be disabled", func() bool {
+	wait.Until(t, 20*time.Second, "the webhook to be disabled", func() bool {
 		w, err := s.queries.Webhook(ctx, s.org, hook)
 		return err == nil && !w.Enabled
 	})
@@ -154,7 +155,7 @@ func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEn
 	if w.EnabledBy != domain.EnabledBySystem || !strings.Contains(w.EnabledReason, "3 days") {
 		t.Errorf("disabled by %q for %q; want the system, saying why", w.EnabledBy, w.EnabledReason)
 	}
-	waitFor(t, 20*time.Second, "the pending delivery to be cancelled", func() bool {
+	wait.Until(t, 20*time.Second, "the pending delivery to be cancelled", func() bool {
 		l := deliveries()
 		return len(l) == 3 && l[0].Status == webhook.StatusCancelled
 	})
@@ -165,7 +166,7 @@ func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEn
 	other.org = s.org
 	other.subscribe(marker.URL)
 	s.addItem(uuid.New(), "marker")
-	waitFor(t, 20*time.Second, "the marker", func() bool { return len(marker.requests()) == 1 })
+	wait.Until(t, 20*time.Second, "the marker", func() bool { return len(marker.requests()) == 1 })
 	if n := len(rc.requests()); n != before {
 		t.Fatalf("a disabled webhook got %d more requests", n-before)
 	}
@@ -180,7 +181,7 @@ func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEn
 		t.Fatal(err)
 	}
 	s.addItem(uuid.New(), "after re-enabling")
-	waitFor(t, 20*time.Second, "a delivery after re-enabling", func() bool {
+	wait.Until(t, 20*time.Second, "a delivery after re-enabling", func() bool {
 		l := deliveries()
 		return len(l) == 4 && l[0].Status == webhook.StatusDelivered
 	})
@@ -199,7 +200,7 @@ func TestASlowReceiverDoesNotDelayTheOthers(t *testing.T) {
 	for i := range items {
 		s.addItem(uuid.New(), "item "+string(rune('a'+i)))
 	}
-	waitFor(t, 20*time.Second, "every item at the fast receiver", func() bool { return len(fast.requests()) == items })
+	wait.Until(t, 20*time.Second, "every item at the fast receiver", func() bool { return len(fast.requests()) == items })
 	if n := len(slow.requests()); n > items/2 {
 		t.Fatalf("the slow receiver had %d of %d requests when the fast one had them all; want it far behind", n, items)
 	}

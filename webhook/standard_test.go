@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -22,7 +23,7 @@ func TestADeliveryVerifiesWithTheStandardWebhooksLibrary(t *testing.T) {
 	_, secret := s.subscribe(rc.URL + "/hooks")
 	eventID, _ := s.addItem(uuid.New(), "Jazz night")
 
-	waitFor(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
+	wait.Until(t, 20*time.Second, "the delivery", func() bool { return len(rc.requests()) == 1 })
 	got := rc.requests()[0]
 	if id := got.Header.Get("webhook-id"); id != eventID.String() {
 		t.Errorf("webhook-id %q, want the event id %s (the same on every retry)", id, eventID)

@@ -255,7 +255,7 @@ func (s *Service) riverConfig() *river.Config {
 	// time: a sixth of the backoff at most, and at most 5 s, within the
 	// ±50 % jitter of the default 30 s backoff's first retry (15–45 s). An
 	// idle process polls River's jobs table every 5 s, not every second
-	// (bench/README.md, section 22, "Idle roles").
+	// (bench/polling/README.md, "Idle roles").
 	poll := min(max(s.cfg.BackoffBase/6, 20*time.Millisecond), 5*time.Second)
 	cfg.Queues = map[string]river.QueueConfig{queueName: {MaxWorkers: s.cfg.Concurrency}}
 	cfg.Workers = workers

@@ -10,7 +10,7 @@
 // venues, feedsvc's event.item_added webhook): p50, p99 and max for every
 // source and for the busiest tenth; the CPU of the service and of its
 // Postgres backends per 1,000 sites per hour; and freshness per CPU-second.
-// See bench/README.md, section 27 ("Freshness").
+// See bench/freshness/README.md.
 package main
 
 import (

@@ -7,7 +7,7 @@
 //
 // Builds given with -builds are measured in turn, alternating, -pairs
 // times, so that a comparison of two builds is made in one run under the
-// same outside load (bench/README.md section 22, "Idle roles").
+// same outside load (bench/polling/README.md, "Idle roles").
 //
 //	go run ./bench/idle -builds main=/tmp/feedsvc-main,new=/tmp/feedsvc -pairs 2 -window 60s
 //

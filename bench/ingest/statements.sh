@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Where Postgres's time and transactions go in one `bench/ingest` run, on a
-# private Postgres cluster with pg_stat_statements (bench/README.md §6,
+# private Postgres cluster with pg_stat_statements (bench/ingest/README.md,
 # "Transactions per item"). Start the cluster once (as a user that may run
 # Postgres, e.g. `runuser -u postgres --` when root):
 #

@@ -5,8 +5,7 @@
 // each it reports polls per second, CPU per poll of the service and of its
 // database's Postgres backends (unchanged polls, then with a share of the
 // sites publishing each round), the lag between a source's due time and
-// its poll (p50/p99), and the service's peak memory. See bench/README.md,
-// section 22.
+// its poll (p50/p99), and the service's peak memory. See bench/polling/README.md.
 package main
 
 import (

@@ -141,13 +141,15 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 				owners[o]++
 			}
 			ownersMu.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the sampling period
 		}
 	}
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
 	defer stopSampling()
 	go sample(sampleCtx)
 
+	// The crawlers run for some intervals while the sampler watches: a
+	// span of time observed, not a condition awaited.
 	time.Sleep(4 * interval)
 	crawlers = append(crawlers, startCrawler(t, env))
 	time.Sleep(4 * interval)
@@ -194,7 +196,7 @@ func TestSeveralCrawlerProcessesShareTheSourcesAndTakeOverThoseOfOneKilled(t *te
 			}
 		}
 	})
-	time.Sleep(2 * interval)
+	time.Sleep(2 * interval) // two more intervals observed after the takeover
 	stopSampling()
 
 	t.Run("no source is polled twice in one interval", func(t *testing.T) {

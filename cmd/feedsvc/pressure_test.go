@@ -319,7 +319,7 @@ func TestADeliveryWhoseRecordIsRefusedIsPostedOnce(t *testing.T) {
 	}
 	release := p.cluster.Exhaust(t)
 	close(answer)
-	time.Sleep(3 * time.Second)
+	time.Sleep(3 * time.Second) // the database stays full for a while: a span the test chooses
 	release()
 
 	var status string

@@ -142,7 +142,7 @@ func dateAndTime(text string, published time.Time) (time.Time, bool) {
 	// A time of day is written with digits in every language and script
 	// the parser reads ("19:30", "8pm", "20h", "19 Uhr"); a text without
 	// any spares the parser, whose language detection is most of the cost
-	// of a post (bench/README.md, section 10).
+	// of a post (bench/docs/platform-post-events.md).
 	if !strings.ContainsFunc(text, unicode.IsDigit) {
 		return time.Time{}, false
 	}

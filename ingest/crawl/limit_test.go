@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/ingest/document"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 func TestPerHostConcurrency(t *testing.T) {
@@ -34,7 +35,7 @@ func TestPerHostConcurrency(t *testing.T) {
 							break
 						}
 					}
-					time.Sleep(30 * time.Millisecond)
+					time.Sleep(30 * time.Millisecond) // a slow answer, so requests overlap
 				},
 			})
 			c := localClient(Options{PerHost: tt.perHost})
@@ -70,7 +71,7 @@ func TestWaitingForASlotRespectsTheContext(t *testing.T) {
 		_, _ = c.Get(context.Background(), s.URL+"/hold", document.Validators{})
 	}()
 	<-started
-	waitFor(t, func() bool { return s.hitCount("/hold") == 1 })
+	wait.Until(t, 2*time.Second, "the held request to reach the server", func() bool { return s.hitCount("/hold") == 1 })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -93,16 +94,5 @@ func TestHostLimiterForgetsIdleHosts(t *testing.T) {
 	release() // idempotent
 	if len(l.hosts) != 0 {
 		t.Errorf("limiter still tracks %d hosts", len(l.hosts))
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met in time")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

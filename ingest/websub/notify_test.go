@@ -14,6 +14,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // recordingIngester notes the sources whose pushes it was handed.
@@ -66,7 +67,7 @@ func TestAPushQueuedByAnotherProcessIsTakenAtOnceWhenToldAndEveryTickWhenNot(t *
 			go func() { _ = crawler.Run(ctx, recordingIngester{got}); done <- struct{}{} }()
 			defer func() { cancel(); <-done; <-done }()
 			if tt.reachable {
-				eventually(t, 5*time.Second, l.Listening, "the listener to listen")
+				wait.Until(t, 5*time.Second, "the listener to listen", l.Listening)
 			}
 			// The crawler's first takes (at its start, and when listening
 			// starts) are past.
@@ -89,16 +90,5 @@ func TestAPushQueuedByAnotherProcessIsTakenAtOnceWhenToldAndEveryTickWhenNot(t *
 				t.Fatal("the push was not taken within 3s")
 			}
 		})
-	}
-}
-
-func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

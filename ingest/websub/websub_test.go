@@ -12,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/crawltest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // service is the whole service with its crawler, polling every hour (so
@@ -50,7 +51,7 @@ func (s *service) follow(t testing.TB, site *crawltest.Site, want ...string) (fe
 		MustStatus(t, http.StatusCreated).Data()["id"].(string)
 	att = s.h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site.Domain()}).
 		MustStatus(t, http.StatusCreated).Data()
-	eventually(t, 20*time.Second, func() bool { return s.lists(t, feed, want...) }, "the first poll's items")
+	wait.Until(t, 20*time.Second, "the first poll's items", func() bool { return s.lists(t, feed, want...) })
 	return feed, att
 }
 
@@ -90,19 +91,8 @@ func (s *service) push(t testing.TB, sourceID string) map[string]any {
 func (s *service) subscribed(t testing.TB, hub *crawltest.Hub, site *crawltest.Site, want ...string) (string, map[string]any, crawltest.HubRequest) {
 	t.Helper()
 	feed, att := s.follow(t, site, want...)
-	eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 1 }, "a verified subscription at the hub")
+	wait.Until(t, 10*time.Second, "a verified subscription at the hub", func() bool { return hub.Subscribers() == 1 })
 	return feed, att, hub.Requests("subscribe")[0]
-}
-
-func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
@@ -135,7 +125,7 @@ func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
 				}
 				return
 			}
-			eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 1 }, "a verified subscription")
+			wait.Until(t, 10*time.Second, "a verified subscription", func() bool { return hub.Subscribers() == 1 })
 			req := hub.Requests("subscribe")[0]
 			if req.Topic != site.FeedURL() {
 				t.Errorf("topic %q, want the feed's self URL %q", req.Topic, site.FeedURL())
@@ -146,10 +136,10 @@ func TestAFeedThatNamesAHubIsSubscribedOnlyWhenThereIsAPublicURL(t *testing.T) {
 			if v := hub.Verifications("subscribe"); len(v) != 1 || !v[0].Echoed {
 				t.Errorf("verifications %+v, want one that echoed the challenge", v)
 			}
-			eventually(t, 5*time.Second, func() bool {
+			wait.Until(t, 5*time.Second, "the source's detail to show the active subscription", func() bool {
 				p := svc.push(t, source)
 				return p != nil && p["state"] == "active" && p["hub"] == hub.URL && p["leaseExpiresAt"] != nil
-			}, "the source's detail to show the active subscription")
+			})
 		})
 	}
 }
@@ -202,7 +192,7 @@ func TestAPushedEntryIsListedWithinASecondAndOnce(t *testing.T) {
 	if got := hub.Publish(req.Topic, site.Feed()); len(got) != 1 || got[0]/100 != 2 {
 		t.Fatalf("the callback answered %v, want one 2xx", got)
 	}
-	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, fresh) }, "the pushed entry in the feed")
+	wait.Until(t, 3*time.Second, "the pushed entry in the feed", func() bool { return svc.lists(t, feed, fresh) })
 	// How long it takes is measured by BenchmarkAPushedEntryUntilListed;
 	// three seconds only bound the wait, an hour before the next poll.
 	t.Logf("pushed entry listed %s after the push", time.Since(start).Round(time.Millisecond))
@@ -211,7 +201,7 @@ func TestAPushedEntryIsListedWithinASecondAndOnce(t *testing.T) {
 	}
 	// The same content pushed again adds nothing.
 	hub.Publish(req.Topic, site.Feed())
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // nothing must come of it: only time can show that
 	svc.lists(t, feed, fresh, site.ArticleURL(0))
 }
 
@@ -245,7 +235,7 @@ func TestAPushWithoutAValidSignatureIsIgnored(t *testing.T) {
 	// The same body correctly signed is taken: what was refused was the
 	// signature.
 	hub.Publish(req.Topic, body)
-	eventually(t, 3*time.Second, func() bool { return svc.lists(t, feed, forged) }, "the correctly signed push")
+	wait.Until(t, 3*time.Second, "the correctly signed push", func() bool { return svc.lists(t, feed, forged) })
 }
 
 func TestLeasesAreRenewedBeforeTheyExpire(t *testing.T) {
@@ -257,7 +247,7 @@ func TestLeasesAreRenewedBeforeTheyExpire(t *testing.T) {
 	svc := startService(t, true)
 	_, _, first := svc.subscribed(t, hub, site, site.ArticleURL(0))
 	verified := hub.Verifications("subscribe")[0].At
-	eventually(t, 10*time.Second, func() bool { return len(hub.Verifications("subscribe")) >= 2 }, "a renewal")
+	wait.Until(t, 10*time.Second, "a renewal", func() bool { return len(hub.Verifications("subscribe")) >= 2 })
 	renewal := hub.Requests("subscribe")[1]
 	if renewal.Callback != first.Callback || renewal.Topic != first.Topic {
 		t.Fatalf("renewal %+v does not renew %+v", renewal, first)
@@ -277,7 +267,7 @@ func TestDetachingTheSourceFromEveryFeedUnsubscribes(t *testing.T) {
 	svc := startService(t, true)
 	feed, att, req := svc.subscribed(t, hub, site, site.ArticleURL(0))
 	svc.h.Do("DELETE", "/feeds/news/"+feed+"/sources/"+att["id"].(string), nil).MustStatus(t, http.StatusOK)
-	eventually(t, 10*time.Second, func() bool { return hub.Subscribers() == 0 }, "the unsubscription verified at the hub")
+	wait.Until(t, 10*time.Second, "the unsubscription verified at the hub", func() bool { return hub.Subscribers() == 0 })
 	unsub := hub.Requests("unsubscribe")
 	if len(unsub) != 1 || unsub[0].Callback != req.Callback || unsub[0].Topic != req.Topic {
 		t.Fatalf("unsubscription requests %+v, want one for %+v", unsub, req)
@@ -359,12 +349,12 @@ func TestAPushedSourceIsPolledAsTheFallbackAtTheIntervalHoweverBusy(t *testing.T
 	interval, reason := map[string]time.Duration{}, map[string]string{}
 	for name, att := range map[string]map[string]any{"pushed": pushedAtt, "polled": polledAtt} {
 		source := att["sourceId"].(string)
-		eventually(t, 10*time.Second, func() bool {
+		wait.Until(t, 10*time.Second, "the "+name+" source's first poll to write its schedule", func() bool {
 			var written bool
 			err := db.NewRaw(`SELECT watched_since IS NOT NULL AND lease_owner IS NULL FROM crawl_state WHERE source_id = ?`, source).
 				Scan(t.Context(), &written)
 			return err == nil && written
-		}, "the "+name+" source's first poll to write its schedule")
+		})
 		if _, err := db.ExecContext(t.Context(), `INSERT INTO crawl_seen (source_id, url, effective_at)
 			SELECT ?, 'https://busy.example/' || i, now() FROM generate_series(1, 500) i`, source); err != nil {
 			t.Fatal(err)
@@ -374,7 +364,7 @@ func TestAPushedSourceIsPolledAsTheFallbackAtTheIntervalHoweverBusy(t *testing.T
 			Scan(t.Context(), &before); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, func() bool {
+		wait.Until(t, 10*time.Second, "the "+name+" source's next poll", func() bool {
 			var after time.Time
 			var ms int64
 			var why string
@@ -382,7 +372,7 @@ func TestAPushedSourceIsPolledAsTheFallbackAtTheIntervalHoweverBusy(t *testing.T
 				Scan(t.Context(), &after, &ms, &why)
 			interval[name], reason[name] = time.Duration(ms)*time.Millisecond, why
 			return err == nil && after.After(before)
-		}, "the "+name+" source's next poll")
+		})
 	}
 	if interval["polled"] != time.Minute || reason["polled"] != "busy" {
 		t.Fatalf("the source without a hub got %s for %q: the test's busy source should be polled every minute", interval["polled"], reason["polled"])

@@ -118,12 +118,12 @@ func TestAWindowStartsAfreshWhenItEndsAndEndedWindowsAreForgotten(t *testing.T) 
 	if err != nil || first.Reset != 1 {
 		t.Fatalf("first: %+v, %v", first, err)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // the one-second window ends: a clock, not a condition
 	next, err := a.Take(ctx, key, perSecond)
 	if err != nil || next.Used != 1 || !next.Allowed() {
 		t.Fatalf("a new window counts from 1: %+v, %v", next, err)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // and so does the next
 	n, err := a.Forget(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("Forget removed %d windows, %v; want the two ended ones", n, err)

@@ -19,7 +19,7 @@ const module = "github.com/feedsvc/feedsvc"
 // the longest matching prefix decides a package's floor.
 var floors = [][]string{
 	{"domain", "eventstore", "internal/backoff", "internal/lease", "internal/safehttp", "internal/database", "internal/pgnotify",
-		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "internal/idempotency", "internal/auth",
+		"internal/logctx", "internal/gazetteer", "internal/metrics", "internal/migrate", "internal/idempotency", "internal/auth", "internal/uuidtext",
 		"http/openapi", "ingest/document",
 		// The one polling helper of tests imports only the standard
 		// library, so test kits of every floor (eventstore/storetest) use it.

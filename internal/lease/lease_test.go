@@ -14,6 +14,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/internal/lease"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 var table = lease.Table{Name: "test_leases", Key: "id", Claimable: "t.done_at IS NULL"}
@@ -152,18 +153,11 @@ func keeping(t *testing.T, db *bun.DB) {
 	stop()
 	stop() // stopping twice is harmless
 	// Once stopped, nothing renews it: it lapses within a duration.
-	deadline := time.Now().Add(10 * d)
-	for {
+	wait.Until(t, 10*d, "the lease to lapse once its keeping stopped", func() bool {
 		ok, err := b.Claim(ctx, id, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lease was still renewed after its keeping stopped")
-		}
-		time.Sleep(d / 10)
-	}
+		return ok
+	})
 }

@@ -1,7 +1,6 @@
 package shape
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/internal/uuidtext"
 )
 
 // Item is what an event item is rendered from.
@@ -47,22 +47,6 @@ func Standalone(d domain.HappeningDetails, legacy bool, id, eventID uuid.UUID, a
 	}, nil
 }
 
-// appendUUID writes id in its canonical text form (id.String()), without
-// allocating.
-func appendUUID(b []byte, id uuid.UUID) []byte {
-	var buf [36]byte
-	hex.Encode(buf[0:8], id[0:4])
-	buf[8] = '-'
-	hex.Encode(buf[9:13], id[4:6])
-	buf[13] = '-'
-	hex.Encode(buf[14:18], id[6:8])
-	buf[18] = '-'
-	hex.Encode(buf[19:23], id[8:10])
-	buf[23] = '-'
-	hex.Encode(buf[24:], id[10:])
-	return append(b, buf[:]...)
-}
-
 // AppendCurrent appends the item in the current shape (api.md 2.9): absent
 // optional members omitted, arrays always present, relevanceScore when
 // scored and source when set.
@@ -95,9 +79,9 @@ func AppendLegacy(b []byte, it Item, withSourceType bool) []byte {
 // appendCommon writes the members both shapes have, in the order of 2.9.
 func appendCommon(b []byte, it Item, legacy bool) []byte {
 	b = append(b, `"id":"`...)
-	b = appendUUID(b, it.ID)
+	b = uuidtext.Append(b, it.ID)
 	b = append(b, `","eventId":"`...)
-	b = appendUUID(b, it.EventID)
+	b = uuidtext.Append(b, it.EventID)
 	b = append(b, `",`...)
 	b = append(b, it.Static.Head...)
 	if r := it.Relevance; r != nil && !math.IsNaN(*r) && !math.IsInf(*r, 0) {
@@ -145,9 +129,9 @@ func appendBlock(b []byte, o Occurrences, legacy bool) []byte {
 
 func appendEntry(b []byte, e Entry, legacy bool) []byte {
 	b = append(b, `{"id":"`...)
-	b = appendUUID(b, e.ID)
+	b = uuidtext.Append(b, e.ID)
 	b = append(b, `","instanceId":"`...)
-	b = appendUUID(b, e.InstanceID)
+	b = uuidtext.Append(b, e.InstanceID)
 	b = append(b, `","startDateTime":"`...)
 	b = appendTimestamp(b, e.Start)
 	b = append(b, '"')

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 func TestTheHandWrittenFormattersWriteWhatTheLibrariesWould(t *testing.T) {
@@ -19,10 +17,6 @@ func TestTheHandWrittenFormattersWriteWhatTheLibrariesWould(t *testing.T) {
 		at := time.Unix(r.Int64N(300_000_000_000)-62_000_000_000, r.Int64N(1e9)).In(berlin)
 		if got, want := string(appendTimestamp(nil, at)), at.UTC().Format(timestampLayout); got != want {
 			t.Fatalf("timestamp of %v: %s, want %s", at, got, want)
-		}
-		id := uuid.New()
-		if got := string(appendUUID(nil, id)); got != id.String() {
-			t.Fatalf("uuid %s written as %s", id, got)
 		}
 	}
 	for _, s := range []string{"scheduled", "site", `a "quoted" \ word`, "<b>&", "tab\there", "é", ""} {

@@ -6,6 +6,7 @@ package projectortest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -167,4 +168,47 @@ func HeadPosition(t testing.TB, db *database.DB) eventstore.Position {
 		t.Fatal(err)
 	}
 	return eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}
+}
+
+// Logged decodes every event of E's type in the log, in log order: what a
+// read model's queries must answer, worked out in the test from the
+// events themselves.
+func Logged[E domain.Event](t testing.TB, db bun.IDB) []E {
+	t.Helper()
+	var zero E
+	var data []json.RawMessage
+	if err := db.NewRaw(`SELECT data FROM events WHERE event_type = ? ORDER BY transaction_id, global_position`, zero.EventType()).
+		Scan(context.Background(), &data); err != nil {
+		t.Fatalf("read the %s events: %v", zero.EventType(), err)
+	}
+	out := make([]E, 0, len(data))
+	for _, d := range data {
+		var e E
+		if err := json.Unmarshal(d, &e); err != nil {
+			t.Fatalf("decode a %s event: %v", zero.EventType(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// RebuildAnswersTheSame rebuilds p from the log and fails the test unless
+// answers, the read model's queries, answer as they did before it: a
+// rebuild must give the read model its projector kept live.
+func RebuildAnswersTheSame(t testing.TB, dsn string, db *database.DB, store eventstore.Store, p projections.Projector, answers func() any) {
+	t.Helper()
+	before, err := json.Marshal(answers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := projections.Rebuild(context.Background(), dsn, db, store, p, servicetest.Logger()); err != nil {
+		t.Fatalf("rebuild %s: %v", p.Name(), err)
+	}
+	after, err := json.Marshal(answers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Fatalf("%s rebuilt from the log answers otherwise than the live one:\nlive:    %s\nrebuilt: %s", p.Name(), before, after)
+	}
 }

@@ -39,10 +39,10 @@ func CPUOf(fs procfs.FS, pid int) (time.Duration, error) {
 // idle connection, DATABASE_MIN_CONNS, and its 16 workers open the rest
 // for each statement) spends most of its Postgres CPU in backends that
 // live for milliseconds, which sampling alone never sees (its Postgres CPU
-// per poll read 0.46 ms in one run and 7.5 ms in another, bench/README.md
-// section 22). The postmaster's figures are the whole server's: the run
-// must be the only one making connections there, and other databases'
-// long-lived backends, which do not exit, add nothing.
+// per poll read 0.46 ms in one run and 7.5 ms in another,
+// bench/polling/README.md). The postmaster's figures are the whole
+// server's: the run must be the only one making connections there, and
+// other databases' long-lived backends, which do not exit, add nothing.
 type BackendCPU struct {
 	fs       procfs.FS
 	conn     *pgx.Conn // to another database, so it is not counted

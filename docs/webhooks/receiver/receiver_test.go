@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/docs/webhooks/receiver"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 	"github.com/feedsvc/feedsvc/webhook"
 )
 
@@ -65,16 +66,11 @@ func TestTheDocumentedReceiverTakesWhatTheServiceSendsAndRefusesTheRest(t *testi
 			}
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	wait.Within(5*time.Second, func() bool {
 		mu.Lock()
-		n := len(handled)
-		mu.Unlock()
-		if n == 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(handled) == 2
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(handled) != 2 || handled[0].EventID != "e1" || handled[1].EventID != "e5" || handled[0].Event != "event.item_added" {

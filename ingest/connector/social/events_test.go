@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // record registers a source record (D4) and returns its id.
@@ -52,7 +53,7 @@ func TestPlatformAccountsFeedEventFeeds(t *testing.T) {
 		}
 	}
 	startWorker(t, h, workerConfig(300*time.Millisecond))
-	eventually(t, 15*time.Second, func() bool { return len(eventItems(t, h, feed, "")) == 2 }, "the page event and the post naming a date")
+	wait.Until(t, 15*time.Second, "the page event and the post naming a date", func() bool { return len(eventItems(t, h, feed, "")) == 2 })
 
 	current := eventItems(t, h, feed, "&include=source")
 	t.Run("the page event has its times, zone, place and coordinates", func(t *testing.T) {
@@ -120,11 +121,11 @@ func TestPlatformAccountsFeedEventFeeds(t *testing.T) {
 			Start: now.Add(10 * 24 * time.Hour).Truncate(time.Hour), End: now.Add(10*24*time.Hour + 3*time.Hour).Truncate(time.Hour),
 			PlaceName: "Kennedy Space Center Visitor Complex", City: "Merritt Island", IsCanceled: true, Updated: time.Now().UTC(),
 		})
-		eventually(t, 10*time.Second, func() bool {
+		wait.Until(t, 10*time.Second, "the cancelled status", func() bool {
 			it := eventItems(t, h, feed, "")["Artemis Launch Viewing"]
 			next, _ := it["occurrence"].(map[string]any)["nextOccurrence"].(map[string]any)
 			return next["status"] == "cancelled"
-		}, "the cancelled status")
+		})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/platform"
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 const (
@@ -84,7 +85,7 @@ func TestFacebookPagePostsBecomeNewsItems(t *testing.T) {
 	h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "facebook", "facebookType": "page", "identifier": "nasa"}).
 		MustStatus(t, http.StatusCreated)
 	startWorker(t, h, workerConfig(300*time.Millisecond))
-	eventually(t, 10*time.Second, func() bool { return len(items(t, h, feed, "")) == 5 }, "four posts and the event")
+	wait.Until(t, 10*time.Second, "four posts and the event", func() bool { return len(items(t, h, feed, "")) == 5 })
 
 	name := "NASA - National Aeronautics and Space Administration"
 	publisher := `{"name":"` + name + `","username":"NASA","avatarUrl":"https://scontent.xx.fbcdn.net/nasa.png","type":"page"}`

@@ -49,18 +49,6 @@ func startWorker(t *testing.T, h *servicetest.Harness, cfg ingest.Config) {
 	})
 }
 
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func newsFeed(t *testing.T, h *servicetest.Harness, name string) string {
 	t.Helper()
 	r := h.Do("POST", "/feeds/news", map[string]any{"name": name, "description": "feed " + name}).MustStatus(t, http.StatusCreated)

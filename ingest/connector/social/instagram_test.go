@@ -12,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/platform/graph"
 	"github.com/feedsvc/feedsvc/ingest/platform/instagram"
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 const (
@@ -85,7 +86,7 @@ func TestInstagramPostsAndReelsBecomeNewsItems(t *testing.T) {
 	feed := newsFeed(t, h, "IG")
 	h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "instagram", "username": "nasa"}).MustStatus(t, http.StatusCreated)
 	startWorker(t, h, workerConfig(300*time.Millisecond))
-	eventually(t, 10*time.Second, func() bool { return len(items(t, h, feed, "")) == 3 }, "the three media of the window")
+	wait.Until(t, 10*time.Second, "the three media of the window", func() bool { return len(items(t, h, feed, "")) == 3 })
 
 	t.Run("paging stopped at the first page reaching before the window", func(t *testing.T) {
 		var cursors []string
@@ -163,7 +164,7 @@ func TestInstagramPostsAndReelsBecomeNewsItems(t *testing.T) {
 		fake.Delete("1801")
 		fake.Publish("nasa", platformtest.InstagramMedia{ID: "1806", Caption: "New", MediaType: "IMAGE", MediaProductType: "FEED",
 			MediaURL: "https://scontent.cdninstagram.com/new.jpg", Shortcode: "C0fffffffff", Timestamp: time.Now().UTC()})
-		eventually(t, 15*time.Second, func() bool { return items(t, h, feed, "")["https://www.instagram.com/p/C0fffffffff/"] != nil }, "the new post")
+		wait.Until(t, 15*time.Second, "the new post", func() bool { return items(t, h, feed, "")["https://www.instagram.com/p/C0fffffffff/"] != nil })
 		if items(t, h, feed, "")["https://www.instagram.com/p/C0aaaaaaaaa/"] == nil {
 			t.Errorf("the deleted post's item is gone")
 		}

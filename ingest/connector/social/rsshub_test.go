@@ -7,6 +7,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/platform"
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 func rsshubFake(t *testing.T, now time.Time) *platformtest.RSSHub {
@@ -69,7 +70,7 @@ func TestRSSHubIsTheProviderOfPlatformsWithoutAPICredentials(t *testing.T) {
 	})
 
 	startWorker(t, h, workerConfig(time.Hour))
-	eventually(t, 10*time.Second, func() bool { return len(items(t, h, feed, "")) == 6 }, "the posts of the window")
+	wait.Until(t, 10*time.Second, "the posts of the window", func() bool { return len(items(t, h, feed, "")) == 6 })
 	current := items(t, h, feed, "&include=source")
 	legacy := legacyItems(t, h, feed)
 	for _, tc := range []struct{ name, url, item, block, legacyType, data string }{

@@ -9,6 +9,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/platform"
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 func tiktokFake(t *testing.T, now time.Time) (*platformtest.TikTok, platform.Settings) {
@@ -50,7 +51,7 @@ func TestTikTokVideosBecomeNewsItems(t *testing.T) {
 	feed := newsFeed(t, h, "TT")
 	h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "tiktok", "username": "nasa"}).MustStatus(t, http.StatusCreated)
 	startWorker(t, h, workerConfig(300*time.Millisecond))
-	eventually(t, 10*time.Second, func() bool { return len(items(t, h, feed, "")) == 3 }, "the three videos of the window")
+	wait.Until(t, 10*time.Second, "the three videos of the window", func() bool { return len(items(t, h, feed, "")) == 3 })
 
 	t.Run("the query asked for the account's videos of the window's days and paged by cursor", func(t *testing.T) {
 		reqs := fake.RequestsTo("/v2/research/video/query/")
@@ -133,9 +134,9 @@ func TestTikTokVideosBecomeNewsItems(t *testing.T) {
 		issued := fake.Issued()
 		fake.RevokeTokens()
 		fake.Publish("nasa", platformtest.TikTokVideo{ID: 7301234567890123455, Description: "New", Created: time.Now().UTC()})
-		eventually(t, 15*time.Second, func() bool {
+		wait.Until(t, 15*time.Second, "the new video", func() bool {
 			return items(t, h, feed, "")["https://www.tiktok.com/@nasa/video/7301234567890123455"] != nil
-		}, "the new video")
+		})
 		if fake.Issued() != issued+1 {
 			t.Errorf("%d tokens issued after the revocation, want one more than %d", fake.Issued(), issued)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/ingest/platform"
 	"github.com/feedsvc/feedsvc/ingest/platform/platformtest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 const twitterToken = "AAAA-test-bearer-token"
@@ -110,7 +111,7 @@ func TestTwitterPostsBecomeNewsItemsThroughBackfillAndMonitoring(t *testing.T) {
 	startWorker(t, h, workerConfig(300*time.Millisecond))
 
 	base := "https://x.com/nasawebb/status/"
-	eventually(t, 10*time.Second, func() bool { return len(items(t, h, feed, "")) == 4 }, "the four posts of the window")
+	wait.Until(t, 10*time.Second, "the four posts of the window", func() bool { return len(items(t, h, feed, "")) == 4 })
 
 	t.Run("the backfill asked for the window and paged through the timeline", func(t *testing.T) {
 		reqs := fake.RequestsTo("/2/users/11348282/tweets")
@@ -202,7 +203,7 @@ func TestTwitterPostsBecomeNewsItemsThroughBackfillAndMonitoring(t *testing.T) {
 
 	t.Run("a new post appears at the next poll", func(t *testing.T) {
 		fake.Post("11348282", platformtest.Tweet{ID: "1006", Text: "Brand new", CreatedAt: time.Now().UTC()})
-		eventually(t, 15*time.Second, func() bool { return items(t, h, feed, "")[base+"1006"] != nil }, "the new post")
+		wait.Until(t, 15*time.Second, "the new post", func() bool { return items(t, h, feed, "")[base+"1006"] != nil })
 		if n := len(items(t, h, feed, "")); n != 5 {
 			t.Errorf("%d items, want 5", n)
 		}
@@ -211,7 +212,7 @@ func TestTwitterPostsBecomeNewsItemsThroughBackfillAndMonitoring(t *testing.T) {
 	t.Run("a second feed of the account gets the same posts by backfill", func(t *testing.T) {
 		second := newsFeed(t, h, "X again")
 		h.Do("POST", "/feeds/news/"+second+"/sources", map[string]any{"sourceType": "twitter", "username": "nasawebb"}).MustStatus(t, http.StatusCreated)
-		eventually(t, 15*time.Second, func() bool { return len(items(t, h, second, "")) == 5 }, "the second feed's backfill")
+		wait.Until(t, 15*time.Second, "the second feed's backfill", func() bool { return len(items(t, h, second, "")) == 5 })
 		first := items(t, h, feed, "")
 		for url, it := range items(t, h, second, "") {
 			if first[url]["newsPageId"] != it["newsPageId"] || first[url]["id"] == it["id"] {
@@ -229,7 +230,7 @@ func TestAnAccountWithoutADisplayNameIsPublishedUnderItsUsername(t *testing.T) {
 	h.Do("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "twitter", "username": "plainuser"}).MustStatus(t, http.StatusCreated)
 	startWorker(t, h, workerConfig(time.Hour))
 	url := "https://x.com/plainuser/status/2001"
-	eventually(t, 10*time.Second, func() bool { return items(t, h, feed, "")[url] != nil }, "the post")
+	wait.Until(t, 10*time.Second, "the post", func() bool { return items(t, h, feed, "")[url] != nil })
 	wantJSON(t, "publisher", items(t, h, feed, "&include=source")[url]["source"].(map[string]any)["publisher"],
 		`{"name":"plainuser","username":"plainuser"}`)
 	data := legacyItems(t, h, feed)[url]["data"].(map[string]any)
@@ -246,7 +247,7 @@ func TestARateLimitedPlatformIsLeftAloneUntilItsReset(t *testing.T) {
 	reset := time.Unix(time.Now().Add(3*time.Second).Unix(), 0)
 	fake.RateLimit(1, reset)
 	startWorker(t, h, workerConfig(200*time.Millisecond))
-	eventually(t, 15*time.Second, func() bool { return len(fake.Requests()) >= 2 }, "the crawl to meet the rate limit")
+	wait.Until(t, 15*time.Second, "the crawl to meet the rate limit", func() bool { return len(fake.Requests()) >= 2 })
 	limitedAt := fake.Requests()[1].At
 
 	t.Run("a source add meanwhile answers 503 and stores nothing", func(t *testing.T) {
@@ -260,7 +261,7 @@ func TestARateLimitedPlatformIsLeftAloneUntilItsReset(t *testing.T) {
 		}
 	})
 
-	eventually(t, 15*time.Second, func() bool { return len(items(t, h, feed, "")) == 4 }, "the posts after the reset")
+	wait.Until(t, 15*time.Second, "the posts after the reset", func() bool { return len(items(t, h, feed, "")) == 4 })
 	t.Run("no request reached the platform between the 429 and its reset", func(t *testing.T) {
 		for _, r := range fake.Requests()[2:] {
 			if r.At.Before(reset) {
