@@ -31,7 +31,7 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 	}
 	for _, tc := range cases {
 		found, _, err := h.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: src, Details: tc.details})
-		if err != nil || found.EventID != domain.HappeningID(d.Identity) || found.New != tc.new || found.Changed != tc.changed {
+		if err != nil || found.HappeningID != domain.HappeningID(d.Identity) || found.New != tc.new || found.Changed != tc.changed {
 			t.Fatalf("%s: %+v %v", tc.name, found, err)
 		}
 	}

@@ -107,5 +107,5 @@ func (s eventReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e 
 	if err != nil {
 		return ingest.RecordedHappening{}, err
 	}
-	return ingest.RecordedHappening{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
+	return ingest.RecordedHappening{ID: ev.HappeningID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
 }

@@ -238,7 +238,7 @@ func match(ctx context.Context, db bun.IDB, items []added) ([][]uuid.UUID, error
 // render makes the body of an item's deliveries from the log alone: the
 // event's details as of the add, whatever changed later.
 func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at eventstore.Position) ([]byte, error) {
-	details, err := s.detailsAt(ctx, e.EventID, at)
+	details, err := s.detailsAt(ctx, e.HappeningID, at)
 	if err != nil {
 		return nil, err
 	}

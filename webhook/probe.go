@@ -96,7 +96,7 @@ func (s *Service) sampleBody(now time.Time) ([]byte, error) {
 		SupportingImages: []string{}, URLs: []string{"https://example.com/events/sample"}, PrimaryURL: "https://example.com/events/sample",
 		GeoLocations: []domain.GeoLocation{},
 	}
-	item := domain.HappeningItemAdded{ItemID: domain.HappeningItemID(feed, event), FeedID: feed, EventID: event, At: now}
+	item := domain.HappeningItemAdded{ItemID: domain.HappeningItemID(feed, event), FeedID: feed, HappeningID: event, At: now}
 	data, err := s.cfg.Render(item, details)
 	if err != nil {
 		return nil, err

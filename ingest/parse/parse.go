@@ -183,7 +183,7 @@ func (p *Parser) events(doc document.Document, now time.Time) []domain.Happening
 		p.logger.Info("parse: document cut off; what fitted is answered", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit)
 	}
 	for _, d := range found.Events {
-		_, d = domain.IdentifiedEvent(d)
+		_, d = domain.IdentifiedHappening(d)
 		out = append(out, d)
 	}
 	return out

@@ -44,10 +44,10 @@ func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningDiscovered, env projections.Envelope) error {
-			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+			return projectHappening(ctx, db, e.HappeningID, e.SourceID, e.Details, e.At, env.Position)
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningChanged, env projections.Envelope) error {
-			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+			return projectHappening(ctx, db, e.HappeningID, e.SourceID, e.Details, e.At, env.Position)
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env projections.Envelope) error {
 			// Visible at once unless its attachment was detached before the
@@ -66,7 +66,7 @@ func (Projector) Handlers() []projections.Handler {
 				FROM item JOIN calendar_events AS e ON e.id = item.event_id
 				LEFT JOIN event_feed_configs AS c ON c.feed_id = item.feed_id
 				WHERE item.visible`,
-				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
+				e.ItemID, e.FeedID, e.OrganizationID, e.HappeningID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemLinked, env projections.Envelope) error {

@@ -566,7 +566,7 @@ func (q *Queries) itemRef(ctx context.Context, org, feedID, itemID uuid.UUID, hi
 	}
 	var ref domain.ItemRef
 	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND (visible OR ?)`, itemID, feedID, hidden).
-		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
+		Scan(ctx, &ref.FeedID, &ref.HappeningID, &ref.SourceID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}

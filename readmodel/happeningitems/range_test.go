@@ -72,7 +72,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 		}
 		if _, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
 			ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
-			EventID:    found.EventID,
+			EventID:    found.HappeningID,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +106,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			f.OrderBy = happeningitems.OrderByCreated
 		}
 		if r.IntN(2) == 0 {
-			f.Status = domain.EventStatuses[r.IntN(len(domain.EventStatuses))]
+			f.Status = domain.HappeningStatuses[r.IntN(len(domain.HappeningStatuses))]
 		}
 		want := expectedPage(all.Items, occurrences, f)
 		page, err := q.Items(ctx, org, feed.ID, f)

@@ -57,7 +57,7 @@ func TestItemsCarryTheirRelevanceToTheFeedsCurrentConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return found.EventID
+		return found.HappeningID
 	}
 	titles := map[string]string{"a": "Jazz night", "b": "Poetry slam"}
 	for _, key := range []string{"a", "b"} {

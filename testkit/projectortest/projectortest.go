@@ -97,7 +97,7 @@ func HappeningWorkload(t testing.TB, cmds *commands.Handler, org uuid.UUID) {
 			for _, a := range atts[:1+e%2] {
 				_, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
 					ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: a.ID, SourceID: a.SourceID, SourceType: a.SourceType},
-					EventID:    found.EventID,
+					EventID:    found.HappeningID,
 				})
 				must(err)
 			}
