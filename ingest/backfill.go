@@ -164,7 +164,7 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) (done bool) 
 // backfill offers the attachment every recorded fact of its source that
 // its feed kind takes (articles, events) and that it accepts. It returns
 // how many articles and events it considered and how many items it added.
-func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, events, added int, err error) {
+func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, happenings, added int, err error) {
 	if _, ok := w.intakes.For(a.FeedKind); !ok {
 		return 0, 0, 0, fmt.Errorf("backfill attachment %s: no intake for %s feeds", a.AttachmentID, a.FeedKind)
 	}
@@ -172,17 +172,17 @@ func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, events, 
 		n, k, err := w.backfillArticles(ctx, a)
 		articles, added = n, added+k
 		if err != nil {
-			return articles, events, added, err
+			return articles, happenings, added, err
 		}
 	}
-	if _, ok := w.intakes.events(a.FeedKind); ok {
-		n, k, err := w.backfillEvents(ctx, a)
-		events, added = n, added+k
+	if _, ok := w.intakes.happenings(a.FeedKind); ok {
+		n, k, err := w.backfillHappenings(ctx, a)
+		happenings, added = n, added+k
 		if err != nil {
-			return articles, events, added, err
+			return articles, happenings, added, err
 		}
 	}
-	return articles, events, added, nil
+	return articles, happenings, added, nil
 }
 
 // backfillArticles adds every known article of the attachment's source

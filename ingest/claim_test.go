@@ -97,7 +97,7 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 	if len(claimed) != 2 || len(got) != 2 {
 		t.Fatalf("claimed %d sources (%v), want plain and rich once each", len(claimed), got)
 	}
-	if p := got[plain]; len(p.attachments) != 1 || len(p.listings) != 0 || p.hasFailures || p.hasEventDocs ||
+	if p := got[plain]; len(p.attachments) != 1 || len(p.listings) != 0 || p.hasFailures || p.hasHappeningDocs ||
 		p.Failures != 2 || string(p.State) != `{"k": 1}` {
 		t.Errorf("plain source read as %+v, want its one attachment, failures 2, its state and nothing else", p)
 	}
@@ -110,8 +110,8 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 		r.listings[1].LastModified != "Mon, 02 Jan 2026 15:04:05 GMT" {
 		t.Errorf("rich source's listings read as %+v, want both with their validators", r.listings)
 	}
-	if !r.hasFailures || !r.hasEventDocs {
-		t.Errorf("rich source: failures %v, event documents %v, want both", r.hasFailures, r.hasEventDocs)
+	if !r.hasFailures || !r.hasHappeningDocs {
+		t.Errorf("rich source: failures %v, event documents %v, want both", r.hasFailures, r.hasHappeningDocs)
 	}
 	if again, err := w.claimScheduled(ctx, 10); err != nil || len(again) != 0 {
 		t.Errorf("a second claim took %d sources (err %v), want none: both are leased", len(again), err)

@@ -33,10 +33,10 @@ type leased struct {
 	// attachments, its stored listing validators (whatever their window:
 	// candidatesOf keeps those the crawl may use), and whether it has
 	// failed candidates to retry or event documents to re-read.
-	attachments  []Attachment
-	listings     []listingRow
-	hasFailures  bool
-	hasEventDocs bool
+	attachments      []Attachment
+	listings         []listingRow
+	hasFailures      bool
+	hasHappeningDocs bool
 }
 
 // leaseDue leases up to n due sources. A source is due when at least one
@@ -266,7 +266,7 @@ func scanLeased(rows pgx.Rows) ([]leased, error) {
 			a                     nullAttachment
 		)
 		err := rows.Scan(append([]any{&l.SourceID, &l.Failures, &l.Backlog, &state, &urls, &etags, &lastMods, &covered,
-			&l.hasFailures, &l.hasEventDocs}, a.dest()...)...)
+			&l.hasFailures, &l.hasHappeningDocs}, a.dest()...)...)
 		if err != nil {
 			return out, err
 		}

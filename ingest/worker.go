@@ -99,8 +99,8 @@ type Config struct {
 	// event sink applies them); MaxEventsPerCrawl bounds the events one
 	// crawl of a source records (calendar.DefaultMaxEventsPerCrawl when
 	// zero): the rest wait for the next crawl.
-	Documents         calendar.Limits
-	MaxEventsPerCrawl int
+	Documents             calendar.Limits
+	MaxHappeningsPerCrawl int
 	// StoreTimeout bounds the database steps of one fetched document
 	// (DefaultStoreTimeout when zero); a document whose events take longer
 	// is gone on with at the next poll.
@@ -143,8 +143,8 @@ func (c Config) withDefaults() Config {
 	if c.StoreTimeout <= 0 {
 		c.StoreTimeout = DefaultStoreTimeout
 	}
-	if c.MaxEventsPerCrawl <= 0 {
-		c.MaxEventsPerCrawl = calendar.DefaultMaxEventsPerCrawl
+	if c.MaxHappeningsPerCrawl <= 0 {
+		c.MaxHappeningsPerCrawl = calendar.DefaultMaxHappeningsPerCrawl
 	}
 	return c
 }
@@ -162,8 +162,8 @@ type Parts struct {
 	Connectors *connector.Registry
 	// Articles records the articles crawls find.
 	Articles ArticleRecorder
-	// Events reads documents for the events they hold and records them.
-	Events HappeningRecorder
+	// Happenings reads documents for the happenings they hold and records them.
+	Happenings HappeningRecorder
 	// Intakes put what sources hold into feeds, one per feed kind;
 	// attachments of a kind without one get nothing.
 	Intakes *Intakes
@@ -181,7 +181,7 @@ type Worker struct {
 	pool       *pgxpool.Pool
 	connectors *connector.Registry
 	articles   ArticleRecorder
-	events     HappeningRecorder
+	happenings HappeningRecorder
 	intakes    *Intakes
 	cfg        Config
 	log        *slog.Logger
@@ -239,7 +239,7 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 	cfg = cfg.withDefaults()
 	log := logger.With("component", "ingest", "owner", cfg.Owner)
 	w := &Worker{
-		db: parts.DB, pool: parts.Pool, connectors: parts.Connectors, articles: parts.Articles, events: parts.Events, intakes: parts.Intakes,
+		db: parts.DB, pool: parts.Pool, connectors: parts.Connectors, articles: parts.Articles, happenings: parts.Happenings, intakes: parts.Intakes,
 		cfg: cfg, log: log, now: time.Now,
 		crawls: lease.New(parts.DB, lease.Table{Name: "crawl_state", Key: "source_id", Claimable: "t.next_at <= now()"},
 			cfg.Owner, cfg.LeaseDuration, log),

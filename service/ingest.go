@@ -48,7 +48,7 @@ func (s *Service) NewIngestWorker(client *crawl.Client, cfg ingest.Config, notif
 		Pool:          s.DB.Pool,
 		Connectors:    connectors,
 		Articles:      articles{s.Commands},
-		Events:        eventReader{cmds: s.Commands, log: s.logger, limits: cfg.Documents},
+		Happenings:    happeningReader{cmds: s.Commands, log: s.logger, limits: cfg.Documents},
 		Intakes:       intakes,
 		Notifications: notifications,
 	}, cfg, s.logger), nil
@@ -73,36 +73,36 @@ func (a articles) RecordArticles(ctx context.Context, found []ingest.FoundArticl
 	return out, nil
 }
 
-// eventReader reads documents for events (extract/events) within the
+// happeningReader reads documents for happenings (ingest/calendar) within the
 // document bounds and records them through commands.
-type eventReader struct {
+type happeningReader struct {
 	cmds   *commands.Handler
 	log    *slog.Logger
 	limits calendar.Limits
 }
 
-func (s eventReader) ReadHappenings(doc document.Document) (ingest.DocumentHappenings, error) {
+func (s happeningReader) ReadHappenings(doc document.Document) (ingest.DocumentHappenings, error) {
 	found, err := calendar.Extract(doc, calendar.Options{Now: time.Now(), Limits: s.limits})
 	if err != nil {
 		return ingest.DocumentHappenings{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
 	}
 	if found.CutOff != nil {
-		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Events))
+		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Happenings))
 	}
 	if found.Dropped > 0 {
 		s.log.Info("events without what an event needs were dropped", "url", doc.URL, "dropped", found.Dropped)
 	}
-	out := ingest.DocumentHappenings{Calendars: found.Calendars, Happenings: make([]ingest.StatedHappening, len(found.Events))}
+	out := ingest.DocumentHappenings{Calendars: found.Calendars, Happenings: make([]ingest.StatedHappening, len(found.Happenings))}
 	if found.CutOff != nil {
 		out.CutOff = found.CutOff.String()
 	}
-	for i, d := range found.Events {
+	for i, d := range found.Happenings {
 		out.Happenings[i] = ingest.StatedHappening{ID: domain.HappeningID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
 	}
 	return out, nil
 }
 
-func (s eventReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e ingest.StatedHappening, deferred bool) (ingest.RecordedHappening, error) {
+func (s happeningReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e ingest.StatedHappening, deferred bool) (ingest.RecordedHappening, error) {
 	ev, _, err := s.cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
 	if err != nil {
 		return ingest.RecordedHappening{}, err
