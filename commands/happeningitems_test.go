@@ -52,8 +52,8 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 		{"another attachment links it", second, false, "EventItemLinked"},
 	} {
 		added, res, err := h.AddHappeningItem(ctx, commands.AddHappeningItem{
-			ItemTarget: domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: step.attachment, SourceID: src, SourceType: domain.SourceSite},
-			EventID:    domain.HappeningID(d.Identity),
+			ItemTarget:  domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: step.attachment, SourceID: src, SourceType: domain.SourceSite},
+			HappeningID: domain.HappeningID(d.Identity),
 		})
 		stored := ""
 		if len(res.EventTypes) > 0 {

@@ -232,7 +232,7 @@ func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
 // is the one the projector stored (the legacy shape omits it).
 func eventItem(it happeningitems.Item, block shape.Occurrences) shape.Item {
 	return shape.Item{
-		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
+		ID: it.ID, HappeningID: it.HappeningID, AddedAt: it.AddedAt, SourceType: it.SourceType,
 		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: it.Relevance,
 	}
 }

@@ -67,8 +67,8 @@ func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.HappeningD
 		t.Fatal(err)
 	}
 	_, addRes, err := f.h.Service.Commands.AddHappeningItem(ctx, commands.AddHappeningItem{
-		ItemTarget: domain.ItemTarget{FeedID: f.id, OrganizationID: f.org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
-		EventID:    found.HappeningID,
+		ItemTarget:  domain.ItemTarget{FeedID: f.id, OrganizationID: f.org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+		HappeningID: found.HappeningID,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ type HappeningIntake interface {
 	// AddHappening puts a recorded event into the feed of an attachment; it
 	// must be idempotent per attachment and event (added false the second
 	// time).
-	AddHappening(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
+	AddHappening(ctx context.Context, to Attachment, happeningID uuid.UUID) (added bool, err error)
 }
 
 // Intakes finds the intake of a feed kind.
