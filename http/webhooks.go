@@ -193,6 +193,8 @@ type attemptJSON struct {
 	DurationMs int64  `json:"durationMs"`
 }
 
+// deliveryJSON is the API's delivery: eventId is the stored event's id,
+// event the webhook event (webhook.Delivery.WebhookEvent).
 type deliveryJSON struct {
 	ID          string        `json:"id"`
 	WebhookID   string        `json:"webhookId"`

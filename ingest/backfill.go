@@ -33,7 +33,7 @@ var errArticlesBehind = errors.New("articles read model is behind the crawler")
 // Why backfills cannot miss an article: a crawl records each article in
 // crawl_seen before it reads the source's attachments to distribute it
 // (storeBatch, articles.go); events likewise in ingest_source_events
-// (markEventsFound). An attachment that crawl did not see was projected
+// (markHappeningsFound). An attachment that crawl did not see was projected
 // after that read, and its backfill starts only after it is projected, so
 // the backfill's read of crawl_seen comes later still and finds the
 // article. crawl_seen is written by the crawler itself, without projection

@@ -54,7 +54,7 @@ type crawlStats struct {
 	// Calendars are the calendar files the crawl's pages link to.
 	Calendars []string
 	// Happenings counts the happenings the crawl took for recording
-	// (Config.MaxEventsPerCrawl bounds them).
+	// (Config.MaxHappeningsPerCrawl bounds them).
 	Happenings int
 	// CutOffs are the documents a bound cut short, with the bound.
 	CutOffs []string

@@ -82,7 +82,7 @@ const happeningsAtOnce = 100
 // them; it returns how many items it added, how many events the document
 // holds and the calendars it links to. A document the event reader cannot
 // read holds no event; the other readers judge it. The crawl records at
-// most Config.MaxEventsPerCrawl events of a source; a document cut short
+// most Config.MaxHappeningsPerCrawl events of a source; a document cut short
 // (by its own bounds or that one) is noted in stats and its kept events
 // are recorded, new ones first, a chunk at a time.
 func (w *Worker) ingestHappenings(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, calendars []string, err error) {
@@ -112,7 +112,7 @@ func (w *Worker) ingestHappenings(ctx context.Context, sourceID uuid.UUID, doc d
 	}
 	// The document is known to hold events before any is recorded, so
 	// that one whose recording runs out of time is read again at the next
-	// poll (eventRechecks) even when no page links to it then.
+	// poll (happeningRechecks) even when no page links to it then.
 	if err := w.markHappeningDocument(ctx, sourceID, doc.URL); err != nil {
 		return 0, holds, read.Calendars, err
 	}
@@ -188,7 +188,7 @@ func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, stated []Stat
 }
 
 // recordHappenings records what a document says of the happenings it holds where
-// it has the word on them (held, from claimEvents; holders.go).
+// it has the word on them (held, from claimHappenings; holders.go).
 func (w *Worker) recordHappenings(ctx context.Context, sourceID uuid.UUID, url string, happenings []StatedHappening, held map[uuid.UUID]bool) ([]RecordedHappening, error) {
 	found := make([]RecordedHappening, 0, len(happenings))
 	for _, e := range happenings {

@@ -96,8 +96,8 @@ type Config struct {
 	// unreadable) loses none of the articles it listed meanwhile.
 	GiveUpAfter time.Duration
 	// Documents bound the work of reading one document for events (the
-	// event sink applies them); MaxEventsPerCrawl bounds the events one
-	// crawl of a source records (calendar.DefaultMaxEventsPerCrawl when
+	// event sink applies them); MaxHappeningsPerCrawl bounds the events one
+	// crawl of a source records (calendar.DefaultMaxHappeningsPerCrawl when
 	// zero): the rest wait for the next crawl.
 	Documents             calendar.Limits
 	MaxHappeningsPerCrawl int

@@ -199,5 +199,5 @@ func init() {
 func Metrics() prometheus.Collector { return cutOffs }
 
 // CountCutOff counts a cut-off by the crawler's own bound
-// (BoundSourceEvents); Extract counts its own.
+// (BoundSourceHappenings); Extract counts its own.
 func CountCutOff(bound string) { cutOffs.WithLabelValues(bound).Inc() }

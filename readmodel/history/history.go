@@ -254,7 +254,8 @@ func changedMembers(before, after []byte) ([]string, error) {
 	return changed, nil
 }
 
-// The summaries, one shape per event type.
+// The summaries, one shape per event type. They are the API's JSON, so
+// they keep its words: a happening is an "event" (eventId, eventDiscovered).
 type (
 	newsItemAdded struct {
 		ItemID       uuid.UUID         `json:"itemId"`
