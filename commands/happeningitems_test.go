@@ -31,7 +31,7 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 	}
 	for _, tc := range cases {
 		found, _, err := h.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: src, Details: tc.details})
-		if err != nil || found.EventID != domain.HappeningID(d.Identity) || found.New != tc.new || found.Changed != tc.changed {
+		if err != nil || found.HappeningID != domain.HappeningID(d.Identity) || found.New != tc.new || found.Changed != tc.changed {
 			t.Fatalf("%s: %+v %v", tc.name, found, err)
 		}
 	}
@@ -52,8 +52,8 @@ func TestAnEventFoundAgainIsOneEventAndJoinsAFeedOncePerAttachment(t *testing.T)
 		{"another attachment links it", second, false, "EventItemLinked"},
 	} {
 		added, res, err := h.AddHappeningItem(ctx, commands.AddHappeningItem{
-			ItemTarget: domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: step.attachment, SourceID: src, SourceType: domain.SourceSite},
-			EventID:    domain.HappeningID(d.Identity),
+			ItemTarget:  domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: step.attachment, SourceID: src, SourceType: domain.SourceSite},
+			HappeningID: domain.HappeningID(d.Identity),
 		})
 		stored := ""
 		if len(res.EventTypes) > 0 {

@@ -9,17 +9,17 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-// DiscoverHappening records an event found through a source record.
+// DiscoverHappening records a happening found through a source record.
 type DiscoverHappening struct {
 	SourceID uuid.UUID
 	Details  domain.HappeningDetails
-	// OnlyIfNew records the finding only when the event is not known yet;
-	// otherwise the event is returned as it stands (the finding's document
+	// OnlyIfNew records the finding only when the happening is not known yet;
+	// otherwise the happening is returned as it stands (the finding's document
 	// does not have the word on it: see ingest/holders.go).
 	OnlyIfNew bool
 }
 
-// HappeningFound is the event as stored after a finding, and what the finding
+// HappeningFound is the happening as stored after a finding, and what the finding
 // did to it.
 type HappeningFound struct {
 	domain.HappeningDiscovered
@@ -27,7 +27,7 @@ type HappeningFound struct {
 	Changed bool
 }
 
-// DiscoverHappening stores a new event, records a change of a known one, or
+// DiscoverHappening stores a new happening, records a change of a known one, or
 // does nothing when the finding says what is already stored.
 func (h *Handler) DiscoverHappening(ctx context.Context, c DiscoverHappening) (HappeningFound, Result, error) {
 	details, err := domain.NewHappeningDetails(c.Details)
@@ -61,23 +61,23 @@ func (h *Handler) DiscoverHappening(ctx context.Context, c DiscoverHappening) (H
 	return found, res, nil
 }
 
-// AddHappeningItem puts an event into an event feed through one of its
+// AddHappeningItem puts a happening into an event feed through one of its
 // attachments.
 type AddHappeningItem struct {
 	domain.ItemTarget
-	EventID uuid.UUID
+	HappeningID uuid.UUID
 }
 
-// AddHappeningItem appends the item when the feed does not have the event yet
+// AddHappeningItem appends the item when the feed does not have the happening yet
 // (added is true: this is what event.item_added announces), or links it to
 // the attachment when another one brought it; nothing when the attachment
 // already did.
 func (h *Handler) AddHappeningItem(ctx context.Context, c AddHappeningItem) (added bool, res Result, err error) {
 	_, res, err = decide(ctx, h, change[*domain.HappeningItem]{
-		stream: domain.HappeningItemStream(c.FeedID, c.EventID), org: c.OrganizationID,
+		stream: domain.HappeningItemStream(c.FeedID, c.HappeningID), org: c.OrganizationID,
 		empty: func() *domain.HappeningItem { return &domain.HappeningItem{} },
 		decide: func(i *domain.HappeningItem) ([]domain.Event, error) {
-			events := i.Add(c.ItemTarget, c.EventID, h.now())
+			events := i.Add(c.ItemTarget, c.HappeningID, h.now())
 			for _, e := range events {
 				if _, ok := e.(domain.HappeningItemAdded); ok {
 					added = true
@@ -87,7 +87,7 @@ func (h *Handler) AddHappeningItem(ctx context.Context, c AddHappeningItem) (add
 		},
 	})
 	if err != nil {
-		return false, Result{}, fmt.Errorf("add event %s to feed %s: %w", c.EventID, c.FeedID, err)
+		return false, Result{}, fmt.Errorf("add event %s to feed %s: %w", c.HappeningID, c.FeedID, err)
 	}
 	return added, res, nil
 }

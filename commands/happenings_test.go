@@ -50,10 +50,10 @@ func TestFindingAnEventAgainRecordsOnlyWhatChanged(t *testing.T) {
 					t.Fatalf("%s: new=%t changed=%t appended=%t", s.what, found.New, found.Changed, !res.Empty())
 				}
 				if id == uuid.Nil {
-					id = found.EventID
+					id = found.HappeningID
 				}
-				if found.EventID != id || found.Details.Instances[0].Status != s.details.Instances[0].Status {
-					t.Fatalf("%s: stored %s with status %s", s.what, found.EventID, found.Details.Instances[0].Status)
+				if found.HappeningID != id || found.Details.Instances[0].Status != s.details.Instances[0].Status {
+					t.Fatalf("%s: stored %s with status %s", s.what, found.HappeningID, found.Details.Instances[0].Status)
 				}
 			}
 		})

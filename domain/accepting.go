@@ -26,7 +26,7 @@ func Accepts(enabled bool, acceptingSince, effectiveAt time.Time) bool {
 }
 
 // AcceptsHappening is the rule for event feeds (api.md 4.5): an enabled
-// attachment takes an event that the source published or changed since
+// attachment takes a happening that the source published or changed since
 // the attachment's AcceptingSince, or that still has an occurrence ending
 // after now, whenever it was published.
 func AcceptsHappening(enabled bool, acceptingSince, changedAt, lastEnd, now time.Time) bool {

@@ -12,34 +12,39 @@ import (
 	"github.com/google/uuid"
 )
 
-// eventNamespace derives event ids from identities, so the same event
+// happeningNamespace derives happening ids from identities, so the same happening
 // found twice (two pages, a page and its .ics, a re-crawl) is one eventId
 // without a lookup.
-var eventNamespace = uuid.MustParse("0b7c6a5e-6f7d-4c59-9a8e-2f1d3c4b5a69")
+var happeningNamespace = uuid.MustParse("0b7c6a5e-6f7d-4c59-9a8e-2f1d3c4b5a69")
 
-// HappeningID is the id of the event with an identity.
-func HappeningID(identity string) uuid.UUID { return uuid.NewSHA1(eventNamespace, []byte(identity)) }
+// HappeningID is the id of the happening with an identity.
+func HappeningID(identity string) uuid.UUID {
+	return uuid.NewSHA1(happeningNamespace, []byte(identity))
+}
 
-// HappeningStream is the stream of one event, shared by every feed.
+// HappeningStream is the stream of one happening, shared by every feed.
 func HappeningStream(id uuid.UUID) string { return "event-" + id.String() }
 
-// HappeningDiscovered: an event was found for the first time, through a source.
+// HappeningDiscovered: a happening was found for the first time, through a source.
 type HappeningDiscovered struct {
-	EventID  uuid.UUID        `json:"eventId"`
-	SourceID uuid.UUID        `json:"sourceId"`
-	Details  HappeningDetails `json:"details"`
-	At       time.Time        `json:"at"`
+	HappeningID uuid.UUID        `json:"eventId"`
+	SourceID    uuid.UUID        `json:"sourceId"`
+	Details     HappeningDetails `json:"details"`
+	At          time.Time        `json:"at"`
 }
 
-// HappeningChanged: a later finding of a known event differs (a new date, a
+// HappeningChanged: a later finding of a known happening differs (a new date, a
 // cancellation, a new exception). Details are the whole new state.
 type HappeningChanged struct {
-	EventID  uuid.UUID        `json:"eventId"`
-	SourceID uuid.UUID        `json:"sourceId"`
-	Details  HappeningDetails `json:"details"`
-	At       time.Time        `json:"at"`
+	HappeningID uuid.UUID        `json:"eventId"`
+	SourceID    uuid.UUID        `json:"sourceId"`
+	Details     HappeningDetails `json:"details"`
+	At          time.Time        `json:"at"`
 }
 
+// A happening's stored event names (EventDiscovered, EventChanged), its
+// stream prefix (event-) and the JSON member eventId were written before
+// the Go names said "happening"; what the log holds keeps its names.
 func (HappeningDiscovered) EventType() string { return "EventDiscovered" }
 func (HappeningChanged) EventType() string    { return "EventChanged" }
 
@@ -48,7 +53,8 @@ func init() {
 	register(func() Event { return &HappeningChanged{} })
 }
 
-// Happening is one event as every feed shares it.
+// Happening is one calendar thing (a concert, a class, a match) as every
+// feed shares it, folded from HappeningDiscovered and HappeningChanged.
 type Happening struct {
 	id      uuid.UUID
 	details HappeningDetails
@@ -61,21 +67,21 @@ type Happening struct {
 func (c *Happening) Apply(e Event) {
 	switch ev := e.(type) {
 	case HappeningDiscovered:
-		c.id, c.details, c.exists, c.changedAt = ev.EventID, ev.Details, true, ev.At
+		c.id, c.details, c.exists, c.changedAt = ev.HappeningID, ev.Details, true, ev.At
 	case HappeningChanged:
 		c.details, c.changedAt = ev.Details, ev.At
 	}
 }
 
-// ID is the event's id; Details its current state.
+// ID is the happening's id; Details its current state.
 func (c *Happening) ID() uuid.UUID             { return c.id }
 func (c *Happening) Details() HappeningDetails { return c.details }
 func (c *Happening) Exists() bool              { return c.exists }
 func (c *Happening) Found() HappeningDiscovered {
-	return HappeningDiscovered{EventID: c.id, Details: c.details, At: c.changedAt}
+	return HappeningDiscovered{HappeningID: c.id, Details: c.details, At: c.changedAt}
 }
 
-// LastEnd is when the event's last known occurrence ends (or starts, when
+// LastEnd is when the happening's last known occurrence ends (or starts, when
 // it has no end).
 func (d HappeningDetails) LastEnd() time.Time {
 	var last time.Time
@@ -93,23 +99,23 @@ func (d HappeningDetails) LastEnd() time.Time {
 	return last
 }
 
-// reexpandBefore: a recurring event whose expansion ends sooner than this
+// reexpandBefore: a recurring happening whose expansion ends sooner than this
 // is re-expanded on its next finding, so occurrences never run out.
 const reexpandBefore = 60 * 24 * time.Hour
 
-// Discover decides what a finding of the event through a source means:
+// Discover decides what a finding of the happening through a source means:
 // discovered when new, changed when it differs from what is stored (or its
 // recurrences need extending), nothing otherwise. d must be normalised
 // (NewHappeningDetails).
 func (c *Happening) Discover(sourceID uuid.UUID, d HappeningDetails, now time.Time) []Event {
-	id, d := IdentifiedEvent(d)
+	id, d := IdentifiedHappening(d)
 	if !c.exists {
-		return []Event{HappeningDiscovered{EventID: id, SourceID: sourceID, Details: d, At: now}}
+		return []Event{HappeningDiscovered{HappeningID: id, SourceID: sourceID, Details: d, At: now}}
 	}
-	if sameEvent(c.details, d) && !c.expansionEnding(d, now) {
+	if sameHappening(c.details, d) && !c.expansionEnding(d, now) {
 		return nil
 	}
-	return []Event{HappeningChanged{EventID: c.id, SourceID: sourceID, Details: d, At: now}}
+	return []Event{HappeningChanged{HappeningID: c.id, SourceID: sourceID, Details: d, At: now}}
 }
 
 func (c *Happening) expansionEnding(d HappeningDetails, now time.Time) bool {
@@ -117,12 +123,12 @@ func (c *Happening) expansionEnding(d HappeningDetails, now time.Time) bool {
 	return old != nil && d.Horizon != nil && old.Before(now.Add(reexpandBefore)) && d.Horizon.After(*old)
 }
 
-// sameEvent compares two findings over the span both expanded: from the
+// sameHappening compares two findings over the span both expanded: from the
 // later of their expansion starts to the earlier of their horizons, so
 // neither a longer look ahead nor a newer month's later start is a
-// change. (A change to a recurring event's instances that all lie before
+// change. (A change to a recurring happening's instances that all lie before
 // both starts goes unnoticed: they are past.)
-func sameEvent(a, b HappeningDetails) bool {
+func sameHappening(a, b HappeningDetails) bool {
 	from, to := latest(a.ExpandedFrom, b.ExpandedFrom), earliest(a.Horizon, b.Horizon)
 	a, b = trimTo(a, from, to), trimTo(b, from, to)
 	ja, errA := json.Marshal(a)
@@ -173,22 +179,22 @@ func trimTo(d HappeningDetails, from, to *time.Time) HappeningDetails {
 	return d
 }
 
-// IdentifiedEvent is d with the ids it has wherever it is recorded: the
-// event's own (EventID) and those of its instances, occurrences and geo
+// IdentifiedHappening is d with the ids it has wherever it is recorded: the
+// happening's own (HappeningID) and those of its instances, occurrences and geo
 // locations.
-func IdentifiedEvent(d HappeningDetails) (uuid.UUID, HappeningDetails) {
+func IdentifiedHappening(d HappeningDetails) (uuid.UUID, HappeningDetails) {
 	id := HappeningID(d.Identity)
 	return id, assignIDs(id, d)
 }
 
 // assignIDs gives instances, occurrences and geo locations ids derived
-// from the event and their stable keys, so they keep their ids across
+// from the happening and their stable keys, so they keep their ids across
 // crawls and rebuilds.
-func assignIDs(eventID uuid.UUID, d HappeningDetails) HappeningDetails {
+func assignIDs(happeningID uuid.UUID, d HappeningDetails) HappeningDetails {
 	d.Instances = slices.Clone(d.Instances)
 	for i := range d.Instances {
 		in := &d.Instances[i]
-		in.ID = uuid.NewSHA1(eventID, []byte("instance:"+in.Key))
+		in.ID = uuid.NewSHA1(happeningID, []byte("instance:"+in.Key))
 		in.Occurrences = slices.Clone(in.Occurrences)
 		for j := range in.Occurrences {
 			o := &in.Occurrences[j]
@@ -198,20 +204,20 @@ func assignIDs(eventID uuid.UUID, d HappeningDetails) HappeningDetails {
 	d.GeoLocations = slices.Clone(d.GeoLocations)
 	for i := range d.GeoLocations {
 		g := &d.GeoLocations[i]
-		g.ID = uuid.NewSHA1(eventID, []byte("geo:"+g.RelationType+":"+g.Description))
+		g.ID = uuid.NewSHA1(happeningID, []byte("geo:"+g.RelationType+":"+g.Description))
 	}
 	return d
 }
 
-// Bounds on one event, so a hostile page or calendar cannot bloat the log.
+// Bounds on one happening, so a hostile page or calendar cannot bloat the log.
 const (
-	maxEventInstances   = 1000
-	maxEventOccurrences = 2000
-	maxEventURLs        = 50
-	maxIdentityBytes    = 2048
+	maxHappeningInstances   = 1000
+	maxHappeningOccurrences = 2000
+	maxHappeningURLs        = 50
+	maxIdentityBytes        = 2048
 )
 
-// NewHappeningDetails validates and bounds an extracted event: it needs an
+// NewHappeningDetails validates and bounds an extracted happening: it needs an
 // identity, a title and at least one occurrence; statuses must be known;
 // text is trimmed and bounded; lists are never nil.
 func NewHappeningDetails(d HappeningDetails) (HappeningDetails, error) {
@@ -242,12 +248,12 @@ func NewHappeningDetails(d HappeningDetails) (HappeningDetails, error) {
 }
 
 func checkInstances(instances []HappeningInstance) error {
-	if len(instances) == 0 || len(instances) > maxEventInstances {
+	if len(instances) == 0 || len(instances) > maxHappeningInstances {
 		return invalid("instances", "must be 1 to 1000")
 	}
 	total := 0
 	for _, in := range instances {
-		if !slices.Contains(EventStatuses, in.Status) || in.Status == StatusCompleted {
+		if !slices.Contains(HappeningStatuses, in.Status) || in.Status == StatusCompleted {
 			return invalid("status", "is not a source status")
 		}
 		if len(in.Occurrences) == 0 {
@@ -255,20 +261,20 @@ func checkInstances(instances []HappeningInstance) error {
 		}
 		total += len(in.Occurrences)
 	}
-	if total > maxEventOccurrences {
+	if total > maxHappeningOccurrences {
 		return invalid("occurrences", "must be at most 2000")
 	}
 	return nil
 }
 
 func bounded(list []string) []string {
-	out := make([]string, 0, min(len(list), maxEventURLs))
+	out := make([]string, 0, min(len(list), maxHappeningURLs))
 	for _, s := range list {
 		s = strings.TrimSpace(s)
 		if s == "" || !utf8.ValidString(s) || slices.Contains(out, s) {
 			continue
 		}
-		if out = append(out, s); len(out) == maxEventURLs {
+		if out = append(out, s); len(out) == maxHappeningURLs {
 			break
 		}
 	}
@@ -276,7 +282,7 @@ func bounded(list []string) []string {
 }
 
 // validZones remembers the zone names that loaded: time.LoadLocation reads
-// the zone file on every call, and every event found is checked. Only
+// the zone file on every call, and every happening found is checked. Only
 // real zones are kept, so the cache is bounded by the zone database.
 var validZones sync.Map
 

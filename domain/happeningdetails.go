@@ -6,21 +6,21 @@ import (
 	"github.com/google/uuid"
 )
 
-// HappeningDetails is what extraction found about one event (api.md 2.9): its
+// HappeningDetails is what extraction found about one happening (api.md 2.9): its
 // text, when it happens (instances, each with its occurrences), where, and
 // who runs it. It is stored whole in EventDiscovered and EventChanged, so
 // the log alone rebuilds every event item. Titles and descriptions are
 // sanitised HTML by the time they get here.
 type HappeningDetails struct {
-	// Identity names the event across documents and crawls: its own URL,
+	// Identity names the happening across documents and crawls: its own URL,
 	// an iCalendar UID, or the page and its name (see the extractor). Two
-	// findings with one identity are one event.
+	// findings with one identity are one happening.
 	Identity         string     `json:"identity"`
 	Title            string     `json:"title"`
 	Description      string     `json:"description"`
 	ShortDescription string     `json:"shortDescription,omitempty"`
 	PublishedAt      *time.Time `json:"publishedAt,omitempty"`
-	// ModifiedAt is when the page says the event last changed, if it does.
+	// ModifiedAt is when the page says the happening last changed, if it does.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 
 	Time      HappeningTime       `json:"time"`
@@ -42,7 +42,7 @@ type HappeningDetails struct {
 	URLs             []string      `json:"urls"`
 	GeoLocations     []GeoLocation `json:"geoLocations"`
 	// Source is the item's source block (api.md 2.4): for a site, the page
-	// the event was found on.
+	// the happening was found on.
 	Source SourceBlock `json:"source"`
 }
 
@@ -63,8 +63,8 @@ const (
 	PatternOngoing   = "ongoing"
 )
 
-// HappeningInstance is one happening of an event: the only one of a one-time
-// or multi-day event, or one recurrence of a recurring one. Its status is
+// HappeningInstance is one instance of a happening: the only one of a one-time
+// or multi-day happening, or one recurrence of a recurring one. Its status is
 // the one stated by the source; "completed" is derived when reading, from
 // the clock, so it is never stored.
 type HappeningInstance struct {
@@ -77,13 +77,13 @@ type HappeningInstance struct {
 	Occurrences   []Occurrence `json:"occurrences"`
 }
 
-// Occurrence is one contiguous span: a one-time event's only one, or
-// one local day of a multi-day event.
+// Occurrence is one contiguous span: a one-time happening's only one, or
+// one local day of a multi-day happening.
 type Occurrence struct {
 	ID    uuid.UUID  `json:"id"`
 	Start time.Time  `json:"start"`
 	End   *time.Time `json:"end,omitempty"`
-	// AllDay: Start and End are local midnights of the event's zone.
+	// AllDay: Start and End are local midnights of the happening's zone.
 	AllDay bool `json:"allDay,omitempty"`
 }
 
@@ -97,8 +97,8 @@ const (
 	StatusCompleted   = "completed"
 )
 
-// EventStatuses are every status a client may filter by.
-var EventStatuses = []string{StatusScheduled, StatusCancelled, StatusPostponed, StatusRescheduled, StatusCompleted}
+// HappeningStatuses are every status a client may filter by.
+var HappeningStatuses = []string{StatusScheduled, StatusCancelled, StatusPostponed, StatusRescheduled, StatusCompleted}
 
 // Location is the location block of 2.9, with the address parts the
 // geographic relevance is computed from.
@@ -111,9 +111,9 @@ type Location struct {
 	Region         string       `json:"region,omitempty"`
 	Country        string       `json:"country,omitempty"`
 	// ApproximateCoordinates are those of the place the address names (its
-	// locality's centre) when the event has no coordinates of its own:
-	// geographic relevance ranks the event by them. They are never shown
-	// as the event's coordinates; its geoLocations say how near the event
+	// locality's centre) when the happening has no coordinates of its own:
+	// geographic relevance ranks the happening by them. They are never shown
+	// as the happening's coordinates; its geoLocations say how near the happening
 	// is known (a LOCATION without coordinates scores below 100, the
 	// locality is a RELEVANCE_REGION).
 	ApproximateCoordinates *Coordinates `json:"approximateCoordinates,omitempty"`
@@ -148,7 +148,7 @@ type Organizer struct {
 	Contact string `json:"contact,omitempty"`
 }
 
-// GeoLocation is a place the event is at (LOCATION) or relevant to
+// GeoLocation is a place the happening is at (LOCATION) or relevant to
 // (RELEVANCE_REGION), scored 0-100.
 type GeoLocation struct {
 	ID           uuid.UUID `json:"id"`

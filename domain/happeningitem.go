@@ -6,20 +6,20 @@ import (
 	"github.com/google/uuid"
 )
 
-// HappeningItemStream is the stream of one event in one feed: the event is in
+// HappeningItemStream is the stream of one happening in one feed: the happening is in
 // a feed once, however many of its sources find it.
-func HappeningItemStream(feedID, eventID uuid.UUID) string {
-	return "eventitem-" + feedID.String() + "-" + eventID.String()
+func HappeningItemStream(feedID, happeningID uuid.UUID) string {
+	return "eventitem-" + feedID.String() + "-" + happeningID.String()
 }
 
-// HappeningItemID is the item id of an event in a feed. It is derived, so the
-// item keeps its id (and its feedback) when the event leaves the feed with
+// HappeningItemID is the item id of a happening in a feed. It is derived, so the
+// item keeps its id (and its feedback) when the happening leaves the feed with
 // a detached source and comes back through another.
-func HappeningItemID(feedID, eventID uuid.UUID) uuid.UUID {
-	return uuid.NewSHA1(feedID, []byte("event:"+eventID.String()))
+func HappeningItemID(feedID, happeningID uuid.UUID) uuid.UUID {
+	return uuid.NewSHA1(feedID, []byte("event:"+happeningID.String()))
 }
 
-// HappeningItemAdded: an event entered an event feed through one of its
+// HappeningItemAdded: a happening entered an event feed through one of its
 // attachments. It is what the event.item_added webhook announces.
 type HappeningItemAdded struct {
 	ItemID         uuid.UUID  `json:"itemId"`
@@ -28,11 +28,11 @@ type HappeningItemAdded struct {
 	AttachmentID   uuid.UUID  `json:"attachmentId"`
 	SourceID       uuid.UUID  `json:"sourceId"`
 	SourceType     SourceType `json:"sourceType"`
-	EventID        uuid.UUID  `json:"eventId"`
+	HappeningID    uuid.UUID  `json:"eventId"`
 	At             time.Time  `json:"at"`
 }
 
-// HappeningItemLinked: an event already in a feed was found through another of
+// HappeningItemLinked: a happening already in a feed was found through another of
 // the feed's attachments (so detaching the first one keeps it there).
 type HappeningItemLinked struct {
 	ItemID       uuid.UUID  `json:"itemId"`
@@ -40,10 +40,12 @@ type HappeningItemLinked struct {
 	AttachmentID uuid.UUID  `json:"attachmentId"`
 	SourceID     uuid.UUID  `json:"sourceId"`
 	SourceType   SourceType `json:"sourceType"`
-	EventID      uuid.UUID  `json:"eventId"`
+	HappeningID  uuid.UUID  `json:"eventId"`
 	At           time.Time  `json:"at"`
 }
 
+// The stored names (EventItemAdded, EventItemLinked, eventitem- streams,
+// eventId) stay as the log holds them; "event item" is also the API's word.
 func (HappeningItemAdded) EventType() string  { return "EventItemAdded" }
 func (HappeningItemLinked) EventType() string { return "EventItemLinked" }
 
@@ -52,7 +54,7 @@ func init() {
 	register(func() Event { return &HappeningItemLinked{} })
 }
 
-// HappeningItem is one event in one feed, with the attachments that brought it
+// HappeningItem is one happening in one feed, with the attachments that brought it
 // and the feedback given on it.
 type HappeningItem struct {
 	added       HappeningItemAdded
@@ -71,23 +73,23 @@ func (i *HappeningItem) Apply(e Event) {
 	}
 }
 
-// Add decides putting an event into a feed through an attachment: added
+// Add decides putting a happening into a feed through an attachment: added
 // the first time, linked through each further attachment, nothing when
 // the attachment already brought it.
-func (i *HappeningItem) Add(to ItemTarget, eventID uuid.UUID, now time.Time) []Event {
-	id := HappeningItemID(to.FeedID, eventID)
+func (i *HappeningItem) Add(to ItemTarget, happeningID uuid.UUID, now time.Time) []Event {
+	id := HappeningItemID(to.FeedID, happeningID)
 	switch {
 	case !i.exists:
 		return []Event{HappeningItemAdded{
 			ItemID: id, FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
-			SourceID: to.SourceID, SourceType: to.SourceType, EventID: eventID, At: now,
+			SourceID: to.SourceID, SourceType: to.SourceType, HappeningID: happeningID, At: now,
 		}}
 	case i.attachments[to.AttachmentID]:
 		return nil
 	default:
 		return []Event{HappeningItemLinked{
 			ItemID: id, FeedID: to.FeedID, AttachmentID: to.AttachmentID,
-			SourceID: to.SourceID, SourceType: to.SourceType, EventID: eventID, At: now,
+			SourceID: to.SourceID, SourceType: to.SourceType, HappeningID: happeningID, At: now,
 		}}
 	}
 }
@@ -96,6 +98,6 @@ func (i *HappeningItem) Add(to ItemTarget, eventID uuid.UUID, now time.Time) []E
 func (i *HappeningItem) GiveFeedback(id, itemID, org uuid.UUID, fb Feedback, now time.Time) ([]Event, error) {
 	return rate(i.exists, FeedbackGiven{
 		Kind: FeedHappenings, ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
-		EventID: i.added.EventID, SourceID: i.added.SourceID,
+		HappeningID: i.added.HappeningID, SourceID: i.added.SourceID,
 	}, id, itemID, org, fb, now)
 }

@@ -66,7 +66,7 @@ func Happens(status string) bool {
 	return status == StatusScheduled || status == StatusRescheduled
 }
 
-// EachOccurrence calls f for every occurrence of the event with its
+// EachOccurrence calls f for every occurrence of the happening with its
 // instance, instance by instance. Occurrence ids derive from their instance
 // and start (assignIDs), so a source that lists one start twice gives one
 // occurrence: the first met.

@@ -31,8 +31,8 @@ type NewsItemAdded struct {
 
 // FeedbackGiven: a client rated an item of a news or event feed. Feedback
 // is additive. Kind is stored (empty in news feedback stored before event
-// feeds existed); an event item's feedback names its event, a news item's
-// its article.
+// feeds existed); an event item's feedback names its happening
+// (HappeningID, stored as eventId), a news item's its article.
 type FeedbackGiven struct {
 	FeedbackID     uuid.UUID `json:"feedbackId"`
 	Kind           FeedKind  `json:"feedKind,omitempty"`
@@ -40,7 +40,7 @@ type FeedbackGiven struct {
 	FeedID         uuid.UUID `json:"feedId"`
 	OrganizationID uuid.UUID `json:"organizationId"`
 	NewsPageID     uuid.UUID `json:"newsPageId,omitzero"`
-	EventID        uuid.UUID `json:"eventId,omitzero"`
+	HappeningID    uuid.UUID `json:"eventId,omitzero"`
 	SourceID       uuid.UUID `json:"sourceId"`
 	Rating         Rating    `json:"rating"`
 	Comment        string    `json:"comment,omitempty"`
@@ -68,19 +68,19 @@ type ItemTarget struct {
 }
 
 // ItemRef is what feedback needs to know about an item: where its stream is
-// (the feed and the article of a news item, or the event of an event item).
+// (the feed and the article of a news item, or the happening of an event item).
 type ItemRef struct {
-	FeedID     uuid.UUID
-	NewsPageID uuid.UUID
-	EventID    uuid.UUID
-	SourceID   uuid.UUID
+	FeedID      uuid.UUID
+	NewsPageID  uuid.UUID
+	HappeningID uuid.UUID
+	SourceID    uuid.UUID
 }
 
 // ItemStream is the stream of the item ref names in a feed of kind: its
-// feed and article for news, its feed and event for events.
+// feed and article for news, its feed and happening for event feeds.
 func ItemStream(kind FeedKind, ref ItemRef) string {
 	if kind == FeedHappenings {
-		return HappeningItemStream(ref.FeedID, ref.EventID)
+		return HappeningItemStream(ref.FeedID, ref.HappeningID)
 	}
 	return NewsItemStream(ref.FeedID, ref.NewsPageID)
 }

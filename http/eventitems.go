@@ -53,7 +53,7 @@ func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.T
 	// A parameter given empty (?status=) is not absent: the document
 	// lists its values and the empty one is not among them.
 	args := c.Context().QueryArgs()
-	if f.Status = c.Query("status"); args.Has("status") && !slices.Contains(domain.EventStatuses, f.Status) {
+	if f.Status = c.Query("status"); args.Has("status") && !slices.Contains(domain.HappeningStatuses, f.Status) {
 		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
 	}
 	switch order := c.Query("orderBy"); {
@@ -232,7 +232,7 @@ func (h *handlers) giveEventFeedback(c *fiber.Ctx) error {
 // is the one the projector stored (the legacy shape omits it).
 func eventItem(it happeningitems.Item, block shape.Occurrences) shape.Item {
 	return shape.Item{
-		ID: it.ID, EventID: it.EventID, AddedAt: it.AddedAt, SourceType: it.SourceType,
+		ID: it.ID, HappeningID: it.HappeningID, AddedAt: it.AddedAt, SourceType: it.SourceType,
 		Static: it.Static, Source: it.Source, Occurrences: block, Relevance: it.Relevance,
 	}
 }

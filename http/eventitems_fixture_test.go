@@ -67,15 +67,15 @@ func (f *eventFeed) add(t testing.TB, att domain.Attachment, d domain.HappeningD
 		t.Fatal(err)
 	}
 	_, addRes, err := f.h.Service.Commands.AddHappeningItem(ctx, commands.AddHappeningItem{
-		ItemTarget: domain.ItemTarget{FeedID: f.id, OrganizationID: f.org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
-		EventID:    found.EventID,
+		ItemTarget:  domain.ItemTarget{FeedID: f.id, OrganizationID: f.org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+		HappeningID: found.HappeningID,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	projected(t, f.h, res.Merge(addRes))
 	time.Sleep(2 * time.Millisecond) // distinct addedToFeedAt milliseconds
-	return domain.HappeningItemID(f.id, found.EventID)
+	return domain.HappeningItemID(f.id, found.HappeningID)
 }
 
 // projected returns once the read models reflect res.

@@ -618,7 +618,7 @@ func TestAChangedEventIsReflectedInEveryFeedThatHoldsIt(t *testing.T) {
 		if got := eventIDs(t, h.Do("GET", f.items(), nil).MustStatus(t, 200)); len(got) != 0 {
 			t.Fatalf("feed %s still lists the event at its old date: %v", f.id, got)
 		}
-		it := h.Do("GET", f.items()+"/"+domain.HappeningItemID(f.id, found.EventID).String(), nil).MustStatus(t, 200).Data()
+		it := h.Do("GET", f.items()+"/"+domain.HappeningItemID(f.id, found.HappeningID).String(), nil).MustStatus(t, 200).Data()
 		if s := occurrenceBlock(it)["nextOccurrence"].(map[string]any)["startDateTime"]; s != stamp(base.Add(day(35))) {
 			t.Fatalf("feed %s shows the event at %v, want %s", f.id, s, stamp(base.Add(day(35))))
 		}

@@ -64,14 +64,14 @@ func (h *handlers) writeCalendar(c *fiber.Ctx, org, feedID uuid.UUID) error {
 			latest = &k
 		}
 		for _, it := range page.Items {
-			ids = append(ids, it.EventID)
+			ids = append(ids, it.HappeningID)
 		}
 		f.Offset += len(page.Items)
 		if len(page.Items) < f.Limit || f.Offset >= page.Total {
 			break
 		}
 	}
-	events, err := h.Reads.Happenings.CalendarEvents(ctx, ids)
+	events, err := h.Reads.Happenings.CalendarHappenings(ctx, ids)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func TestAnEventFeedsCalendarParsesAndRoundTripsThroughTheExtractor(t *testing.T
 			t.Fatal(err)
 		}
 		got := map[string]string{}
-		for _, e := range res.Events {
+		for _, e := range res.Happenings {
 			got[e.Title] = strings.Join(calendarSpans(e), "\n")
 		}
 		for _, want := range []domain.HappeningDetails{meetup, once} {

@@ -73,7 +73,7 @@ type NewsItemQueries interface {
 type EventItemQueries interface {
 	Items(ctx context.Context, org, feedID uuid.UUID, f happeningitems.Filter) (happeningitems.Page, error)
 	Item(ctx context.Context, org, feedID, itemID uuid.UUID, s happeningitems.Shape) (happeningitems.Item, error)
-	CalendarEvents(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]happeningitems.CalendarEvent, error)
+	CalendarHappenings(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]happeningitems.CalendarHappening, error)
 	ItemChanges
 }
 

@@ -193,6 +193,8 @@ type attemptJSON struct {
 	DurationMs int64  `json:"durationMs"`
 }
 
+// deliveryJSON is the API's delivery: eventId is the stored event's id,
+// event the webhook event (webhook.Delivery.WebhookEvent).
 type deliveryJSON struct {
 	ID          string        `json:"id"`
 	WebhookID   string        `json:"webhookId"`
@@ -212,7 +214,7 @@ func deliveryOut(d webhook.Delivery) deliveryJSON {
 		attempts[i] = attemptJSON{Run: a.Run, At: shape.Timestamp(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.Duration.Milliseconds()}
 	}
 	return deliveryJSON{
-		ID: d.ID.String(), WebhookID: d.WebhookID.String(), EventID: d.EventID.String(), Event: d.Event,
+		ID: d.ID.String(), WebhookID: d.WebhookID.String(), EventID: d.EventID.String(), Event: d.WebhookEvent,
 		EventFeedID: d.EventFeedID.String(), ItemID: d.ItemID.String(), Status: d.Status,
 		CreatedAt: shape.Timestamp(d.CreatedAt), UpdatedAt: shape.Timestamp(d.UpdatedAt), Attempts: attempts,
 	}

@@ -110,8 +110,8 @@ func addEventItem(t *testing.T, h *servicetest.Harness, org, feed uuid.UUID, tit
 	found := ce.Discover(uuid.New(), details, domain.Now())[0].(domain.HappeningDiscovered)
 	var it domain.HappeningItem
 	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
-		found.EventID, domain.Now())[0]
-	for stream, e := range map[string]domain.Event{domain.HappeningStream(found.EventID): found, domain.HappeningItemStream(feed, found.EventID): added} {
+		found.HappeningID, domain.Now())[0]
+	for stream, e := range map[string]domain.Event{domain.HappeningStream(found.HappeningID): found, domain.HappeningItemStream(feed, found.HappeningID): added} {
 		data, err := domain.EncodeEvent(e)
 		if err != nil {
 			t.Fatal(err)

@@ -30,7 +30,7 @@ var errArticlesBehind = errors.New("articles read model is behind the crawler")
 // Why backfills cannot miss an article: a crawl records each article in
 // crawl_seen before it reads the source's attachments to distribute it
 // (storeBatch, articles.go); events likewise in ingest_source_events
-// (markEventsFound). An attachment that crawl did not see was projected
+// (markHappeningsFound). An attachment that crawl did not see was projected
 // after that read, and its backfill starts only after it is projected, so
 // the backfill's read of crawl_seen comes later still and finds the
 // article. crawl_seen is written by the crawler itself, without projection
@@ -136,7 +136,7 @@ func (w *Worker) backfillClaimed(ctx context.Context, a Attachment) (done bool) 
 // backfill offers the attachment every recorded fact of its source that
 // its feed kind takes (articles, events) and that it accepts. It returns
 // how many articles and events it considered and how many items it added.
-func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, events, added int, err error) {
+func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, happenings, added int, err error) {
 	if _, ok := w.intakes.For(a.FeedKind); !ok {
 		return 0, 0, 0, fmt.Errorf("backfill attachment %s: no intake for %s feeds", a.AttachmentID, a.FeedKind)
 	}
@@ -144,17 +144,17 @@ func (w *Worker) backfill(ctx context.Context, a Attachment) (articles, events, 
 		n, k, err := w.backfillArticles(ctx, a)
 		articles, added = n, added+k
 		if err != nil {
-			return articles, events, added, err
+			return articles, happenings, added, err
 		}
 	}
-	if _, ok := w.intakes.events(a.FeedKind); ok {
-		n, k, err := w.backfillEvents(ctx, a)
-		events, added = n, added+k
+	if _, ok := w.intakes.happenings(a.FeedKind); ok {
+		n, k, err := w.backfillHappenings(ctx, a)
+		happenings, added = n, added+k
 		if err != nil {
-			return articles, events, added, err
+			return articles, happenings, added, err
 		}
 	}
-	return articles, events, added, nil
+	return articles, happenings, added, nil
 }
 
 // backfillArticles adds every known article of the attachment's source

@@ -58,7 +58,7 @@ func TestACalendarOverTheDocumentBoundIsCutAndItsKeptEventsAreRecordedAcrossPoll
 	site := bigCalendarSite(t, total)
 	h := servicetest.Start(t, withoutCrawler())
 	cfg := testWorker("big-calendar")
-	cfg.Documents = calendar.Limits{MaxEvents: bound}
+	cfg.Documents = calendar.Limits{MaxHappenings: bound}
 	// One poll records only part of the calendar's calendar.
 	cfg.StoreTimeout = time.Second
 	startWorker(t, h, crawl.Options{AllowPrivateNetworks: true}, cfg)
@@ -78,7 +78,7 @@ func TestACalendarOverTheDocumentBoundIsCutAndItsKeptEventsAreRecordedAcrossPoll
 	if n := count(); n != bound {
 		t.Fatalf("the feed has %d items, want the %d the bound keeps of %d", n, bound, total)
 	}
-	if got := crawlStateOf(t, h, src).LastError; !strings.Contains(got, calendar.BoundEvents) || !strings.Contains(got, "/big.ics") {
+	if got := crawlStateOf(t, h, src).LastError; !strings.Contains(got, calendar.BoundHappenings) || !strings.Contains(got, "/big.ics") {
 		t.Fatalf("the source's last error %q does not say the calendar was cut off", got)
 	}
 }

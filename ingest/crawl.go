@@ -53,20 +53,20 @@ type crawlStats struct {
 	Fresh, Throttle document.Hint
 	// Calendars are the calendar files the crawl's pages link to.
 	Calendars []string
-	// Events counts the events the crawl took for recording
-	// (Config.MaxEventsPerCrawl bounds them).
-	Events int
+	// Happenings counts the happenings the crawl took for recording
+	// (Config.MaxHappeningsPerCrawl bounds them).
+	Happenings int
 	// CutOffs are the documents a bound cut short, with the bound.
 	CutOffs []string
 }
 
-// takeEvents takes up to n of the crawl's room for events and says how
+// takeHappenings takes up to n of the crawl's room for happenings and says how
 // many it took.
-func (s *crawlStats) takeEvents(n, limit int) int {
+func (s *crawlStats) takeHappenings(n, limit int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n = max(0, min(n, limit-s.Events))
-	s.Events += n
+	n = max(0, min(n, limit-s.Happenings))
+	s.Happenings += n
 	return n
 }
 
@@ -188,8 +188,8 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	}
 	complete := len(rest) == 0
 	stats.Backlog = !complete
-	if !l.Backlog && l.HasEventDocs {
-		rechecks, err := w.eventRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
+	if !l.Backlog && l.HasHappeningDocs {
+		rechecks, err := w.happeningRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
 		if err != nil {
 			return err
 		}
@@ -485,7 +485,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		kind := classifyFetch(err)
 		if kind == permanentFailure {
 			// A document that is gone holds no event any more.
-			if rerr := w.releaseEvents(ctx, c.URL, nil); rerr != nil {
+			if rerr := w.releaseHappenings(ctx, c.URL, nil); rerr != nil {
 				w.log.Warn("could not release the events of a gone document", "url", c.URL, "err", rerr)
 			}
 		}
@@ -495,7 +495,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 	// the worker is stopping, rather than leave it half recorded.
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StoreTimeout)
 	defer cancel()
-	n, holds, calendars, err := w.ingestEvents(storeCtx, sourceID, doc, stats)
+	n, holds, calendars, err := w.ingestHappenings(storeCtx, sourceID, doc, stats)
 	stats.add(func(s *crawlStats) { s.Items += n; s.Calendars = append(s.Calendars, calendars...) })
 	if err != nil {
 		return false, 0, storeFailure, err
@@ -512,7 +512,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 			// without a title) has been read for all it holds.
 			return false, 0, 0, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL})
 		}
-		if rerr := w.releaseEvents(storeCtx, c.URL, nil); rerr != nil {
+		if rerr := w.releaseHappenings(storeCtx, c.URL, nil); rerr != nil {
 			w.log.Warn("could not release the events of a document that holds none", "url", c.URL, "err", rerr)
 		}
 		return false, 0, permanentFailure, fmt.Errorf("article: %w", err)

@@ -64,8 +64,8 @@ type RecordedHappening struct {
 	LastEnd time.Time `bun:"last_end"`
 }
 
-// acceptsEvent is domain.AcceptsHappening for the attachment a.
-func acceptsEvent(a Attachment, e RecordedHappening, now time.Time) bool {
+// acceptsHappening is domain.AcceptsHappening for the attachment a.
+func acceptsHappening(a Attachment, e RecordedHappening, now time.Time) bool {
 	return domain.AcceptsHappening(a.Enabled(), a.AcceptingSince(), e.ChangedAt, e.LastEnd, now)
 }
 
@@ -73,20 +73,20 @@ func acceptsEvent(a Attachment, e RecordedHappening, now time.Time) bool {
 // the pages it read.
 const maxCalendarsPerCrawl = 20
 
-// eventsAtOnce is how many of a document's events are recorded, marked
+// happeningsAtOnce is how many of a document's happenings are recorded, marked
 // found and offered together: a document whose recording runs out of time
 // keeps what it recorded, and the next poll goes on from there.
-const eventsAtOnce = 100
+const happeningsAtOnce = 100
 
-// ingestEvents records the events of a fetched document and distributes
+// ingestHappenings records the happenings of a fetched document and distributes
 // them; it returns how many items it added, how many events the document
 // holds and the calendars it links to. A document the event reader cannot
 // read holds no event; the other readers judge it. The crawl records at
-// most Config.MaxEventsPerCrawl events of a source; a document cut short
+// most Config.MaxHappeningsPerCrawl events of a source; a document cut short
 // (by its own bounds or that one) is noted in stats and its kept events
 // are recorded, new ones first, a chunk at a time.
-func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, calendars []string, err error) {
-	read, err := w.events.ReadHappenings(doc)
+func (w *Worker) ingestHappenings(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, calendars []string, err error) {
+	read, err := w.happenings.ReadHappenings(doc)
 	if err != nil {
 		w.log.Debug("document read for no events", "source_id", sourceID, "url", doc.URL, "err", err)
 		return 0, 0, nil, nil
@@ -100,23 +100,23 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 		return 0, 0, read.Calendars, nil
 	}
 	holds = len(read.Happenings)
-	kept := read.Happenings[:stats.takeEvents(len(read.Happenings), w.cfg.MaxEventsPerCrawl)]
+	kept := read.Happenings[:stats.takeHappenings(len(read.Happenings), w.cfg.MaxHappeningsPerCrawl)]
 	if len(kept) < len(read.Happenings) {
-		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", calendar.BoundSourceEvents, w.cfg.MaxEventsPerCrawl))
-		calendar.CountCutOff(calendar.BoundSourceEvents)
+		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", calendar.BoundSourceHappenings, w.cfg.MaxHappeningsPerCrawl))
+		calendar.CountCutOff(calendar.BoundSourceHappenings)
 	}
 	if len(kept) == 0 {
 		// Events a cut took away are still the document's: only those it
 		// no longer holds are let go.
-		return 0, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Happenings)
+		return 0, holds, read.Calendars, w.releaseHappenings(ctx, doc.URL, read.Happenings)
 	}
 	// The document is known to hold events before any is recorded, so
 	// that one whose recording runs out of time is read again at the next
-	// poll (eventRechecks) even when no page links to it then.
+	// poll (happeningRechecks) even when no page links to it then.
 	if err := w.store.MarkHappeningDocument(ctx, sourceID, doc.URL); err != nil {
 		return 0, holds, read.Calendars, err
 	}
-	held, err := w.claimEvents(ctx, doc.URL, kept)
+	held, err := w.claimHappenings(ctx, doc.URL, kept)
 	if err != nil {
 		return 0, holds, read.Calendars, err
 	}
@@ -127,12 +127,12 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 	// were marked found (the ordering distribute relies on), not once per
 	// event: a calendar may hold hundreds.
 	var atts []Attachment
-	for chunk := range slices.Chunk(kept, eventsAtOnce) {
-		found, err := w.recordEvents(ctx, sourceID, doc.URL, chunk, held)
+	for chunk := range slices.Chunk(kept, happeningsAtOnce) {
+		found, err := w.recordHappenings(ctx, sourceID, doc.URL, chunk, held)
 		if err != nil {
 			return added, holds, read.Calendars, err
 		}
-		if err := w.markEventsFound(ctx, sourceID, found); err != nil {
+		if err := w.markHappeningsFound(ctx, sourceID, found); err != nil {
 			return added, holds, read.Calendars, err
 		}
 		if atts == nil {
@@ -141,23 +141,23 @@ func (w *Worker) ingestEvents(ctx context.Context, sourceID uuid.UUID, doc docum
 			}
 		}
 		for _, e := range found {
-			n, err := w.offerEvent(ctx, atts, e)
+			n, err := w.offerHappening(ctx, atts, e)
 			added += n
 			if err != nil {
 				return added, holds, read.Calendars, err
 			}
 		}
 	}
-	return added, holds, read.Calendars, w.releaseEvents(ctx, doc.URL, read.Happenings)
+	return added, holds, read.Calendars, w.releaseHappenings(ctx, doc.URL, read.Happenings)
 }
 
 // newFirst orders events the source has not found yet before those it
 // has (each in document order): a document too big to record within one
 // poll's store deadline then gets further at every poll instead of
 // recording its first events again and again.
-func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []StatedHappening) ([]StatedHappening, error) {
-	ids := make([]uuid.UUID, len(evs))
-	for i, e := range evs {
+func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, stated []StatedHappening) ([]StatedHappening, error) {
+	ids := make([]uuid.UUID, len(stated))
+	for i, e := range stated {
 		ids[i] = e.ID
 	}
 	isKnown, err := w.store.KnownHappenings(ctx, sourceID, ids)
@@ -165,15 +165,15 @@ func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []StatedH
 		return nil, err
 	}
 	if len(isKnown) == 0 {
-		return evs, nil
+		return stated, nil
 	}
-	out := make([]StatedHappening, 0, len(evs))
-	for _, e := range evs {
+	out := make([]StatedHappening, 0, len(stated))
+	for _, e := range stated {
 		if !isKnown[e.ID] {
 			out = append(out, e)
 		}
 	}
-	for _, e := range evs {
+	for _, e := range stated {
 		if isKnown[e.ID] {
 			out = append(out, e)
 		}
@@ -181,12 +181,12 @@ func (w *Worker) newFirst(ctx context.Context, sourceID uuid.UUID, evs []StatedH
 	return out, nil
 }
 
-// recordEvents records what a document says of the events it holds where
-// it has the word on them (held, from claimEvents; holders.go).
-func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url string, events []StatedHappening, held map[uuid.UUID]bool) ([]RecordedHappening, error) {
-	found := make([]RecordedHappening, 0, len(events))
-	for _, e := range events {
-		f, err := w.events.RecordHappening(ctx, sourceID, e, !held[e.ID])
+// recordHappenings records what a document says of the happenings it holds where
+// it has the word on them (held, from claimHappenings; holders.go).
+func (w *Worker) recordHappenings(ctx context.Context, sourceID uuid.UUID, url string, happenings []StatedHappening, held map[uuid.UUID]bool) ([]RecordedHappening, error) {
+	found := make([]RecordedHappening, 0, len(happenings))
+	for _, e := range happenings {
+		f, err := w.happenings.RecordHappening(ctx, sourceID, e, !held[e.ID])
 		if err != nil {
 			return found, fmt.Errorf("record event %s of %s: %w", e.ID, url, err)
 		}
@@ -195,10 +195,10 @@ func (w *Worker) recordEvents(ctx context.Context, sourceID uuid.UUID, url strin
 	return found, nil
 }
 
-// markEventsFound records the source's events before they are
+// markHappeningsFound records the source's events before they are
 // distributed: a backfill that starts later finds them here (see
 // backfill.go for the ordering argument).
-func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events []RecordedHappening) error {
+func (w *Worker) markHappeningsFound(ctx context.Context, sourceID uuid.UUID, events []RecordedHappening) error {
 	found := make([]crawlstate.FoundHappening, len(events))
 	for i, e := range events {
 		found[i] = crawlstate.FoundHappening{ID: e.ID, ChangedAt: e.ChangedAt, LastEnd: e.LastEnd}
@@ -206,17 +206,17 @@ func (w *Worker) markEventsFound(ctx context.Context, sourceID uuid.UUID, events
 	return w.store.MarkHappeningsFound(ctx, sourceID, found)
 }
 
-// offerEvent adds an event to every feed among atts whose kind takes
+// offerHappening adds a happening to every feed among atts whose kind takes
 // events and that accepts it; the backfill offers a source's known events
 // the same way.
-func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e RecordedHappening) (int, error) {
+func (w *Worker) offerHappening(ctx context.Context, atts []Attachment, e RecordedHappening) (int, error) {
 	added := 0
 	for _, a := range atts {
 		if _, ok := w.intakes.For(a.FeedKind); !ok {
 			return added, fmt.Errorf("add event %s to feed %s: no intake for %s feeds", e.ID, a.FeedID, a.FeedKind)
 		}
-		in, ok := w.intakes.events(a.FeedKind)
-		if !ok || !acceptsEvent(a, e, w.now()) {
+		in, ok := w.intakes.happenings(a.FeedKind)
+		if !ok || !acceptsHappening(a, e, w.now()) {
 			continue
 		}
 		ok, err := in.AddHappening(ctx, a, e.ID)
@@ -230,11 +230,11 @@ func (w *Worker) offerEvent(ctx context.Context, atts []Attachment, e RecordedHa
 	return added, nil
 }
 
-// eventRechecks are the source's known event documents not already in
+// happeningRechecks are the source's known happening documents not already in
 // todo, up to room of them, least recently checked first. A document the
 // discovery listed again is re-read as listed (with what the listing gave
 // about it); after an exhaustive discovery only those are.
-func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, listed []connector.Candidate, exhaustive bool, room int) ([]connector.Candidate, error) {
+func (w *Worker) happeningRechecks(ctx context.Context, sourceID uuid.UUID, todo, listed []connector.Candidate, exhaustive bool, room int) ([]connector.Candidate, error) {
 	if room <= 0 || exhaustive && len(listed) == 0 {
 		return nil, nil
 	}
@@ -260,25 +260,25 @@ func (w *Worker) eventRechecks(ctx context.Context, sourceID uuid.UUID, todo, li
 	return out, nil
 }
 
-// backfillEvents adds to a new attachment every event its source has
+// backfillHappenings adds to a new attachment every happening its source has
 // found that the attachment accepts.
-func (w *Worker) backfillEvents(ctx context.Context, a Attachment) (found, added int, err error) {
+func (w *Worker) backfillHappenings(ctx context.Context, a Attachment) (found, added int, err error) {
 	known, err := w.store.HappeningsOfSource(ctx, a.SourceID)
 	if err != nil {
 		return 0, 0, err
 	}
-	events := make([]RecordedHappening, len(known))
+	happenings := make([]RecordedHappening, len(known))
 	for i, e := range known {
-		events[i] = RecordedHappening{ID: e.ID, ChangedAt: e.ChangedAt, LastEnd: e.LastEnd}
+		happenings[i] = RecordedHappening{ID: e.ID, ChangedAt: e.ChangedAt, LastEnd: e.LastEnd}
 	}
-	for _, e := range events {
-		n, err := w.offerEvent(ctx, []Attachment{a}, e)
+	for _, e := range happenings {
+		n, err := w.offerHappening(ctx, []Attachment{a}, e)
 		added += n
 		if err != nil {
-			return len(events), added, err
+			return len(happenings), added, err
 		}
 	}
-	return len(events), added, nil
+	return len(happenings), added, nil
 }
 
 // followCalendars reads the calendar files the crawl's pages linked to and

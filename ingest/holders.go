@@ -16,16 +16,16 @@ import (
 // The others' findings still count as finding the event, for feeds and
 // backfills; they are recorded only when the event is new.
 
-// claimEvents takes the word on the events of a document where it may, in
+// claimHappenings takes the word on the happenings of a document where it may, in
 // one statement so two documents read at once cannot both win; it returns
 // the events the document holds.
-func (w *Worker) claimEvents(ctx context.Context, url string, events []StatedHappening) (map[uuid.UUID]bool, error) {
-	if len(events) == 0 {
+func (w *Worker) claimHappenings(ctx context.Context, url string, happenings []StatedHappening) (map[uuid.UUID]bool, error) {
+	if len(happenings) == 0 {
 		return nil, nil
 	}
-	ids, ranks := make([]uuid.UUID, 0, len(events)), make([]int, 0, len(events))
-	seen := make(map[uuid.UUID]bool, len(events))
-	for _, e := range events {
+	ids, ranks := make([]uuid.UUID, 0, len(happenings)), make([]int, 0, len(happenings))
+	seen := make(map[uuid.UUID]bool, len(happenings))
+	for _, e := range happenings {
 		if !seen[e.ID] {
 			seen[e.ID] = true
 			ids, ranks = append(ids, e.ID), append(ranks, e.Precedence)
@@ -34,9 +34,9 @@ func (w *Worker) claimEvents(ctx context.Context, url string, events []StatedHap
 	return w.store.ClaimHappenings(ctx, url, ids, ranks)
 }
 
-// releaseEvents lets go of the events a document held but no longer holds,
+// releaseHappenings lets go of the happenings a document held but no longer holds,
 // so the next document that holds them has the word.
-func (w *Worker) releaseEvents(ctx context.Context, url string, still []StatedHappening) error {
+func (w *Worker) releaseHappenings(ctx context.Context, url string, still []StatedHappening) error {
 	ids := make([]uuid.UUID, len(still))
 	for i, e := range still {
 		ids[i] = e.ID

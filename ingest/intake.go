@@ -77,7 +77,7 @@ type HappeningIntake interface {
 	// AddHappening puts a recorded event into the feed of an attachment; it
 	// must be idempotent per attachment and event (added false the second
 	// time).
-	AddHappening(ctx context.Context, to Attachment, eventID uuid.UUID) (added bool, err error)
+	AddHappening(ctx context.Context, to Attachment, happeningID uuid.UUID) (added bool, err error)
 }
 
 // Intakes finds the intake of a feed kind.
@@ -118,9 +118,9 @@ func (r *Intakes) articles(kind domain.FeedKind) (ArticleIntake, bool) {
 	return in, ok
 }
 
-// events is the event intake of a feed kind; false when its feeds take no
-// events.
-func (r *Intakes) events(kind domain.FeedKind) (HappeningIntake, bool) {
+// happenings is the happening intake of a feed kind; false when its feeds take no
+// happenings.
+func (r *Intakes) happenings(kind domain.FeedKind) (HappeningIntake, bool) {
 	in, ok := r.byKind[kind].(HappeningIntake)
 	return in, ok
 }

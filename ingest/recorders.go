@@ -16,7 +16,7 @@ import (
 
 // The recorders: what is done with each crawled document. Its article is
 // recorded through commands (articleRecorder), and it is read for the
-// happenings it holds, each recorded through commands too (eventReader);
+// happenings it holds, each recorded through commands too (happeningReader);
 // New builds both from Parts.Commands.
 
 // articleRecorder records what crawls find as articles.
@@ -38,39 +38,39 @@ func (a articleRecorder) RecordArticles(ctx context.Context, found []FoundArticl
 	return out, nil
 }
 
-// eventReader reads documents for events (ingest/calendar) within the
+// happeningReader reads documents for events (ingest/calendar) within the
 // document bounds and records them through commands.
-type eventReader struct {
+type happeningReader struct {
 	cmds   *commands.Handler
 	log    *slog.Logger
 	limits calendar.Limits
 }
 
-func (s eventReader) ReadHappenings(doc document.Document) (DocumentHappenings, error) {
+func (s happeningReader) ReadHappenings(doc document.Document) (DocumentHappenings, error) {
 	found, err := calendar.Extract(doc, calendar.Options{Now: time.Now(), Limits: s.limits})
 	if err != nil {
 		return DocumentHappenings{}, fmt.Errorf("extract events of %s: %w", doc.URL, err)
 	}
 	if found.CutOff != nil {
-		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Events))
+		s.log.Warn("document cut off: what fitted is kept", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit, "events", len(found.Happenings))
 	}
 	if found.Dropped > 0 {
 		s.log.Info("events without what an event needs were dropped", "url", doc.URL, "dropped", found.Dropped)
 	}
-	out := DocumentHappenings{Calendars: found.Calendars, Happenings: make([]StatedHappening, len(found.Events))}
+	out := DocumentHappenings{Calendars: found.Calendars, Happenings: make([]StatedHappening, len(found.Happenings))}
 	if found.CutOff != nil {
 		out.CutOff = found.CutOff.String()
 	}
-	for i, d := range found.Events {
+	for i, d := range found.Happenings {
 		out.Happenings[i] = StatedHappening{ID: domain.HappeningID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
 	}
 	return out, nil
 }
 
-func (s eventReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e StatedHappening, deferred bool) (RecordedHappening, error) {
+func (s happeningReader) RecordHappening(ctx context.Context, sourceID uuid.UUID, e StatedHappening, deferred bool) (RecordedHappening, error) {
 	ev, _, err := s.cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: sourceID, Details: e.Details, OnlyIfNew: deferred})
 	if err != nil {
 		return RecordedHappening{}, err
 	}
-	return RecordedHappening{ID: ev.EventID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
+	return RecordedHappening{ID: ev.HappeningID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
 }

@@ -101,11 +101,11 @@ type Config struct {
 	// unreadable) loses none of the articles it listed meanwhile.
 	GiveUpAfter time.Duration
 	// Documents bound the work of reading one document for events (the
-	// event sink applies them); MaxEventsPerCrawl bounds the events one
-	// crawl of a source records (calendar.DefaultMaxEventsPerCrawl when
+	// event sink applies them); MaxHappeningsPerCrawl bounds the events one
+	// crawl of a source records (calendar.DefaultMaxHappeningsPerCrawl when
 	// zero): the rest wait for the next crawl.
-	Documents         calendar.Limits
-	MaxEventsPerCrawl int
+	Documents             calendar.Limits
+	MaxHappeningsPerCrawl int
 	// StoreTimeout bounds the database steps of one fetched document
 	// (DefaultStoreTimeout when zero); a document whose events take longer
 	// is gone on with at the next poll.
@@ -148,8 +148,8 @@ func (c Config) withDefaults() Config {
 	if c.StoreTimeout <= 0 {
 		c.StoreTimeout = DefaultStoreTimeout
 	}
-	if c.MaxEventsPerCrawl <= 0 {
-		c.MaxEventsPerCrawl = calendar.DefaultMaxEventsPerCrawl
+	if c.MaxHappeningsPerCrawl <= 0 {
+		c.MaxHappeningsPerCrawl = calendar.DefaultMaxHappeningsPerCrawl
 	}
 	return c
 }
@@ -196,7 +196,7 @@ type Worker struct {
 	knownArticles *readarticles.Queries
 	connectors    *connector.Registry
 	articles      ArticleRecorder
-	events        HappeningRecorder
+	happenings    HappeningRecorder
 	intakes       *Intakes
 	cfg           Config
 	log           *slog.Logger
@@ -255,7 +255,7 @@ func New(parts Parts, cfg Config, logger *slog.Logger) *Worker {
 		knownArticles: readarticles.NewQueries(parts.DB),
 		connectors:    parts.Connectors,
 		articles:      articleRecorder{cmds: parts.Commands},
-		events:        eventReader{cmds: parts.Commands, log: logger, limits: cfg.Documents},
+		happenings:    happeningReader{cmds: parts.Commands, log: logger, limits: cfg.Documents},
 		intakes:       parts.Intakes,
 		cfg:           cfg, log: log, now: time.Now,
 		backlogs:      newBacklogs(cfg.LeaseDuration),

@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			PollInterval: cfg.PollInterval, MinPollInterval: cfg.MinPollInterval, MaxPollInterval: cfg.MaxPollInterval,
 			Concurrency:   cfg.CrawlConcurrency,
 			LeaseDuration: cfg.CrawlLease,
-			Documents:     cfg.Documents, MaxEventsPerCrawl: cfg.MaxEventsPerCrawl,
+			Documents:     cfg.Documents, MaxHappeningsPerCrawl: cfg.MaxHappeningsPerCrawl,
 		}, s.CrawlNotifications); err != nil {
 			s.Close()
 			return nil, err

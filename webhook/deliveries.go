@@ -13,18 +13,20 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-// Delivery is one event's delivery to one webhook, as the API shows it.
+// Delivery is one stored event's delivery to one webhook, as the API
+// shows it: EventID is the stored EventItemAdded's id, WebhookEvent the
+// webhook event it announces (the API's member "event").
 type Delivery struct {
-	ID          uuid.UUID
-	WebhookID   uuid.UUID
-	EventID     uuid.UUID
-	Event       string
-	EventFeedID uuid.UUID
-	ItemID      uuid.UUID
-	Status      string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	Attempts    []Attempt
+	ID           uuid.UUID
+	WebhookID    uuid.UUID
+	EventID      uuid.UUID
+	WebhookEvent string
+	EventFeedID  uuid.UUID
+	ItemID       uuid.UUID
+	Status       string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	Attempts     []Attempt
 }
 
 // Attempt is one POST of a delivery.
@@ -96,7 +98,7 @@ func (s *Service) withAttempts(ctx context.Context, db bun.IDB, rows []deliveryR
 	ids := make([]uuid.UUID, len(rows))
 	for i, r := range rows {
 		out[i] = Delivery{
-			ID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, Event: r.Event, EventFeedID: r.EventFeedID,
+			ID: r.ID, WebhookID: r.WebhookID, EventID: r.EventID, WebhookEvent: r.WebhookEvent, EventFeedID: r.EventFeedID,
 			ItemID: r.ItemID, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Attempts: []Attempt{},
 		}
 		index[r.ID], ids[i] = i, r.ID

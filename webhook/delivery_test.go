@@ -56,7 +56,7 @@ func TestAnAddedItemReachesItsSubscriberSignedWithTheDocumentedHeaders(t *testin
 		t.Errorf("timestamp %v, want the add's %v", body["timestamp"], added.At)
 	}
 	data, _ := body["data"].(map[string]any)
-	if data["id"] != added.ItemID.String() || data["eventId"] != added.EventID.String() || data["title"] != "Jazz night" {
+	if data["id"] != added.ItemID.String() || data["eventId"] != added.HappeningID.String() || data["title"] != "Jazz night" {
 		t.Errorf("data %v does not describe the added item", data)
 	}
 	if _, ok := data["sourceType"]; ok {
@@ -96,11 +96,11 @@ func TestOnlyMatchingWebhooksGetAnItemAndALinkedEventIsNoNewItem(t *testing.T) {
 	var it domain.HappeningItem
 	it.Apply(added)
 	linked := it.Add(domain.ItemTarget{FeedID: feedA, OrganizationID: s.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
-		added.EventID, domain.Now())
+		added.HappeningID, domain.Now())
 	if len(linked) != 1 || linked[0].EventType() != "EventItemLinked" {
 		t.Fatalf("second attachment decided %v", linked)
 	}
-	s.append(domain.HappeningItemStream(feedA, added.EventID), linked[0])
+	s.append(domain.HappeningItemStream(feedA, added.HappeningID), linked[0])
 	// A marker item after it: once it arrives, anything the link caused
 	// would have arrived too.
 	markerID, _ := s.addItem(feedA, "marker")

@@ -53,7 +53,10 @@ const (
 	StatusUnknown = "unknown"
 )
 
-// deliveryRow is a row of webhook_deliveries: one event for one webhook.
+// deliveryRow is a row of webhook_deliveries: one stored EventItemAdded
+// for one webhook. EventID is that stored event's id (the deliveries'
+// x-service-event-id); WebhookEvent is the webhook event it announces
+// (event.item_added, column event); EventFeedID is the item's event feed.
 type deliveryRow struct {
 	bun.BaseModel `bun:"table:webhook_deliveries,alias:d"`
 
@@ -61,7 +64,7 @@ type deliveryRow struct {
 	WebhookID      uuid.UUID `bun:"webhook_id,type:uuid"`
 	OrganizationID uuid.UUID `bun:"organization_id,type:uuid"`
 	EventID        uuid.UUID `bun:"event_id,type:uuid"`
-	Event          string    `bun:"event"`
+	WebhookEvent   string    `bun:"event"`
 	EventFeedID    uuid.UUID `bun:"event_feed_id,type:uuid"`
 	ItemID         uuid.UUID `bun:"item_id,type:uuid"`
 	Status         string    `bun:"status"`
@@ -71,7 +74,7 @@ type deliveryRow struct {
 }
 
 // payloadRow is a row of webhook_payloads: the exact body every attempt
-// of every delivery of one event sends.
+// of every delivery of one stored event sends.
 type payloadRow struct {
 	bun.BaseModel `bun:"table:webhook_payloads"`
 
@@ -80,7 +83,7 @@ type payloadRow struct {
 	CreatedAt time.Time `bun:"created_at"`
 }
 
-// DeliveryID is the id of one event's delivery to one webhook: derived, so
+// DeliveryID is the id of one stored event's delivery to one webhook: derived, so
 // the same pair can never be two deliveries.
 func DeliveryID(webhookID, eventID uuid.UUID) uuid.UUID {
 	return uuid.NewSHA1(webhookID, eventID[:])
@@ -113,7 +116,7 @@ type added struct {
 // itemAdded defers an added item to the end of the batch (or to the next
 // change of a subscription, whichever comes first), where the batch's
 // items are matched, rendered and queued together. Only the first add of
-// an event to a feed is an item_added; EventItemLinked is not handled.
+// a happening to a feed is an item_added; EventItemLinked is not handled.
 func (d *dispatcher) itemAdded(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env projections.Envelope) error {
 	id, err := uuid.Parse(env.EventID)
 	if err != nil {
@@ -149,7 +152,7 @@ type batch struct {
 	items []added
 }
 
-// renderers bounds the event streams read at once while rendering.
+// renderers bounds the happening streams read at once while rendering.
 const renderers = 8
 
 // insertChunk bounds the rows of one insert statement.
@@ -201,7 +204,7 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 		for _, h := range hooks[i] {
 			deliveries = append(deliveries, deliveryRow{
 				ID: DeliveryID(h, a.eventID), WebhookID: h, OrganizationID: a.item.OrganizationID, EventID: a.eventID,
-				Event: domain.WebhookItemAdded, EventFeedID: a.item.FeedID, ItemID: a.item.ItemID,
+				WebhookEvent: domain.WebhookItemAdded, EventFeedID: a.item.FeedID, ItemID: a.item.ItemID,
 				Status: StatusPending, Runs: 1, CreatedAt: a.env.RecordedAt, UpdatedAt: a.env.RecordedAt,
 			})
 		}
@@ -236,9 +239,9 @@ func match(ctx context.Context, db bun.IDB, items []added) ([][]uuid.UUID, error
 }
 
 // render makes the body of an item's deliveries from the log alone: the
-// event's details as of the add, whatever changed later.
+// happening's details as of the add, whatever changed later.
 func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at eventstore.Position) ([]byte, error) {
-	details, err := s.detailsAt(ctx, e.EventID, at)
+	details, err := s.detailsAt(ctx, e.HappeningID, at)
 	if err != nil {
 		return nil, err
 	}
@@ -249,18 +252,18 @@ func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at ev
 	return shape.DeliveryBody(domain.WebhookItemAdded, e.At, data)
 }
 
-// detailsAt folds the event's stream up to position at.
-func (s *Service) detailsAt(ctx context.Context, eventID uuid.UUID, at eventstore.Position) (domain.HappeningDetails, error) {
-	var event domain.Happening
-	if err := stream.FoldUntil(ctx, s.parts.Store, domain.HappeningStream(eventID), &event, at); err != nil {
+// detailsAt folds the happening's stream up to position at.
+func (s *Service) detailsAt(ctx context.Context, happeningID uuid.UUID, at eventstore.Position) (domain.HappeningDetails, error) {
+	var h domain.Happening
+	if err := stream.FoldUntil(ctx, s.parts.Store, domain.HappeningStream(happeningID), &h, at); err != nil {
 		return domain.HappeningDetails{}, err
 	}
-	if !event.Exists() {
-		// An item is added after its event is discovered; a log without the
+	if !h.Exists() {
+		// An item is added after its happening is discovered; a log without the
 		// discovery still gets its deliveries, with what the add says.
-		s.logger.Warn("event item added before its event was discovered", "event", eventID)
+		s.logger.Warn("event item added before its happening was discovered", "happening", happeningID)
 	}
-	return event.Details(), nil
+	return h.Details(), nil
 }
 
 // queue records payloads and deliveries and queues a job per delivery, in

@@ -159,11 +159,11 @@ func (s *stack) addItem(feed uuid.UUID, title string) (eventID uuid.UUID, item d
 	now := domain.Now()
 	var found domain.Happening
 	discovered := found.Discover(uuid.New(), details, now)[0].(domain.HappeningDiscovered)
-	s.append(domain.HappeningStream(discovered.EventID), discovered)
+	s.append(domain.HappeningStream(discovered.HappeningID), discovered)
 	var it domain.HappeningItem
 	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: s.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
-		discovered.EventID, now)[0].(domain.HappeningItemAdded)
-	return s.append(domain.HappeningItemStream(feed, discovered.EventID), added), added
+		discovered.HappeningID, now)[0].(domain.HappeningItemAdded)
+	return s.append(domain.HappeningItemStream(feed, discovered.HappeningID), added), added
 }
 
 func (s *stack) append(stream string, e domain.Event) uuid.UUID {

@@ -29,7 +29,7 @@ func TestTheDeliveryLogShowsEveryAttemptWithItsTimeStatusErrorAndDuration(t *tes
 	feed := uuid.New()
 	eventID, added := s.addItem(feed, "logged")
 	d := s.awaitDelivery(hook, "the delivery to succeed", delivered)
-	if d.EventID != eventID || d.EventFeedID != feed || d.ItemID != added.ItemID || d.Event != "event.item_added" || d.WebhookID != hook {
+	if d.EventID != eventID || d.EventFeedID != feed || d.ItemID != added.ItemID || d.WebhookEvent != "event.item_added" || d.WebhookID != hook {
 		t.Errorf("delivery %+v does not name its event, feed and item", d)
 	}
 	if len(d.Attempts) != 3 {

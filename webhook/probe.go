@@ -84,10 +84,10 @@ func (s *Service) probeSecrets(ctx context.Context, p Probe, now time.Time) (sec
 // sampleBody is a test delivery's body: a made-up event item rendered like
 // real ones, so a receiver can exercise its whole path.
 func (s *Service) sampleBody(now time.Time) ([]byte, error) {
-	feed, event := uuid.New(), uuid.New()
+	feed, happening := uuid.New(), uuid.New()
 	start := now.Add(7 * 24 * time.Hour).Truncate(time.Hour)
 	end := start.Add(2 * time.Hour)
-	instance := uuid.NewSHA1(event, []byte("instance"))
+	instance := uuid.NewSHA1(happening, []byte("instance"))
 	details := domain.HappeningDetails{
 		Title: "Sample event", Description: "<p>A test delivery of the event.item_added webhook.</p>",
 		Time:             domain.HappeningTime{TemporalPattern: domain.PatternSingular, Timezone: "UTC", DisplayText: start.Format("Mon 2 Jan 2006, 15:04") + " UTC"},
@@ -96,7 +96,7 @@ func (s *Service) sampleBody(now time.Time) ([]byte, error) {
 		SupportingImages: []string{}, URLs: []string{"https://example.com/events/sample"}, PrimaryURL: "https://example.com/events/sample",
 		GeoLocations: []domain.GeoLocation{},
 	}
-	item := domain.HappeningItemAdded{ItemID: domain.HappeningItemID(feed, event), FeedID: feed, EventID: event, At: now}
+	item := domain.HappeningItemAdded{ItemID: domain.HappeningItemID(feed, happening), FeedID: feed, HappeningID: happening, At: now}
 	data, err := s.cfg.Render(item, details)
 	if err != nil {
 		return nil, err

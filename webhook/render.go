@@ -8,7 +8,7 @@ import (
 
 // Render makes the data member of an event.item_added delivery
 // (shape.ItemAddedData unless a test says otherwise) from the add and the
-// event's details as they stood when it was added.
+// happening's details as they stood when it was added.
 // It must depend on nothing else (no clock, no reads), so the body is a
 // function of the log: it is rendered once, when the delivery is queued,
 // and every attempt and redelivery sends those exact bytes.

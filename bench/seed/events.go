@@ -122,7 +122,7 @@ func addEvents(ctx context.Context, cmds *commands.Handler, gen eventGen, to dom
 		if err != nil {
 			return err
 		}
-		_, _, err = cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: to, EventID: found.EventID})
+		_, _, err = cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: to, HappeningID: found.HappeningID})
 		return err
 	})
 }

@@ -397,14 +397,14 @@ func appendOne(ctx context.Context, store *eventstore.Postgres, org, feed uuid.U
 	}
 	var event domain.Happening
 	found := event.Discover(uuid.New(), details, domain.Now())[0].(domain.HappeningDiscovered)
-	if _, err := appendEvent(ctx, store, domain.HappeningStream(found.EventID), uuid.New(), found); err != nil {
+	if _, err := appendEvent(ctx, store, domain.HappeningStream(found.HappeningID), uuid.New(), found); err != nil {
 		return uuid.Nil, time.Time{}, err
 	}
 	var item domain.HappeningItem
 	added := item.Add(domain.ItemTarget{FeedID: feed, OrganizationID: org, AttachmentID: uuid.New(), SourceID: found.SourceID, SourceType: domain.SourceSite},
-		found.EventID, domain.Now())[0]
+		found.HappeningID, domain.Now())[0]
 	id := uuid.New()
-	at, err := appendEvent(ctx, store, domain.HappeningItemStream(feed, found.EventID), id, added)
+	at, err := appendEvent(ctx, store, domain.HappeningItemStream(feed, found.HappeningID), id, added)
 	return id, at, err
 }
 

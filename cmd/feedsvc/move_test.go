@@ -334,16 +334,16 @@ func (in *installation) addItem(t *testing.T, feed uuid.UUID, title string) stri
 	now := domain.Now()
 	var found domain.Happening
 	discovered := found.Discover(uuid.New(), details, now)[0].(domain.HappeningDiscovered)
-	in.append(t, domain.HappeningStream(discovered.EventID), uuid.Nil, discovered)
+	in.append(t, domain.HappeningStream(discovered.HappeningID), uuid.Nil, discovered)
 	var it domain.HappeningItem
 	added := it.Add(domain.ItemTarget{FeedID: feed, OrganizationID: in.org, AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite},
-		discovered.EventID, now)[0]
+		discovered.HappeningID, now)[0]
 	data, err := domain.EncodeEvent(added)
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := uuid.New()
-	if _, err := in.store.AppendToStream(context.Background(), domain.HappeningItemStream(feed, discovered.EventID), eventstore.Any(),
+	if _, err := in.store.AppendToStream(context.Background(), domain.HappeningItemStream(feed, discovered.HappeningID), eventstore.Any(),
 		eventstore.EventData{ID: id, Type: added.EventType(), Data: data, Metadata: fmt.Appendf(nil, `{"schemaVersion":1,"organizationId":%q}`, in.org)}); err != nil {
 		t.Fatal(err)
 	}

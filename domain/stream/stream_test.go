@@ -23,9 +23,9 @@ func TestAStreamIsReadDecodedAndFoldedUpToAPosition(t *testing.T) {
 	name := domain.HappeningStream(id)
 	var positions []eventstore.Position
 	for _, e := range []domain.Event{
-		domain.HappeningDiscovered{EventID: id, Details: domain.HappeningDetails{Title: "first"}},
-		domain.HappeningChanged{EventID: id, Details: domain.HappeningDetails{Title: "second"}},
-		domain.HappeningChanged{EventID: id, Details: domain.HappeningDetails{Title: "third"}},
+		domain.HappeningDiscovered{HappeningID: id, Details: domain.HappeningDetails{Title: "first"}},
+		domain.HappeningChanged{HappeningID: id, Details: domain.HappeningDetails{Title: "second"}},
+		domain.HappeningChanged{HappeningID: id, Details: domain.HappeningDetails{Title: "third"}},
 	} {
 		data, err := domain.EncodeEvent(e)
 		if err != nil {

@@ -169,19 +169,19 @@ func TestTheCalendarRoundTripsThroughTheServicesOwnExtractor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Events) != 2 || res.Dropped != 0 {
-		t.Fatalf("extracted %d events (%d dropped), want 2", len(res.Events), res.Dropped)
+	if len(res.Happenings) != 2 || res.Dropped != 0 {
+		t.Fatalf("extracted %d events (%d dropped), want 2", len(res.Happenings), res.Dropped)
 	}
 	for _, want := range []domain.HappeningDetails{meetup, talk} {
 		var got *domain.HappeningDetails
-		for i, e := range res.Events {
+		for i, e := range res.Happenings {
 			// The event's URL names it in both, as the extractor names events.
 			if e.Identity == want.Identity {
-				got = &res.Events[i]
+				got = &res.Happenings[i]
 			}
 		}
 		if got == nil {
-			t.Fatalf("no event with the UID of %s among %d", want.Identity, len(res.Events))
+			t.Fatalf("no event with the UID of %s among %d", want.Identity, len(res.Happenings))
 		}
 		w, g := instanceSpans(want), instanceSpans(*got)
 		if strings.Join(g, "\n") != strings.Join(w, "\n") {

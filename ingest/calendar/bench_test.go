@@ -99,12 +99,12 @@ func TestTheBenchmarkDocumentsAreRealistic(t *testing.T) {
 		t.Errorf("event page is %d bytes, want about 60 KB", n)
 	}
 	res, err := Extract(htmlDoc("https://jazzkeller.example/event/jazz-night/", string(page)), Options{Now: crawlNow})
-	if err != nil || len(res.Events) != 1 || res.Events[0].Title != "Jazz Night – Live im Keller" {
+	if err != nil || len(res.Happenings) != 1 || res.Happenings[0].Title != "Jazz Night – Live im Keller" {
 		t.Errorf("event page: %v %+v", err, res)
 	}
 	cal, err := Extract(document.Document{URL: "https://venue.example/events.ics", ContentType: "text/calendar", Body: bigCalendar()}, Options{Now: crawlNow})
-	if err != nil || len(cal.Events) != 490 || cal.Dropped != 0 {
-		t.Errorf("calendar: %v, %d events, %d dropped; want 490 (40 series with their 10 overrides)", err, len(cal.Events), cal.Dropped)
+	if err != nil || len(cal.Happenings) != 490 || cal.Dropped != 0 {
+		t.Errorf("calendar: %v, %d events, %d dropped; want 490 (40 series with their 10 overrides)", err, len(cal.Happenings), cal.Dropped)
 	}
 }
 

@@ -1,4 +1,7 @@
-// Package events extracts events from documents (api.md 2.9): schema.org
+// Package calendar extracts happenings (domain.HappeningDetails) from
+// documents. In this package "event" is the formats' word (a schema.org
+// Event, an iCalendar VEVENT); what it returns are happenings
+// (Result.Happenings). What it reads (api.md 2.9): schema.org
 // Event and every subtype in an HTML page's JSON-LD, or in its Microdata
 // when no JSON-LD block holds an event, the VEVENTs of iCalendar files,
 // and platform posts (a Facebook page event, or a post whose text names a

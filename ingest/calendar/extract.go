@@ -36,8 +36,8 @@ type Options struct {
 
 // Result is what one document holds.
 type Result struct {
-	// Events passed domain.NewHappeningDetails.
-	Events []domain.HappeningDetails
+	// Happenings passed domain.NewHappeningDetails.
+	Happenings []domain.HappeningDetails
 	// Dropped counts events found but invalid (no title, no date, ...).
 	Dropped int
 	// Calendars are the iCalendar files an HTML page links to (.ics files,
@@ -45,7 +45,7 @@ type Result struct {
 	// fetch next.
 	Calendars []string
 	// CutOff is the bound that cut the document short, nil when it was
-	// read whole; Events are then what fitted.
+	// read whole; Happenings are then what fitted.
 	CutOff *CutOff
 }
 
@@ -88,8 +88,8 @@ func Extract(d document.Document, opts Options) (Result, error) {
 	}
 	res := Result{Calendars: calendars, Dropped: dropped}
 	for _, dr := range identify(drafts, d.URL) {
-		if len(res.Events) == work.limits.MaxEvents {
-			work.cutAt(BoundEvents, int64(work.limits.MaxEvents))
+		if len(res.Happenings) == work.limits.MaxHappenings {
+			work.cutAt(BoundHappenings, int64(work.limits.MaxHappenings))
 			break
 		}
 		if work.late() {
@@ -100,7 +100,7 @@ func Extract(d document.Document, opts Options) (Result, error) {
 			res.Dropped++
 			continue
 		}
-		res.Events = append(res.Events, details)
+		res.Happenings = append(res.Happenings, details)
 	}
 	if res.CutOff = work.cut; res.CutOff != nil {
 		cutOffs.WithLabelValues(res.CutOff.Bound).Inc()

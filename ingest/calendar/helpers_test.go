@@ -43,13 +43,13 @@ func extractFixture(t testing.TB, name, url string) Result {
 // byTitle finds an extracted event by its title.
 func byTitle(t testing.TB, res Result, title string) domain.HappeningDetails {
 	t.Helper()
-	for _, e := range res.Events {
+	for _, e := range res.Happenings {
 		if e.Title == title {
 			return e
 		}
 	}
 	var titles []string
-	for _, e := range res.Events {
+	for _, e := range res.Happenings {
 		titles = append(titles, e.Title)
 	}
 	t.Fatalf("no event titled %q among %q", title, titles)

@@ -11,10 +11,10 @@ import (
 
 func TestAWordPressEventsCalendarPageGivesItsEventFieldByField(t *testing.T) {
 	res := extractFixture(t, "tec-jazz-night.html", "https://jazzkeller.example/event/jazz-night/")
-	if len(res.Events) != 1 || res.Dropped != 0 {
-		t.Fatalf("events %d, dropped %d; want 1, 0", len(res.Events), res.Dropped)
+	if len(res.Happenings) != 1 || res.Dropped != 0 {
+		t.Fatalf("events %d, dropped %d; want 1, 0", len(res.Happenings), res.Dropped)
 	}
-	e := res.Events[0]
+	e := res.Happenings[0]
 	end := at("2024-11-12T22:00:00Z")
 	checkAll(t, []check{
 		{"the identity is the event's own URL, normalised", e.Identity, "url:https://jazzkeller.example/event/jazz-night"},
@@ -59,8 +59,8 @@ func TestAWordPressEventsCalendarPageGivesItsEventFieldByField(t *testing.T) {
 
 func TestATicketingGraphResolvesReferencesCapacitiesAndStatuses(t *testing.T) {
 	res := extractFixture(t, "ticketing-graph.html", "https://tickets.example/konzerthaus")
-	if len(res.Events) != 4 {
-		t.Fatalf("got %d events, want 4", len(res.Events))
+	if len(res.Happenings) != 4 {
+		t.Fatalf("got %d events, want 4", len(res.Happenings))
 	}
 	prev := at("2024-11-16T18:30:00Z")
 	tests := []struct {
@@ -166,7 +166,7 @@ func TestMalformedJSONLDNeverStopsTheRest(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := extractFixture(t, tt.file, "https://kultur.example/kalender")
 			var titles []string
-			for _, e := range res.Events {
+			for _, e := range res.Happenings {
 				titles = append(titles, e.Title)
 			}
 			if !slices.Equal(titles, tt.wantTitles) || res.Dropped != tt.wantDropped {
@@ -240,7 +240,7 @@ func TestAnEventScheduleRecursInTheEventsZone(t *testing.T) {
 func TestEventsOfAListingAreToldApartOrMerged(t *testing.T) {
 	res := extractFixture(t, "listing.html", "https://kino.example/programm")
 	var ids []string
-	for _, e := range res.Events {
+	for _, e := range res.Happenings {
 		ids = append(ids, e.Identity)
 	}
 	wantIDs := []string{
@@ -320,10 +320,10 @@ func TestTitlesAndDescriptionsAreSanitised(t *testing.T) {
 		"description":"<p onclick=\"x()\">Hi <a href=\"javascript:alert(1)\">there</a> <img src=x onerror=y()> <iframe src=\"https://evil.example\"></iframe></p>",
 		"startDate":"2024-11-01T20:00:00+01:00"}</script>`
 	res, err := Extract(htmlDoc("https://club.example/rock", page), Options{Now: crawlNow})
-	if err != nil || len(res.Events) != 1 {
+	if err != nil || len(res.Happenings) != 1 {
 		t.Fatalf("%v, %+v", err, res)
 	}
-	e := res.Events[0]
+	e := res.Happenings[0]
 	if e.Title != "Rock 'n' Roll" {
 		t.Errorf("title %q", e.Title)
 	}
@@ -341,10 +341,10 @@ func TestALongDescriptionGetsAPlainShortOne(t *testing.T) {
 	long := strings.Repeat("Ein langer Abend voller Musik &amp; Tanz. ", 10)
 	page := `<script type="application/ld+json">{"@type":"Event","name":"Tanzabend","description":"<p>` + long + `</p>","startDate":"2024-11-01T20:00:00+01:00"}</script>`
 	res, err := Extract(htmlDoc("https://club.example/tanz", page), Options{Now: crawlNow})
-	if err != nil || len(res.Events) != 1 {
+	if err != nil || len(res.Happenings) != 1 {
 		t.Fatalf("%v, %+v", err, res)
 	}
-	short := res.Events[0].ShortDescription
+	short := res.Happenings[0].ShortDescription
 	if !strings.HasPrefix(short, "Ein langer Abend voller Musik &amp; Tanz. Ein") || !strings.HasSuffix(short, "…") || strings.Contains(short, "<p>") {
 		t.Errorf("short description %q", short)
 	}

@@ -42,11 +42,11 @@ type calendar struct {
 // MaxEvents events kept, and only MaxEvents events drafted.
 func fromICalendar(d document.Document, work *work) (out []draft, dropped int, err error) {
 	body := bytes.TrimPrefix(extract.ToUTF8(d.Body, d.ContentType), []byte("\ufeff"))
-	if cut, bound := cutCalendar(body, work.limits.MaxCalendarBytes, veventsPerEvent*work.limits.MaxEvents); bound != "" {
+	if cut, bound := cutCalendar(body, work.limits.MaxCalendarBytes, veventsPerEvent*work.limits.MaxHappenings); bound != "" {
 		body = cut
 		limit := int64(work.limits.MaxCalendarBytes)
-		if bound == BoundEvents {
-			limit = int64(work.limits.MaxEvents)
+		if bound == BoundHappenings {
+			limit = int64(work.limits.MaxHappenings)
 		}
 		work.cutAt(bound, limit)
 	}
@@ -69,9 +69,9 @@ func fromICalendar(d document.Document, work *work) (out []draft, dropped int, e
 		c.zone = c.onlyZone()
 	}
 	masters, overrides, order := groupByUID(cal.Children)
-	if max := work.limits.MaxEvents; len(order) > max {
+	if max := work.limits.MaxHappenings; len(order) > max {
 		order = order[:max]
-		work.cutAt(BoundEvents, int64(max))
+		work.cutAt(BoundHappenings, int64(max))
 	}
 	out = make([]draft, 0, len(order))
 	add := func(dr draft, ok bool) {

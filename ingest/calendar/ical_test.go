@@ -78,8 +78,8 @@ func TestAWeeklyMeetupKeeps19LocalAcrossTheClockChangeWithItsExceptionAndOverrid
 
 func TestTheOtherEventsOfAGoogleExport(t *testing.T) {
 	res := extractFixture(t, "google-export.ics", "https://calendar.example/ical/stammtisch/public/basic.ics")
-	if len(res.Events) != 4 || res.Dropped != 0 {
-		t.Fatalf("events %d dropped %d; want 4, 0", len(res.Events), res.Dropped)
+	if len(res.Happenings) != 4 || res.Dropped != 0 {
+		t.Fatalf("events %d dropped %d; want 4, 0", len(res.Happenings), res.Dropped)
 	}
 	talk := byTitle(t, res, "Vortrag: Context &amp; Cancellation")
 	festival := byTitle(t, res, "Sommerklang Festival 2024")
@@ -120,10 +120,10 @@ func TestAnOutlookCalendarWithAWindowsZoneName(t *testing.T) {
 func TestAPageAndItsCalendarAreOneEvent(t *testing.T) {
 	page := extractFixture(t, "tec-jazz-night.html", "https://jazzkeller.example/event/jazz-night/")
 	cal := extractFixture(t, "tec-jazz-night.ics", "https://jazzkeller.example/event/jazz-night/?ical=1")
-	if len(page.Events) != 1 || len(cal.Events) != 1 {
-		t.Fatalf("events: page %d, calendar %d", len(page.Events), len(cal.Events))
+	if len(page.Happenings) != 1 || len(cal.Happenings) != 1 {
+		t.Fatalf("events: page %d, calendar %d", len(page.Happenings), len(cal.Happenings))
 	}
-	p, c := page.Events[0], cal.Events[0]
+	p, c := page.Happenings[0], cal.Happenings[0]
 	checkAll(t, []check{
 		{"one identity", c.Identity, p.Identity},
 		{"one event id", domain.HappeningID(c.Identity), domain.HappeningID(p.Identity)},
@@ -154,12 +154,12 @@ func TestARecrawlWithinTheMonthIsNoChangeAndAMovedDateIsOne(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, e := range first.Events {
+		for i, e := range first.Happenings {
 			var ev domain.Happening
 			for _, f := range ev.Discover(source, e, crawlNow) {
 				ev.Apply(f)
 			}
-			if changes := ev.Discover(source, again.Events[i], crawlNow.Add(later.after)); len(changes) != 0 {
+			if changes := ev.Discover(source, again.Happenings[i], crawlNow.Add(later.after)); len(changes) != 0 {
 				t.Errorf("%s: %s is %d changes, want none", e.Title, later.name, len(changes))
 			}
 		}
@@ -171,11 +171,11 @@ func TestARecrawlWithinTheMonthIsNoChangeAndAMovedDateIsOne(t *testing.T) {
 	r1, _ := Extract(htmlDoc("https://tickets.example/e/4712", before), Options{Now: crawlNow})
 	r2, _ := Extract(htmlDoc("https://tickets.example/e/4712", after), Options{Now: crawlNow})
 	var ev domain.Happening
-	found := ev.Discover(source, r1.Events[0], crawlNow)
+	found := ev.Discover(source, r1.Happenings[0], crawlNow)
 	for _, f := range found {
 		ev.Apply(f)
 	}
-	changes := ev.Discover(source, r2.Events[0], crawlNow)
+	changes := ev.Discover(source, r2.Happenings[0], crawlNow)
 	if len(changes) != 1 {
 		t.Fatalf("the move is %d changes, want 1", len(changes))
 	}
@@ -214,13 +214,13 @@ func TestRecurrencesAreBounded(t *testing.T) {
 			cal := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:bounded@test\r\nSUMMARY:Bounded\r\n" + tt.event + "END:VEVENT\r\nEND:VCALENDAR\r\n"
 			start := time.Now()
 			res, err := Extract(document.Document{URL: "https://cal.example/x.ics", ContentType: "text/calendar", Body: []byte(cal)}, Options{Now: crawlNow})
-			if err != nil || len(res.Events) != 1 {
+			if err != nil || len(res.Happenings) != 1 {
 				t.Fatalf("%v %+v", err, res)
 			}
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("took %v", d)
 			}
-			e := res.Events[0]
+			e := res.Happenings[0]
 			if len(e.Instances) != tt.wantInstances || !e.Horizon.Equal(tt.wantHorizon) || !e.Instances[0].Occurrences[0].Start.Equal(tt.wantFirst) {
 				t.Errorf("instances %d, horizon %v, first %v; want %d, %v, %v", len(e.Instances), e.Horizon, e.Instances[0].Occurrences[0].Start, tt.wantInstances, tt.wantHorizon, tt.wantFirst)
 			}
@@ -254,10 +254,10 @@ func TestDocumentsThatAreNotEventsAreErrors(t *testing.T) {
 func TestACalendarServedAsTextIsRecognisedByItsFirstLine(t *testing.T) {
 	body := "\ufeffBEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:a@b\r\nSUMMARY:Plain\r\nDTSTART;VALUE=DATE:20241101\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 	res, err := Extract(document.Document{URL: "https://e.example/cal", ContentType: "text/plain", Body: []byte(body)}, Options{Now: crawlNow})
-	if err != nil || len(res.Events) != 1 {
+	if err != nil || len(res.Happenings) != 1 {
 		t.Fatalf("%v %+v", err, res)
 	}
-	e := res.Events[0]
+	e := res.Happenings[0]
 	// No zone anywhere: UTC, and the all-day event keeps its date there.
 	if e.Time.Timezone != "UTC" || !e.Instances[0].Occurrences[0].AllDay || !strings.HasPrefix(e.Time.DisplayText, "Fri 1 Nov 2024") {
 		t.Errorf("%+v", e.Time)

@@ -14,32 +14,34 @@ import (
 // bound is cut off: what fits is kept, in one pass, and Result.CutOff says
 // which bound cut it. Nothing a document holds makes its reading take
 // more than these, so a hostile calendar costs what a large honest one
-// does.
+// does. The bounds' values are metric labels and configuration words
+// (events_per_document, FEEDSVC_MAX_EVENTS_PER_DOCUMENT) and keep the
+// API's word "event".
 const (
 	// BoundCalendarBytes: an iCalendar file longer than this is read up
 	// to the last VEVENT that begins within it.
 	BoundCalendarBytes = "calendar_bytes"
-	// BoundEvents: events beyond this many in one document are left out.
-	BoundEvents = "events_per_document"
+	// BoundHappenings: happenings beyond this many in one document are left out.
+	BoundHappenings = "events_per_document"
 	// BoundRecurrence: the work of expanding a document's recurrence
 	// rules (periods looked at and instances generated) stops here.
 	BoundRecurrence = "recurrence_steps_per_document"
 	// BoundTime: reading a document stops after this much wall time.
 	BoundTime = "time_per_document"
-	// BoundSourceEvents: events beyond this many in one crawl of a source
+	// BoundSourceHappenings: happenings beyond this many in one crawl of a source
 	// are left for the next crawl (applied by the crawler).
-	BoundSourceEvents = "events_per_source_crawl"
+	BoundSourceHappenings = "events_per_source_crawl"
 )
 
 // Defaults of Limits, generous for honest documents: a university's
 // calendar holds a few hundred events, a theatre's a few thousand
 // instances.
 const (
-	DefaultMaxCalendarBytes   = 2 << 20
-	DefaultMaxEvents          = 1000
-	DefaultMaxRecurrenceSteps = 500_000
-	DefaultMaxTime            = 5 * time.Second
-	DefaultMaxEventsPerCrawl  = 5000
+	DefaultMaxCalendarBytes      = 2 << 20
+	DefaultMaxHappenings         = 1000
+	DefaultMaxRecurrenceSteps    = 500_000
+	DefaultMaxTime               = 5 * time.Second
+	DefaultMaxHappeningsPerCrawl = 5000
 )
 
 // Limits bound the work one document may cost. Zero fields take their
@@ -47,8 +49,8 @@ const (
 type Limits struct {
 	// MaxCalendarBytes bounds the part of an iCalendar file that is read.
 	MaxCalendarBytes int
-	// MaxEvents bounds the events kept of one document.
-	MaxEvents int
+	// MaxHappenings bounds the happenings kept of one document.
+	MaxHappenings int
 	// MaxRecurrenceSteps bounds the expansion of all of a document's
 	// recurrence rules together; each rule also stops at maxRuleSteps,
 	// at its 1000th instance and at the horizon, whichever comes first.
@@ -61,8 +63,8 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxCalendarBytes <= 0 {
 		l.MaxCalendarBytes = DefaultMaxCalendarBytes
 	}
-	if l.MaxEvents <= 0 {
-		l.MaxEvents = DefaultMaxEvents
+	if l.MaxHappenings <= 0 {
+		l.MaxHappenings = DefaultMaxHappenings
 	}
 	if l.MaxRecurrenceSteps <= 0 {
 		l.MaxRecurrenceSteps = DefaultMaxRecurrenceSteps
@@ -154,7 +156,7 @@ func cutCalendar(body []byte, limit, maxVEvents int) (cut []byte, bound string) 
 			break
 		}
 		if n++; n > maxVEvents {
-			at, bound = p, BoundEvents
+			at, bound = p, BoundHappenings
 			break
 		}
 		last, from = p, p+1
@@ -187,7 +189,7 @@ var cutOffs = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"bound"})
 
 func init() {
-	for _, b := range []string{BoundCalendarBytes, BoundEvents, BoundRecurrence, BoundTime, BoundSourceEvents} {
+	for _, b := range []string{BoundCalendarBytes, BoundHappenings, BoundRecurrence, BoundTime, BoundSourceHappenings} {
 		cutOffs.WithLabelValues(b)
 	}
 }
@@ -197,5 +199,5 @@ func init() {
 func Metrics() prometheus.Collector { return cutOffs }
 
 // CountCutOff counts a cut-off by the crawler's own bound
-// (BoundSourceEvents); Extract counts its own.
+// (BoundSourceHappenings); Extract counts its own.
 func CountCutOff(bound string) { cutOffs.WithLabelValues(bound).Inc() }

@@ -40,11 +40,11 @@ func TestAHostileCalendarIsCutAtItsBoundAndKeepsWhatFits(t *testing.T) {
 		{"rules that never yield an instance stop at the budget instead of walking to year 9999",
 			calendartest.Impossible(20), noTimeBound, BoundRecurrence, 60, 60},
 		{"5 MiB of small events is read up to four VEVENTs per event kept, not decoded whole",
-			calendartest.ManySmall(5 << 20), noTimeBound, BoundEvents, DefaultMaxEvents, DefaultMaxEvents},
+			calendartest.ManySmall(5 << 20), noTimeBound, BoundHappenings, DefaultMaxHappenings, DefaultMaxHappenings},
 		{"a calendar is read up to the byte bound (20 KiB: 271 small events)",
 			calendartest.ManySmall(5 << 20), Limits{MaxTime: time.Hour, MaxCalendarBytes: 20 << 10}, BoundCalendarBytes, 271, 271},
 		{"a calendar under the byte bound with more events than the events bound keeps the first ones",
-			calendartest.ManySmall(150 << 10), noTimeBound, BoundEvents, DefaultMaxEvents, DefaultMaxEvents},
+			calendartest.ManySmall(150 << 10), noTimeBound, BoundHappenings, DefaultMaxHappenings, DefaultMaxHappenings},
 		{"a document whose time is up keeps what it read so far",
 			calendartest.Secondly(50), Limits{MaxTime: time.Nanosecond}, BoundTime, 0, 0},
 	}
@@ -57,10 +57,10 @@ func TestAHostileCalendarIsCutAtItsBoundAndKeepsWhatFits(t *testing.T) {
 			if res.CutOff == nil || res.CutOff.Bound != tt.bound {
 				t.Fatalf("cut off %v, want by %s", res.CutOff, tt.bound)
 			}
-			if n := len(res.Events); n > tt.maxEvents || n < tt.minEvents {
+			if n := len(res.Happenings); n > tt.maxEvents || n < tt.minEvents {
 				t.Fatalf("%d events, want %d to %d", n, tt.minEvents, tt.maxEvents)
 			}
-			for _, e := range res.Events {
+			for _, e := range res.Happenings {
 				if len(e.Instances) > maxInstances {
 					t.Fatalf("event %s has %d instances", e.Identity, len(e.Instances))
 				}
@@ -70,12 +70,12 @@ func TestAHostileCalendarIsCutAtItsBoundAndKeepsWhatFits(t *testing.T) {
 }
 
 func TestTheFirstEventsOfACutCalendarAreKeptInDocumentOrder(t *testing.T) {
-	res, err := Extract(calendarDoc(calendartest.ManySmall(150<<10)), Options{Now: crawlNow, Limits: Limits{MaxEvents: 10}})
+	res, err := Extract(calendarDoc(calendartest.ManySmall(150<<10)), Options{Now: crawlNow, Limits: Limits{MaxHappenings: 10}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, e := range res.Events {
+	for _, e := range res.Happenings {
 		got = append(got, e.Title)
 	}
 	if want := "E0 E1 E2 E3 E4 E5 E6 E7 E8 E9"; strings.Join(got, " ") != want {
@@ -99,7 +99,7 @@ func TestACutCalendarEndsAfterItsLastWholeEvent(t *testing.T) {
 		bound             string
 	}{
 		{"by bytes", bytes.Index(body, []byte("UID:b")), 10, BoundCalendarBytes},
-		{"by VEVENTs", len(body), 1, BoundEvents},
+		{"by VEVENTs", len(body), 1, BoundHappenings},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestReadingEveryHostileCalendarStaysWithin256MBOfTheBaseline(t *testing.T) 
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		t.Logf("%s: %d events, cut off %v, peak RSS %d MB over baseline", c.Name, len(res.Events), res.CutOff, (procStatusKB(t, "VmHWM")-base)/1024)
+		t.Logf("%s: %d events, cut off %v, peak RSS %d MB over baseline", c.Name, len(res.Happenings), res.CutOff, (procStatusKB(t, "VmHWM")-base)/1024)
 	}
 	if grown := procStatusKB(t, "VmHWM") - base; grown > 256*1024 {
 		t.Fatalf("peak RSS grew %d MB over the baseline, want at most 256", grown/1024)

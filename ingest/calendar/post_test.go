@@ -48,15 +48,15 @@ func TestAPostIsAnEventOnlyWhenItsTextNamesADateAndATime(t *testing.T) {
 				Account: platform.Account{ID: "178", Username: "theloft", Name: "The Loft"},
 			})
 			if tc.want == "" {
-				if len(res.Events) != 0 {
-					t.Fatalf("found %d events, want none: %+v", len(res.Events), res.Events[0].Instances)
+				if len(res.Happenings) != 0 {
+					t.Fatalf("found %d events, want none: %+v", len(res.Happenings), res.Happenings[0].Instances)
 				}
 				return
 			}
-			if len(res.Events) != 1 {
-				t.Fatalf("found %d events, want one", len(res.Events))
+			if len(res.Happenings) != 1 {
+				t.Fatalf("found %d events, want one", len(res.Happenings))
 			}
-			e := res.Events[0]
+			e := res.Happenings[0]
 			if got := e.Instances[0].Occurrences[0].Start.Format(time.RFC3339); got != tc.want {
 				t.Errorf("starts %s, want %s", got, tc.want)
 			}
@@ -73,10 +73,10 @@ func TestAPostEventCarriesThePostsTextImageOrganizerAndBlock(t *testing.T) {
 		Account: platform.Account{ID: "42", Username: "TheLoft", Name: "The Loft"},
 	}
 	res := postDocument(t, p)
-	if len(res.Events) != 1 {
-		t.Fatalf("%d events", len(res.Events))
+	if len(res.Happenings) != 1 {
+		t.Fatalf("%d events", len(res.Happenings))
 	}
-	e := res.Events[0]
+	e := res.Happenings[0]
 	want := map[string]any{
 		"identity": "url:https://x.com/theloft/status/1001", "title": "Live &amp; loud: Sat 19 Oct 19:30",
 		"description": "Live &amp; loud: Sat 19 Oct 19:30<br>Tickets at the door", "primaryUrl": "https://x.com/theloft/status/1001",
@@ -114,10 +114,10 @@ func TestAFacebookPageEventIsReadAsThePlatformStatesIt(t *testing.T) {
 		},
 	}
 	res := postDocument(t, p)
-	if len(res.Events) != 1 {
-		t.Fatalf("%d events", len(res.Events))
+	if len(res.Happenings) != 1 {
+		t.Fatalf("%d events", len(res.Happenings))
 	}
-	e := res.Events[0]
+	e := res.Happenings[0]
 	occ := e.Instances[0].Occurrences[0]
 	if !occ.Start.Equal(p.Event.Start) || occ.End == nil || !occ.End.Equal(p.Event.End) {
 		t.Errorf("occurrence %v – %v, want 19:00–23:00 Berlin time", occ.Start, occ.End)
@@ -151,7 +151,7 @@ func TestAFacebookPageEventIsReadAsThePlatformStatesIt(t *testing.T) {
 		ev := *p.Event
 		ev.Cancelled = true
 		c.Event = &ev
-		if st := postDocument(t, c).Events[0].Instances[0].Status; st != domain.StatusCancelled {
+		if st := postDocument(t, c).Happenings[0].Instances[0].Status; st != domain.StatusCancelled {
 			t.Errorf("status %s", st)
 		}
 	})
@@ -160,7 +160,7 @@ func TestAFacebookPageEventIsReadAsThePlatformStatesIt(t *testing.T) {
 		ev := *p.Event
 		ev.Online, ev.Place, ev.Timezone = true, nil, ""
 		c.Event = &ev
-		loc := postDocument(t, c).Events[0].Location
+		loc := postDocument(t, c).Happenings[0].Location
 		if loc == nil || loc.Online == nil || loc.Online.URL != p.URL || loc.Online.Platform != "Facebook" {
 			t.Errorf("location %s", jsonString(loc))
 		}
@@ -170,7 +170,7 @@ func TestAFacebookPageEventIsReadAsThePlatformStatesIt(t *testing.T) {
 		ev := *p.Event
 		ev.Timezone = ""
 		c.Event = &ev
-		if z := postDocument(t, c).Events[0].Time.Timezone; z != "Europe/Berlin" {
+		if z := postDocument(t, c).Happenings[0].Time.Timezone; z != "Europe/Berlin" {
 			t.Errorf("zone %s", z)
 		}
 	})
@@ -207,8 +207,8 @@ func benchmarkPost(b *testing.B, kind string) {
 		b.Fatal(err)
 	}
 	want := map[string]int{"dated": 1}[kind]
-	if res, err := Extract(doc, Options{Now: crawlNow}); err != nil || len(res.Events) != want {
-		b.Fatalf("%d events, %v", len(res.Events), err)
+	if res, err := Extract(doc, Options{Now: crawlNow}); err != nil || len(res.Happenings) != want {
+		b.Fatalf("%d events, %v", len(res.Happenings), err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -17,7 +17,7 @@ func TestEveryPageThatHoldsEventsOrCalendarLinksPassesThePrefilter(t *testing.T)
 	for _, p := range pages {
 		name := filepath.Base(p)
 		res := extractFixture(t, name, "https://venue.example/"+name)
-		if len(res.Events) == 0 && len(res.Calendars) == 0 {
+		if len(res.Happenings) == 0 && len(res.Calendars) == 0 {
 			continue
 		}
 		body, err := os.ReadFile(p)
@@ -25,7 +25,7 @@ func TestEveryPageThatHoldsEventsOrCalendarLinksPassesThePrefilter(t *testing.T)
 			t.Fatal(err)
 		}
 		if !mayHold(body) {
-			t.Errorf("%s holds %d events and %d calendars, but the prefilter spares it", name, len(res.Events), len(res.Calendars))
+			t.Errorf("%s holds %d events and %d calendars, but the prefilter spares it", name, len(res.Happenings), len(res.Calendars))
 		}
 	}
 }

@@ -111,11 +111,11 @@ func TestTheUntilDayOfAnAllDaySeriesWrittenAsLocalMidnightInUTC(t *testing.T) {
 	cal := "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//Test//EN\r\nX-WR-TIMEZONE:Europe/Berlin\r\nBEGIN:VEVENT\r\nUID:until-local@test\r\n" +
 		"DTSTAMP:20240901T000000Z\r\nDTSTART;VALUE=DATE:20241007\r\nRRULE:FREQ=WEEKLY;UNTIL=20241027T230000Z\r\nSUMMARY:Flohmarkt\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
 	res, err := Extract(icsDoc(cal), Options{Now: crawlNow})
-	if err != nil || len(res.Events) != 1 {
-		t.Fatalf("Extract: %v, %d events", err, len(res.Events))
+	if err != nil || len(res.Happenings) != 1 {
+		t.Fatalf("Extract: %v, %d events", err, len(res.Happenings))
 	}
 	want := []string{"2024-10-06T22:00:00Z", "2024-10-13T22:00:00Z", "2024-10-20T22:00:00Z", "2024-10-27T23:00:00Z"}
-	if got := instanceKeys(res.Events[0]); !slices.Equal(got, want) {
+	if got := instanceKeys(res.Happenings[0]); !slices.Equal(got, want) {
 		t.Errorf("instances\n got %q\nwant %q", got, want)
 	}
 }

@@ -76,7 +76,7 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 	if len(claimed) != 2 || len(got) != 2 {
 		t.Fatalf("claimed %d sources (%v), want plain and rich once each", len(claimed), got)
 	}
-	if p := got[plain]; len(p.Attachments) != 1 || len(p.Listings) != 0 || p.HasFailures || p.HasEventDocs ||
+	if p := got[plain]; len(p.Attachments) != 1 || len(p.Listings) != 0 || p.HasFailures || p.HasHappeningDocs ||
 		p.Failures != 2 || string(p.State) != `{"k": 1}` {
 		t.Errorf("plain source read as %+v, want its one attachment, failures 2, its state and nothing else", p)
 	}
@@ -89,8 +89,8 @@ func TestAClaimReadsEachLeasedSourcesAttachmentsValidatorsAndFlags(t *testing.T)
 		r.Listings[1].LastModified != "Mon, 02 Jan 2026 15:04:05 GMT" {
 		t.Errorf("rich source's listings read as %+v, want both with their validators", r.Listings)
 	}
-	if !r.HasFailures || !r.HasEventDocs {
-		t.Errorf("rich source: failures %v, event documents %v, want both", r.HasFailures, r.HasEventDocs)
+	if !r.HasFailures || !r.HasHappeningDocs {
+		t.Errorf("rich source: failures %v, event documents %v, want both", r.HasFailures, r.HasHappeningDocs)
 	}
 	if again, err := w.ClaimScheduled(ctx, types, 10); err != nil || len(again) != 0 {
 		t.Errorf("a second claim took %d sources (err %v), want none: both are leased", len(again), err)

@@ -47,7 +47,7 @@ type Leased struct {
 	Attachments  []attachments.Attachment
 	Listings     []Listing
 	HasFailures  bool
-	HasEventDocs bool
+	HasHappeningDocs bool
 }
 
 // NewSources returns up to n sources of the types that are crawlable and
@@ -171,7 +171,7 @@ func scanLeased(rows pgx.Rows) ([]Leased, error) {
 			a                     nullAttachment
 		)
 		err := rows.Scan(append([]any{&l.SourceID, &l.Failures, &l.Backlog, &state, &urls, &etags, &lastMods, &covered,
-			&l.HasFailures, &l.HasEventDocs}, a.dest()...)...)
+			&l.HasFailures, &l.HasHappeningDocs}, a.dest()...)...)
 		if err != nil {
 			return out, err
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest"
 )
 
-// Happenings is the intake of event feeds: they take calendar events, each as
+// Happenings is the intake of event feeds: they take happenings, each as
 // one event item per feed (commands.AddHappeningItem), linked to every further
 // attachment of the feed that finds it.
 type Happenings struct{ Commands *commands.Handler }
@@ -19,15 +19,15 @@ type Happenings struct{ Commands *commands.Handler }
 // compile time that Happenings is one.
 var _ ingest.HappeningIntake = Happenings{}
 
-// FeedKind is events.
+// FeedKind is events (domain.FeedHappenings).
 func (Happenings) FeedKind() domain.FeedKind { return domain.FeedHappenings }
 
-// AddHappening adds the event to the attachment's event feed, or links the
+// AddHappening adds the happening to the attachment's event feed, or links the
 // attachment to the feed's item of it; false when neither was new.
-func (e Happenings) AddHappening(ctx context.Context, to ingest.Attachment, eventID uuid.UUID) (bool, error) {
+func (e Happenings) AddHappening(ctx context.Context, to ingest.Attachment, happeningID uuid.UUID) (bool, error) {
 	_, res, err := e.Commands.AddHappeningItem(ctx, commands.AddHappeningItem{
-		ItemTarget: to.Target(),
-		EventID:    eventID,
+		ItemTarget:  to.Target(),
+		HappeningID: happeningID,
 	})
 	return !res.Empty(), err
 }

@@ -175,15 +175,15 @@ func (p *Parser) read(doc document.Document, res *Result) error {
 // a crawl records them; none when it is neither a page nor a calendar.
 func (p *Parser) events(doc document.Document, now time.Time) []domain.HappeningDetails {
 	found, err := calendar.Extract(doc, calendar.Options{Now: now, Limits: p.limits})
-	out := make([]domain.HappeningDetails, 0, len(found.Events))
+	out := make([]domain.HappeningDetails, 0, len(found.Happenings))
 	if err != nil {
 		return out
 	}
 	if found.CutOff != nil {
 		p.logger.Info("parse: document cut off; what fitted is answered", "url", doc.URL, "bound", found.CutOff.Bound, "limit", found.CutOff.Limit)
 	}
-	for _, d := range found.Events {
-		_, d = domain.IdentifiedEvent(d)
+	for _, d := range found.Happenings {
+		_, d = domain.IdentifiedHappening(d)
 		out = append(out, d)
 	}
 	return out

@@ -38,7 +38,7 @@ func (Projector) Handlers() []projections.Handler {
 func projectFeedback(ctx context.Context, db bun.IDB, e domain.FeedbackGiven) error {
 	res, err := db.NewRaw(`INSERT INTO item_feedback (id, feed_kind, item_id, feed_id, organization_id, news_page_id, event_id, source_id, rating, comment, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		e.FeedbackID, string(e.FeedKind()), e.ItemID, e.FeedID, e.OrganizationID, nullID(e.NewsPageID), nullID(e.EventID),
+		e.FeedbackID, string(e.FeedKind()), e.ItemID, e.FeedID, e.OrganizationID, nullID(e.NewsPageID), nullID(e.HappeningID),
 		e.SourceID, string(e.Rating), e.Comment, e.At).Exec(ctx)
 	if err != nil {
 		return projections.Exec(nil, err)

@@ -12,26 +12,26 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 )
 
-// CalendarEvent is an event as a calendar output needs it: its details and
+// CalendarHappening is a happening as a calendar output needs it: its details and
 // when it was first found and last changed.
-type CalendarEvent struct {
+type CalendarHappening struct {
 	ID           uuid.UUID
 	Details      domain.HappeningDetails
 	DiscoveredAt time.Time
 	UpdatedAt    time.Time
 }
 
-// Sequence is the event's iCalendar SEQUENCE: whole seconds from its
+// Sequence is the happening's iCalendar SEQUENCE: whole seconds from its
 // discovery to its last change, so it grows with every change a second or
 // more after the one before (the read model keeps no change count, and the
 // times are the log's, so a rebuild gives the same numbers).
-func (e CalendarEvent) Sequence() int {
+func (e CalendarHappening) Sequence() int {
 	return int(max(0, e.UpdatedAt.Sub(e.DiscoveredAt)/time.Second))
 }
 
-// CalendarEvents returns events by id, with their change times.
-func (q *Queries) CalendarEvents(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]CalendarEvent, error) {
-	out := make(map[uuid.UUID]CalendarEvent, len(ids))
+// CalendarHappenings returns happenings by id, with their change times.
+func (q *Queries) CalendarHappenings(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]CalendarHappening, error) {
+	out := make(map[uuid.UUID]CalendarHappening, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -45,7 +45,7 @@ func (q *Queries) CalendarEvents(ctx context.Context, ids []uuid.UUID) (map[uuid
 		return nil, fmt.Errorf("read calendar events: %w", err)
 	}
 	for _, r := range rows {
-		e := CalendarEvent{ID: r.ID, DiscoveredAt: r.DiscoveredAt, UpdatedAt: r.UpdatedAt}
+		e := CalendarHappening{ID: r.ID, DiscoveredAt: r.DiscoveredAt, UpdatedAt: r.UpdatedAt}
 		if err := json.Unmarshal(r.Details, &e.Details); err != nil {
 			return nil, fmt.Errorf("decode event %s: %w", r.ID, err)
 		}

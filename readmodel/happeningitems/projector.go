@@ -20,11 +20,11 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
-// Projector projects the events every feed shares and the items of every
+// Projector projects the happenings every feed shares and the items of every
 // event feed, with the occurrences of each visible item indexed per feed for
 // range queries. An item is visible while at least one of the attachments
 // that brought it is attached: detaching the last one hides it at once
-// (api.md 3), and another attachment finding the event shows it again, as
+// (api.md 3), and another attachment finding the happening shows it again, as
 // newly added. Deleting a feed deletes its items.
 type Projector struct{}
 
@@ -44,10 +44,10 @@ func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningDiscovered, env projections.Envelope) error {
-			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+			return projectHappening(ctx, db, e.HappeningID, e.SourceID, e.Details, e.At, env.Position)
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningChanged, env projections.Envelope) error {
-			return projectHappening(ctx, db, e.EventID, e.SourceID, e.Details, e.At, env.Position)
+			return projectHappening(ctx, db, e.HappeningID, e.SourceID, e.Details, e.At, env.Position)
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemAdded, env projections.Envelope) error {
 			// Visible at once unless its attachment was detached before the
@@ -66,7 +66,7 @@ func (Projector) Handlers() []projections.Handler {
 				FROM item JOIN calendar_events AS e ON e.id = item.event_id
 				LEFT JOIN event_feed_configs AS c ON c.feed_id = item.feed_id
 				WHERE item.visible`,
-				e.ItemID, e.FeedID, e.OrganizationID, e.EventID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
+				e.ItemID, e.FeedID, e.OrganizationID, e.HappeningID, e.SourceID, string(e.SourceType), e.At, e.AttachmentID,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemLinked, env projections.Envelope) error {
@@ -118,7 +118,7 @@ func (Projector) Handlers() []projections.Handler {
 	}
 }
 
-// projectHappening stores an event's current state, rendered in both
+// projectHappening stores a happening's current state, rendered in both
 // item shapes, and replaces the occurrences of every visible item of it, in
 // every feed: each of them changed at pos.
 func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
@@ -138,7 +138,7 @@ func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d
 	if err != nil {
 		return err
 	}
-	// One statement stores the event, drops its items' occurrence rows and
+	// One statement stores the happening, drops its items' occurrence rows and
 	// marks and names the items whose rows are to be written anew.
 	var items []visibleItem
 	err = db.NewRaw(`WITH event AS (
@@ -169,8 +169,8 @@ func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d
 }
 
 // showItem runs a statement that makes an item visible and returns it with
-// its event's details (no row when it stays hidden or its event is not
-// known yet: the event's discovery writes the occurrences then), and writes
+// its happening's details (no row when it stays hidden or its happening is not
+// known yet: the happening's discovery writes the occurrences then), and writes
 // its occurrences.
 func showItem(ctx context.Context, db bun.IDB, statement string, args ...any) error {
 	var shown []struct {
@@ -232,7 +232,7 @@ func score(d domain.HappeningDetails, config domain.FeedConfig) float64 {
 	return s
 }
 
-// scoreItems scores items of one event, each against its feed's config;
+// scoreItems scores items of one happening, each against its feed's config;
 // items of feeds whose config scores nothing keep a NULL score (the config
 // handler clears them when it changes).
 func scoreItems(ctx context.Context, db bun.IDB, items []visibleItem, d domain.HappeningDetails) error {
@@ -311,7 +311,7 @@ type visibleItem struct {
 	Config  json.RawMessage `bun:"config,type:jsonb"`
 }
 
-// insertOccurrences writes the occurrence rows of items, from their event's
+// insertOccurrences writes the occurrence rows of items, from their happening's
 // details, and widens their feeds' longest span: one statement for every
 // item and occurrence. When an occurrence and an instance are over comes
 // from the domain (shape.Flatten), so the range query and the
@@ -354,17 +354,17 @@ func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d d
 	).Exec(ctx))
 }
 
-// occurrenceRow is one occurrence of an event as the range index holds it.
+// occurrenceRow is one occurrence of a happening as the range index holds it.
 type occurrenceRow struct {
 	shape.Occurrence
 	ends, prevEnds, prevStart time.Time
 }
 
-// occurrenceRows are an event's occurrences in start order (then id), each
+// occurrenceRows are a happening's occurrences in start order (then id), each
 // with when it is over and the latest end and the last start of those
 // before it (year 1 for the first): in any range, the occurrence whose
 // earlier ones are all over before the range and all began before it is
-// the event's first there.
+// the happening's first there.
 func occurrenceRows(d domain.HappeningDetails) []occurrenceRow {
 	var rows []occurrenceRow
 	for _, o := range shape.Flatten(d) {

@@ -1,11 +1,12 @@
-// Package happeningitems owns the event items read model: the events
-// (calendar happenings) every feed shares and the items of every event
+// Package happeningitems owns the event items read model: the happenings
+// (calendar things) every feed shares and the items of every event
 // feed, with each visible item's occurrences indexed per feed for range
 // queries (tables calendar_events, event_items, event_item_attachments,
 // event_item_occurrences, event_feed_spans, event_detached_attachments),
 // its projector, and the queries the API lists and pages event items with.
 // "Event" is the log's word in Go; a calendar thing is a happening. URLs,
-// JSON and table names keep the API's words.
+// JSON, table names and the projector's name (eventitems) keep the
+// API's words.
 package happeningitems
 
 import (
@@ -31,16 +32,16 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/shape"
 )
 
-// Item is one event in one feed, with its event's members as the
-// shape asked for renders them and every occurrence of the event.
+// Item is one happening in one feed, with its happening's members as the
+// shape asked for renders them and every occurrence of the happening.
 type Item struct {
-	ID         uuid.UUID
-	FeedID     uuid.UUID
-	EventID    uuid.UUID
-	SourceID   uuid.UUID
-	SourceType string
-	AddedAt    time.Time
-	Static     shape.Static
+	ID          uuid.UUID
+	FeedID      uuid.UUID
+	HappeningID uuid.UUID
+	SourceID    uuid.UUID
+	SourceType  string
+	AddedAt     time.Time
+	Static      shape.Static
 	// Source is the source block, when asked for.
 	Source      []byte
 	Occurrences []shape.Occurrence
@@ -54,7 +55,7 @@ type Item struct {
 	Removed bool
 }
 
-// Shape is which of an event's stored renderings a read returns.
+// Shape is which of a happening's stored renderings a read returns.
 type Shape struct {
 	Legacy        bool
 	IncludeSource bool
@@ -118,7 +119,7 @@ func (f Filter) Window() shape.Window {
 	return w
 }
 
-// Page is a page of event items and how many events match in all.
+// Page is a page of event items and how many happenings match in all.
 type Page struct {
 	Items []Item
 	Total int
@@ -274,7 +275,7 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 }
 
 // itemsOfPage selects the items of the CTE page (with item_id and the
-// order's columns) with their renderings, every occurrence of their events
+// order's columns) with their renderings, every occurrence of their happenings
 // as arrays, their change keys and total. withRemoved keeps the page's
 // hidden items, without renderings or occurrences.
 func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
@@ -316,10 +317,10 @@ func scanItems(rows pgx.Rows, total *int) ([]Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		it.ID, it.FeedID, it.EventID, it.SourceID = id, feed, event, src
+		it.ID, it.FeedID, it.HappeningID, it.SourceID = id, feed, event, src
 		it.Change = changes.Key{Commit: uint64(commit), Prepare: uint64(prepare), Item: id}
 		if !visible {
-			items = append(items, Item{ID: it.ID, FeedID: it.FeedID, EventID: it.EventID, Change: it.Change, Removed: true})
+			items = append(items, Item{ID: it.ID, FeedID: it.FeedID, HappeningID: it.HappeningID, Change: it.Change, Removed: true})
 			continue
 		}
 		it.Static = shape.Static{Head: head, Published: published, Tail: tail}
@@ -410,7 +411,7 @@ var openRange = struct{ since, until time.Time }{
 // filter, whatever the cursor: with dates or a status as a page read by
 // offset counts them (on the occurrence index; a bound not given is
 // open), without them the feed's visible items (fewer rows than all their
-// occurrences). An item's event is recorded before the item is added (in
+// occurrences). An item's happening is recorded before the item is added (in
 // log order, as ingestion appends them), so every visible item is listed.
 func changesTotalSQL(feedID uuid.UUID, f Filter) (string, []any) {
 	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" {
@@ -421,7 +422,7 @@ func changesTotalSQL(feedID uuid.UUID, f Filter) (string, []any) {
 }
 
 // selectedByFilter is the condition on a visible item (event_items AS i)
-// of a page of changes, with its arguments from $first: its event is
+// of a page of changes, with its arguments from $first: its happening is
 // known, and it has an occurrence in the range and of the status, when
 // they are given.
 func selectedByFilter(f Filter, first int) (string, []any) {
@@ -444,7 +445,7 @@ func selectedByFilter(f Filter, first int) (string, []any) {
 	}
 	// Scalar subqueries rather than EXISTS: the planner would turn an
 	// EXISTS under the OR of the page's condition into a hash of every
-	// event (and every occurrence in the range), where a page needs a few
+	// happening (and every occurrence in the range), where a page needs a few
 	// index probes.
 	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = i.event_id)"
 	if len(conds) > 0 {
@@ -501,7 +502,7 @@ func (q *Queries) withPgx(ctx context.Context, f func(*pgx.Conn) error) error {
 	})
 }
 
-// HappeningDetails returns the current details of events, by id.
+// HappeningDetails returns the current details of happenings, by id.
 func (q *Queries) HappeningDetails(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]domain.HappeningDetails, error) {
 	keys := make([][16]byte, len(ids))
 	for i, id := range ids {
@@ -566,7 +567,7 @@ func (q *Queries) itemRef(ctx context.Context, org, feedID, itemID uuid.UUID, hi
 	}
 	var ref domain.ItemRef
 	err := q.db.NewRaw(`SELECT feed_id, event_id, source_id FROM event_items WHERE id = ? AND feed_id = ? AND (visible OR ?)`, itemID, feedID, hidden).
-		Scan(ctx, &ref.FeedID, &ref.EventID, &ref.SourceID)
+		Scan(ctx, &ref.FeedID, &ref.HappeningID, &ref.SourceID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return domain.ItemRef{}, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 	}

@@ -71,8 +71,8 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			t.Fatal(err)
 		}
 		if _, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
-			ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
-			EventID:    found.EventID,
+			ItemTarget:  domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+			HappeningID: found.HappeningID,
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 	}
 	eventIDs := make([]uuid.UUID, 0, len(all.Items))
 	for _, it := range all.Items {
-		eventIDs = append(eventIDs, it.EventID)
+		eventIDs = append(eventIDs, it.HappeningID)
 	}
 	details, err := q.HappeningDetails(ctx, eventIDs)
 	if err != nil {
@@ -93,7 +93,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 	}
 	occurrences := map[uuid.UUID][]shape.Occurrence{}
 	for _, it := range all.Items {
-		occurrences[it.ID] = shape.Flatten(details[it.EventID])
+		occurrences[it.ID] = shape.Flatten(details[it.HappeningID])
 	}
 
 	for round := range 300 {
@@ -106,7 +106,7 @@ func TestTheRangeIndexListsExactlyTheItemsWhoseBlockHasAnOccurrence(t *testing.T
 			f.OrderBy = happeningitems.OrderByCreated
 		}
 		if r.IntN(2) == 0 {
-			f.Status = domain.EventStatuses[r.IntN(len(domain.EventStatuses))]
+			f.Status = domain.HappeningStatuses[r.IntN(len(domain.HappeningStatuses))]
 		}
 		want := expectedPage(all.Items, occurrences, f)
 		page, err := q.Items(ctx, org, feed.ID, f)

@@ -57,13 +57,13 @@ func TestItemsCarryTheirRelevanceToTheFeedsCurrentConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return found.EventID
+		return found.HappeningID
 	}
 	titles := map[string]string{"a": "Jazz night", "b": "Poetry slam"}
 	for _, key := range []string{"a", "b"} {
 		if _, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
-			ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
-			EventID:    discover(event(key, titles[key])),
+			ItemTarget:  domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+			HappeningID: discover(event(key, titles[key])),
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestItemsCarryTheirRelevanceToTheFeedsCurrentConfig(t *testing.T) {
 		for _, it := range page.Items {
 			var title string
 			for key, tt := range titles {
-				if it.EventID == domain.HappeningID(event(key, tt).Identity) {
+				if it.HappeningID == domain.HappeningID(event(key, tt).Identity) {
 					title = tt
 				}
 			}

@@ -93,7 +93,7 @@ func (r *Reader) Item(ctx context.Context, org uuid.UUID, kind domain.FeedKind, 
 		if added.ItemID != itemID || added.OrganizationID != org {
 			return nil, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
 		}
-		other = domain.HappeningStream(added.EventID)
+		other = domain.HappeningStream(added.HappeningID)
 		for _, e := range item {
 			switch ev := e.event.(type) {
 			case domain.HappeningItemAdded:
@@ -187,7 +187,7 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		case domain.NewsItemAdded:
 			entry.At, entry.Data = ev.At, newsItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.VersionID, ev.Content.URL, ev.Content.Title}
 		case domain.HappeningItemAdded:
-			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.EventID}
+			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.HappeningID}
 		case domain.HappeningItemLinked:
 			entry.At, entry.Data = ev.At, eventItemLinked{ev.AttachmentID, ev.SourceID, ev.SourceType}
 		case domain.FeedbackGiven:
@@ -206,21 +206,21 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		case domain.HappeningDiscovered:
 			d, err := json.Marshal(ev.Details)
 			if err != nil {
-				return nil, fmt.Errorf("encode details of event %s: %w", ev.EventID, err)
+				return nil, fmt.Errorf("encode details of event %s: %w", ev.HappeningID, err)
 			}
 			previous = d
-			entry.At, entry.Data = ev.At, eventDiscovered{ev.EventID, source(ev.SourceID), ev.Details.Title}
+			entry.At, entry.Data = ev.At, eventDiscovered{ev.HappeningID, source(ev.SourceID), ev.Details.Title}
 		case domain.HappeningChanged:
 			d, err := json.Marshal(ev.Details)
 			if err != nil {
-				return nil, fmt.Errorf("encode details of event %s: %w", ev.EventID, err)
+				return nil, fmt.Errorf("encode details of event %s: %w", ev.HappeningID, err)
 			}
 			changed, err := changedMembers(previous, d)
 			if err != nil {
-				return nil, fmt.Errorf("compare details of event %s: %w", ev.EventID, err)
+				return nil, fmt.Errorf("compare details of event %s: %w", ev.HappeningID, err)
 			}
 			previous = d
-			entry.At, entry.Data = ev.At, eventChanged{ev.EventID, source(ev.SourceID), ev.Details.Title, changed}
+			entry.At, entry.Data = ev.At, eventChanged{ev.HappeningID, source(ev.SourceID), ev.Details.Title, changed}
 		case domain.SourceDetached:
 			entry.At, entry.Data = ev.At, sourceDetached{ev.AttachmentID}
 		default:
@@ -254,7 +254,8 @@ func changedMembers(before, after []byte) ([]string, error) {
 	return changed, nil
 }
 
-// The summaries, one shape per event type.
+// The summaries, one shape per event type. They are the API's JSON, so
+// they keep its words: a happening is an "event" (eventId, eventDiscovered).
 type (
 	newsItemAdded struct {
 		ItemID       uuid.UUID         `json:"itemId"`

@@ -55,7 +55,7 @@ func BenchmarkAPageOfTwentyItems(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		items[i] = shape.Item{ID: uuid.New(), EventID: uuid.New(), AddedAt: t0, SourceType: "site", Static: static}
+		items[i] = shape.Item{ID: uuid.New(), HappeningID: uuid.New(), AddedAt: t0, SourceType: "site", Static: static}
 		occs[i] = shape.Flatten(d)
 	}
 	var buf []byte

@@ -15,11 +15,11 @@ import (
 
 // Item is what an event item is rendered from.
 type Item struct {
-	ID         uuid.UUID
-	EventID    uuid.UUID
-	AddedAt    time.Time
-	SourceType string
-	// Static is the event's static members in the shape being rendered.
+	ID          uuid.UUID
+	HappeningID uuid.UUID
+	AddedAt     time.Time
+	SourceType  string
+	// Static is the happening's static members in the shape being rendered.
 	Static Static
 	// Source is the source block (SourceBlock); the current shape shows it
 	// when set (include=source).
@@ -32,17 +32,17 @@ type Item struct {
 	Relevance *float64
 }
 
-// Standalone is the item of an event no feed's read model holds (the
-// webhook's data, the events of a parsed page), in one shape: every
+// Standalone is the item of a happening no feed's read model holds (the
+// webhook's data, the happenings of a parsed page), in one shape: every
 // occurrence, as the single item shows them, judged at the time it was
 // added.
-func Standalone(d domain.HappeningDetails, legacy bool, id, eventID uuid.UUID, addedAt time.Time) (Item, error) {
+func Standalone(d domain.HappeningDetails, legacy bool, id, happeningID uuid.UUID, addedAt time.Time) (Item, error) {
 	static, err := RenderStatic(d, legacy)
 	if err != nil {
-		return Item{}, fmt.Errorf("render event %s: %w", eventID, err)
+		return Item{}, fmt.Errorf("render event %s: %w", happeningID, err)
 	}
 	return Item{
-		ID: id, EventID: eventID, AddedAt: addedAt,
+		ID: id, HappeningID: happeningID, AddedAt: addedAt,
 		Static: static, Occurrences: Everything(Flatten(d), addedAt),
 	}, nil
 }
@@ -81,7 +81,7 @@ func appendCommon(b []byte, it Item, legacy bool) []byte {
 	b = append(b, `"id":"`...)
 	b = uuidtext.Append(b, it.ID)
 	b = append(b, `","eventId":"`...)
-	b = uuidtext.Append(b, it.EventID)
+	b = uuidtext.Append(b, it.HappeningID)
 	b = append(b, `",`...)
 	b = append(b, it.Static.Head...)
 	if r := it.Relevance; r != nil && !math.IsNaN(*r) && !math.IsInf(*r, 0) {
@@ -160,13 +160,13 @@ func appendString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// RelevanceFunc scores an event against an event feed's config (D9); false
+// RelevanceFunc scores a happening against an event feed's config (D9); false
 // when the config gives nothing to score by.
 type RelevanceFunc func(d domain.HappeningDetails, cfg domain.FeedConfig) (float64, bool)
 
-// Scores reports whether f may score events against cfg: a feed with
+// Scores reports whether f may score happenings against cfg: a feed with
 // neither geo nor keywords is never scored (relevanceScore is omitted), so
-// its lists need not read events' details.
+// its lists need not read happenings' details.
 func (f RelevanceFunc) Scores(cfg domain.FeedConfig) bool {
 	return f != nil && (cfg.Geo != nil || len(cfg.Keywords) > 0)
 }

@@ -136,7 +136,7 @@ func TestTheWebhookDataIsTheLegacyLayoutWithoutSourceType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	it := shape.Item{ID: uuid.New(), EventID: uuid.New(), SourceType: "site", Static: legacy, Occurrences: shape.Everything(shape.Flatten(d), t0)}
+	it := shape.Item{ID: uuid.New(), HappeningID: uuid.New(), SourceType: "site", Static: legacy, Occurrences: shape.Everything(shape.Flatten(d), t0)}
 	var m map[string]any
 	if err := json.Unmarshal(shape.AppendLegacy(nil, it, false), &m); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func DeliveryBody(event string, at time.Time, data json.RawMessage) ([]byte, err
 // every occurrence and the clock at the moment of the add, so the body is a
 // function of the log.
 func ItemAddedData(item domain.HappeningItemAdded, d domain.HappeningDetails) (json.RawMessage, error) {
-	it, err := Standalone(d, true, item.ItemID, item.EventID, item.At)
+	it, err := Standalone(d, true, item.ItemID, item.HappeningID, item.At)
 	if err != nil {
 		return nil, err
 	}

@@ -79,9 +79,9 @@ type Config struct {
 	// Documents bound the work of reading one document for events,
 	// whatever reaches it (crawl, POST /parse, a linked calendar).
 	Documents calendar.Limits
-	// MaxEventsPerCrawl bounds the events one crawl of a source records;
+	// MaxHappeningsPerCrawl bounds the happenings one crawl of a source records;
 	// the rest wait for the next crawl.
-	MaxEventsPerCrawl int
+	MaxHappeningsPerCrawl int
 	// PublicURL is the service's address as the internet reaches it
 	// (FEEDSVC_PUBLIC_URL): WebSub hubs call back under it. Empty turns
 	// WebSub subscribing off.
@@ -144,7 +144,7 @@ func FromEnv() (Config, error) {
 	if c.Documents.MaxCalendarBytes, err = count("FEEDSVC_MAX_CALENDAR_BYTES", calendar.DefaultMaxCalendarBytes, 1); err != nil {
 		return Config{}, err
 	}
-	if c.Documents.MaxEvents, err = count("FEEDSVC_MAX_EVENTS_PER_DOCUMENT", calendar.DefaultMaxEvents, 1); err != nil {
+	if c.Documents.MaxHappenings, err = count("FEEDSVC_MAX_EVENTS_PER_DOCUMENT", calendar.DefaultMaxHappenings, 1); err != nil {
 		return Config{}, err
 	}
 	if c.Documents.MaxRecurrenceSteps, err = count("FEEDSVC_MAX_RECURRENCE_STEPS", calendar.DefaultMaxRecurrenceSteps, 1); err != nil {
@@ -153,7 +153,7 @@ func FromEnv() (Config, error) {
 	if c.Documents.MaxTime, err = duration("FEEDSVC_MAX_DOCUMENT_TIME", calendar.DefaultMaxTime); err != nil {
 		return Config{}, err
 	}
-	if c.MaxEventsPerCrawl, err = count("FEEDSVC_MAX_EVENTS_PER_CRAWL", calendar.DefaultMaxEventsPerCrawl, 1); err != nil {
+	if c.MaxHappeningsPerCrawl, err = count("FEEDSVC_MAX_EVENTS_PER_CRAWL", calendar.DefaultMaxHappeningsPerCrawl, 1); err != nil {
 		return Config{}, err
 	}
 	if c.StreamsPerKey, err = count("FEEDSVC_STREAMS_PER_KEY", 5, 1); err != nil {

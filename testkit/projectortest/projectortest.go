@@ -97,8 +97,8 @@ func HappeningWorkload(t testing.TB, cmds *commands.Handler, org uuid.UUID) {
 			must(err)
 			for _, a := range atts[:1+e%2] {
 				_, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
-					ItemTarget: domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: a.ID, SourceID: a.SourceID, SourceType: a.SourceType},
-					EventID:    found.EventID,
+					ItemTarget:  domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: a.ID, SourceID: a.SourceID, SourceType: a.SourceType},
+					HappeningID: found.HappeningID,
 				})
 				must(err)
 			}

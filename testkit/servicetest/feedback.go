@@ -126,9 +126,9 @@ func WriteFeedbackHistory(h *Harness, seed uint64) FeedbackHistory {
 		}})
 		w.wait(res, err)
 		_, res, err = w.cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: domain.ItemTarget{FeedID: feedID, OrganizationID: out.Org,
-			AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType}, EventID: found.EventID})
+			AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType}, HappeningID: found.HappeningID})
 		w.wait(res, err)
-		items = append(items, historyItem{domain.FeedHappenings, out.Org, feedID, domain.HappeningItemID(feedID, found.EventID), w.now})
+		items = append(items, historyItem{domain.FeedHappenings, out.Org, feedID, domain.HappeningItemID(feedID, found.HappeningID), w.now})
 	}
 	addSome := func() {
 		for _, t := range []struct {
