@@ -44,9 +44,9 @@ type Leased struct {
 	// stored listing validators (whatever their window: the crawl keeps
 	// those it may use), and whether it has failed candidates to retry or
 	// happening documents to re-read.
-	Attachments  []attachments.Attachment
-	Listings     []Listing
-	HasFailures  bool
+	Attachments      []attachments.Attachment
+	Listings         []Listing
+	HasFailures      bool
 	HasHappeningDocs bool
 }
 
