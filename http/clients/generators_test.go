@@ -101,8 +101,8 @@ func TestOapiCodegensDefaultsBuildFromTheServedDocument(t *testing.T) {
 	}
 	pkg := filepath.Join(mod, "feedsvcapi")
 	for name, data := range map[string][]byte{
-		filepath.Join(mod, "go.mod"):      out,
-		filepath.Join(mod, "go.sum"):      sum,
+		filepath.Join(mod, "go.mod"):     out,
+		filepath.Join(mod, "go.sum"):     sum,
 		filepath.Join(pkg, "api.gen.go"): []byte(code),
 	} {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
