@@ -8,19 +8,24 @@ GO ?= go
 # the service's ./... does not reach them, so each target that builds,
 # vets or tests the tree runs there too.
 CLIENTS := http/clients
+# The released OpenAPI document and the breaking-change check against it,
+# a module of its own too (http/openapi/released/go.mod; docs/clients.md).
+RELEASED := http/openapi/released
 
-.PHONY: run test test-race fuzz bench bench-ingest bench-polling bench-freshness miniflux lint build client docs-screenshot
+.PHONY: run test test-race fuzz bench bench-ingest bench-polling bench-freshness miniflux lint build client openapi-baseline docs-screenshot
 
 ## run: start the service (creates and migrates the database on start)
 run:
 	$(GO) run ./cmd/feedsvc serve
 
 ## test: the whole test suite against the local Postgres (each test makes its
-## own database), the clients module's, then the API-latency-under-hostile-
+## own database), the clients module's, the served OpenAPI document against
+## the released one (breaking changes), then the API-latency-under-hostile-
 ## documents test alone, since a latency ratio needs the cores to itself
 test:
 	$(GO) test -count=1 -timeout 9m ./...
 	cd $(CLIENTS) && $(GO) test -count=1 -timeout 9m ./...
+	cd $(RELEASED) && $(GO) test -count=1 ./...
 	FEEDSVC_TEST_LATENCY=1 $(GO) test -count=1 -run '^TestAPIp99WhileHostileDocumentsAreReadStaysWithinTwiceIdle$$' ./http/
 
 ## fuzz: fuzz request decoding, idempotent writes and queries (item lists,
@@ -86,11 +91,18 @@ lint:
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) vet ./...
 	cd $(CLIENTS) && $(GO) vet ./...
+	cd $(RELEASED) && $(GO) vet ./...
 
 ## client: regenerate the Go client (http/clients/go/feedsvc/feedsvc.gen.go)
 ## from the document the service serves, after a change to http/openapi/spec
 client:
 	cd $(CLIENTS) && FEEDSVC_UPDATE_CLIENT=1 $(GO) test -count=1 -run '^TestTheClientIsOapiCodegensOutputForTheServedDocument$$' ./go/feedsvc/
+
+## openapi-baseline: release the served OpenAPI document as the baseline
+## of its major version (http/openapi/released/openapi-<major>.json), after
+## the breaking-change check passes; see docs/clients.md
+openapi-baseline:
+	cd $(RELEASED) && FEEDSVC_UPDATE_BASELINE=1 $(GO) test -count=1 -run '^TestTheServedDocumentBreaksNothingTheReleasedOneOffers$$' ./
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/feedsvc ./cmd/feedsvc
