@@ -5,7 +5,16 @@ import (
 	"testing"
 
 	"github.com/feedsvc/feedsvc/ingest/document"
+	"github.com/feedsvc/feedsvc/testkit/icaltools"
 )
+
+// countOccurrences prints how many occurrences python3-recurring-ical-
+// events finds in a calendar (all of them: the rules tested are counted).
+const countOccurrences = `
+import sys, datetime, icalendar, recurring_ical_events
+cal = icalendar.Calendar.from_ical(open(sys.argv[1], 'rb').read())
+print(len(recurring_ical_events.of(cal).between(datetime.date(2000, 1, 1), datetime.date(2100, 1, 1))))
+`
 
 // A counted rule's words say how many times the event happens: the
 // COUNT less what EXDATEs take out, plus RDATEs; a calendar app shows
@@ -30,6 +39,11 @@ func TestACountedRuleSaysHowManyTimesItOccurs(t *testing.T) {
 			text := byTitle(t, res, "Choir").Time.DisplayText
 			if !strings.HasSuffix(text, tc.want) {
 				t.Fatalf("displayText %q, want it to end %q", text, tc.want)
+			}
+			// An outside reader of the same calendar counts as many.
+			counted := strings.TrimSpace(string(icaltools.Python(t, countOccurrences, []byte(body))))
+			if want := strings.TrimSuffix(strings.TrimPrefix(tc.want, ", "), " times"); counted != want {
+				t.Fatalf("recurring-ical-events counts %s occurrences, displayText %q", counted, text)
 			}
 		})
 	}
