@@ -94,9 +94,12 @@ lint:
 	cd $(RELEASED) && $(GO) vet ./...
 
 ## client: regenerate the Go client (http/clients/go/feedsvc/feedsvc.gen.go)
-## from the document the service serves, after a change to http/openapi/spec
+## and the npm package's types (http/clients/ts/package/src/feedsvc.gen.ts,
+## needs `npm ci` in http/clients) from the document the service serves,
+## after a change to http/openapi/spec
 client:
 	cd $(CLIENTS) && FEEDSVC_UPDATE_CLIENT=1 $(GO) test -count=1 -run '^TestTheClientIsOapiCodegensOutputForTheServedDocument$$' ./go/feedsvc/
+	cd $(CLIENTS) && FEEDSVC_UPDATE_CLIENT=1 FEEDSVC_REQUIRE_NODE=1 $(GO) test -count=1 -run '^TestTheTypeScriptPackagesTypesAreOpenapiTypescriptsOutput$$' .
 
 ## openapi-baseline: release the served OpenAPI document as the baseline
 ## of its major version (http/openapi/released/openapi-<major>.json), after

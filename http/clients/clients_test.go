@@ -55,4 +55,8 @@ func TestAnIntegratorsFirstHourWorks(t *testing.T) {
 		t.Parallel()
 		tsWalkthrough(t, s, tsKey)
 	})
+	t.Run("the npm package @feedsvc/client, packed and installed, works against the service", func(t *testing.T) {
+		t.Parallel()
+		tsPackage(t, s, s.key(t, "ts-package"))
+	})
 }

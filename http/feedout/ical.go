@@ -3,6 +3,7 @@ package feedout
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -93,10 +94,7 @@ func ICalendar(cal Calendar) []byte {
 	w.line("CALSCALE:GREGORIAN")
 	w.line("METHOD:PUBLISH")
 	w.prop("X-WR-CALNAME", escapeText(cal.Name))
-	// Times of events without a zone are written in UTC; saying so keeps
-	// readers that take a calendar's only VTIMEZONE for its zone (Outlook
-	// exports are written that way) from moving them into another's.
-	w.prop("X-WR-TIMEZONE", "UTC")
+	w.prop("X-WR-TIMEZONE", calendarZone(cal.Events))
 	if cal.Description != "" {
 		w.prop("X-WR-CALDESC", escapeText(cal.Description))
 	}
@@ -120,6 +118,28 @@ func ICalendar(cal Calendar) []byte {
 	w.buf.Write(body.buf.Bytes())
 	w.line("END:VCALENDAR")
 	return w.buf.Bytes()
+}
+
+// calendarZone is the calendar's zone (X-WR-TIMEZONE, which apps take for
+// the whole calendar's): the zone every event shares, whose times are
+// written with its TZID and VTIMEZONE; UTC when the events' zones differ,
+// when one has none, or when there are none. Times of events without a
+// zone are written in UTC; saying so keeps readers that take a calendar's
+// only VTIMEZONE for its zone (Outlook exports are written that way) from
+// moving them into another's.
+func calendarZone(events []Happening) string {
+	shared := ""
+	for i, ev := range events {
+		name := zoneOf(ev.Details).String()
+		if i > 0 && name != shared {
+			return "UTC"
+		}
+		shared = name
+	}
+	if shared == "" {
+		return "UTC"
+	}
+	return shared
 }
 
 // zoneOf is the event's zone; UTC when it names none Go knows.
@@ -188,7 +208,17 @@ func (w *icalWriter) vevent(ev Happening, loc *time.Location, s span, extra func
 		extra()
 	}
 	w.prop("SUMMARY", escapeText(plainText(d.Title)))
-	if desc := plainText(firstOf(d.Description, d.ShortDescription)); desc != "" {
+	organizer, organizerURI := organizerOf(d.Organizer)
+	desc := plainText(firstOf(d.Description, d.ShortDescription))
+	if organizer != "" && organizerURI == "" {
+		// ORGANIZER's value is a CAL-ADDRESS, a URI (RFC 5545 sections
+		// 3.8.4.3 and 3.3.3), and CN only names that address: an
+		// organizer known by name alone has no ORGANIZER (an invented
+		// address would be one apps offer to mail), and its name goes
+		// where every app shows it, the description.
+		desc = strings.TrimSpace(desc + "\n\nOrganizer: " + organizer)
+	}
+	if desc != "" {
 		w.prop("DESCRIPTION", escapeText(desc))
 	}
 	if where := locationText(d.Location); where != "" {
@@ -201,8 +231,12 @@ func (w *icalWriter) vevent(ev Happening, loc *time.Location, s span, extra func
 	if u := firstOf(d.PrimaryURL, d.Source.URL, d.Source.PermalinkURL); u != "" {
 		w.prop("URL;VALUE=URI", u)
 	}
-	if d.Organizer != nil && d.Organizer.Name != "" {
-		w.prop("ORGANIZER;CN="+paramValue(d.Organizer.Name), organizerURI(*d.Organizer))
+	if organizerURI != "" {
+		params := ""
+		if organizer != "" {
+			params = ";CN=" + paramValue(organizer)
+		}
+		w.prop("ORGANIZER"+params, organizerURI)
 	}
 	w.prop("STATUS", icalStatus(s.status))
 	w.line("END:VEVENT")
@@ -220,16 +254,32 @@ func icalStatus(status string) string {
 	return "CONFIRMED"
 }
 
-func organizerURI(o domain.Organizer) string {
-	if strings.Contains(o.Contact, "@") && !strings.ContainsAny(o.Contact, " :") {
-		return "mailto:" + o.Contact
+// organizerOf is the organizer's name and address: mailto: for a contact
+// that is an email address, else the organizer's own URL (a CAL-ADDRESS
+// is any URI, RFC 5545 section 3.3.3, and a web page is where the
+// organizer answers); "" when there is neither.
+func organizerOf(o *domain.Organizer) (name, uri string) {
+	if o == nil {
+		return "", ""
 	}
-	if o.URL != "" {
-		return o.URL
+	name = strings.TrimSpace(o.Name)
+	switch {
+	case strings.Contains(o.Contact, "@") && !strings.ContainsAny(o.Contact, " :<>\""):
+		uri = "mailto:" + o.Contact
+	case strings.HasPrefix(o.Contact, "mailto:") && strings.Contains(o.Contact, "@") && !strings.ContainsAny(o.Contact, " <>\""):
+		uri = o.Contact
+	case absoluteURI(o.URL):
+		uri = o.URL
 	}
-	// ORGANIZER is a CAL-ADDRESS; an organizer known by name only gets an
-	// address that goes nowhere.
-	return "mailto:noreply@invalid"
+	return name, uri
+}
+
+// absoluteURI: an http(s) URL with a host and nothing a content line
+// cannot carry.
+func absoluteURI(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		!strings.ContainsAny(s, " \r\n\t")
 }
 
 // locationText is the venue and address, or the online address.
@@ -241,13 +291,38 @@ func locationText(l *domain.Location) string {
 	if l.Venue != nil && l.Venue.Name != "" {
 		parts = append(parts, l.Venue.Name)
 	}
-	if l.DisplayAddress != "" && (len(parts) == 0 || parts[0] != l.DisplayAddress) {
-		parts = append(parts, l.DisplayAddress)
+	if addr := strings.TrimSpace(l.DisplayAddress); addr != "" {
+		// A display address often starts with the venue's name already
+		// ("Blue Note, Hauptstrasse 1"): then it is the whole text.
+		if len(parts) > 0 && startsWithName(addr, parts[0]) {
+			parts = parts[:0]
+		}
+		parts = append(parts, addr)
 	}
 	if len(parts) == 0 && l.Online != nil {
 		parts = append(parts, l.Online.URL)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// startsWithName: text is name, or starts with it followed by a
+// separator (so "Blue Note Café" does not swallow the venue "Blue").
+// Case and surrounding space aside.
+func startsWithName(text, name string) bool {
+	name = strings.TrimSpace(name)
+	if name == "" || len(text) < len(name) || !strings.EqualFold(text[:len(name)], name) {
+		return false
+	}
+	rest := strings.TrimLeft(text[len(name):], " ")
+	if rest == "" {
+		return true
+	}
+	for _, sep := range []string{",", ";", "–", "-", "|", "/", "("} {
+		if strings.HasPrefix(rest, sep) {
+			return true
+		}
+	}
+	return false
 }
 
 // timeParams are the parameters of a time in loc: a DATE for all-day

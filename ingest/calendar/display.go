@@ -20,7 +20,7 @@ const (
 func displayText(s schedule, instances []instance, loc *time.Location) string {
 	switch {
 	case s.set != nil && s.set.GetRRule() != nil:
-		return ruleText(s.set.GetRRule().OrigOptions, s.first, loc, s.openStart)
+		return ruleText(s.set.GetRRule().OrigOptions, s.first, loc, s.openStart, occurring(s.set))
 	case len(instances) > 1 || s.set != nil:
 		return datesText(instances, loc)
 	case len(instances) == 1:
@@ -77,7 +77,8 @@ var units = map[rrule.Frequency][2]string{
 // ruleText: "Every week on Tuesday, 19:00–21:00 (Europe/Berlin), until Tue
 // 17 Dec 2024" (no "from" when the rule stated no start), "Every 2 weeks on Monday and Thursday, ...", "Every month
 // on day 1 and 15, ...", "Every day, ... , 10 times".
-func ruleText(o rrule.ROption, first span, loc *time.Location, openStart bool) string {
+// occurs is how many times a counted rule's set occurs (see occurring).
+func ruleText(o rrule.ROption, first span, loc *time.Location, openStart bool, occurs int) string {
 	unit := units[o.Freq]
 	var b strings.Builder
 	if o.Interval > 1 {
@@ -117,11 +118,50 @@ func ruleText(o rrule.ROption, first span, loc *time.Location, openStart bool) s
 	switch {
 	case !o.Until.IsZero():
 		b.WriteString(", until " + o.Until.In(loc).Format(dayLayout))
+	case o.Count > 0 && occurs >= 0:
+		fmt.Fprintf(&b, ", %d times", occurs)
 	case o.Count > 0:
 		fmt.Fprintf(&b, ", %d times", o.Count)
 	}
 	return b.String()
 }
+
+// occurring counts the occurrences of a set whose rule has a COUNT: the
+// rule's, less those an EXDATE takes out, plus its RDATEs (COUNT=25 with
+// one EXDATE occurs 24 times). Without EXDATEs and RDATEs that is the
+// COUNT itself. Otherwise a copy of the rule is walked with a budget of
+// its own (expansion has spent the document's on the window) of
+// countSteps; -1 when it is spent or the rule has no COUNT, and the text
+// says the COUNT.
+func occurring(set *rrule.Set) int {
+	r := set.GetRRule()
+	if r == nil || r.OrigOptions.Count <= 0 || !r.OrigOptions.Until.IsZero() {
+		return -1
+	}
+	if len(set.GetExDate()) == 0 && len(set.GetRDate()) == 0 {
+		return r.OrigOptions.Count
+	}
+	rule := *r
+	left := countSteps
+	rule.SetBudget(&left)
+	counted := &rrule.Set{}
+	counted.RRule(&rule)
+	counted.SetRDates(set.GetRDate())
+	counted.SetExDates(set.GetExDate())
+	n := 0
+	next := counted.Iterator()
+	for _, ok := next(); ok; _, ok = next() {
+		n++
+	}
+	if left <= 0 {
+		return -1
+	}
+	return n
+}
+
+// countSteps bounds the walk of occurring: a few thousand occurrences of
+// a dense rule, fewer of a sparse one.
+const countSteps = 20_000
 
 func ordinal(n int) string {
 	switch n {

@@ -84,6 +84,8 @@
 //	Every week on Tuesday, 19:00–21:00 (Europe/Berlin), from Tue 1 Oct 2024, until Tue 17 Dec 2024
 //	Every month on 2nd Saturday, 14:00–17:00 (Europe/Berlin)   no start given
 //	3 dates, Tue 14 May 2024 – Sat 1 Jun 2024             listed dates
+//	Every day, 09:00–09:30 (Europe/Berlin), from Mon 4 Nov 2024, 3 times
+//	                                                      COUNT=5 less two EXDATEs: what occurs
 //
 // # Geography
 //

@@ -23,7 +23,10 @@ var floors = [][]string{
 		"http/openapi", "ingest/document",
 		// The one polling helper of tests imports only the standard
 		// library, so test kits of every floor (eventstore/storetest) use it.
-		"testkit/wait"},
+		"testkit/wait",
+		// Runs outside calendar readers on a test's calendar, with the
+		// standard library alone, for the tests of every floor.
+		"testkit/icaltools"},
 	{"commands"},
 	{"projections", "readmodel"},
 	{"ingest", "webhook"},
