@@ -229,6 +229,8 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Get("/:feedId/sources", newsScope, h.listAttachments(newsFeed))
 	news.Patch("/:feedId/sources/:sourceId", newsScope, h.updateNewsSource)
 	news.Delete("/:feedId/sources/:sourceId", newsScope, h.detachSource(newsFeed))
+	news.Get("/:feedId/sources.opml", newsScope, h.exportNewsSourcesOPML)
+	news.Post("/:feedId/sources.opml", newsScope, h.importNewsSourcesOPML)
 
 	items := keyauth.RequireScope(auth.ScopeItems)
 	events := app.Group("/feeds/events")
