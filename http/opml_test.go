@@ -1,0 +1,264 @@
+package http_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
+)
+
+// importOPML posts an OPML document to a news feed.
+func importOPML(t *testing.T, c caller, feedID, doc string, headers map[string]string) servicetest.Response {
+	t.Helper()
+	all := map[string]string{"Content-Type": "text/x-opml"}
+	for k, v := range headers {
+		all[k] = v
+	}
+	return c.doWith(t, "POST", "/feeds/news/"+feedID+"/sources.opml", doc, all)
+}
+
+// exportOPML fetches a news feed's sources as OPML, expecting 200.
+func exportOPML(t *testing.T, c caller, feedID string) string {
+	t.Helper()
+	hh := *c.h
+	hh.T = t
+	r := hh.DoWith("GET", "/feeds/news/"+feedID+"/sources.opml", nil, map[string]string{"Authorization": "Bearer " + c.key})
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/x-opml") {
+		t.Fatalf("export answered %d %q: %s", r.Status, r.Header.Get("Content-Type"), r.Raw)
+	}
+	return r.Raw
+}
+
+// sourceIdentities are a feed's sources as "type url-or-domain", sorted:
+// what a round trip must keep (ids of site records differ by nothing, since
+// records are shared within the organization).
+func sourceIdentities(t *testing.T, c caller, feedID string) []string {
+	t.Helper()
+	var out []string
+	for _, a := range wantDataList(t, c.do(t, "GET", "/feeds/news/"+feedID+"/sources", nil)) {
+		rec := wantDataObject(t, c.do(t, "GET", "/sources/"+a["sourceId"].(string), nil), http.StatusOK)
+		id, _ := rec["domain"].(string)
+		if u, ok := rec["url"].(string); ok {
+			id = u
+		}
+		out = append(out, a["sourceType"].(string)+" "+id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// outlineStatuses are the statuses of an import's outlines, in order.
+func outlineStatuses(t *testing.T, r servicetest.Response) []string {
+	t.Helper()
+	d := wantDataObject(t, r, http.StatusOK)
+	var out []string
+	for _, o := range d["outlines"].([]any) {
+		out = append(out, o.(map[string]any)["status"].(string))
+	}
+	return out
+}
+
+// opmlFeed is a feed holding a source of each site kind.
+func opmlFeed(t *testing.T, c caller) (feedID string, want []string) {
+	t.Helper()
+	feedID = createFeed(t, c, "Exported", "sources to export")["id"].(string)
+	a := attach(t, c, feedID, site("a.example"))
+	attach(t, c, feedID, site("b.example:8080"))
+	attach(t, c, feedID, map[string]any{"sourceType": "sitemap", "url": "https://a.example/news-sitemap.xml", "siteId": a["sourceId"]})
+	attach(t, c, feedID, map[string]any{"sourceType": "siteIndexPage", "url": "https://a.example/latest", "siteId": a["sourceId"]})
+	want = []string{"site a.example", "site b.example:8080", "siteIndexPage https://a.example/latest", "sitemap https://a.example/news-sitemap.xml"}
+	if got := sourceIdentities(t, c, feedID); !slices.Equal(got, want) {
+		t.Fatalf("the exported feed holds %v, want %v", got, want)
+	}
+	return feedID, want
+}
+
+func TestAFeedsSourcesExportedAsOPMLAndImportedIntoAnotherFeedAreTheSameSources(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	from, want := opmlFeed(t, c)
+	doc := exportOPML(t, c, from)
+	if n := strings.Count(doc, "<outline "); n != 4 {
+		t.Fatalf("the export holds %d outlines, want 4:\n%s", n, doc)
+	}
+
+	to := createFeed(t, c, "Imported", "from OPML")["id"].(string)
+	first := importOPML(t, c, to, doc, nil)
+	if got := outlineStatuses(t, first); !slices.Equal(got, []string{"attached", "attached", "attached", "attached"}) {
+		t.Fatalf("the import answered %v: %s", got, first.Raw)
+	}
+	if got := sourceIdentities(t, c, to); !slices.Equal(got, want) {
+		t.Fatalf("the imported feed holds %v, want %v", got, want)
+	}
+	t.Run("importing it again attaches nothing and says each is already there", func(t *testing.T) {
+		again := importOPML(t, c, to, doc, nil)
+		if got := outlineStatuses(t, again); !slices.Equal(got, []string{"alreadyAttached", "alreadyAttached", "alreadyAttached", "alreadyAttached"}) {
+			t.Fatalf("the second import answered %v: %s", got, again.Raw)
+		}
+		if got := sourceIdentities(t, c, to); !slices.Equal(got, want) {
+			t.Fatalf("after a second import the feed holds %v, want %v", got, want)
+		}
+	})
+}
+
+func TestAnOPMLImportAnswersEachOutlineAndRefusesOnlyTheBadOnes(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feedID := createFeed(t, c, "Mixed", "good and bad outlines")["id"].(string)
+	// Categories nest; a category outline without an address is no source.
+	doc := `<?xml version="1.0" encoding="UTF-8"?>
+<opml version="1.0"><head><title>Reader export</title></head><body>
+  <outline text="Tech">
+    <outline type="rss" text="Blog" xmlUrl="https://blog.example/feed.xml" htmlUrl="https://blog.example/"/>
+    <outline text="Deeper"><outline type="rss" text="Maps" xmlUrl="https://maps.example/sitemap_news.xml"/></outline>
+  </outline>
+  <outline type="rss" text="Files" xmlUrl="ftp://files.example/list"/>
+  <outline type="link" text="Only a page" htmlUrl="https://page.example/"/>
+</body></opml>`
+	r := importOPML(t, c, feedID, doc, nil)
+	if got := outlineStatuses(t, r); !slices.Equal(got, []string{"attached", "attached", "refused", "attached"}) {
+		t.Fatalf("the import answered %v: %s", got, r.Raw)
+	}
+	d := r.Data()
+	refused := d["outlines"].([]any)[2].(map[string]any)
+	if refused["field"] != "xmlUrl" || refused["reason"] == "" || d["attached"] != float64(3) || d["refused"] != float64(1) {
+		t.Fatalf("the answer's counts or refusal are wrong: %s", r.Raw)
+	}
+	want := []string{"site blog.example", "site page.example", "sitemap https://maps.example/sitemap_news.xml"}
+	if got := sourceIdentities(t, c, feedID); !slices.Equal(got, want) {
+		t.Fatalf("the feed holds %v, want %v", got, want)
+	}
+}
+
+func TestAnOPMLImportWithAnIdempotencyKeyReplaysItsAnswer(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feedID := createFeed(t, c, "Replayed", "one import, twice")["id"].(string)
+	doc := `<opml version="2.0"><body><outline xmlUrl="https://one.example/rss"/><outline xmlUrl="https://two.example/rss"/></body></opml>`
+	key := map[string]string{"Idempotency-Key": "opml-import-1"}
+	first := importOPML(t, c, feedID, doc, key)
+	if got := outlineStatuses(t, first); !slices.Equal(got, []string{"attached", "attached"}) {
+		t.Fatalf("the import answered %v: %s", got, first.Raw)
+	}
+	wantReplayOf(t, first, importOPML(t, c, feedID, doc, key))
+	// Each outline minted its own attachment, not one id for both.
+	var d struct {
+		Data struct{ Outlines []struct{ AttachmentID string } }
+	}
+	if err := json.Unmarshal([]byte(first.Raw), &d); err != nil || d.Data.Outlines[0].AttachmentID == d.Data.Outlines[1].AttachmentID {
+		t.Fatalf("the outlines share an attachment id: %s (%v)", first.Raw, err)
+	}
+	if n := len(wantDataList(t, c.do(t, "GET", "/feeds/news/"+feedID+"/sources", nil))); n != 2 {
+		t.Fatalf("the feed holds %d sources after an import and its replay, want 2", n)
+	}
+}
+
+func TestHostileOrMalformedOPMLIsRefusedAndChangesNothing(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feedID := createFeed(t, c, "Target", "hostile imports")["id"].(string)
+	attach(t, c, feedID, site("kept.example"))
+	before := sourceIdentities(t, c, feedID)
+	recordsBefore := len(wantDataList(t, c.do(t, "GET", "/sources", nil)))
+
+	laughs := `<?xml version="1.0"?><!DOCTYPE opml [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>` +
+		`<opml version="2.0"><body><outline text="&c;" xmlUrl="https://laughs.example/"/></body></opml>`
+	deep := `<opml version="2.0"><body>` + strings.Repeat(`<outline text="x">`, 10000) + `<outline xmlUrl="https://deep.example/"/>` +
+		strings.Repeat(`</outline>`, 10000) + `</body></opml>`
+	many := `<opml version="2.0"><body>` + strings.Repeat(`<outline xmlUrl="https://many.example/"/>`, 1001) + `</body></opml>`
+	huge := `<opml version="2.0"><body><outline xmlUrl="https://huge.example/" text="` + strings.Repeat("x", 2<<20) + `"/></body></opml>`
+	cases := []struct {
+		name, doc, contentType string
+		status                 int
+	}{
+		{"entity declarations (billion laughs) are 400", laughs, "text/x-opml", http.StatusBadRequest},
+		{"an undeclared entity is 400", `<opml version="2.0"><body><outline xmlUrl="https://e.example/" text="&lol;"/></body></opml>`, "text/x-opml", http.StatusBadRequest},
+		{"10,000 nested outlines are 400", deep, "text/x-opml", http.StatusBadRequest},
+		{"more than 1,000 outlines are 400", many, "text/x-opml", http.StatusBadRequest},
+		{"a body over the limit is 413", huge, "text/x-opml", http.StatusRequestEntityTooLarge},
+		{"text that is not XML is 400", "this is not xml at all", "text/x-opml", http.StatusBadRequest},
+		{"XML that is not OPML is 400", `<rss version="2.0"><channel><link>https://rss.example/</link></channel></rss>`, "application/xml", http.StatusBadRequest},
+		{"an OPML document naming no address is 400", `<opml version="2.0"><body><outline text="empty"/></body></opml>`, "text/xml", http.StatusBadRequest},
+		{"an encoding other than UTF-8 is 400", `<?xml version="1.0" encoding="ISO-8859-1"?><opml version="2.0"><body><outline xmlUrl="https://latin.example/"/></body></opml>`, "text/x-opml", http.StatusBadRequest},
+		{"a JSON body is 415", `{"xmlUrl":"https://json.example/"}`, "application/json", http.StatusUnsupportedMediaType},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := importOPML(t, c, feedID, tc.doc, map[string]string{"Content-Type": tc.contentType})
+			if r.Status != tc.status {
+				t.Fatalf("answered %d, want %d: %.300s", r.Status, tc.status, r.Raw)
+			}
+			if got := sourceIdentities(t, c, feedID); !slices.Equal(got, before) {
+				t.Fatalf("the feed holds %v after a refused import, want %v", got, before)
+			}
+			if n := len(wantDataList(t, c.do(t, "GET", "/sources", nil))); n != recordsBefore {
+				t.Fatalf("the organization has %d source records after a refused import, want %d", n, recordsBefore)
+			}
+		})
+	}
+}
+
+func TestAnotherOrganizationsFeedIsNotFoundToOPMLExportAndImport(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	owner := as(h, h.Key)
+	feedID := createFeed(t, owner, "Private", "acme's")["id"].(string)
+	attach(t, owner, feedID, site("acme.example"))
+	other := as(h, h.NewKey("globex"))
+	doc := `<opml version="2.0"><body><outline xmlUrl="https://globex.example/"/></body></opml>`
+
+	wantError(t, importOPML(t, other, feedID, doc, nil), http.StatusNotFound, "NOT_FOUND")
+	hh := *h
+	hh.T = t
+	r := hh.DoWith("GET", "/feeds/news/"+feedID+"/sources.opml", nil, map[string]string{"Authorization": "Bearer " + other.key})
+	if r.Status != http.StatusNotFound || strings.Contains(r.Raw, "acme.example") {
+		t.Fatalf("another organization's export answered %d: %s", r.Status, r.Raw)
+	}
+	if got := sourceIdentities(t, owner, feedID); !slices.Equal(got, []string{"site acme.example"}) {
+		t.Fatalf("the feed holds %v after another organization's import", got)
+	}
+}
+
+// listparser is the OPML parser of Python's feed tools (Debian's
+// python3-listparser): the export must read as the subscriptions it names.
+func TestTheOPMLExportReadsAsItsSubscriptionsInListparser(t *testing.T) {
+	t.Parallel()
+	if err := exec.Command("python3", "-c", "import listparser").Run(); err != nil {
+		t.Skip("python3 with listparser (Debian: python3-listparser; .ci/run installs it) is not here: ", err)
+	}
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feedID, _ := opmlFeed(t, c)
+	doc := exportOPML(t, c, feedID)
+	script := `import json, sys, listparser
+r = listparser.parse(sys.stdin.read())
+print(json.dumps({"bozo": bool(r.bozo), "version": r.version, "title": r.meta.title, "feeds": sorted(f.url for f in r.feeds)}))`
+	cmd := exec.Command("python3", "-c", script)
+	cmd.Stdin = strings.NewReader(doc)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("listparser: %v", err)
+	}
+	var got struct {
+		Bozo    bool
+		Version string
+		Title   string
+		Feeds   []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("listparser's answer %s: %v", out, err)
+	}
+	want := []string{"https://a.example/", "https://a.example/latest", "https://a.example/news-sitemap.xml", "https://b.example:8080/"}
+	if got.Bozo || got.Version != "opml2" || got.Title != "Exported" || !slices.Equal(got.Feeds, want) {
+		t.Fatalf("listparser reads %+v, want a well-formed opml2 titled Exported with feeds %v\n%s", got, want, doc)
+	}
+}
