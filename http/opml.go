@@ -315,15 +315,19 @@ func (h *handlers) outlineRequest(ctx context.Context, cmds *commands.Handler, o
 	if !isSitemap && e.SourceType != string(domain.SourceSiteIndexPage) {
 		return req, commands.Result{}, nil
 	}
-	site, res, err := cmds.RegisterSource(ctx, commands.RegisterSource{Org: org, Request: req})
+	// The page source names its site by id, which the attach looks up
+	// in the read model: the registration must be visible first.
+	site, err := commands.Visible(ctx, h.Waiter, func(ctx context.Context) (commands.Registered, commands.Result, error) {
+		return cmds.RegisterSource(ctx, commands.RegisterSource{Org: org, Request: req})
+	})
 	if err != nil {
-		return req, res, err
+		return req, commands.Result{}, err
 	}
 	pageType, siteID, page := domain.SourceSitemap, site.ID.String(), u.String()
 	if !isSitemap {
 		pageType = domain.SourceSiteIndexPage
 	}
-	return domain.SourceRequest{SourceType: string(pageType), URL: &page, SiteID: &siteID, Targets: h.targets}, res, nil
+	return domain.SourceRequest{SourceType: string(pageType), URL: &page, SiteID: &siteID, Targets: h.targets}, commands.Result{}, nil
 }
 
 // opmlMediaType accepts the types OPML is sent as.

@@ -25,13 +25,11 @@ func importOPML(t *testing.T, c caller, feedID, doc string, headers map[string]s
 // exportOPML fetches a news feed's sources as OPML, expecting 200.
 func exportOPML(t *testing.T, c caller, feedID string) string {
 	t.Helper()
-	hh := *c.h
-	hh.T = t
-	r := hh.DoWith("GET", "/feeds/news/"+feedID+"/sources.opml", nil, map[string]string{"Authorization": "Bearer " + c.key})
-	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/x-opml") {
-		t.Fatalf("export answered %d %q: %s", r.Status, r.Header.Get("Content-Type"), r.Raw)
+	r := fetch(t, c.h, "/feeds/news/"+feedID+"/sources.opml", map[string]string{"Authorization": "Bearer " + c.key})
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/x-opml") {
+		t.Fatalf("export answered %d %q: %s", r.status, r.header.Get("Content-Type"), r.body)
 	}
-	return r.Raw
+	return string(r.body)
 }
 
 // sourceIdentities are a feed's sources as "type url-or-domain", sorted:
@@ -217,11 +215,9 @@ func TestAnotherOrganizationsFeedIsNotFoundToOPMLExportAndImport(t *testing.T) {
 	doc := `<opml version="2.0"><body><outline xmlUrl="https://globex.example/"/></body></opml>`
 
 	wantError(t, importOPML(t, other, feedID, doc, nil), http.StatusNotFound, "NOT_FOUND")
-	hh := *h
-	hh.T = t
-	r := hh.DoWith("GET", "/feeds/news/"+feedID+"/sources.opml", nil, map[string]string{"Authorization": "Bearer " + other.key})
-	if r.Status != http.StatusNotFound || strings.Contains(r.Raw, "acme.example") {
-		t.Fatalf("another organization's export answered %d: %s", r.Status, r.Raw)
+	r := fetch(t, h, "/feeds/news/"+feedID+"/sources.opml", map[string]string{"Authorization": "Bearer " + other.key})
+	if r.status != http.StatusNotFound || strings.Contains(string(r.body), "acme.example") {
+		t.Fatalf("another organization's export answered %d: %s", r.status, r.body)
 	}
 	if got := sourceIdentities(t, owner, feedID); !slices.Equal(got, []string{"site acme.example"}) {
 		t.Fatalf("the feed holds %v after another organization's import", got)
