@@ -1,15 +1,23 @@
 package http_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
 )
 
 // importOPML posts an OPML document to a news feed.
@@ -265,5 +273,96 @@ print(json.dumps({"bozo": bool(r.bozo), "version": r.version, "title": r.meta.ti
 	want := []string{"https://a.example/", "https://a.example/latest", "https://a.example/news-sitemap.xml", "https://b.example:8080/"}
 	if got.Bozo || got.Version != "opml2" || got.Title != "Exported" || !slices.Equal(got.Feeds, want) {
 		t.Fatalf("listparser reads %+v, want a well-formed opml2 titled Exported with feeds %v\n%s", got, want, doc)
+	}
+}
+
+// Miniflux's OPML importer and exporter, run as the reader runs them (its
+// binary, on a database of its own, through its API): the export imports
+// as the subscriptions it names, and Miniflux's own export of them imports
+// back. FEEDSVC_MINIFLUX names the binary (bench/ builds one from source);
+// without it the test is skipped, and CI does not set it.
+func TestMinifluxImportsTheOPMLExportAndItsOwnExportImportsBack(t *testing.T) {
+	bin := os.Getenv("FEEDSVC_MINIFLUX")
+	if bin == "" {
+		t.Skip("FEEDSVC_MINIFLUX names no Miniflux binary (built from github.com/miniflux/v2); CI does not run this test")
+	}
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	from, _ := opmlFeed(t, c)
+	doc := exportOPML(t, c, from)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+testdb.NewURL(t), "RUN_MIGRATIONS=1", "CREATE_ADMIN=1",
+		"ADMIN_USERNAME=opml", "ADMIN_PASSWORD=opml-password", "LISTEN_ADDR="+addr, "POLLING_FREQUENCY=1440", "LOG_LEVEL=warning")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start Miniflux: %v", err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	mini := func(method, path, body string) (int, string) {
+		req, err := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.SetBasicAuth("opml", "opml-password")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	wait.Until(t, 60*time.Second, "Miniflux answers its health check", func() bool {
+		status, _ := mini("GET", "/healthcheck", "")
+		return status == http.StatusOK
+	})
+
+	if status, body := mini("POST", "/v1/import", doc); status != http.StatusCreated {
+		t.Fatalf("Miniflux refused the export: %d %s\n%s\n%s", status, body, doc, logs.String())
+	}
+	status, body := mini("GET", "/v1/feeds", "")
+	var feeds []struct {
+		FeedURL string `json:"feed_url"`
+		SiteURL string `json:"site_url"`
+	}
+	if err := json.Unmarshal([]byte(body), &feeds); status != http.StatusOK || err != nil {
+		t.Fatalf("Miniflux's feeds: %d %s (%v)", status, body, err)
+	}
+	var got []string
+	for _, f := range feeds {
+		got = append(got, f.FeedURL+" "+f.SiteURL)
+	}
+	sort.Strings(got)
+	want := []string{"https://a.example/ https://a.example/", "https://a.example/latest https://a.example/",
+		"https://a.example/news-sitemap.xml https://a.example/", "https://b.example:8080/ https://b.example:8080/"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Miniflux subscribed to %v, want %v", got, want)
+	}
+
+	status, back := mini("GET", "/v1/export", "")
+	if status != http.StatusOK {
+		t.Fatalf("Miniflux's export: %d %s", status, back)
+	}
+	to := createFeed(t, c, "Back from Miniflux", "its export")["id"].(string)
+	r := importOPML(t, c, to, back, map[string]string{"Content-Type": "application/xml"})
+	d := wantDataObject(t, r, http.StatusOK)
+	// Miniflux keeps no attribute of ours, so the index page comes back as
+	// its site, which another outline attached already.
+	if d["attached"] != float64(3) || d["alreadyAttached"] != float64(1) {
+		t.Fatalf("importing Miniflux's export answered %s\n%s", r.Raw, back)
+	}
+	wantBack := []string{"site a.example", "site b.example:8080", "sitemap https://a.example/news-sitemap.xml"}
+	if got := sourceIdentities(t, c, to); !slices.Equal(got, wantBack) {
+		t.Fatalf("the feed imported from Miniflux holds %v, want %v", got, wantBack)
 	}
 }
