@@ -157,7 +157,9 @@ func TestAnOPMLImportWithAnIdempotencyKeyReplaysItsAnswer(t *testing.T) {
 	wantReplayOf(t, first, importOPML(t, c, feedID, doc, key))
 	// Each outline minted its own attachment, not one id for both.
 	var d struct {
-		Data struct{ Outlines []struct{ AttachmentID string } }
+		Data struct {
+			Outlines []struct{ AttachmentID string }
+		}
 	}
 	if err := json.Unmarshal([]byte(first.Raw), &d); err != nil || d.Data.Outlines[0].AttachmentID == d.Data.Outlines[1].AttachmentID {
 		t.Fatalf("the outlines share an attachment id: %s (%v)", first.Raw, err)
