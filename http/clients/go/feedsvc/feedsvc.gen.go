@@ -4179,11 +4179,11 @@ type NotImplementedErrorSuccess bool
 
 // OPMLImport What an OPML import did, in counts and per outline.
 type OPMLImport struct {
-	AlreadyAttached int                 `json:"alreadyAttached"`
-	Attached        int                 `json:"attached"`
+	AlreadyAttached int32               `json:"alreadyAttached"`
+	Attached        int32               `json:"attached"`
 	Outlines        []OPMLOutlineResult `json:"outlines"`
-	Refused         int                 `json:"refused"`
-	Unavailable     int                 `json:"unavailable"`
+	Refused         int32               `json:"refused"`
+	Unavailable     int32               `json:"unavailable"`
 }
 
 // OPMLOutlineResult One outline that names an address. `attachmentId`, `sourceId` and
@@ -4198,7 +4198,7 @@ type OPMLOutlineResult struct {
 	HtmlUrl      *string `json:"htmlUrl,omitempty"`
 
 	// Outline Its place among the outlines naming an address, from 1, in document order.
-	Outline int     `json:"outline"`
+	Outline int32   `json:"outline"`
 	Reason  *string `json:"reason,omitempty"`
 
 	// SourceDetails A source as stored, normalized; the members of its type only.
@@ -8214,8 +8214,8 @@ type ClientInterface interface {
 	// run and answers as one run; without one, the outlines attached
 	// before are reported `alreadyAttached`).
 	//
-	// Bounded: the request body limit (1 MiB unless the operator
-	// changed it; 413 past it), 1,000 outlines (nested ones counted)
+	// Bounded: the request body limit (1 MiB, as for every route;
+	// 413 past it), 1,000 outlines (nested ones counted)
 	// and elements nested 12 deep; a document past those, one with a
 	// DOCTYPE (entity declarations: the "billion laughs"), an entity
 	// other than XML's five, an encoding other than UTF-8, a document
@@ -9514,8 +9514,8 @@ func (c *Client) ExportNewsFeedSourcesOPML(ctx context.Context, feedId NewsFeedI
 // run and answers as one run; without one, the outlines attached
 // before are reported `alreadyAttached`).
 //
-// Bounded: the request body limit (1 MiB unless the operator
-// changed it; 413 past it), 1,000 outlines (nested ones counted)
+// Bounded: the request body limit (1 MiB, as for every route;
+// 413 past it), 1,000 outlines (nested ones counted)
 // and elements nested 12 deep; a document past those, one with a
 // DOCTYPE (entity declarations: the "billion laughs"), an entity
 // other than XML's five, an encoding other than UTF-8, a document
@@ -14604,8 +14604,8 @@ type ClientWithResponsesInterface interface {
 	// run and answers as one run; without one, the outlines attached
 	// before are reported `alreadyAttached`).
 	//
-	// Bounded: the request body limit (1 MiB unless the operator
-	// changed it; 413 past it), 1,000 outlines (nested ones counted)
+	// Bounded: the request body limit (1 MiB, as for every route;
+	// 413 past it), 1,000 outlines (nested ones counted)
 	// and elements nested 12 deep; a document past those, one with a
 	// DOCTYPE (entity declarations: the "billion laughs"), an entity
 	// other than XML's five, an encoding other than UTF-8, a document
@@ -29647,8 +29647,8 @@ func (c *ClientWithResponses) ExportNewsFeedSourcesOPMLWithResponse(ctx context.
 // run and answers as one run; without one, the outlines attached
 // before are reported `alreadyAttached`).
 //
-// Bounded: the request body limit (1 MiB unless the operator
-// changed it; 413 past it), 1,000 outlines (nested ones counted)
+// Bounded: the request body limit (1 MiB, as for every route;
+// 413 past it), 1,000 outlines (nested ones counted)
 // and elements nested 12 deep; a document past those, one with a
 // DOCTYPE (entity declarations: the "billion laughs"), an entity
 // other than XML's five, an encoding other than UTF-8, a document
