@@ -84,7 +84,8 @@ func (h *handlers) exportNewsSourcesOPML(c *fiber.Ctx) error {
 	// Oldest first: the order they were attached in, which an import of
 	// the document keeps.
 	for i := len(rows) - 1; i >= 0; i-- {
-		o, err := h.outlineOf(c, ref.Org, rows[i].Attachment().Details)
+		a := rows[i].Attachment()
+		o, err := h.outlineOf(c, ref.Org, a.SourceID, a.Details)
 		if err != nil {
 			return err
 		}
@@ -100,13 +101,22 @@ func (h *handlers) exportNewsSourcesOPML(c *fiber.Ctx) error {
 
 // outlineOf is a source as an outline: htmlUrl the site or the account's
 // profile, xmlUrl the address the crawler reads (the sitemap, the index
-// page; the site's home page for a site).
-func (h *handlers) outlineOf(c *fiber.Ctx, org uuid.UUID, d domain.SourceDetails) (opmlOutline, error) {
+// page; for a site the feed the crawler found on it, else its home page).
+func (h *handlers) outlineOf(c *fiber.Ctx, org, sourceID uuid.UUID, d domain.SourceDetails) (opmlOutline, error) {
 	o := opmlOutline{Type: "rss"}
 	switch d.SourceType {
 	case domain.SourceSite:
 		o.HTMLURL = "https://" + d.Domain + "/"
 		o.XMLURL, o.Text = o.HTMLURL, d.Domain
+		if h.DiscoveredFeed != nil {
+			feed, ok, err := h.DiscoveredFeed(c.UserContext(), org, sourceID)
+			if err != nil {
+				return o, err
+			}
+			if ok {
+				o.XMLURL = feed
+			}
+		}
 	case domain.SourceSitemap, domain.SourceSiteIndexPage:
 		o.XMLURL, o.Text = d.URL, d.URL
 		o.HTMLURL = siteOfURL(d.URL)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedsvc/feedsvc/testkit/crawltest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
 	"github.com/feedsvc/feedsvc/testkit/wait"
@@ -366,5 +367,22 @@ func TestMinifluxImportsTheOPMLExportAndItsOwnExportImportsBack(t *testing.T) {
 	wantBack := []string{"site a.example", "site b.example:8080", "sitemap https://a.example/news-sitemap.xml"}
 	if got := sourceIdentities(t, c, to); !slices.Equal(got, wantBack) {
 		t.Fatalf("the feed imported from Miniflux holds %v, want %v", got, wantBack)
+	}
+}
+
+func TestTheOPMLExportNamesTheFeedTheCrawlerFoundOnASite(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t, servicetest.WithCrawler())
+	c := as(h, h.Key)
+	site := crawltest.NewSite(t, "", false, "First story")
+	feedID := createFeed(t, c, "Crawled", "a site with a feed")["id"].(string)
+	attach(t, c, feedID, map[string]any{"sourceType": "site", "domain": site.Domain()})
+	// Before the crawler's first poll the site's home page stands in.
+	wait.Until(t, 30*time.Second, "the export to name the feed the crawler found", func() bool {
+		return strings.Contains(exportOPML(t, c, feedID), `xmlUrl="`+site.FeedURL()+`"`)
+	})
+	doc := exportOPML(t, c, feedID)
+	if !strings.Contains(doc, `htmlUrl="https://`+site.Domain()+`/"`) || strings.Count(doc, "<outline ") != 1 {
+		t.Fatalf("the export is not the one site's outline:\n%s", doc)
 	}
 }
