@@ -8178,9 +8178,9 @@ type ClientInterface interface {
 	// import: one `<outline type="rss">` per attachment with `text` and
 	// `title`, `htmlUrl` the site's home page (a platform account's
 	// profile page) and `xmlUrl` the address the crawler reads: the
-	// sitemap or index page for those, the site's home page for a site
-	// (the crawler finds its feeds and sitemaps itself), the profile page
-	// for an account. An index page's outline also carries
+	// sitemap or index page for those, for a site the first feed the
+	// crawler found on it (its home page until the crawler's first
+	// visit), the profile page for an account. An index page's outline also carries
 	// `feedsvcSourceType="siteIndexPage"`, so that importing the export
 	// makes an index page again.
 	//
@@ -9468,9 +9468,9 @@ func (c *Client) AddNewsFeedSource(ctx context.Context, feedId NewsFeedId, param
 // import: one `<outline type="rss">` per attachment with `text` and
 // `title`, `htmlUrl` the site's home page (a platform account's
 // profile page) and `xmlUrl` the address the crawler reads: the
-// sitemap or index page for those, the site's home page for a site
-// (the crawler finds its feeds and sitemaps itself), the profile page
-// for an account. An index page's outline also carries
+// sitemap or index page for those, for a site the first feed the
+// crawler found on it (its home page until the crawler's first
+// visit), the profile page for an account. An index page's outline also carries
 // `feedsvcSourceType="siteIndexPage"`, so that importing the export
 // makes an index page again.
 //
@@ -14566,9 +14566,9 @@ type ClientWithResponsesInterface interface {
 	// import: one `<outline type="rss">` per attachment with `text` and
 	// `title`, `htmlUrl` the site's home page (a platform account's
 	// profile page) and `xmlUrl` the address the crawler reads: the
-	// sitemap or index page for those, the site's home page for a site
-	// (the crawler finds its feeds and sitemaps itself), the profile page
-	// for an account. An index page's outline also carries
+	// sitemap or index page for those, for a site the first feed the
+	// crawler found on it (its home page until the crawler's first
+	// visit), the profile page for an account. An index page's outline also carries
 	// `feedsvcSourceType="siteIndexPage"`, so that importing the export
 	// makes an index page again.
 	//
@@ -29603,9 +29603,9 @@ func (c *ClientWithResponses) AddNewsFeedSourceWithResponse(ctx context.Context,
 // import: one `<outline type="rss">` per attachment with `text` and
 // `title`, `htmlUrl` the site's home page (a platform account's
 // profile page) and `xmlUrl` the address the crawler reads: the
-// sitemap or index page for those, the site's home page for a site
-// (the crawler finds its feeds and sitemaps itself), the profile page
-// for an account. An index page's outline also carries
+// sitemap or index page for those, for a site the first feed the
+// crawler found on it (its home page until the crawler's first
+// visit), the profile page for an account. An index page's outline also carries
 // `feedsvcSourceType="siteIndexPage"`, so that importing the export
 // makes an index page again.
 //
