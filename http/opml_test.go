@@ -200,6 +200,40 @@ func TestHostileOrMalformedOPMLIsRefusedAndChangesNothing(t *testing.T) {
 		{"an encoding other than UTF-8 is 400", `<?xml version="1.0" encoding="ISO-8859-1"?><opml version="2.0"><body><outline xmlUrl="https://latin.example/"/></body></opml>`, "text/x-opml", http.StatusBadRequest},
 		{"a JSON body is 415", `{"xmlUrl":"https://json.example/"}`, "application/json", http.StatusUnsupportedMediaType},
 	}
+	// A 100 MB document on a real socket: the 413 comes from its
+	// Content-Length, before the body is read.
+	t.Run("a 100 MB body is 413 on a real socket", func(t *testing.T) {
+		conn, err := net.Dial("tcp", h.Listen())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		head := "POST /feeds/news/" + feedID + "/sources.opml HTTP/1.1\r\nHost: feedsvc\r\nAuthorization: Bearer " + c.key +
+			"\r\nContent-Type: text/x-opml\r\nContent-Length: 104857600\r\n\r\n<opml version=\"2.0\"><body>"
+		// The rest is sent in the background, as a client that sends its
+		// whole request before reading does; past 64 MiB the server stops
+		// reading and closes, so how the write ends does not matter.
+		go func() {
+			_ = conn.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := io.WriteString(conn, head); err != nil {
+				return
+			}
+			chunk := strings.Repeat(`<outline text="x"/>`, 1<<15)
+			for sent := 0; sent < 100<<20; sent += len(chunk) {
+				if _, err := io.WriteString(conn, chunk); err != nil {
+					return
+				}
+			}
+		}()
+		_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+		status := make([]byte, len("HTTP/1.1 413"))
+		if _, err := io.ReadFull(conn, status); err != nil || string(status) != "HTTP/1.1 413" {
+			t.Fatalf("a 100 MB OPML body answered %q (%v), want 413", status, err)
+		}
+		if got := sourceIdentities(t, c, feedID); !slices.Equal(got, before) {
+			t.Fatalf("the feed holds %v after a refused import, want %v", got, before)
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := importOPML(t, c, feedID, tc.doc, map[string]string{"Content-Type": tc.contentType})
