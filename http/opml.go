@@ -34,8 +34,9 @@ const (
 	// opmlMaxDepth bounds how deep elements nest (opml, body and nine
 	// levels of categories): readers nest one or two.
 	opmlMaxDepth = 12
-	// opmlContentType is what the export is served as (what Feedly and
-	// Inoreader name their exports' type).
+	// opmlContentType is what the export is served as: the media type
+	// OPML files commonly go by; readers' importers read the document
+	// whatever its type.
 	opmlContentType = "text/x-opml; charset=utf-8"
 )
 
