@@ -82,6 +82,10 @@ type Deps struct {
 	// Push, with WebSub, reads a source's WebSub subscription for
 	// GET /sources/{id}; false when it has none.
 	Push func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error)
+	// DiscoveredFeed, when set, is the feed the crawler found on a site an
+	// organization attaches, for the OPML export's xmlUrl; false when it
+	// has found none (yet).
+	DiscoveredFeed func(ctx context.Context, org, sourceID uuid.UUID) (string, bool, error)
 }
 
 // SourcePolling is the crawler's schedule of a source.
@@ -229,6 +233,8 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Get("/:feedId/sources", newsScope, h.listAttachments(newsFeed))
 	news.Patch("/:feedId/sources/:sourceId", newsScope, h.updateNewsSource)
 	news.Delete("/:feedId/sources/:sourceId", newsScope, h.detachSource(newsFeed))
+	news.Get("/:feedId/sources.opml", newsScope, h.exportNewsSourcesOPML)
+	news.Post("/:feedId/sources.opml", newsScope, h.importNewsSourcesOPML)
 
 	items := keyauth.RequireScope(auth.ScopeItems)
 	events := app.Group("/feeds/events")

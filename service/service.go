@@ -22,7 +22,9 @@ import (
 	"github.com/feedsvc/feedsvc/ingest"
 	"github.com/feedsvc/feedsvc/ingest/calendar"
 	"github.com/feedsvc/feedsvc/ingest/connector/social"
+	"github.com/feedsvc/feedsvc/ingest/connector/web"
 	"github.com/feedsvc/feedsvc/ingest/crawl"
+	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/ingest/parse"
 	"github.com/feedsvc/feedsvc/ingest/websub"
 	"github.com/feedsvc/feedsvc/internal/auth"
@@ -216,6 +218,13 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		WebSub: s.WebSub,
 		Push: func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error) {
 			return websub.PushOf(ctx, db.Bun, sourceID)
+		},
+		DiscoveredFeed: func(ctx context.Context, org, sourceID uuid.UUID) (string, bool, error) {
+			state, ok, err := crawlstate.ConnectorStateOf(ctx, db.Bun, org, sourceID)
+			if feeds := web.DiscoveredFeeds(state); ok && len(feeds) > 0 {
+				return feeds[0], true, nil
+			}
+			return "", false, err
 		},
 	})
 	return s, nil

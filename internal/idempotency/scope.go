@@ -46,6 +46,24 @@ func (s Scope) NewID(purpose string) uuid.UUID {
 	return uuid.Must(uuid.NewV7())
 }
 
+// Sub is the scope of the part name of the request in s: a request that
+// runs one command many times (an OPML import attaches a source per
+// outline) runs each in a part of its own, so that each mints its own ids
+// and appends its own events, the same on every run. The zero Scope's
+// parts are zero too.
+func (s Scope) Sub(name string) Scope {
+	if !s.set {
+		return s
+	}
+	h := sha256.New()
+	h.Write(s.seed[:])
+	h.Write([]byte("sub\x00"))
+	h.Write([]byte(name))
+	var seed [32]byte
+	copy(seed[:], h.Sum(nil))
+	return Scope{seed: seed, at: s.at, set: true}
+}
+
 // EventID is the id of the i-th event the request appends to stream, and
 // false in the zero Scope. A request appends to a stream at most once, so
 // (stream, i) names one event.
