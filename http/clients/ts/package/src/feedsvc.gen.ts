@@ -871,6 +871,73 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/feeds/news/{feedId}/sources.opml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A news feed's sources as OPML 2.0
+         * @description The feed's sources, oldest first, as an OPML 2.0 document
+         *     (`text/x-opml`) that feed readers (Miniflux, Feedly, Inoreader)
+         *     import: one `<outline type="rss">` per attachment with `text` and
+         *     `title`, `htmlUrl` the site's home page (a platform account's
+         *     profile page) and `xmlUrl` the address the crawler reads: the
+         *     sitemap or index page for those, for a site the first feed the
+         *     crawler found on it (its home page until the crawler's first
+         *     visit), the profile page for an account. An index page's outline also carries
+         *     `feedsvcSourceType="siteIndexPage"`, so that importing the export
+         *     makes an index page again.
+         */
+        get: operations["exportNewsFeedSourcesOPML"];
+        put?: never;
+        /**
+         * Import an OPML document into a news feed's sources
+         * @description Attaches a source for each outline of an OPML document (any
+         *     version a reader exports) that has an `xmlUrl` or `htmlUrl`
+         *     (`xmlUrl` when it has both), categories flattened, in document
+         *     order, each as `POST /feeds/news/{feedId}/sources` would with its
+         *     validation: a profile page on instagram.com, tiktok.com, x.com or
+         *     twitter.com, or facebook.com (a page) is that account (looked up
+         *     on its platform); an address whose file is named like a sitemap
+         *     (`…sitemap….xml`, `.xml.gz`) is a `sitemap` source of its host's
+         *     site (registered for it); an outline with
+         *     `feedsvcSourceType="siteIndexPage"` an index page; any other
+         *     address the `site` of its host.
+         *
+         *     Per outline, not all-or-nothing, as readers import: the answer is
+         *     200 when the document was read, whatever became of its outlines,
+         *     and lists each one's `status`: `attached`, `alreadyAttached`,
+         *     `refused` (with the `field` and `reason` the add-source route would
+         *     have answered with 4xx; nothing stored for it) or `unavailable`
+         *     (the platform did not answer; nothing stored for it; import again
+         *     later). A document whose outlines were all refused is still a 200
+         *     with `attached` 0: check the counts. A failure of the service
+         *     itself (5xx) may come after some outlines were attached; repeat
+         *     the request (with the same `Idempotency-Key` it finishes the same
+         *     run and answers as one run; without one, the outlines attached
+         *     before are reported `alreadyAttached`).
+         *
+         *     Bounded: the request body limit (1 MiB, as for every route;
+         *     413 past it), 1,000 outlines (nested ones counted)
+         *     and elements nested 12 deep; a document past those, one with a
+         *     DOCTYPE (entity declarations: the "billion laughs"), an entity
+         *     other than XML's five, an encoding other than UTF-8, a document
+         *     that is not XML or whose root is not `<opml>`, and one naming no
+         *     address are refused with 400 before anything is stored.
+         */
+        post: operations["importNewsFeedSourcesOPML"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/factcheck": {
         parameters: {
             query?: never;
@@ -2640,6 +2707,40 @@ export interface components {
                 /** @description The feedback's id. */
                 id: components["schemas"]["Uuid"];
             };
+        };
+        /** @description What an OPML import did, in counts and per outline. */
+        OPMLImport: {
+            /** Format: int32 */
+            attached: number;
+            /** Format: int32 */
+            alreadyAttached: number;
+            /** Format: int32 */
+            refused: number;
+            /** Format: int32 */
+            unavailable: number;
+            outlines: components["schemas"]["OPMLOutlineResult"][];
+        };
+        /**
+         * @description One outline that names an address. `attachmentId`, `sourceId` and
+         *     `sourceDetails` are there when it was attached; `field` and
+         *     `reason` say why it was refused (or unavailable).
+         */
+        OPMLOutlineResult: {
+            /**
+             * Format: int32
+             * @description Its place among the outlines naming an address, from 1, in document order.
+             */
+            outline: number;
+            text?: string;
+            xmlUrl?: string;
+            htmlUrl?: string;
+            /** @enum {string} */
+            status: "attached" | "alreadyAttached" | "refused" | "unavailable";
+            attachmentId?: components["schemas"]["Uuid"];
+            sourceId?: components["schemas"]["Uuid"];
+            sourceDetails?: components["schemas"]["SourceDetails"];
+            field?: string;
+            reason?: string;
         };
         /** @description A page to fetch (`url`), or a page given as `html` with an optional `url` it came from. Without either, 400 naming `url`. */
         ParseRequest: components["schemas"]["ParseURLRequest"] | components["schemas"]["ParseHTMLRequest"];
@@ -6379,6 +6480,168 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["FeedbackAnswer"];
+                };
+            };
+            400: components["responses"]["NewsBadRequestOnWrite"];
+            401: components["responses"]["UnauthorizedOnWrite"];
+            403: components["responses"]["ForbiddenOnWrite"];
+            404: components["responses"]["NewsNotFoundOnWrite"];
+            409: components["responses"]["ConflictOnWrite"];
+            413: components["responses"]["NewsPayloadTooLargeOnWrite"];
+            415: components["responses"]["NewsUnsupportedMediaTypeOnWrite"];
+            422: components["responses"]["NewsUnprocessableOnWrite"];
+            429: components["responses"]["TooManyRequestsOnWrite"];
+            500: components["responses"]["NewsServerErrorOnWrite"];
+            503: components["responses"]["NewsUnavailableOnWrite"];
+        };
+    };
+    exportNewsFeedSourcesOPML: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OPML document. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <?xml version="1.0" encoding="UTF-8"?>
+                     *     <opml version="2.0">
+                     *       <head>
+                     *         <title>Tech</title>
+                     *         <dateCreated>Sun, 22 Nov 2026 10:04:05 +0000</dateCreated>
+                     *       </head>
+                     *       <body>
+                     *         <outline type="rss" text="example.com" title="example.com" xmlUrl="https://example.com/" htmlUrl="https://example.com/"></outline>
+                     *         <outline type="rss" text="https://example.com/news-sitemap.xml" title="https://example.com/news-sitemap.xml" xmlUrl="https://example.com/news-sitemap.xml" htmlUrl="https://example.com/"></outline>
+                     *       </body>
+                     *     </opml>
+                     */
+                    "text/x-opml": string;
+                };
+            };
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NewsNotFound"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    importNewsFeedSourcesOPML: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to repeat: for 24 hours the same key with the
+                 *     same request answers the first answer (with `Idempotent-Replayed`);
+                 *     with another request, 422; while the first still runs, 409 with
+                 *     `Retry-After`. 1 to 255 visible ASCII characters, given once (400
+                 *     otherwise).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example <?xml version="1.0" encoding="UTF-8"?>
+                 *     <opml version="2.0">
+                 *       <head><title>My subscriptions</title></head>
+                 *       <body>
+                 *         <outline text="News">
+                 *           <outline type="rss" text="Example" xmlUrl="https://example.com/feed.xml" htmlUrl="https://example.com/"/>
+                 *           <outline type="rss" text="Example news sitemap" xmlUrl="https://example.com/news-sitemap.xml"/>
+                 *         </outline>
+                 *       </body>
+                 *     </opml>
+                 */
+                "text/x-opml": string;
+                "application/xml": string;
+                "text/xml": string;
+            };
+        };
+        responses: {
+            /** @description What became of each outline. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "attached": 1,
+                     *         "alreadyAttached": 1,
+                     *         "refused": 1,
+                     *         "unavailable": 0,
+                     *         "outlines": [
+                     *           {
+                     *             "outline": 1,
+                     *             "text": "Example",
+                     *             "xmlUrl": "https://example.com/feed.xml",
+                     *             "htmlUrl": "https://example.com/",
+                     *             "status": "alreadyAttached",
+                     *             "reason": "source already exists for this feed"
+                     *           },
+                     *           {
+                     *             "outline": 2,
+                     *             "text": "Example news sitemap",
+                     *             "xmlUrl": "https://example.com/news-sitemap.xml",
+                     *             "status": "attached",
+                     *             "attachmentId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b23",
+                     *             "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b24",
+                     *             "sourceDetails": {
+                     *               "sourceType": "sitemap",
+                     *               "url": "https://example.com/news-sitemap.xml",
+                     *               "siteId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b21"
+                     *             }
+                     *           },
+                     *           {
+                     *             "outline": 3,
+                     *             "text": "Local",
+                     *             "xmlUrl": "ftp://files.example/list",
+                     *             "status": "refused",
+                     *             "field": "xmlUrl",
+                     *             "reason": "xmlUrl: must be an absolute http or https URL"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["OPMLImport"];
+                    };
                 };
             };
             400: components["responses"]["NewsBadRequestOnWrite"];
