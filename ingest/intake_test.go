@@ -105,6 +105,9 @@ func TestAFeedOfTheOtherKindAttachedLaterFillsFromWhatTheFirstCrawlRead(t *testi
 		news := c.createFeed("Hall news")
 		c.attach(news, map[string]any{"sourceType": "site", "domain": hostOf(site)})
 		wait.Until(t, 30*time.Second, "the news feed attached later to get the three articles the event crawl read", func() bool { return slices.Equal(c.articleURLs(news), venueArticles(site)) })
+		// The backfill records itself done after its items commit: the
+		// items can be listed a moment before it is.
+		wait.Until(t, 30*time.Second, "the news feed's backfill recorded done", func() bool { return backfilledItems(h, news) >= 0 })
 		if n := backfilledItems(h, news); n != 3 {
 			t.Fatalf("the news feed's backfill added %d items, want 3", n)
 		}
