@@ -377,3 +377,17 @@ func (s *Source) Register(id uuid.UUID, details SourceDetails, org uuid.UUID, no
 	}
 	return []Event{SourceLinkedToOrganization{SourceID: s.id, OrganizationID: org, Details: &details, At: now}}
 }
+
+// ProfileURL is the profile page of the account name on the platform of
+// source type t (Facebook for any type that is not another platform).
+func ProfileURL(t SourceType, name string) string {
+	switch t {
+	case SourceInstagram:
+		return "https://www.instagram.com/" + name + "/"
+	case SourceTikTok:
+		return "https://www.tiktok.com/@" + name
+	case SourceTwitter:
+		return "https://x.com/" + name
+	}
+	return "https://www.facebook.com/" + name
+}

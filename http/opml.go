@@ -137,7 +137,7 @@ func (h *handlers) outlineOf(c *fiber.Ctx, org, sourceID uuid.UUID, d domain.Sou
 		if d.SourceType == domain.SourceFacebook {
 			name = d.Identifier
 		}
-		o.HTMLURL = profileURL(d.SourceType, name)
+		o.HTMLURL = domain.ProfileURL(d.SourceType, name)
 		o.XMLURL, o.Text = o.HTMLURL, string(d.SourceType)+" "+name
 	}
 	o.Title = o.Text
@@ -158,19 +158,6 @@ func siteOfURL(raw string) string {
 var platformHosts = map[string]domain.SourceType{
 	"instagram.com": domain.SourceInstagram, "tiktok.com": domain.SourceTikTok,
 	"x.com": domain.SourceTwitter, "twitter.com": domain.SourceTwitter, "facebook.com": domain.SourceFacebook,
-}
-
-// profileURL is an account's profile page.
-func profileURL(t domain.SourceType, name string) string {
-	switch t {
-	case domain.SourceInstagram:
-		return "https://www.instagram.com/" + name + "/"
-	case domain.SourceTikTok:
-		return "https://www.tiktok.com/@" + name
-	case domain.SourceTwitter:
-		return "https://x.com/" + name
-	}
-	return "https://www.facebook.com/" + name
 }
 
 // ---- import -------------------------------------------------------------

@@ -116,21 +116,9 @@ func organizer(a platform.Account, t domain.SourceType) *domain.Organizer {
 	}
 	o := &domain.Organizer{Name: name}
 	if a.Username != "" {
-		o.URL = profileURL(t, a.Username)
+		o.URL = domain.ProfileURL(t, a.Username)
 	}
 	return o
-}
-
-func profileURL(t domain.SourceType, username string) string {
-	switch t {
-	case domain.SourceInstagram:
-		return "https://www.instagram.com/" + username + "/"
-	case domain.SourceTikTok:
-		return "https://www.tiktok.com/@" + username
-	case domain.SourceTwitter:
-		return "https://x.com/" + username
-	}
-	return "https://www.facebook.com/" + username
 }
 
 // dateAndTime is the first moment the text names with both a date and a
