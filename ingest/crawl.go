@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,6 +59,14 @@ type crawlStats struct {
 	Happenings int
 	// CutOffs are the documents a bound cut short, with the bound.
 	CutOffs []string
+	// Unchanged are the event documents re-read and found as they were
+	// (ingestCandidate).
+	Unchanged []string
+	// Offered is the latest domain.AcceptingSince of the source's
+	// attachments as the crawl found them: an event document read whole
+	// is trusted on a re-read only while it is the latest (an attachment
+	// attached or re-enabled since must be offered what it holds).
+	Offered time.Time
 }
 
 // takeHappenings takes up to n of the crawl's room for happenings and says how
@@ -125,7 +134,7 @@ func (w *Worker) crawlLeased(ctx context.Context, l leased) {
 	}
 	attrs := []any{
 		"source_id", l.SourceID, "listings", stats.Listings, "listing_errors", stats.ListingErrors,
-		"candidates", stats.Candidates, "skipped", stats.Skipped, "fetched", stats.Fetched, "errors", stats.Failed,
+		"candidates", stats.Candidates, "skipped", stats.Skipped, "fetched", stats.Fetched, "unchanged", len(stats.Unchanged), "errors", stats.Failed,
 		"new_articles", stats.NewArticles, "items_added", stats.Items, "backlog", stats.Backlog, "cut_off", len(stats.CutOffs),
 		"duration", time.Since(start).Round(time.Millisecond),
 	}
@@ -188,12 +197,18 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	}
 	complete := len(rest) == 0
 	stats.Backlog = !complete
+	for _, a := range l.Attachments {
+		if s := a.AcceptingSince(); s.After(stats.Offered) {
+			stats.Offered = s
+		}
+	}
+	var reread map[string]crawlstate.EventDocument
 	if !l.Backlog && l.HasHappeningDocs {
-		rechecks, err := w.happeningRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo))
+		rechecks, known, err := w.happeningRechecks(ctx, l.SourceID, todo, cands, exhaustive, w.cfg.MaxFetchesPerCrawl-len(todo), stats.Offered)
 		if err != nil {
 			return err
 		}
-		todo = append(todo, rechecks...)
+		todo, reread = append(todo, rechecks...), known
 	}
 
 	// URLs known to fail on their own while their site answers: their
@@ -213,11 +228,15 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 			<-sem
 			break
 		}
+		var prior *crawlstate.EventDocument
+		if d, ok := reread[c.URL]; ok {
+			prior = &d
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, listedDocument, stats)
+			kind, err := w.processCandidate(ctx, conn, l.SourceID, c, listedDocument, prior, stats)
 			if ctx.Err() != nil {
 				return // shutdown is neither the URL's fault nor the site's
 			}
@@ -232,6 +251,10 @@ func (w *Worker) crawlSource(ctx context.Context, l leased, stats *crawlStats) e
 	wg.Wait()
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if err := w.store.TouchHappeningDocuments(ctx, l.SourceID, stats.Unchanged); err != nil {
+		// They are only checked again sooner than the others.
+		w.log.Warn("recording unchanged event documents failed", "source_id", l.SourceID, "err", err)
 	}
 	w.followCalendars(ctx, conn, l.SourceID, todo, stats)
 	verdict := health.verdict()
@@ -454,8 +477,8 @@ const (
 // records what it holds (an article, events) and adds it to the source's
 // feeds. It returns how it failed (zero on success) for the caller to
 // judge; a failure never stops the crawl.
-func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, stats *crawlStats) (failureKind, error) {
-	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, what, stats)
+func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, prior *crawlstate.EventDocument, stats *crawlStats) (failureKind, error) {
+	isNew, added, kind, err := w.ingestCandidate(ctx, conn, sourceID, c, what, prior, stats)
 	if err != nil {
 		stats.add(func(s *crawlStats) { s.Failed++ })
 		return kind, err
@@ -477,10 +500,25 @@ func (w *Worker) processCandidate(ctx context.Context, conn connector.Connector,
 // backfill.go), and the URL is skipped by later polls only once
 // the store's MarkDistributed ran, so a crash between the steps loses nothing: every
 // step is idempotent.
-func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, stats *crawlStats) (
+//
+// An event document read again (prior, from happeningRechecks) that was
+// read whole lately is fetched with its validators, and one that answers
+// 304 or the same bytes is left at that: it holds what was recorded from
+// it. Most venue pages never change after they are published, and reading
+// each one whole at every poll was most of a venue's cost.
+func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, sourceID uuid.UUID, c connector.Candidate, what candidateKind, prior *crawlstate.EventDocument, stats *crawlStats) (
 	isNew bool, added int, kind failureKind, err error) {
+	trusted := prior != nil && prior.Trusted
+	if trusted {
+		c.Cond = document.Validators{ETag: prior.ETag, LastModified: prior.LastModified}
+	}
+	begun := w.now()
 	doc, err := conn.Fetch(ctx, c)
 	stats.add(func(s *crawlStats) { s.Fetched++ })
+	if errors.Is(err, connector.ErrUnchanged) {
+		stats.add(func(s *crawlStats) { s.Unchanged = append(s.Unchanged, c.URL) })
+		return false, 0, 0, nil
+	}
 	if err != nil {
 		kind := classifyFetch(err)
 		if kind == permanentFailure {
@@ -491,17 +529,38 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		}
 		return false, 0, kind, err
 	}
+	digest := sha256.Sum256(doc.Body)
+	if trusted && bytes.Equal(prior.Digest, digest[:]) {
+		stats.add(func(s *crawlStats) { s.Unchanged = append(s.Unchanged, c.URL) })
+		return false, 0, 0, nil
+	}
 	// Once the document is in hand, the few database steps finish even if
 	// the worker is stopping, rather than leave it half recorded.
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StoreTimeout)
 	defer cancel()
-	n, holds, calendars, err := w.ingestHappenings(storeCtx, sourceID, doc, stats)
+	isNew, added, kind, holds, whole, err := w.readDocument(ctx, storeCtx, sourceID, c, doc, what, stats)
+	if err == nil && kind == 0 && holds > 0 && whole {
+		// Only a document read whole and recorded in full may be skipped
+		// when it is found unchanged.
+		if kerr := w.store.KeepHappeningDocumentRead(storeCtx, sourceID, doc.URL, doc.Validators.ETag, doc.Validators.LastModified, digest[:], begun, stats.Offered); kerr != nil {
+			w.log.Warn("keeping an event document's validators failed", "source_id", sourceID, "url", doc.URL, "err", kerr)
+		}
+	}
+	return isNew, added, kind, err
+}
+
+// readDocument reads a fetched document for its events and its article
+// and records both (ingestCandidate); holds is how many events it holds,
+// whole whether all of them were recorded.
+func (w *Worker) readDocument(ctx, storeCtx context.Context, sourceID uuid.UUID, c connector.Candidate, doc document.Document, what candidateKind, stats *crawlStats) (
+	isNew bool, added int, kind failureKind, holds int, whole bool, err error) {
+	n, holds, whole, calendars, err := w.ingestHappenings(storeCtx, sourceID, doc, stats)
 	stats.add(func(s *crawlStats) { s.Items += n; s.Calendars = append(s.Calendars, calendars...) })
 	if err != nil {
-		return false, 0, storeFailure, err
+		return false, 0, storeFailure, holds, whole, err
 	}
 	if what == calendarFile {
-		return false, 0, 0, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL, HeldNone: holds == 0})
+		return false, 0, 0, holds, whole, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL, HeldNone: holds == 0})
 	}
 	page, err := extract.ParseArticle(doc)
 	// A page without a recognisable title is still usable when the listing
@@ -510,12 +569,12 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 		if holds > 0 {
 			// An event document that is no article (a calendar, a page
 			// without a title) has been read for all it holds.
-			return false, 0, 0, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL})
+			return false, 0, 0, holds, whole, w.store.MarkDistributed(storeCtx, sourceID, crawlstate.DistributedURL{URL: c.URL})
 		}
 		if rerr := w.releaseHappenings(storeCtx, c.URL, nil); rerr != nil {
 			w.log.Warn("could not release the events of a document that holds none", "url", c.URL, "err", rerr)
 		}
-		return false, 0, permanentFailure, fmt.Errorf("article: %w", err)
+		return false, 0, permanentFailure, holds, whole, fmt.Errorf("article: %w", err)
 	}
 	content := articleContent(c, page)
 	var lastMod *time.Time
@@ -527,7 +586,7 @@ func (w *Worker) ingestCandidate(ctx context.Context, conn connector.Connector, 
 	// source's other articles ready now (articles.go).
 	p := &pendingArticle{url: c.URL, found: FoundArticle{SourceID: sourceID, Content: content, LastMod: lastMod}, heldNone: holds == 0}
 	w.storeArticle(ctx, sourceID, p)
-	return p.isNew, p.added, p.kind, p.err
+	return p.isNew, p.added, p.kind, holds, whole, p.err
 }
 
 // articleContent takes each field from the page, falling back to what the

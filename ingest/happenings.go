@@ -80,48 +80,52 @@ const happeningsAtOnce = 100
 
 // ingestHappenings records the happenings of a fetched document and distributes
 // them; it returns how many items it added, how many events the document
-// holds and the calendars it links to. A document the event reader cannot
+// holds, whether it recorded them all (no bound cut the document short:
+// only then may a re-read that finds it unchanged skip it) and the
+// calendars it links to. A document the event reader cannot
 // read holds no event; the other readers judge it. The crawl records at
 // most Config.MaxHappeningsPerCrawl events of a source; a document cut short
 // (by its own bounds or that one) is noted in stats and its kept events
 // are recorded, new ones first, a chunk at a time.
-func (w *Worker) ingestHappenings(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, calendars []string, err error) {
+func (w *Worker) ingestHappenings(ctx context.Context, sourceID uuid.UUID, doc document.Document, stats *crawlStats) (added, holds int, whole bool, calendars []string, err error) {
 	read, err := w.happenings.ReadHappenings(doc)
 	if err != nil {
 		w.log.Debug("document read for no events", "source_id", sourceID, "url", doc.URL, "err", err)
-		return 0, 0, nil, nil
+		return 0, 0, true, nil, nil
 	}
-	if read.CutOff != "" {
+	whole = read.CutOff == ""
+	if !whole {
 		stats.cutOff(doc.URL, read.CutOff)
 	}
 	if len(read.Happenings) == 0 {
 		// What the document held before is let go by MarkDistributed, in
 		// the statement that completes the URL.
-		return 0, 0, read.Calendars, nil
+		return 0, 0, whole, read.Calendars, nil
 	}
 	holds = len(read.Happenings)
 	kept := read.Happenings[:stats.takeHappenings(len(read.Happenings), w.cfg.MaxHappeningsPerCrawl)]
 	if len(kept) < len(read.Happenings) {
+		whole = false
 		stats.cutOff(doc.URL, fmt.Sprintf("cut off at %s %d", calendar.BoundSourceHappenings, w.cfg.MaxHappeningsPerCrawl))
 		calendar.CountCutOff(calendar.BoundSourceHappenings)
 	}
 	if len(kept) == 0 {
 		// Events a cut took away are still the document's: only those it
 		// no longer holds are let go.
-		return 0, holds, read.Calendars, w.releaseHappenings(ctx, doc.URL, read.Happenings)
+		return 0, holds, whole, read.Calendars, w.releaseHappenings(ctx, doc.URL, read.Happenings)
 	}
 	// The document is known to hold events before any is recorded, so
 	// that one whose recording runs out of time is read again at the next
 	// poll (happeningRechecks) even when no page links to it then.
 	if err := w.store.MarkHappeningDocument(ctx, sourceID, doc.URL); err != nil {
-		return 0, holds, read.Calendars, err
+		return 0, holds, whole, read.Calendars, err
 	}
 	held, err := w.claimHappenings(ctx, doc.URL, kept)
 	if err != nil {
-		return 0, holds, read.Calendars, err
+		return 0, holds, whole, read.Calendars, err
 	}
 	if kept, err = w.newFirst(ctx, sourceID, kept); err != nil {
-		return 0, holds, read.Calendars, err
+		return 0, holds, whole, read.Calendars, err
 	}
 	// The attachments are read once per document, after its first events
 	// were marked found (the ordering distribute relies on), not once per
@@ -130,25 +134,25 @@ func (w *Worker) ingestHappenings(ctx context.Context, sourceID uuid.UUID, doc d
 	for chunk := range slices.Chunk(kept, happeningsAtOnce) {
 		found, err := w.recordHappenings(ctx, sourceID, doc.URL, chunk, held)
 		if err != nil {
-			return added, holds, read.Calendars, err
+			return added, holds, whole, read.Calendars, err
 		}
 		if err := w.markHappeningsFound(ctx, sourceID, found); err != nil {
-			return added, holds, read.Calendars, err
+			return added, holds, whole, read.Calendars, err
 		}
 		if atts == nil {
 			if atts, err = w.attachments.OfSource(ctx, sourceID); err != nil {
-				return added, holds, read.Calendars, err
+				return added, holds, whole, read.Calendars, err
 			}
 		}
 		for _, e := range found {
 			n, err := w.offerHappening(ctx, atts, e)
 			added += n
 			if err != nil {
-				return added, holds, read.Calendars, err
+				return added, holds, whole, read.Calendars, err
 			}
 		}
 	}
-	return added, holds, read.Calendars, w.releaseHappenings(ctx, doc.URL, read.Happenings)
+	return added, holds, whole, read.Calendars, w.releaseHappenings(ctx, doc.URL, read.Happenings)
 }
 
 // newFirst orders events the source has not found yet before those it
@@ -233,32 +237,40 @@ func (w *Worker) offerHappening(ctx context.Context, atts []Attachment, e Record
 // happeningRechecks are the source's known happening documents not already in
 // todo, up to room of them, least recently checked first. A document the
 // discovery listed again is re-read as listed (with what the listing gave
-// about it); after an exhaustive discovery only those are.
-func (w *Worker) happeningRechecks(ctx context.Context, sourceID uuid.UUID, todo, listed []connector.Candidate, exhaustive bool, room int) ([]connector.Candidate, error) {
+// about it); after an exhaustive discovery only those are. Each comes with
+// what it answered when last read whole, which ingestCandidate uses to
+// skip one found unchanged; offered is the crawl's crawlStats.Offered.
+func (w *Worker) happeningRechecks(ctx context.Context, sourceID uuid.UUID, todo, listed []connector.Candidate, exhaustive bool, room int, offered time.Time) ([]connector.Candidate, map[string]crawlstate.EventDocument, error) {
 	if room <= 0 || exhaustive && len(listed) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var only []string
 	if exhaustive {
 		only = candidateURLs(listed)
 	}
-	urls, err := w.store.HappeningDocuments(ctx, sourceID, candidateURLs(todo), only, room)
+	docs, err := w.store.HappeningDocuments(ctx, sourceID, candidateURLs(todo), only, room, w.cfg.RereadWholeEvery, offered)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byURL := make(map[string]connector.Candidate, len(listed))
 	for _, c := range listed {
 		byURL[c.URL] = c
 	}
-	out := make([]connector.Candidate, len(urls))
-	for i, u := range urls {
-		out[i] = connector.Candidate{URL: u}
-		if c, ok := byURL[u]; ok {
+	out := make([]connector.Candidate, len(docs))
+	known := make(map[string]crawlstate.EventDocument, len(docs))
+	for i, d := range docs {
+		out[i] = connector.Candidate{URL: d.URL}
+		if c, ok := byURL[d.URL]; ok {
 			out[i] = c
 		}
+		known[d.URL] = d
 	}
-	return out, nil
+	return out, known, nil
 }
+
+// DefaultRereadWholeEvery is Config.RereadWholeEvery's default: an hour,
+// six polls at the default interval.
+const DefaultRereadWholeEvery = time.Hour
 
 // backfillHappenings adds to a new attachment every happening its source has
 // found that the attachment accepts.
@@ -297,7 +309,7 @@ func (w *Worker) followCalendars(ctx context.Context, conn connector.Connector, 
 		}
 		read[u] = true
 		followed++
-		kind, err := w.processCandidate(ctx, conn, sourceID, connector.Candidate{URL: u}, calendarFile, stats)
+		kind, err := w.processCandidate(ctx, conn, sourceID, connector.Candidate{URL: u}, calendarFile, nil, stats)
 		if err != nil {
 			w.log.Info("calendar failed; will retry next poll", "source_id", sourceID, "url", u, "kind", kind.String(), "err", err)
 		}

@@ -126,7 +126,7 @@ func (w *Worker) IngestPushed(ctx context.Context, sourceID uuid.UUID, cands []c
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			kind, err := w.processCandidate(pushCtx, conn, sourceID, c, listedDocument, stats)
+			kind, err := w.processCandidate(pushCtx, conn, sourceID, c, listedDocument, nil, stats)
 			if kind != 0 && pushCtx.Err() == nil {
 				mu.Lock()
 				failures = append(failures, candidateFailure{cand: c, kind: kind, err: err})

@@ -110,6 +110,14 @@ type Config struct {
 	// (DefaultStoreTimeout when zero); a document whose events take longer
 	// is gone on with at the next poll.
 	StoreTimeout time.Duration
+	// RereadWholeEvery bounds how long an event document found unchanged
+	// on a re-read (a 304 to its validators, or the same bytes) is trusted
+	// and left unread: past it the document is read whole again, whatever
+	// it answers (DefaultRereadWholeEvery when zero). Unchanged bytes hold
+	// the same happenings; but a document takes up a happening that
+	// another document let go (holders.go) only when it is read whole, and
+	// this bounds that wait.
+	RereadWholeEvery time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -150,6 +158,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxHappeningsPerCrawl <= 0 {
 		c.MaxHappeningsPerCrawl = calendar.DefaultMaxHappeningsPerCrawl
+	}
+	if c.RereadWholeEvery <= 0 {
+		c.RereadWholeEvery = DefaultRereadWholeEvery
 	}
 	return c
 }

@@ -9,6 +9,7 @@ package connector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,7 +31,9 @@ type Connector interface {
 	Discover(ctx context.Context, src Source, since time.Time) (Discovery, error)
 	// Fetch fetches one candidate's document whole, for the extractors to
 	// read. Its errors should carry a Judgement; one without is taken for
-	// transient.
+	// transient. When c.Cond is conditional, a connector that can ask
+	// whether the document changed since (a website) returns ErrUnchanged
+	// when it did not; one that cannot ignores Cond.
 	Fetch(ctx context.Context, c Candidate) (document.Document, error)
 }
 
@@ -80,4 +83,12 @@ type Candidate struct {
 	// connector's Fetch (a platform lists each post whole); nil when
 	// nothing.
 	Data json.RawMessage `json:",omitempty"`
+	// Cond are the validators the document answered when it was last read
+	// whole, for a conditional Fetch; zero when it is not being re-read.
+	// Not stored: they are the worker's, kept beside the document.
+	Cond document.Validators `json:"-"`
 }
+
+// ErrUnchanged is what Fetch returns when a conditional request found the
+// document as it was (an HTTP 304): nothing to read again.
+var ErrUnchanged = errors.New("document unchanged")

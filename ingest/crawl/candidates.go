@@ -295,11 +295,15 @@ func (c *Client) IndexPageCandidates(ctx context.Context, pageURL string, store 
 
 // FetchDocument fetches one document (an article page), if robots.txt
 // allows it, whole: what it is, and whether it is what the caller wants, is
-// for the extractors to judge.
-func (c *Client) FetchDocument(ctx context.Context, pageURL string) (document.Document, error) {
-	resp, err := c.GetAllowed(ctx, pageURL, document.Validators{})
+// for the extractors to judge. With validators (cond) the request is
+// conditional, and a 304 is ErrNotModified.
+func (c *Client) FetchDocument(ctx context.Context, pageURL string, cond document.Validators) (document.Document, error) {
+	resp, err := c.GetAllowed(ctx, pageURL, cond)
 	if err != nil {
 		return document.Document{}, fmt.Errorf("document: %w", err)
+	}
+	if resp.NotModified {
+		return document.Document{}, fmt.Errorf("document %s: %w", pageURL, ErrNotModified)
 	}
 	return resp.Document, nil
 }

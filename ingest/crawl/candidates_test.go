@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedsvc/feedsvc/ingest/document"
 	"github.com/feedsvc/feedsvc/ingest/extract"
 )
 
@@ -278,7 +279,7 @@ func TestFetchDocumentThenParseArticle(t *testing.T) {
 
 	// The article is what the extractor makes of the fetched document.
 	fetchArticle := func(ctx context.Context, u string) (extract.Article, error) {
-		doc, err := c.FetchDocument(ctx, u)
+		doc, err := c.FetchDocument(ctx, u, document.Validators{})
 		if err != nil {
 			return extract.Article{}, err
 		}

@@ -23,6 +23,9 @@ var (
 	// network error), so nothing on the site may be fetched for now: a
 	// transient failure to retry with backoff, unlike ErrDisallowed.
 	ErrRobotsUnavailable = errors.New("robots.txt unavailable")
+	// ErrNotModified means a conditional request for a document was
+	// answered 304: it is what it was when its validators were kept.
+	ErrNotModified = errors.New("not modified")
 )
 
 // Response is a fully read HTTP response: the document (whose Body is

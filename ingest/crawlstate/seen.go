@@ -101,8 +101,8 @@ type DistributedURL struct {
 
 // MarkDistributed completes seen URLs: later polls skip them. Their
 // earlier failures go in the same statement, and so do the happenings a
-// URL whose document holds none now held before (ingest_event_holders):
-// one round trip for all.
+// URL whose document holds none now held before (ingest_event_holders,
+// with distrustHolders): one round trip for all.
 func (s *Store) MarkDistributed(ctx context.Context, sourceID uuid.UUID, done ...DistributedURL) error {
 	idx := make(map[string]int, len(done))
 	var urls []string
@@ -120,7 +120,8 @@ func (s *Store) MarkDistributed(ctx context.Context, sourceID uuid.UUID, done ..
 	// events) has no row yet, and is dealt with all the same.
 	_, err := s.db.NewRaw(`WITH d AS (SELECT * FROM unnest(?::text[], ?::bool[]) AS d(url, held_none)),
 		cleared AS (DELETE FROM crawl_failures f USING d WHERE f.source_id = ? AND f.url = d.url),
-		released AS (DELETE FROM ingest_event_holders h USING d WHERE d.held_none AND h.url = d.url)
+		released AS (DELETE FROM ingest_event_holders h USING d WHERE d.held_none AND h.url = d.url RETURNING h.event_id),
+		distrusted AS (`+distrustHolders+` RETURNING 1)
 		INSERT INTO crawl_seen (source_id, url, seen_at, distributed_at) SELECT ?, d.url, now(), now() FROM d
 		ON CONFLICT (source_id, url) DO UPDATE SET distributed_at = now()`,
 		pgdialect.Array(urls), pgdialect.Array(heldNone), sourceID, sourceID).Exec(ctx)

@@ -2,7 +2,7 @@
 // address of its own (127.0.x.y, one listener each, all on one port), each
 // with robots.txt naming its sitemap, a home page announcing its RSS feed,
 // a sitemap and the feed (both answering their ETag with 304), and its
-// articles, each dated with the instant it was published (the feed's
+// articles (answering theirs with 304 too, as pages behind a CDN do), each dated with the instant it was published (the feed's
 // pubDate, the sitemap's lastmod and the page's article:published_time).
 // A venue's articles are event pages: each carries a schema.org Event in
 // JSON-LD, which event feeds take. bench/polling and bench/freshness
@@ -37,7 +37,7 @@ type Web struct {
 	lns   []net.Listener
 	srv   *http.Server
 
-	feedFull, feed304, sitemapFull, sitemap304, articles, other atomic.Int64
+	feedFull, feed304, sitemapFull, sitemap304, articles, articles304, other atomic.Int64
 }
 
 // Site is one site.
@@ -230,22 +230,33 @@ func (w *Web) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		rw.Header().Set("Content-Type", ct)
 		_, _ = rw.Write(body)
 	case strings.HasPrefix(p, "/news/"):
-		w.articles.Add(1)
 		var k int
 		if _, err := fmt.Sscanf(p, "/news/%d-", &k); err != nil {
+			w.articles.Add(1)
 			http.NotFound(rw, r)
 			return
 		}
 		at, ok := s.Published(k)
 		if !ok {
+			w.articles.Add(1)
 			http.NotFound(rw, r)
 			return
 		}
-		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(rw, `<!doctype html><html><head><title>Story %d of %s</title><meta name="description" content="What happened, in a sentence or two.">
+		page := []byte(fmt.Sprintf(`<!doctype html><html><head><title>Story %d of %s</title><meta name="description" content="What happened, in a sentence or two.">
 <meta property="og:title" content="Story %d of %s"><meta property="article:published_time" content="%s">%s</head>
 <body><article><h1>Story %d of %s</h1><p>%s</p></article></body></html>`, k, s.Host, k, s.Host, at.UTC().Format(time.RFC3339), s.event(k, at), k, s.Host,
-			strings.Repeat("A paragraph of the story, as long as a real one tends to be. ", 40))
+			strings.Repeat("A paragraph of the story, as long as a real one tends to be. ", 40)))
+		tag := etag(page)
+		rw.Header().Set("ETag", tag)
+		rw.Header().Set("Last-Modified", at.UTC().Format(http.TimeFormat))
+		if r.Header.Get("If-None-Match") == tag {
+			w.articles304.Add(1)
+			rw.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.articles.Add(1)
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = rw.Write(page)
 	default:
 		w.other.Add(1)
 		http.NotFound(rw, r)
@@ -266,21 +277,21 @@ func (s *Site) event(k int, at time.Time) string {
 }
 
 // Counts are the requests the web answered, by kind.
-type Counts struct{ FeedFull, Feed304, SitemapFull, Sitemap304, Articles, Other int64 }
+type Counts struct{ FeedFull, Feed304, SitemapFull, Sitemap304, Articles, Articles304, Other int64 }
 
 // Counts so far.
 func (w *Web) Counts() Counts {
-	return Counts{w.feedFull.Load(), w.feed304.Load(), w.sitemapFull.Load(), w.sitemap304.Load(), w.articles.Load(), w.other.Load()}
+	return Counts{w.feedFull.Load(), w.feed304.Load(), w.sitemapFull.Load(), w.sitemap304.Load(), w.articles.Load(), w.articles304.Load(), w.other.Load()}
 }
 
 // Minus is the requests between b and a.
 func (a Counts) Minus(b Counts) Counts {
 	return Counts{a.FeedFull - b.FeedFull, a.Feed304 - b.Feed304, a.SitemapFull - b.SitemapFull, a.Sitemap304 - b.Sitemap304,
-		a.Articles - b.Articles, a.Other - b.Other}
+		a.Articles - b.Articles, a.Articles304 - b.Articles304, a.Other - b.Other}
 }
 
 // String is the counts as the benchmarks print them.
 func (a Counts) String() string {
-	return fmt.Sprintf("feed %d full + %d 304, sitemap %d full + %d 304, articles %d, other %d",
-		a.FeedFull, a.Feed304, a.SitemapFull, a.Sitemap304, a.Articles, a.Other)
+	return fmt.Sprintf("feed %d full + %d 304, sitemap %d full + %d 304, articles %d full + %d 304, other %d",
+		a.FeedFull, a.Feed304, a.SitemapFull, a.Sitemap304, a.Articles, a.Articles304, a.Other)
 }

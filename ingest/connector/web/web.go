@@ -167,8 +167,12 @@ func (c *Connector) list(ctx context.Context, li listing, since time.Time, valid
 	}
 }
 
-// Fetch fetches a candidate page, if robots.txt allows it.
+// Fetch fetches a candidate page, if robots.txt allows it, conditionally
+// when the candidate carries validators.
 func (c *Connector) Fetch(ctx context.Context, cand connector.Candidate) (document.Document, error) {
-	doc, err := c.client.FetchDocument(ctx, cand.URL)
+	doc, err := c.client.FetchDocument(ctx, cand.URL, cand.Cond)
+	if errors.Is(err, crawl.ErrNotModified) {
+		return document.Document{}, connector.ErrUnchanged
+	}
 	return doc, judge(err)
 }
