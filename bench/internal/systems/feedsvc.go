@@ -51,6 +51,7 @@ func StartFeedsvc(ctx context.Context, name, db string, o FeedsvcOptions) (*Feed
 	}
 	f.Table = `SELECT source_id::text, last_crawl_at, next_at FROM crawl_state`
 	f.Backfills = `SELECT count(*) FROM ingest_backfills WHERE done_at IS NOT NULL`
+	f.Drained = `SELECT count(*) FROM crawl_state WHERE last_crawl_at IS NOT NULL AND NOT backlog`
 	if out, err := f.run(ctx, "migrate"); err != nil {
 		return nil, fmt.Errorf("migrate: %w\n%s", err, out)
 	}
