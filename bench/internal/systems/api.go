@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // APIClient calls a system's HTTP API with a bearer key (feedsvc) or
@@ -39,8 +41,16 @@ func (c *APIClient) WaitReady(ctx context.Context, path string) error {
 }
 
 // Do sends body (JSON-encoded, or as is when []byte) and decodes a 2xx
-// answer into into (when not nil). A 503 that changed nothing is repeated.
+// answer into into (when not nil). A write carries an Idempotency-Key, the
+// same on each attempt, so a 503 is repeated as feedsvc asks: one that
+// changed nothing, or one that saved the change but could not show it yet
+// (a loaded machine's projections behind), which the repeat answers once
+// visible without making it again.
 func (c *APIClient) Do(ctx context.Context, method, path string, body, into any) error {
+	key := ""
+	if method != "GET" {
+		key = uuid.NewString()
+	}
 	var r io.Reader
 	if _, raw := body.([]byte); body != nil && !raw {
 		b, err := json.Marshal(body)
@@ -58,6 +68,9 @@ func (c *APIClient) Do(ctx context.Context, method, path string, body, into any)
 			return err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
 		for k, v := range c.Header {
 			req.Header.Set(k, v)
 		}
@@ -70,9 +83,9 @@ func (c *APIClient) Do(ctx context.Context, method, path string, body, into any)
 		}
 		raw, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		// A 503 that changed nothing (many attaches to one feed at once,
-		// a read model still catching up) is repeated.
-		if resp.StatusCode == http.StatusServiceUnavailable && attempt < 10 && (method == "GET" || bytes.Contains(raw, []byte("nothing was changed"))) {
+		// A 503 (many attaches to one feed at once, a read model still
+		// catching up) is repeated: a write with its key.
+		if resp.StatusCode == http.StatusServiceUnavailable && attempt < 30 {
 			time.Sleep(time.Second)
 			continue
 		}
