@@ -36,6 +36,8 @@ type Reads struct {
 	Items ItemQueries
 	// Subscriptions are the feeds' secret addresses (subscriptions.go).
 	Subscriptions SubscriptionQueries
+	// Log is the organizations' logs (orglog.go).
+	Log LogQueries
 }
 
 // FeedQueries read feeds and their attachments (readmodel/feeds).

@@ -42,6 +42,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/readmodel/orglog"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/service/config"
@@ -236,7 +237,7 @@ func apiReads(db bun.IDB, lookups *readmodel.Lookups) apihttp.Reads {
 		Feeds: feeds.NewQueries(db), Sources: sources.NewQueries(db), News: newsitems.NewQueries(db),
 		Happenings: happeningitems.NewQueries(db), Insights: insights.NewQueries(db),
 		NegativeSources: negativesources.NewQueries(db), Webhooks: webhooks.NewQueries(db), Items: lookups,
-		Subscriptions: feedsubscriptions.NewQueries(db),
+		Subscriptions: feedsubscriptions.NewQueries(db), Log: orglog.NewQueries(db),
 	}
 }
 
