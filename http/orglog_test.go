@@ -1,7 +1,10 @@
 package http_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/feedsvc/feedsvc/internal/auth"
+	"github.com/feedsvc/feedsvc/service/config"
 	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
@@ -208,5 +212,118 @@ func TestLogQueriesAreValidatedWithoutQuotingThem(t *testing.T) {
 		k := as(h, h.NewKey("acme", auth.ScopeItems, auth.ScopeNews, auth.ScopeEvents, auth.ScopeWebhooks))
 		wantForbidden(t, k.do(t, "GET", "/log", nil))
 		wantForbidden(t, k.do(t, "GET", "/log/stream", nil))
+	})
+}
+
+// logStreamServer is a served harness whose stopping stops its server, as
+// SIGTERM does to feedsvc serve, with streams quick to observe and a long
+// keep-alive, so that only the shutdown ends a stream within the test.
+func logStreamServer(t *testing.T) (*servicetest.Harness, string) {
+	h := servicetest.Start(t, fastStreams, func(c *config.Config) {
+		c.Roles[config.RoleAPI] = true
+		c.StreamKeepAlive = time.Minute
+	})
+	return h, h.Listen()
+}
+
+func createFeeds(t *testing.T, h *servicetest.Harness, key string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		as(h, key).do(t, "POST", "/feeds/news", map[string]string{"name": n, "description": "d"}).MustStatus(t, 201)
+	}
+}
+
+func TestTheLogStreamResumesAcrossAServerRestartWithNoneLostOrRepeatedAndNoOtherOrganizations(t *testing.T) {
+	h, addr := logStreamServer(t)
+	globex := h.NewKey("globex")
+	s := openStream(t, addr, "/log/stream?after=", h.Key, nil)
+	conformsStream(t, "/log/stream?after=", s)
+	createFeeds(t, h, h.Key, "one", "two", "three")
+	createFeeds(t, h, globex, "theirs")
+	// The client has handled one event when the server goes down; what
+	// else reached its socket is lost with it.
+	first := s.next(10 * time.Second)
+	h.Restart()
+	select {
+	case <-s.ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream did not end with its server")
+	}
+	addr = h.Listen()
+	createFeeds(t, h, h.Key, "four", "five")
+	createFeeds(t, h, globex, "theirs too")
+	r := openStream(t, addr, "/log/stream", h.Key, map[string]string{"Last-Event-ID": first.ID})
+	logCaughtUp(t, h)
+	want := readLogOver(t, h, h.Key, nil, 1000)
+	if len(want) < 5 {
+		t.Fatalf("the log holds %d events", len(want))
+	}
+	got := []sseEvent{first}
+	for range len(want) - 1 {
+		got = append(got, r.next(10*time.Second))
+	}
+	r.quiet(300 * time.Millisecond)
+	for i, ev := range got {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(ev.Data), &e); err != nil {
+			t.Fatalf("event %d is not JSON: %v", i, err)
+		}
+		if ev.ID != want[i]["position"] || e["position"] != want[i]["position"] || ev.Event != want[i]["type"] || e["id"] != want[i]["id"] {
+			t.Fatalf("event %d is %s %s (%v), the log's is %v %v", i, ev.ID, ev.Event, e["id"], want[i]["position"], want[i]["type"])
+		}
+		if strings.Contains(ev.Data, "theirs") {
+			t.Fatalf("acme's stream carries globex's feed: %s", ev.Data)
+		}
+	}
+
+	t.Run("as NDJSON from the beginning it sends the same events, one a line", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/log/stream?after=", nil)
+		req.Header.Set("Authorization", "Bearer "+h.Key)
+		req.Header.Set("Accept", "application/x-ndjson")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-ndjson") {
+			t.Fatalf("status %d, type %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		lines := make(chan string, 100)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				if sc.Text() != "" {
+					lines <- sc.Text()
+				}
+			}
+		}()
+		for i := range want {
+			select {
+			case line := <-lines:
+				var e map[string]any
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Fatalf("line %d is not JSON: %v", i, err)
+				}
+				if e["position"] != want[i]["position"] {
+					t.Fatalf("line %d at %v, the log's event at %v", i, e["position"], want[i]["position"])
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no line %d within 10 s", i)
+			}
+		}
+	})
+
+	t.Run("without a position the stream starts with what comes next", func(t *testing.T) {
+		n := openStream(t, addr, "/log/stream?type=NewsFeedCreated", h.Key, nil)
+		n.quiet(300 * time.Millisecond)
+		createFeeds(t, h, h.Key, "six")
+		ev := n.next(10 * time.Second)
+		if ev.Event != "NewsFeedCreated" || !strings.Contains(ev.Data, `"six"`) {
+			t.Fatalf("first event %s %s, want the feed created after the stream opened", ev.Event, ev.Data)
+		}
 	})
 }
