@@ -212,6 +212,8 @@ func TestLogQueriesAreValidatedWithoutQuotingThem(t *testing.T) {
 		k := as(h, h.NewKey("acme", auth.ScopeItems, auth.ScopeNews, auth.ScopeEvents, auth.ScopeWebhooks))
 		wantForbidden(t, k.do(t, "GET", "/log", nil))
 		wantForbidden(t, k.do(t, "GET", "/log/stream", nil))
+		wantForbidden(t, k.do(t, "GET", "/log/extracts/feedback?format=csv", nil))
+		wantForbidden(t, k.do(t, "GET", "/log/extracts/items?format=parquet", nil))
 	})
 }
 

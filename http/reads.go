@@ -38,6 +38,8 @@ type Reads struct {
 	Subscriptions SubscriptionQueries
 	// Log is the organizations' logs (orglog.go).
 	Log LogQueries
+	// Extracts are the analysis extracts (extracts.go).
+	Extracts ExtractQueries
 }
 
 // FeedQueries read feeds and their attachments (readmodel/feeds).

@@ -35,6 +35,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/extracts"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
@@ -238,6 +239,7 @@ func apiReads(db bun.IDB, lookups *readmodel.Lookups) apihttp.Reads {
 		Happenings: happeningitems.NewQueries(db), Insights: insights.NewQueries(db),
 		NegativeSources: negativesources.NewQueries(db), Webhooks: webhooks.NewQueries(db), Items: lookups,
 		Subscriptions: feedsubscriptions.NewQueries(db), Log: orglog.NewQueries(db),
+		Extracts: extracts.NewQueries(db),
 	}
 }
 

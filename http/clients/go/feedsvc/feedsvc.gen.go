@@ -2146,6 +2146,24 @@ func (e EventOrderBy) Valid() bool {
 	}
 }
 
+// Defines values for ExtractFormat.
+const (
+	ExtractFormatCsv     ExtractFormat = "csv"
+	ExtractFormatParquet ExtractFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the ExtractFormat enum.
+func (e ExtractFormat) Valid() bool {
+	switch e {
+	case ExtractFormatCsv:
+		return true
+	case ExtractFormatParquet:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListEventFeeds200JSONResponseBodySuccess.
 const (
 	ListEventFeeds200JSONResponseBodySuccessTrue ListEventFeeds200JSONResponseBodySuccess = true
@@ -2506,6 +2524,42 @@ const (
 func (e ReadLog200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ReadLog200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FeedbackExtractParamsFormat.
+const (
+	FeedbackExtractParamsFormatCsv     FeedbackExtractParamsFormat = "csv"
+	FeedbackExtractParamsFormatParquet FeedbackExtractParamsFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the FeedbackExtractParamsFormat enum.
+func (e FeedbackExtractParamsFormat) Valid() bool {
+	switch e {
+	case FeedbackExtractParamsFormatCsv:
+		return true
+	case FeedbackExtractParamsFormatParquet:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ItemsExtractParamsFormat.
+const (
+	ItemsExtractParamsFormatCsv     ItemsExtractParamsFormat = "csv"
+	ItemsExtractParamsFormatParquet ItemsExtractParamsFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the ItemsExtractParamsFormat enum.
+func (e ItemsExtractParamsFormat) Valid() bool {
+	switch e {
+	case ItemsExtractParamsFormatCsv:
+		return true
+	case ItemsExtractParamsFormatParquet:
 		return true
 	default:
 		return false
@@ -5685,6 +5739,15 @@ type EventOrderBy string
 // EventStatus defines model for EventStatus.
 type EventStatus = OccurrenceStatus
 
+// ExtractFormat defines model for ExtractFormat.
+type ExtractFormat string
+
+// ExtractSince defines model for ExtractSince.
+type ExtractSince = string
+
+// ExtractUntil defines model for ExtractUntil.
+type ExtractUntil = string
+
 // HistoryLimit defines model for HistoryLimit.
 type HistoryLimit = int32
 
@@ -6340,6 +6403,36 @@ type ReadLogParams struct {
 
 // ReadLog200JSONResponseBodySuccess defines parameters for ReadLog.
 type ReadLog200JSONResponseBodySuccess bool
+
+// FeedbackExtractParams defines parameters for FeedbackExtract.
+type FeedbackExtractParams struct {
+	// Format `parquet` or `csv`.
+	Format FeedbackExtractParamsFormat `form:"format" json:"format"`
+
+	// Since Only rows after this time (exclusive); an RFC 3339 date-time or a date.
+	Since *ExtractSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only rows before this time (exclusive); `since` must be before it.
+	Until *ExtractUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// FeedbackExtractParamsFormat defines parameters for FeedbackExtract.
+type FeedbackExtractParamsFormat string
+
+// ItemsExtractParams defines parameters for ItemsExtract.
+type ItemsExtractParams struct {
+	// Format `parquet` or `csv`.
+	Format ItemsExtractParamsFormat `form:"format" json:"format"`
+
+	// Since Only rows after this time (exclusive); an RFC 3339 date-time or a date.
+	Since *ExtractSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only rows before this time (exclusive); `since` must be before it.
+	Until *ExtractUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ItemsExtractParamsFormat defines parameters for ItemsExtract.
+type ItemsExtractParamsFormat string
 
 // StreamLogParams defines parameters for StreamLog.
 type StreamLogParams struct {
@@ -9465,6 +9558,49 @@ type ClientInterface interface {
 	// Corresponds with GET /log (the `ReadLog` operationId).
 	ReadLog(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// FeedbackExtract Feedback with its items, as Parquet or CSV
+	//
+	// The organization's feedback entries given within the range, each
+	// with the item it was given on, for analysis tools (DuckDB, pandas,
+	// spreadsheets), oldest first. The entries are those
+	// `GET /insights/feedback` counts for the same `since` and `until`
+	// (a deleted feed's leave), so counts made over the extract equal
+	// the insights'. Columns: `feedback_id` (UUID), `given_at`
+	// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+	// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+	// `item_added_at` and `item_published_at` (timestamps, UTC; the
+	// latter empty for event items and undated articles), `feed_id`
+	// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+	//
+	// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+	// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+	// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+	// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+	// (`format=csv`, RFC 4180, a header line) writes times as
+	// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+	// a page of rows at a time; a range of more than 1,000,000 entries
+	// answers 400 (narrow it). Should the service fail while streaming,
+	// the answer ends early (a Parquet file cut short has no footer, and
+	// readers refuse it).
+	//
+	// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+	FeedbackExtract(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ItemsExtract Items with their sources, as Parquet or CSV
+	//
+	// The items added to the organization's feeds within the range (by
+	// when each was first added), with the source records they came
+	// through, oldest first: the items `GET /insights/feedback` counts.
+	// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+	// `feed_name`, `title`, `url`, `added_at` and `published_at`
+	// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+	// source, an event item's attachments' sources) and `source_types`
+	// (a list of strings, in the same order). In CSV the two lists are
+	// JSON arrays. Formats, streaming and bounds as the feedback extract.
+	//
+	// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+	ItemsExtract(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamLog The organization's events, live (Server-Sent Events or NDJSON)
 	//
 	// The events of `GET /log`, live: what is in the log after the
@@ -10916,6 +11052,69 @@ func (c *Client) NegativeSources(ctx context.Context, params *NegativeSourcesPar
 // Corresponds with GET /log (the `ReadLog` operationId).
 func (c *Client) ReadLog(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadLogRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FeedbackExtract Feedback with its items, as Parquet or CSV
+//
+// The organization's feedback entries given within the range, each
+// with the item it was given on, for analysis tools (DuckDB, pandas,
+// spreadsheets), oldest first. The entries are those
+// `GET /insights/feedback` counts for the same `since` and `until`
+// (a deleted feed's leave), so counts made over the extract equal
+// the insights'. Columns: `feedback_id` (UUID), `given_at`
+// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+// `item_added_at` and `item_published_at` (timestamps, UTC; the
+// latter empty for event items and undated articles), `feed_id`
+// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+//
+// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+// (`format=csv`, RFC 4180, a header line) writes times as
+// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+// a page of rows at a time; a range of more than 1,000,000 entries
+// answers 400 (narrow it). Should the service fail while streaming,
+// the answer ends early (a Parquet file cut short has no footer, and
+// readers refuse it).
+//
+// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+func (c *Client) FeedbackExtract(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFeedbackExtractRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ItemsExtract Items with their sources, as Parquet or CSV
+//
+// The items added to the organization's feeds within the range (by
+// when each was first added), with the source records they came
+// through, oldest first: the items `GET /insights/feedback` counts.
+// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+// `feed_name`, `title`, `url`, `added_at` and `published_at`
+// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+// source, an event item's attachments' sources) and `source_types`
+// (a list of strings, in the same order). In CSV the two lists are
+// JSON arrays. Formats, streaming and bounds as the feedback extract.
+//
+// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+func (c *Client) ItemsExtract(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewItemsExtractRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14181,6 +14380,154 @@ func NewReadLogRequest(server string, params *ReadLogParams) (*http.Request, err
 	return req, nil
 }
 
+// NewFeedbackExtractRequest constructs an http.Request for the FeedbackExtract method
+func NewFeedbackExtractRequest(server string, params *FeedbackExtractParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/log/extracts/feedback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewItemsExtractRequest constructs an http.Request for the ItemsExtract method
+func NewItemsExtractRequest(server string, params *ItemsExtractParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/log/extracts/items")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStreamLogRequest constructs an http.Request for the StreamLog method
 func NewStreamLogRequest(server string, params *StreamLogParams) (*http.Request, error) {
 	var err error
@@ -16175,6 +16522,53 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /log (the `ReadLog` operationId).
 	ReadLogWithResponse(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*ReadLogResponse, error)
+
+	// FeedbackExtractWithResponse Feedback with its items, as Parquet or CSV
+	//
+	// The organization's feedback entries given within the range, each
+	// with the item it was given on, for analysis tools (DuckDB, pandas,
+	// spreadsheets), oldest first. The entries are those
+	// `GET /insights/feedback` counts for the same `since` and `until`
+	// (a deleted feed's leave), so counts made over the extract equal
+	// the insights'. Columns: `feedback_id` (UUID), `given_at`
+	// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+	// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+	// `item_added_at` and `item_published_at` (timestamps, UTC; the
+	// latter empty for event items and undated articles), `feed_id`
+	// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+	//
+	// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+	// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+	// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+	// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+	// (`format=csv`, RFC 4180, a header line) writes times as
+	// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+	// a page of rows at a time; a range of more than 1,000,000 entries
+	// answers 400 (narrow it). Should the service fail while streaming,
+	// the answer ends early (a Parquet file cut short has no footer, and
+	// readers refuse it).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+	FeedbackExtractWithResponse(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*FeedbackExtractResponse, error)
+
+	// ItemsExtractWithResponse Items with their sources, as Parquet or CSV
+	//
+	// The items added to the organization's feeds within the range (by
+	// when each was first added), with the source records they came
+	// through, oldest first: the items `GET /insights/feedback` counts.
+	// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+	// `feed_name`, `title`, `url`, `added_at` and `published_at`
+	// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+	// source, an event item's attachments' sources) and `source_types`
+	// (a list of strings, in the same order). In CSV the two lists are
+	// JSON arrays. Formats, streaming and bounds as the feedback extract.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+	ItemsExtractWithResponse(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*ItemsExtractResponse, error)
 
 	// StreamLogWithResponse The organization's events, live (Server-Sent Events or NDJSON)
 	//
@@ -26117,6 +26511,358 @@ func (r ReadLogResponse) ContentType() string {
 	return ""
 }
 
+// FeedbackExtractResponse200Headers the declared response headers of an HTTP 200 response for FeedbackExtract
+type FeedbackExtractResponse200Headers struct {
+	CacheControl       *string
+	ContentDisposition *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse400Headers the declared response headers of an HTTP 400 response for FeedbackExtract
+type FeedbackExtractResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse401Headers the declared response headers of an HTTP 401 response for FeedbackExtract
+type FeedbackExtractResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse403Headers the declared response headers of an HTTP 403 response for FeedbackExtract
+type FeedbackExtractResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse413Headers the declared response headers of an HTTP 413 response for FeedbackExtract
+type FeedbackExtractResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse429Headers the declared response headers of an HTTP 429 response for FeedbackExtract
+type FeedbackExtractResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse500Headers the declared response headers of an HTTP 500 response for FeedbackExtract
+type FeedbackExtractResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse503Headers the declared response headers of an HTTP 503 response for FeedbackExtract
+type FeedbackExtractResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type FeedbackExtractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *FeedbackExtractResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *FeedbackExtractResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FeedbackExtractResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *FeedbackExtractResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *FeedbackExtractResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FeedbackExtractResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *FeedbackExtractResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FeedbackExtractResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FeedbackExtractResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FeedbackExtractResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FeedbackExtractResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FeedbackExtractResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FeedbackExtractResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FeedbackExtractResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FeedbackExtractResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FeedbackExtractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FeedbackExtractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FeedbackExtractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FeedbackExtractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ItemsExtractResponse200Headers the declared response headers of an HTTP 200 response for ItemsExtract
+type ItemsExtractResponse200Headers struct {
+	CacheControl       *string
+	ContentDisposition *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse400Headers the declared response headers of an HTTP 400 response for ItemsExtract
+type ItemsExtractResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse401Headers the declared response headers of an HTTP 401 response for ItemsExtract
+type ItemsExtractResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse403Headers the declared response headers of an HTTP 403 response for ItemsExtract
+type ItemsExtractResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse413Headers the declared response headers of an HTTP 413 response for ItemsExtract
+type ItemsExtractResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse429Headers the declared response headers of an HTTP 429 response for ItemsExtract
+type ItemsExtractResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse500Headers the declared response headers of an HTTP 500 response for ItemsExtract
+type ItemsExtractResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse503Headers the declared response headers of an HTTP 503 response for ItemsExtract
+type ItemsExtractResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type ItemsExtractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ItemsExtractResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ItemsExtractResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ItemsExtractResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ItemsExtractResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ItemsExtractResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ItemsExtractResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ItemsExtractResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ItemsExtractResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ItemsExtractResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ItemsExtractResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ItemsExtractResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ItemsExtractResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ItemsExtractResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ItemsExtractResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ItemsExtractResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ItemsExtractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ItemsExtractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ItemsExtractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ItemsExtractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // StreamLogResponse200Headers the declared response headers of an HTTP 200 response for StreamLog
 type StreamLogResponse200Headers struct {
 	CacheControl       *string
@@ -31707,6 +32453,65 @@ func (c *ClientWithResponses) ReadLogWithResponse(ctx context.Context, params *R
 		return nil, err
 	}
 	return ParseReadLogResponse(rsp)
+}
+
+// FeedbackExtractWithResponse Feedback with its items, as Parquet or CSV
+//
+// The organization's feedback entries given within the range, each
+// with the item it was given on, for analysis tools (DuckDB, pandas,
+// spreadsheets), oldest first. The entries are those
+// `GET /insights/feedback` counts for the same `since` and `until`
+// (a deleted feed's leave), so counts made over the extract equal
+// the insights'. Columns: `feedback_id` (UUID), `given_at`
+// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+// `item_added_at` and `item_published_at` (timestamps, UTC; the
+// latter empty for event items and undated articles), `feed_id`
+// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+//
+// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+// (`format=csv`, RFC 4180, a header line) writes times as
+// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+// a page of rows at a time; a range of more than 1,000,000 entries
+// answers 400 (narrow it). Should the service fail while streaming,
+// the answer ends early (a Parquet file cut short has no footer, and
+// readers refuse it).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+func (c *ClientWithResponses) FeedbackExtractWithResponse(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*FeedbackExtractResponse, error) {
+	rsp, err := c.FeedbackExtract(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFeedbackExtractResponse(rsp)
+}
+
+// ItemsExtractWithResponse Items with their sources, as Parquet or CSV
+//
+// The items added to the organization's feeds within the range (by
+// when each was first added), with the source records they came
+// through, oldest first: the items `GET /insights/feedback` counts.
+// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+// `feed_name`, `title`, `url`, `added_at` and `published_at`
+// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+// source, an event item's attachments' sources) and `source_types`
+// (a list of strings, in the same order). In CSV the two lists are
+// JSON arrays. Formats, streaming and bounds as the feedback extract.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+func (c *ClientWithResponses) ItemsExtractWithResponse(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*ItemsExtractResponse, error) {
+	rsp, err := c.ItemsExtract(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseItemsExtractResponse(rsp)
 }
 
 // StreamLogWithResponse The organization's events, live (Server-Sent Events or NDJSON)
@@ -54714,6 +55519,826 @@ func ParseReadLogResponse(rsp *http.Response) (*ReadLogResponse, error) {
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReadLogResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFeedbackExtractResponse parses an HTTP response from a FeedbackExtractWithResponse call
+func ParseFeedbackExtractResponse(rsp *http.Response) (*FeedbackExtractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FeedbackExtractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers FeedbackExtractResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers FeedbackExtractResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers FeedbackExtractResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers FeedbackExtractResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers FeedbackExtractResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers FeedbackExtractResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers FeedbackExtractResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FeedbackExtractResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseItemsExtractResponse parses an HTTP response from a ItemsExtractWithResponse call
+func ParseItemsExtractResponse(rsp *http.Response) (*ItemsExtractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ItemsExtractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ItemsExtractResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ItemsExtractResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ItemsExtractResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ItemsExtractResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ItemsExtractResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ItemsExtractResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ItemsExtractResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ItemsExtractResponse503Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -709,6 +709,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/log/extracts/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feedback with its items, as Parquet or CSV
+         * @description The organization's feedback entries given within the range, each
+         *     with the item it was given on, for analysis tools (DuckDB, pandas,
+         *     spreadsheets), oldest first. The entries are those
+         *     `GET /insights/feedback` counts for the same `since` and `until`
+         *     (a deleted feed's leave), so counts made over the extract equal
+         *     the insights'. Columns: `feedback_id` (UUID), `given_at`
+         *     (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+         *     `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+         *     `item_added_at` and `item_published_at` (timestamps, UTC; the
+         *     latter empty for event items and undated articles), `feed_id`
+         *     (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+         *
+         *     Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+         *     type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+         *     reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+         *     (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+         *     (`format=csv`, RFC 4180, a header line) writes times as
+         *     `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+         *     a page of rows at a time; a range of more than 1,000,000 entries
+         *     answers 400 (narrow it). Should the service fail while streaming,
+         *     the answer ends early (a Parquet file cut short has no footer, and
+         *     readers refuse it).
+         */
+        get: operations["feedbackExtract"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/log/extracts/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Items with their sources, as Parquet or CSV
+         * @description The items added to the organization's feeds within the range (by
+         *     when each was first added), with the source records they came
+         *     through, oldest first: the items `GET /insights/feedback` counts.
+         *     Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+         *     `feed_name`, `title`, `url`, `added_at` and `published_at`
+         *     (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+         *     source, an event item's attachments' sources) and `source_types`
+         *     (a list of strings, in the same order). In CSV the two lists are
+         *     JSON arrays. Formats, streaming and bounds as the feedback extract.
+         */
+        get: operations["itemsExtract"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/feeds/news": {
         parameters: {
             query?: never;
@@ -3971,6 +4040,29 @@ export interface components {
                 "application/json": components["schemas"]["ServiceUnavailableError"];
             };
         };
+        /** @description The extract, streamed. */
+        Extract: {
+            headers: {
+                /** @description `attachment; filename="<feedback|items>.<format>"`. */
+                "Content-Disposition"?: string;
+                /** @description `no-store`. */
+                "Cache-Control"?: string;
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.apache.parquet": string;
+                /**
+                 * @example feedback_id,given_at,rating,comment,item_id,feed_kind,item_title,item_url,item_added_at,item_published_at,feed_id,feed_name,source_id,source_type
+                 *     0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b40,2026-11-22T11:00:00.123Z,positive,useful,0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b30,news,A new chip,https://example.com/news/chip,2026-11-22T10:05:00.000Z,2026-11-22T08:00:00.000Z,0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20,Tech,0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50,site
+                 */
+                "text/csv": string;
+            };
+        };
         /** @description The request is malformed or a value is out of range; `details` names the field. */
         EventBadRequestOnWrite: {
             headers: {
@@ -4475,6 +4567,12 @@ export interface components {
         IfModifiedSince: string;
         /** @description Page size. */
         HistoryLimit: number;
+        /** @description `parquet` or `csv`. */
+        ExtractFormat: "parquet" | "csv";
+        /** @description Only rows after this time (exclusive); an RFC 3339 date-time or a date. */
+        ExtractSince: string;
+        /** @description Only rows before this time (exclusive); `since` must be before it. */
+        ExtractUntil: string;
         /** @description The position to read after, as an event gives it (`<number>-<number>`); empty or absent reads from the beginning (on the stream, absent starts from now). Anything else answers 400 `after`. */
         LogAfter: string;
         /**
@@ -6321,6 +6419,58 @@ export interface operations {
             429: components["responses"]["TooManyStreams"];
             500: components["responses"]["NewsServerError"];
             503: components["responses"]["StreamsUnavailable"];
+        };
+    };
+    feedbackExtract: {
+        parameters: {
+            query: {
+                /** @description `parquet` or `csv`. */
+                format: components["parameters"]["ExtractFormat"];
+                /** @description Only rows after this time (exclusive); an RFC 3339 date-time or a date. */
+                since?: components["parameters"]["ExtractSince"];
+                /** @description Only rows before this time (exclusive); `since` must be before it. */
+                until?: components["parameters"]["ExtractUntil"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Extract"];
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    itemsExtract: {
+        parameters: {
+            query: {
+                /** @description `parquet` or `csv`. */
+                format: components["parameters"]["ExtractFormat"];
+                /** @description Only rows after this time (exclusive); an RFC 3339 date-time or a date. */
+                since?: components["parameters"]["ExtractSince"];
+                /** @description Only rows before this time (exclusive); `since` must be before it. */
+                until?: components["parameters"]["ExtractUntil"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Extract"];
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listNewsFeeds: {
