@@ -36,6 +36,10 @@ type Reads struct {
 	Items ItemQueries
 	// Subscriptions are the feeds' secret addresses (subscriptions.go).
 	Subscriptions SubscriptionQueries
+	// Log is the organizations' logs (orglog.go).
+	Log LogQueries
+	// Extracts are the analysis extracts (extracts.go).
+	Extracts ExtractQueries
 }
 
 // FeedQueries read feeds and their attachments (readmodel/feeds).

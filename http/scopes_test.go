@@ -97,6 +97,7 @@ func TestEachRouteAnswersExactlyTheKeysHoldingOneOfItsScopes(t *testing.T) {
 		{"get a source record", []auth.Scope{auth.ScopeNews, auth.ScopeEvents}, 200, func(t *testing.T) req {
 			return req{"GET", "/sources/" + sourceID, nil}
 		}},
+		{"read the organization's log", []auth.Scope{auth.ScopeLog}, 200, func(t *testing.T) req { return req{"GET", "/log?limit=5", nil} }},
 		{"parse a page", []auth.Scope{auth.ScopeParse}, 200, func(t *testing.T) req {
 			return req{"POST", "/parse", map[string]any{"html": articlePage}}
 		}},

@@ -265,6 +265,12 @@ func (h *handlers) routes(app *fiber.App) {
 	insights.Get("/feedback", h.feedbackInsights)
 	insights.Get("/sources/negative", h.negativeSources)
 
+	logScope := keyauth.RequireScope(auth.ScopeLog)
+	app.Get("/log", logScope, h.readLog)
+	app.Get("/log/stream", logScope, h.logStream)
+	app.Get("/log/extracts/feedback", logScope, h.feedbackExtract)
+	app.Get("/log/extracts/items", logScope, h.itemsExtract)
+
 	sources := app.Group("/sources", keyauth.RequireAnyScope(auth.ScopeNews, auth.ScopeEvents))
 	sources.Post("/", h.createSource)
 	sources.Get("/", h.listSources)

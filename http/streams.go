@@ -149,6 +149,10 @@ func lastEventID(c *fiber.Ctx, feed uuid.UUID) (*changes.Key, error) {
 type streamWatch struct{ Reads }
 
 func (w streamWatch) LatestChanges(ctx context.Context, kind domain.FeedKind, feedIDs []uuid.UUID) (map[uuid.UUID]changes.Key, error) {
+	if kind == logStreamKind {
+		// The organizations whose logs are followed (orglog.go).
+		return w.latestLogPositions(ctx, feedIDs)
+	}
 	return w.itemChanges(kind).LatestChanges(ctx, feedIDs)
 }
 

@@ -35,6 +35,7 @@ import (
 	"github.com/feedsvc/feedsvc/internal/pgnotify"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
+	"github.com/feedsvc/feedsvc/readmodel/extracts"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
@@ -42,6 +43,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/readmodel/orglog"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 	"github.com/feedsvc/feedsvc/service/config"
@@ -236,7 +238,8 @@ func apiReads(db bun.IDB, lookups *readmodel.Lookups) apihttp.Reads {
 		Feeds: feeds.NewQueries(db), Sources: sources.NewQueries(db), News: newsitems.NewQueries(db),
 		Happenings: happeningitems.NewQueries(db), Insights: insights.NewQueries(db),
 		NegativeSources: negativesources.NewQueries(db), Webhooks: webhooks.NewQueries(db), Items: lookups,
-		Subscriptions: feedsubscriptions.NewQueries(db),
+		Subscriptions: feedsubscriptions.NewQueries(db), Log: orglog.NewQueries(db),
+		Extracts: extracts.NewQueries(db),
 	}
 }
 

@@ -131,6 +131,24 @@ type StreamReader func(ctx context.Context, after changes.Key) (StreamPage, erro
 // holds is freed when the stream ends: when the client's connection closes
 // (watchClose), at MaxAge, at shutdown, or when the feed is gone.
 func (st *Streams) Serve(c *fiber.Ctx, feed StreamFeed, start changes.Key, read StreamReader) error {
+	return st.ServeAs(c, feed, start, read, SSE)
+}
+
+// StreamFormat is how a stream writes its events.
+type StreamFormat int
+
+const (
+	// SSE writes Server-Sent Events (text/event-stream): each event's id,
+	// name and one data line; a comment as keep-alive.
+	SSE StreamFormat = iota
+	// NDJSON writes each event's data alone on a line
+	// (application/x-ndjson); an empty line as keep-alive. The data must
+	// say where to resume itself.
+	NDJSON
+)
+
+// ServeAs is Serve writing the stream in format.
+func (st *Streams) ServeAs(c *fiber.Ctx, feed StreamFeed, start changes.Key, read StreamReader, format StreamFormat) error {
 	cfg := st.cfg
 	p, _ := keyauth.PrincipalFrom(c)
 	key := p.KeyID
@@ -144,6 +162,9 @@ func (st *Streams) Serve(c *fiber.Ctx, feed StreamFeed, start changes.Key, read 
 			Message: "the service holds as many live item streams as it allows; retry shortly"}
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream; charset=utf-8")
+	if format == NDJSON {
+		c.Set(fiber.HeaderContentType, "application/x-ndjson")
+	}
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	// Proxies that buffer answers (nginx) pass this one through as written.
 	c.Set("X-Accel-Buffering", "no")
@@ -164,7 +185,7 @@ func (st *Streams) Serve(c *fiber.Ctx, feed StreamFeed, start changes.Key, read 
 	// values (the request id of its log lines).
 	ctx := context.WithoutCancel(c.UserContext())
 	wake, unsubscribe := st.hub.subscribe(feed)
-	s := &liveStream{cfg: cfg, reads: st.reads, read: read, wake: wake, done: done, cursor: start, feed: feed, logger: st.logger}
+	s := &liveStream{cfg: cfg, format: format, reads: st.reads, read: read, wake: wake, done: done, cursor: start, feed: feed, logger: st.logger}
 	// The writer runs in its own goroutine, after the handler has
 	// returned: it must not touch c.
 	fctx.SetBodyStreamWriter(func(w *bufio.Writer) {
@@ -228,6 +249,7 @@ func watchClose(conn net.Conn) (gone <-chan struct{}, stop func()) {
 // liveStream is one open stream.
 type liveStream struct {
 	cfg    StreamConfig
+	format StreamFormat
 	logger *slog.Logger
 	reads  chan struct{}
 	read   StreamReader
@@ -248,7 +270,10 @@ var errStreamEnded = errors.New("stream ended")
 func (s *liveStream) run(ctx context.Context, w *bufio.Writer) {
 	// The retry hint first: the answer's head goes out with it, so the
 	// client knows the stream is open before any item comes.
-	fmt.Fprintf(w, "retry: %d\n\n", s.cfg.Retry.Milliseconds())
+	// (An NDJSON stream opens with its head alone.)
+	if s.format == SSE {
+		fmt.Fprintf(w, "retry: %d\n\n", s.cfg.Retry.Milliseconds())
+	}
 	if w.Flush() != nil {
 		return
 	}
@@ -273,7 +298,11 @@ func (s *liveStream) run(ctx context.Context, w *bufio.Writer) {
 		case <-s.wake:
 			read = true
 		case <-keepAlive.C:
-			if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
+			alive := ": keep-alive\n\n"
+			if s.format == NDJSON {
+				alive = "\n"
+			}
+			if _, err := w.WriteString(alive); err != nil || w.Flush() != nil {
 				return
 			}
 			read = s.failed
@@ -313,7 +342,7 @@ func (s *liveStream) catchUp(ctx context.Context, w *bufio.Writer) (sent bool, e
 		}
 		s.failed = false
 		for _, e := range page.Events {
-			writeEvent(w, e)
+			writeEvent(w, e, s.format)
 		}
 		if len(page.Events) > 0 {
 			if err := w.Flush(); err != nil {
@@ -344,13 +373,18 @@ func (s *liveStream) readPage(ctx context.Context) (StreamPage, error) {
 // writeEvent writes one event. Its data is one line of JSON: the
 // renderings hold no line breaks but inside strings, where JSON escapes
 // them; a stored rendering with one between tokens is compacted.
-func writeEvent(w *bufio.Writer, e StreamEvent) {
+func writeEvent(w *bufio.Writer, e StreamEvent, format StreamFormat) {
 	data := e.Data
 	if bytes.ContainsAny(data, "\r\n") {
 		var b bytes.Buffer
 		if json.Compact(&b, data) == nil {
 			data = b.Bytes()
 		}
+	}
+	if format == NDJSON {
+		w.Write(data)
+		w.WriteString("\n")
+		return
 	}
 	w.WriteString("id: ")
 	w.WriteString(e.ID)

@@ -19,12 +19,15 @@ const (
 	ScopeParse     Scope = "parse"
 	ScopeFactcheck Scope = "factcheck"
 	ScopeResearch  Scope = "research"
+	// ScopeLog reads the organization's log and its extracts (GET /log
+	// and below), for analysts.
+	ScopeLog Scope = "log"
 )
 
 // allScopes is the canonical order; scopes are always stored and printed in
 // it so two keys with the same grants look the same.
 var allScopes = []Scope{
-	ScopeNews, ScopeEvents, ScopeItems, ScopeWebhooks, ScopeParse, ScopeFactcheck, ScopeResearch,
+	ScopeNews, ScopeEvents, ScopeItems, ScopeWebhooks, ScopeParse, ScopeFactcheck, ScopeResearch, ScopeLog,
 }
 
 // AllScopes returns every scope, the default grant of a new key. It returns a

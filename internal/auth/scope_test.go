@@ -17,7 +17,7 @@ func TestParseScopes(t *testing.T) {
 		{name: "spaces around names are ignored", in: " news , items ", want: []Scope{ScopeNews, ScopeItems}},
 		{name: "names are case-insensitive", in: "NEWS,Webhooks", want: []Scope{ScopeNews, ScopeWebhooks}},
 		{name: "duplicates collapse", in: "parse,parse", want: []Scope{ScopeParse}},
-		{name: "every scope can be named", in: "news,events,items,webhooks,parse,factcheck,research", want: AllScopes()},
+		{name: "every scope can be named", in: "news,events,items,webhooks,parse,factcheck,research,log", want: AllScopes()},
 		{name: "an unknown scope is an error", in: "news,admin", wantErr: true},
 		{name: "an empty list is an error", in: "", wantErr: true},
 		{name: "a blank list is an error", in: "  ", wantErr: true},

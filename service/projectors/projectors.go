@@ -19,6 +19,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/insights"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/readmodel/orglog"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
 	"github.com/feedsvc/feedsvc/readmodel/webhooks"
 )
@@ -36,6 +37,7 @@ func All() []projections.Projector {
 		insights.Projector{},
 		negativesources.Projector{},
 		newsitems.Projector{},
+		orglog.Projector{},
 		sources.Projector{},
 		webhooks.Projector{},
 	}

@@ -498,16 +498,16 @@ func (e FeedbackAnswerSuccess) Valid() bool {
 
 // Defines values for FeedbackGroupFeedKind.
 const (
-	Events FeedbackGroupFeedKind = "events"
-	News   FeedbackGroupFeedKind = "news"
+	FeedbackGroupFeedKindEvents FeedbackGroupFeedKind = "events"
+	FeedbackGroupFeedKindNews   FeedbackGroupFeedKind = "news"
 )
 
 // Valid indicates whether the value is a known member of the FeedbackGroupFeedKind enum.
 func (e FeedbackGroupFeedKind) Valid() bool {
 	switch e {
-	case Events:
+	case FeedbackGroupFeedKindEvents:
 		return true
-	case News:
+	case FeedbackGroupFeedKindNews:
 		return true
 	default:
 		return false
@@ -606,13 +606,13 @@ func (e HistoryArticleFoundOnSourceType) Valid() bool {
 
 // Defines values for HistoryEventChangedType.
 const (
-	EventChanged HistoryEventChangedType = "EventChanged"
+	HistoryEventChangedTypeEventChanged HistoryEventChangedType = "EventChanged"
 )
 
 // Valid indicates whether the value is a known member of the HistoryEventChangedType enum.
 func (e HistoryEventChangedType) Valid() bool {
 	switch e {
-	case EventChanged:
+	case HistoryEventChangedTypeEventChanged:
 		return true
 	default:
 		return false
@@ -651,13 +651,13 @@ func (e HistoryEventItemAddedType) Valid() bool {
 
 // Defines values for HistoryEventItemLinkedType.
 const (
-	EventItemLinked HistoryEventItemLinkedType = "EventItemLinked"
+	HistoryEventItemLinkedTypeEventItemLinked HistoryEventItemLinkedType = "EventItemLinked"
 )
 
 // Valid indicates whether the value is a known member of the HistoryEventItemLinkedType enum.
 func (e HistoryEventItemLinkedType) Valid() bool {
 	switch e {
-	case EventItemLinked:
+	case HistoryEventItemLinkedTypeEventItemLinked:
 		return true
 	default:
 		return false
@@ -666,13 +666,13 @@ func (e HistoryEventItemLinkedType) Valid() bool {
 
 // Defines values for HistoryEventSourceDetachedType.
 const (
-	EventSourceDetached HistoryEventSourceDetachedType = "EventSourceDetached"
+	HistoryEventSourceDetachedTypeEventSourceDetached HistoryEventSourceDetachedType = "EventSourceDetached"
 )
 
 // Valid indicates whether the value is a known member of the HistoryEventSourceDetachedType enum.
 func (e HistoryEventSourceDetachedType) Valid() bool {
 	switch e {
-	case EventSourceDetached:
+	case HistoryEventSourceDetachedTypeEventSourceDetached:
 		return true
 	default:
 		return false
@@ -702,13 +702,13 @@ func (e HistoryFeedbackGivenDataRating) Valid() bool {
 
 // Defines values for HistoryFeedbackGivenType.
 const (
-	FeedbackGiven HistoryFeedbackGivenType = "FeedbackGiven"
+	HistoryFeedbackGivenTypeFeedbackGiven HistoryFeedbackGivenType = "FeedbackGiven"
 )
 
 // Valid indicates whether the value is a known member of the HistoryFeedbackGivenType enum.
 func (e HistoryFeedbackGivenType) Valid() bool {
 	switch e {
-	case FeedbackGiven:
+	case HistoryFeedbackGivenTypeFeedbackGiven:
 		return true
 	default:
 		return false
@@ -717,13 +717,13 @@ func (e HistoryFeedbackGivenType) Valid() bool {
 
 // Defines values for HistoryNewsItemAddedType.
 const (
-	NewsItemAdded HistoryNewsItemAddedType = "NewsItemAdded"
+	HistoryNewsItemAddedTypeNewsItemAdded HistoryNewsItemAddedType = "NewsItemAdded"
 )
 
 // Valid indicates whether the value is a known member of the HistoryNewsItemAddedType enum.
 func (e HistoryNewsItemAddedType) Valid() bool {
 	switch e {
-	case NewsItemAdded:
+	case HistoryNewsItemAddedTypeNewsItemAdded:
 		return true
 	default:
 		return false
@@ -1069,6 +1069,246 @@ const (
 func (e LegacyTwitterItemType) Valid() bool {
 	switch e {
 	case LegacyTwitterItemTypeTwitter:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogAttachmentEventType.
+const (
+	LogAttachmentEventTypeEventSourceAttached LogAttachmentEventType = "EventSourceAttached"
+	LogAttachmentEventTypeEventSourceDetached LogAttachmentEventType = "EventSourceDetached"
+	LogAttachmentEventTypeEventSourceDisabled LogAttachmentEventType = "EventSourceDisabled"
+	LogAttachmentEventTypeEventSourceEnabled  LogAttachmentEventType = "EventSourceEnabled"
+	LogAttachmentEventTypeNewsSourceAttached  LogAttachmentEventType = "NewsSourceAttached"
+	LogAttachmentEventTypeNewsSourceDetached  LogAttachmentEventType = "NewsSourceDetached"
+	LogAttachmentEventTypeNewsSourceDisabled  LogAttachmentEventType = "NewsSourceDisabled"
+	LogAttachmentEventTypeNewsSourceEnabled   LogAttachmentEventType = "NewsSourceEnabled"
+)
+
+// Valid indicates whether the value is a known member of the LogAttachmentEventType enum.
+func (e LogAttachmentEventType) Valid() bool {
+	switch e {
+	case LogAttachmentEventTypeEventSourceAttached:
+		return true
+	case LogAttachmentEventTypeEventSourceDetached:
+		return true
+	case LogAttachmentEventTypeEventSourceDisabled:
+		return true
+	case LogAttachmentEventTypeEventSourceEnabled:
+		return true
+	case LogAttachmentEventTypeNewsSourceAttached:
+		return true
+	case LogAttachmentEventTypeNewsSourceDetached:
+		return true
+	case LogAttachmentEventTypeNewsSourceDisabled:
+		return true
+	case LogAttachmentEventTypeNewsSourceEnabled:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogCalendarEventEventType.
+const (
+	LogCalendarEventEventTypeEventChanged LogCalendarEventEventType = "EventChanged"
+)
+
+// Valid indicates whether the value is a known member of the LogCalendarEventEventType enum.
+func (e LogCalendarEventEventType) Valid() bool {
+	switch e {
+	case LogCalendarEventEventTypeEventChanged:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogEventItemEventType.
+const (
+	LogEventItemEventTypeEventItemAdded  LogEventItemEventType = "EventItemAdded"
+	LogEventItemEventTypeEventItemLinked LogEventItemEventType = "EventItemLinked"
+)
+
+// Valid indicates whether the value is a known member of the LogEventItemEventType enum.
+func (e LogEventItemEventType) Valid() bool {
+	switch e {
+	case LogEventItemEventTypeEventItemAdded:
+		return true
+	case LogEventItemEventTypeEventItemLinked:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogFeedEventType.
+const (
+	EventFeedConfigured LogFeedEventType = "EventFeedConfigured"
+	EventFeedCreated    LogFeedEventType = "EventFeedCreated"
+	EventFeedDeleted    LogFeedEventType = "EventFeedDeleted"
+	EventFeedDescribed  LogFeedEventType = "EventFeedDescribed"
+	EventFeedDisabled   LogFeedEventType = "EventFeedDisabled"
+	EventFeedEnabled    LogFeedEventType = "EventFeedEnabled"
+	EventFeedRenamed    LogFeedEventType = "EventFeedRenamed"
+	NewsFeedConfigured  LogFeedEventType = "NewsFeedConfigured"
+	NewsFeedCreated     LogFeedEventType = "NewsFeedCreated"
+	NewsFeedDeleted     LogFeedEventType = "NewsFeedDeleted"
+	NewsFeedDescribed   LogFeedEventType = "NewsFeedDescribed"
+	NewsFeedDisabled    LogFeedEventType = "NewsFeedDisabled"
+	NewsFeedEnabled     LogFeedEventType = "NewsFeedEnabled"
+	NewsFeedRenamed     LogFeedEventType = "NewsFeedRenamed"
+)
+
+// Valid indicates whether the value is a known member of the LogFeedEventType enum.
+func (e LogFeedEventType) Valid() bool {
+	switch e {
+	case EventFeedConfigured:
+		return true
+	case EventFeedCreated:
+		return true
+	case EventFeedDeleted:
+		return true
+	case EventFeedDescribed:
+		return true
+	case EventFeedDisabled:
+		return true
+	case EventFeedEnabled:
+		return true
+	case EventFeedRenamed:
+		return true
+	case NewsFeedConfigured:
+		return true
+	case NewsFeedCreated:
+		return true
+	case NewsFeedDeleted:
+		return true
+	case NewsFeedDescribed:
+		return true
+	case NewsFeedDisabled:
+		return true
+	case NewsFeedEnabled:
+		return true
+	case NewsFeedRenamed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogFeedbackEventType.
+const (
+	LogFeedbackEventTypeFeedbackGiven LogFeedbackEventType = "FeedbackGiven"
+)
+
+// Valid indicates whether the value is a known member of the LogFeedbackEventType enum.
+func (e LogFeedbackEventType) Valid() bool {
+	switch e {
+	case LogFeedbackEventTypeFeedbackGiven:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogFeedbackGivenFeedKind.
+const (
+	LogFeedbackGivenFeedKindEvents LogFeedbackGivenFeedKind = "events"
+	LogFeedbackGivenFeedKindNews   LogFeedbackGivenFeedKind = "news"
+)
+
+// Valid indicates whether the value is a known member of the LogFeedbackGivenFeedKind enum.
+func (e LogFeedbackGivenFeedKind) Valid() bool {
+	switch e {
+	case LogFeedbackGivenFeedKindEvents:
+		return true
+	case LogFeedbackGivenFeedKindNews:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogFeedbackGivenRating.
+const (
+	LogFeedbackGivenRatingNegative LogFeedbackGivenRating = "negative"
+	LogFeedbackGivenRatingNeutral  LogFeedbackGivenRating = "neutral"
+	LogFeedbackGivenRatingPositive LogFeedbackGivenRating = "positive"
+)
+
+// Valid indicates whether the value is a known member of the LogFeedbackGivenRating enum.
+func (e LogFeedbackGivenRating) Valid() bool {
+	switch e {
+	case LogFeedbackGivenRatingNegative:
+		return true
+	case LogFeedbackGivenRatingNeutral:
+		return true
+	case LogFeedbackGivenRatingPositive:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogNewsItemEventType.
+const (
+	LogNewsItemEventTypeNewsItemAdded LogNewsItemEventType = "NewsItemAdded"
+)
+
+// Valid indicates whether the value is a known member of the LogNewsItemEventType enum.
+func (e LogNewsItemEventType) Valid() bool {
+	switch e {
+	case LogNewsItemEventTypeNewsItemAdded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogSourceRecordEventType.
+const (
+	SourceLinkedToOrganization LogSourceRecordEventType = "SourceLinkedToOrganization"
+	SourceRegistered           LogSourceRecordEventType = "SourceRegistered"
+)
+
+// Valid indicates whether the value is a known member of the LogSourceRecordEventType enum.
+func (e LogSourceRecordEventType) Valid() bool {
+	switch e {
+	case SourceLinkedToOrganization:
+		return true
+	case SourceRegistered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LogWebhookEventType.
+const (
+	WebhookChanged       LogWebhookEventType = "WebhookChanged"
+	WebhookCreated       LogWebhookEventType = "WebhookCreated"
+	WebhookDeleted       LogWebhookEventType = "WebhookDeleted"
+	WebhookDisabled      LogWebhookEventType = "WebhookDisabled"
+	WebhookEnabled       LogWebhookEventType = "WebhookEnabled"
+	WebhookSecretRotated LogWebhookEventType = "WebhookSecretRotated"
+)
+
+// Valid indicates whether the value is a known member of the LogWebhookEventType enum.
+func (e LogWebhookEventType) Valid() bool {
+	switch e {
+	case WebhookChanged:
+		return true
+	case WebhookCreated:
+		return true
+	case WebhookDeleted:
+		return true
+	case WebhookDisabled:
+		return true
+	case WebhookEnabled:
+		return true
+	case WebhookSecretRotated:
 		return true
 	default:
 		return false
@@ -1906,6 +2146,24 @@ func (e EventOrderBy) Valid() bool {
 	}
 }
 
+// Defines values for ExtractFormat.
+const (
+	ExtractFormatCsv     ExtractFormat = "csv"
+	ExtractFormatParquet ExtractFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the ExtractFormat enum.
+func (e ExtractFormat) Valid() bool {
+	switch e {
+	case ExtractFormatCsv:
+		return true
+	case ExtractFormatParquet:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListEventFeeds200JSONResponseBodySuccess.
 const (
 	ListEventFeeds200JSONResponseBodySuccessTrue ListEventFeeds200JSONResponseBodySuccess = true
@@ -2251,6 +2509,57 @@ const (
 func (e NegativeSources200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case NegativeSources200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReadLog200JSONResponseBodySuccess.
+const (
+	ReadLog200JSONResponseBodySuccessTrue ReadLog200JSONResponseBodySuccess = true
+)
+
+// Valid indicates whether the value is a known member of the ReadLog200JSONResponseBodySuccess enum.
+func (e ReadLog200JSONResponseBodySuccess) Valid() bool {
+	switch e {
+	case ReadLog200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FeedbackExtractParamsFormat.
+const (
+	FeedbackExtractParamsFormatCsv     FeedbackExtractParamsFormat = "csv"
+	FeedbackExtractParamsFormatParquet FeedbackExtractParamsFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the FeedbackExtractParamsFormat enum.
+func (e FeedbackExtractParamsFormat) Valid() bool {
+	switch e {
+	case FeedbackExtractParamsFormatCsv:
+		return true
+	case FeedbackExtractParamsFormatParquet:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ItemsExtractParamsFormat.
+const (
+	ItemsExtractParamsFormatCsv     ItemsExtractParamsFormat = "csv"
+	ItemsExtractParamsFormatParquet ItemsExtractParamsFormat = "parquet"
+)
+
+// Valid indicates whether the value is a known member of the ItemsExtractParamsFormat enum.
+func (e ItemsExtractParamsFormat) Valid() bool {
+	switch e {
+	case ItemsExtractParamsFormatCsv:
+		return true
+	case ItemsExtractParamsFormatParquet:
 		return true
 	default:
 		return false
@@ -3923,6 +4232,522 @@ type LegacyTwitterItemDataType string
 // LegacyTwitterItemType defines model for LegacyTwitterItem.Type.
 type LegacyTwitterItemType string
 
+// LogAttachmentChange A source attached to a feed (with the record's `sourceId`, `sourceType` and the `details` the organization gave), enabled, disabled or detached; `attachmentId` names the attachment.
+type LogAttachmentChange struct {
+	At time.Time `json:"at"`
+
+	// AttachmentId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	AttachmentId Uuid                    `json:"attachmentId"`
+	Details      *map[string]interface{} `json:"details,omitempty"`
+
+	// FeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	FeedId Uuid `json:"feedId"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId *Uuid `json:"organizationId,omitempty"`
+
+	// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SourceId   *Uuid   `json:"sourceId,omitempty"`
+	SourceType *string `json:"sourceType,omitempty"`
+}
+
+// LogAttachmentEvent An attachment's event.
+type LogAttachmentEvent struct {
+	// Data A source attached to a feed (with the record's `sourceId`, `sourceType` and the `details` the organization gave), enabled, disabled or detached; `attachmentId` names the attachment.
+	Data LogAttachmentChange `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion       `json:"schemaVersion"`
+	Type          LogAttachmentEventType `json:"type"`
+}
+
+// LogAttachmentEventType defines model for LogAttachmentEvent.Type.
+type LogAttachmentEventType string
+
+// LogCalendarEventChanged A calendar event the organization's event feeds carry changed; `details` is its whole new state, `feedIds` of the log event the feeds that carry it.
+type LogCalendarEventChanged struct {
+	At time.Time `json:"at"`
+
+	// Details A calendar event's whole state as found (title, description, time, instances with their occurrences and status, locations, source block, …).
+	Details LogCalendarEventDetails `json:"details"`
+
+	// EventId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	EventId Uuid `json:"eventId"`
+
+	// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SourceId *Uuid `json:"sourceId,omitempty"`
+}
+
+// LogCalendarEventDetails A calendar event's whole state as found (title, description, time, instances with their occurrences and status, locations, source block, …).
+type LogCalendarEventDetails struct {
+	Description *string                   `json:"description,omitempty"`
+	Identity    *string                   `json:"identity,omitempty"`
+	Instances   *[]map[string]interface{} `json:"instances,omitempty"`
+	Title       *string                   `json:"title,omitempty"`
+}
+
+// LogCalendarEventEvent A calendar event's change.
+type LogCalendarEventEvent struct {
+	// Data A calendar event the organization's event feeds carry changed; `details` is its whole new state, `feedIds` of the log event the feeds that carry it.
+	Data LogCalendarEventChanged `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion          `json:"schemaVersion"`
+	Type          LogCalendarEventEventType `json:"type"`
+}
+
+// LogCalendarEventEventType defines model for LogCalendarEventEvent.Type.
+type LogCalendarEventEventType string
+
+// LogEvent One event of the organization's log: `position`, `id` (the stored event's), `type`, `schemaVersion`, `recordedAt` (when the log recorded it), `feedIds`, and `data`, the event as stored, whose shape `type` fixes (times in `data` carry the precision stored: RFC 3339, up to nanoseconds).
+type LogEvent struct {
+	union json.RawMessage
+}
+
+// LogEventItemAdded A calendar event entered an event feed through one of its attachments (`EventItemAdded`, with `event`: the calendar event's details as they stood then), or was found through a further attachment (`EventItemLinked`). `eventId` names the calendar event.
+type LogEventItemAdded struct {
+	At time.Time `json:"at"`
+
+	// AttachmentId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	AttachmentId Uuid `json:"attachmentId"`
+
+	// Event A calendar event's whole state as found (title, description, time, instances with their occurrences and status, locations, source block, …).
+	Event *LogCalendarEventDetails `json:"event,omitempty"`
+
+	// EventId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	EventId Uuid `json:"eventId"`
+
+	// FeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	FeedId Uuid `json:"feedId"`
+
+	// ItemId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	ItemId Uuid `json:"itemId"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId *Uuid `json:"organizationId,omitempty"`
+
+	// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SourceId   Uuid    `json:"sourceId"`
+	SourceType *string `json:"sourceType,omitempty"`
+}
+
+// LogEventItemEvent An event item added or linked.
+type LogEventItemEvent struct {
+	// Data A calendar event entered an event feed through one of its attachments (`EventItemAdded`, with `event`: the calendar event's details as they stood then), or was found through a further attachment (`EventItemLinked`). `eventId` names the calendar event.
+	Data LogEventItemAdded `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion      `json:"schemaVersion"`
+	Type          LogEventItemEventType `json:"type"`
+}
+
+// LogEventItemEventType defines model for LogEventItemEvent.Type.
+type LogEventItemEventType string
+
+// LogFeedChange A feed created (`organizationId`, `name`, `description`; an event feed also `enabled`, `enabledBy`, `config`), renamed (`name`), described (`description`), enabled or disabled (an event feed's `by`: `api`, `admin` or `system`, and `reason`), configured (`config`) or deleted. The kind is the type's prefix (`News`, `Event`).
+type LogFeedChange struct {
+	At          time.Time               `json:"at"`
+	By          *string                 `json:"by,omitempty"`
+	Config      *map[string]interface{} `json:"config,omitempty"`
+	Description *string                 `json:"description,omitempty"`
+	Enabled     *bool                   `json:"enabled,omitempty"`
+	EnabledBy   *string                 `json:"enabledBy,omitempty"`
+
+	// FeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	FeedId Uuid    `json:"feedId"`
+	Name   *string `json:"name,omitempty"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId *Uuid   `json:"organizationId,omitempty"`
+	Reason         *string `json:"reason,omitempty"`
+}
+
+// LogFeedEvent A feed's event.
+type LogFeedEvent struct {
+	// Data A feed created (`organizationId`, `name`, `description`; an event feed also `enabled`, `enabledBy`, `config`), renamed (`name`), described (`description`), enabled or disabled (an event feed's `by`: `api`, `admin` or `system`, and `reason`), configured (`config`) or deleted. The kind is the type's prefix (`News`, `Event`).
+	Data LogFeedChange `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion `json:"schemaVersion"`
+	Type          LogFeedEventType `json:"type"`
+}
+
+// LogFeedEventType defines model for LogFeedEvent.Type.
+type LogFeedEventType string
+
+// LogFeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+type LogFeedIds = []Uuid
+
+// LogFeedbackEvent Feedback given.
+type LogFeedbackEvent struct {
+	// Data Feedback given on an item (additive; a later entry never replaces an earlier one). A news item's names its article (`newsPageId`), an event item's its calendar event (`eventId`); `feedKind` is absent on news feedback stored before event feeds existed.
+	Data LogFeedbackGiven `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion     `json:"schemaVersion"`
+	Type          LogFeedbackEventType `json:"type"`
+}
+
+// LogFeedbackEventType defines model for LogFeedbackEvent.Type.
+type LogFeedbackEventType string
+
+// LogFeedbackGiven Feedback given on an item (additive; a later entry never replaces an earlier one). A news item's names its article (`newsPageId`), an event item's its calendar event (`eventId`); `feedKind` is absent on news feedback stored before event feeds existed.
+type LogFeedbackGiven struct {
+	At      time.Time `json:"at"`
+	Comment *string   `json:"comment,omitempty"`
+
+	// EventId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	EventId *Uuid `json:"eventId,omitempty"`
+
+	// FeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	FeedId   Uuid                      `json:"feedId"`
+	FeedKind *LogFeedbackGivenFeedKind `json:"feedKind,omitempty"`
+
+	// FeedbackId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	FeedbackId Uuid `json:"feedbackId"`
+
+	// ItemId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	ItemId Uuid `json:"itemId"`
+
+	// NewsPageId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	NewsPageId *Uuid `json:"newsPageId,omitempty"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId Uuid                   `json:"organizationId"`
+	Rating         LogFeedbackGivenRating `json:"rating"`
+
+	// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SourceId Uuid `json:"sourceId"`
+}
+
+// LogFeedbackGivenFeedKind defines model for LogFeedbackGiven.FeedKind.
+type LogFeedbackGivenFeedKind string
+
+// LogFeedbackGivenRating defines model for LogFeedbackGiven.Rating.
+type LogFeedbackGivenRating string
+
+// LogNewsItemAdded An article entered a news feed through one of its attachments, with the article's content as it was then.
+type LogNewsItemAdded struct {
+	At time.Time `json:"at"`
+
+	// AttachmentId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	AttachmentId Uuid `json:"attachmentId"`
+	Content      struct {
+		Description *string                 `json:"description,omitempty"`
+		ImageUrl    *string                 `json:"imageUrl,omitempty"`
+		PublishedAt *time.Time              `json:"publishedAt,omitempty"`
+		Source      *map[string]interface{} `json:"source,omitempty"`
+		Title       *string                 `json:"title,omitempty"`
+		Url         string                  `json:"url"`
+	} `json:"content"`
+
+	// FeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	FeedId Uuid `json:"feedId"`
+
+	// ItemId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	ItemId Uuid `json:"itemId"`
+
+	// NewsPageId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	NewsPageId Uuid `json:"newsPageId"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId Uuid `json:"organizationId"`
+
+	// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SourceId   Uuid    `json:"sourceId"`
+	SourceType *string `json:"sourceType,omitempty"`
+
+	// VersionId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	VersionId *Uuid `json:"versionId,omitempty"`
+}
+
+// LogNewsItemEvent A news item added.
+type LogNewsItemEvent struct {
+	// Data An article entered a news feed through one of its attachments, with the article's content as it was then.
+	Data LogNewsItemAdded `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion     `json:"schemaVersion"`
+	Type          LogNewsItemEventType `json:"type"`
+}
+
+// LogNewsItemEventType defines model for LogNewsItemEvent.Type.
+type LogNewsItemEventType string
+
+// LogPagination defines model for LogPagination.
+type LogPagination struct {
+	// HasMore More events follow at once.
+	HasMore bool  `json:"hasMore"`
+	Limit   int32 `json:"limit"`
+
+	// NextPosition Where the next page starts: pass it as `after`.
+	NextPosition string `json:"nextPosition"`
+}
+
+// LogPosition The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+type LogPosition = string
+
+// LogSchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+type LogSchemaVersion = int32
+
+// LogSourceRecord A source record registered by the organization, or a known record linked to it (`details` as it submitted them).
+type LogSourceRecord struct {
+	At      time.Time               `json:"at"`
+	Details *map[string]interface{} `json:"details,omitempty"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId Uuid `json:"organizationId"`
+
+	// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SourceId   Uuid    `json:"sourceId"`
+	SourceType *string `json:"sourceType,omitempty"`
+}
+
+// LogSourceRecordEvent A source record's event.
+type LogSourceRecordEvent struct {
+	// Data A source record registered by the organization, or a known record linked to it (`details` as it submitted them).
+	Data LogSourceRecord `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion         `json:"schemaVersion"`
+	Type          LogSourceRecordEventType `json:"type"`
+}
+
+// LogSourceRecordEventType defines model for LogSourceRecordEvent.Type.
+type LogSourceRecordEventType string
+
+// LogWebhookChange A webhook created or changed (`url`, `events`, `eventFeedIds`: the whole configuration), enabled or disabled (`by`, `reason`), its secret rotated (the ids of the secrets, never a secret) or deleted.
+type LogWebhookChange struct {
+	At           time.Time `json:"at"`
+	By           *string   `json:"by,omitempty"`
+	EventFeedIds *[]Uuid   `json:"eventFeedIds,omitempty"`
+	Events       *[]string `json:"events,omitempty"`
+
+	// OrganizationId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	OrganizationId *Uuid `json:"organizationId,omitempty"`
+
+	// PreviousSecretId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	PreviousSecretId   *Uuid      `json:"previousSecretId,omitempty"`
+	PreviousValidUntil *time.Time `json:"previousValidUntil,omitempty"`
+	Reason             *string    `json:"reason,omitempty"`
+
+	// SecretId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	SecretId *Uuid   `json:"secretId,omitempty"`
+	Url      *string `json:"url,omitempty"`
+
+	// WebhookId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	WebhookId Uuid `json:"webhookId"`
+}
+
+// LogWebhookEvent A webhook's event.
+type LogWebhookEvent struct {
+	// Data A webhook created or changed (`url`, `events`, `eventFeedIds`: the whole configuration), enabled or disabled (`by`, `reason`), its secret rotated (the ids of the secrets, never a secret) or deleted.
+	Data LogWebhookChange `json:"data"`
+
+	// FeedIds The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it).
+	FeedIds LogFeedIds `json:"feedIds"`
+
+	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+	//
+	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+	Id Uuid `json:"id"`
+
+	// Position The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it.
+	Position LogPosition `json:"position"`
+
+	// RecordedAt UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	RecordedAt Timestamp `json:"recordedAt"`
+
+	// SchemaVersion The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+	SchemaVersion LogSchemaVersion    `json:"schemaVersion"`
+	Type          LogWebhookEventType `json:"type"`
+}
+
+// LogWebhookEventType defines model for LogWebhookEvent.Type.
+type LogWebhookEventType string
+
 // MethodNotAllowedError A method the path does not take (405, with an `Allow` header naming those it does).
 type MethodNotAllowedError struct {
 	Error struct {
@@ -4914,6 +5739,15 @@ type EventOrderBy string
 // EventStatus defines model for EventStatus.
 type EventStatus = OccurrenceStatus
 
+// ExtractFormat defines model for ExtractFormat.
+type ExtractFormat string
+
+// ExtractSince defines model for ExtractSince.
+type ExtractSince = string
+
+// ExtractUntil defines model for ExtractUntil.
+type ExtractUntil = string
+
 // HistoryLimit defines model for HistoryLimit.
 type HistoryLimit = int32
 
@@ -4942,6 +5776,17 @@ type LastEventIdQuery = string
 
 // Limit defines model for Limit.
 type Limit = int32
+
+// LogAfter defines model for LogAfter.
+type LogAfter = string
+
+// LogFeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+//
+// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+type LogFeedId = Uuid
+
+// LogType defines model for LogType.
+type LogType = string
 
 // NewsFeedId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
 //
@@ -5540,6 +6385,69 @@ type NegativeSourcesParams struct {
 
 // NegativeSources200JSONResponseBodySuccess defines parameters for NegativeSources.
 type NegativeSources200JSONResponseBodySuccess bool
+
+// ReadLogParams defines parameters for ReadLog.
+type ReadLogParams struct {
+	// After The position to read after, as an event gives it (`<number>-<number>`); empty or absent reads from the beginning (on the stream, absent starts from now). Anything else answers 400 `after`.
+	After *LogAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Type Only events of these types (comma-separated; see LogEvent for the types). An unknown type answers 400 `type`.
+	Type *LogType `form:"type,omitempty" json:"type,omitempty"`
+
+	// FeedId Only events about this feed (whose `feedIds` hold it). A feed the organization never had has no events.
+	FeedId *LogFeedId `form:"feedId,omitempty" json:"feedId,omitempty"`
+
+	// Limit Events per page.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ReadLog200JSONResponseBodySuccess defines parameters for ReadLog.
+type ReadLog200JSONResponseBodySuccess bool
+
+// FeedbackExtractParams defines parameters for FeedbackExtract.
+type FeedbackExtractParams struct {
+	// Format `parquet` or `csv`.
+	Format FeedbackExtractParamsFormat `form:"format" json:"format"`
+
+	// Since Only rows after this time (exclusive); an RFC 3339 date-time or a date.
+	Since *ExtractSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only rows before this time (exclusive); `since` must be before it.
+	Until *ExtractUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// FeedbackExtractParamsFormat defines parameters for FeedbackExtract.
+type FeedbackExtractParamsFormat string
+
+// ItemsExtractParams defines parameters for ItemsExtract.
+type ItemsExtractParams struct {
+	// Format `parquet` or `csv`.
+	Format ItemsExtractParamsFormat `form:"format" json:"format"`
+
+	// Since Only rows after this time (exclusive); an RFC 3339 date-time or a date.
+	Since *ExtractSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Only rows before this time (exclusive); `since` must be before it.
+	Until *ExtractUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ItemsExtractParamsFormat defines parameters for ItemsExtract.
+type ItemsExtractParamsFormat string
+
+// StreamLogParams defines parameters for StreamLog.
+type StreamLogParams struct {
+	// After The position to read after, as an event gives it (`<number>-<number>`); empty or absent reads from the beginning (on the stream, absent starts from now). Anything else answers 400 `after`.
+	After *LogAfter `form:"after,omitempty" json:"after,omitempty"`
+
+	// Type Only events of these types (comma-separated; see LogEvent for the types). An unknown type answers 400 `type`.
+	Type *LogType `form:"type,omitempty" json:"type,omitempty"`
+
+	// FeedId Only events about this feed (whose `feedIds` hold it). A feed the organization never had has no events.
+	FeedId *LogFeedId `form:"feedId,omitempty" json:"feedId,omitempty"`
+
+	// LastEventID The position of the last event received; wins over `after`. One that is not a position answers 400 naming `Last-Event-ID`, without quoting it.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
 
 // Openapi200JSONResponseBodyOpenapi defines parameters for Openapi.
 type Openapi200JSONResponseBodyOpenapi string
@@ -6988,6 +7896,313 @@ func (t *LegacyNewsItem) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsLogFeedEvent returns the union data inside the LogEvent as a LogFeedEvent
+func (t LogEvent) AsLogFeedEvent() (LogFeedEvent, error) {
+	var body LogFeedEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogFeedEvent overwrites any union data inside the LogEvent as the provided LogFeedEvent
+func (t *LogEvent) FromLogFeedEvent(v LogFeedEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogFeedEvent performs a merge with any union data inside the LogEvent, using the provided LogFeedEvent
+func (t *LogEvent) MergeLogFeedEvent(v LogFeedEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogAttachmentEvent returns the union data inside the LogEvent as a LogAttachmentEvent
+func (t LogEvent) AsLogAttachmentEvent() (LogAttachmentEvent, error) {
+	var body LogAttachmentEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogAttachmentEvent overwrites any union data inside the LogEvent as the provided LogAttachmentEvent
+func (t *LogEvent) FromLogAttachmentEvent(v LogAttachmentEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogAttachmentEvent performs a merge with any union data inside the LogEvent, using the provided LogAttachmentEvent
+func (t *LogEvent) MergeLogAttachmentEvent(v LogAttachmentEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogSourceRecordEvent returns the union data inside the LogEvent as a LogSourceRecordEvent
+func (t LogEvent) AsLogSourceRecordEvent() (LogSourceRecordEvent, error) {
+	var body LogSourceRecordEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogSourceRecordEvent overwrites any union data inside the LogEvent as the provided LogSourceRecordEvent
+func (t *LogEvent) FromLogSourceRecordEvent(v LogSourceRecordEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogSourceRecordEvent performs a merge with any union data inside the LogEvent, using the provided LogSourceRecordEvent
+func (t *LogEvent) MergeLogSourceRecordEvent(v LogSourceRecordEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogNewsItemEvent returns the union data inside the LogEvent as a LogNewsItemEvent
+func (t LogEvent) AsLogNewsItemEvent() (LogNewsItemEvent, error) {
+	var body LogNewsItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogNewsItemEvent overwrites any union data inside the LogEvent as the provided LogNewsItemEvent
+func (t *LogEvent) FromLogNewsItemEvent(v LogNewsItemEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogNewsItemEvent performs a merge with any union data inside the LogEvent, using the provided LogNewsItemEvent
+func (t *LogEvent) MergeLogNewsItemEvent(v LogNewsItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogEventItemEvent returns the union data inside the LogEvent as a LogEventItemEvent
+func (t LogEvent) AsLogEventItemEvent() (LogEventItemEvent, error) {
+	var body LogEventItemEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogEventItemEvent overwrites any union data inside the LogEvent as the provided LogEventItemEvent
+func (t *LogEvent) FromLogEventItemEvent(v LogEventItemEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogEventItemEvent performs a merge with any union data inside the LogEvent, using the provided LogEventItemEvent
+func (t *LogEvent) MergeLogEventItemEvent(v LogEventItemEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogCalendarEventEvent returns the union data inside the LogEvent as a LogCalendarEventEvent
+func (t LogEvent) AsLogCalendarEventEvent() (LogCalendarEventEvent, error) {
+	var body LogCalendarEventEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogCalendarEventEvent overwrites any union data inside the LogEvent as the provided LogCalendarEventEvent
+func (t *LogEvent) FromLogCalendarEventEvent(v LogCalendarEventEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogCalendarEventEvent performs a merge with any union data inside the LogEvent, using the provided LogCalendarEventEvent
+func (t *LogEvent) MergeLogCalendarEventEvent(v LogCalendarEventEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogFeedbackEvent returns the union data inside the LogEvent as a LogFeedbackEvent
+func (t LogEvent) AsLogFeedbackEvent() (LogFeedbackEvent, error) {
+	var body LogFeedbackEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogFeedbackEvent overwrites any union data inside the LogEvent as the provided LogFeedbackEvent
+func (t *LogEvent) FromLogFeedbackEvent(v LogFeedbackEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogFeedbackEvent performs a merge with any union data inside the LogEvent, using the provided LogFeedbackEvent
+func (t *LogEvent) MergeLogFeedbackEvent(v LogFeedbackEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLogWebhookEvent returns the union data inside the LogEvent as a LogWebhookEvent
+func (t LogEvent) AsLogWebhookEvent() (LogWebhookEvent, error) {
+	var body LogWebhookEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLogWebhookEvent overwrites any union data inside the LogEvent as the provided LogWebhookEvent
+func (t *LogEvent) FromLogWebhookEvent(v LogWebhookEvent) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLogWebhookEvent performs a merge with any union data inside the LogEvent, using the provided LogWebhookEvent
+func (t *LogEvent) MergeLogWebhookEvent(v LogWebhookEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LogEvent) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t LogEvent) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "EventChanged":
+		return t.AsLogCalendarEventEvent()
+	case "EventFeedConfigured":
+		return t.AsLogFeedEvent()
+	case "EventFeedCreated":
+		return t.AsLogFeedEvent()
+	case "EventFeedDeleted":
+		return t.AsLogFeedEvent()
+	case "EventFeedDescribed":
+		return t.AsLogFeedEvent()
+	case "EventFeedDisabled":
+		return t.AsLogFeedEvent()
+	case "EventFeedEnabled":
+		return t.AsLogFeedEvent()
+	case "EventFeedRenamed":
+		return t.AsLogFeedEvent()
+	case "EventItemAdded":
+		return t.AsLogEventItemEvent()
+	case "EventItemLinked":
+		return t.AsLogEventItemEvent()
+	case "EventSourceAttached":
+		return t.AsLogAttachmentEvent()
+	case "EventSourceDetached":
+		return t.AsLogAttachmentEvent()
+	case "EventSourceDisabled":
+		return t.AsLogAttachmentEvent()
+	case "EventSourceEnabled":
+		return t.AsLogAttachmentEvent()
+	case "FeedbackGiven":
+		return t.AsLogFeedbackEvent()
+	case "NewsFeedConfigured":
+		return t.AsLogFeedEvent()
+	case "NewsFeedCreated":
+		return t.AsLogFeedEvent()
+	case "NewsFeedDeleted":
+		return t.AsLogFeedEvent()
+	case "NewsFeedDescribed":
+		return t.AsLogFeedEvent()
+	case "NewsFeedDisabled":
+		return t.AsLogFeedEvent()
+	case "NewsFeedEnabled":
+		return t.AsLogFeedEvent()
+	case "NewsFeedRenamed":
+		return t.AsLogFeedEvent()
+	case "NewsItemAdded":
+		return t.AsLogNewsItemEvent()
+	case "NewsSourceAttached":
+		return t.AsLogAttachmentEvent()
+	case "NewsSourceDetached":
+		return t.AsLogAttachmentEvent()
+	case "NewsSourceDisabled":
+		return t.AsLogAttachmentEvent()
+	case "NewsSourceEnabled":
+		return t.AsLogAttachmentEvent()
+	case "SourceLinkedToOrganization":
+		return t.AsLogSourceRecordEvent()
+	case "SourceRegistered":
+		return t.AsLogSourceRecordEvent()
+	case "WebhookChanged":
+		return t.AsLogWebhookEvent()
+	case "WebhookCreated":
+		return t.AsLogWebhookEvent()
+	case "WebhookDeleted":
+		return t.AsLogWebhookEvent()
+	case "WebhookDisabled":
+		return t.AsLogWebhookEvent()
+	case "WebhookEnabled":
+		return t.AsLogWebhookEvent()
+	case "WebhookSecretRotated":
+		return t.AsLogWebhookEvent()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t LogEvent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LogEvent) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsParseURLRequest returns the union data inside the ParseRequest as a ParseURLRequest
 func (t ParseRequest) AsParseURLRequest() (ParseURLRequest, error) {
 	var body ParseURLRequest
@@ -8315,6 +9530,100 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /insights/sources/negative (the `NegativeSources` operationId).
 	NegativeSources(ctx context.Context, params *NegativeSourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReadLog The organization's events, in log order, from a position
+	//
+	// The events recorded for the key's organization, in the order of the
+	// service's event log: its feeds created and changed, sources attached,
+	// enabled, disabled and detached, its source records registered,
+	// items added to its feeds (a news item with its article's content, an
+	// event item with the calendar event as it stood when it was added),
+	// feedback given, its webhooks changed, and the changes of calendar
+	// events its event feeds carry. Shared facts (an article, a calendar
+	// event) appear only as they reached the organization's feeds; another
+	// organization's events never do.
+	//
+	// Each event has its `position` (`<number>-<number>`, ordered by the
+	// first number, then the second): pass the last one seen as `after`
+	// to read what follows; `pagination.nextPosition` is where the next
+	// page starts (the last event's position, or where the log ended when
+	// the page was read, so that events the filters skip are not walked
+	// again). Without `after` the log is read from its beginning. Events
+	// are written once and never change: their `data` is the event as the
+	// service stored it, whose members are only ever added to, and
+	// `schemaVersion` is the version of that type's shape (1 for every
+	// type today). The log follows the service's writes within moments
+	// (it is projected; a write does not wait for it).
+	//
+	// Corresponds with GET /log (the `ReadLog` operationId).
+	ReadLog(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FeedbackExtract Feedback with its items, as Parquet or CSV
+	//
+	// The organization's feedback entries given within the range, each
+	// with the item it was given on, for analysis tools (DuckDB, pandas,
+	// spreadsheets), oldest first. The entries are those
+	// `GET /insights/feedback` counts for the same `since` and `until`
+	// (a deleted feed's leave), so counts made over the extract equal
+	// the insights'. Columns: `feedback_id` (UUID), `given_at`
+	// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+	// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+	// `item_added_at` and `item_published_at` (timestamps, UTC; the
+	// latter empty for event items and undated articles), `feed_id`
+	// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+	//
+	// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+	// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+	// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+	// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+	// (`format=csv`, RFC 4180, a header line) writes times as
+	// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+	// a page of rows at a time; a range of more than 1,000,000 entries
+	// answers 400 (narrow it). Should the service fail while streaming,
+	// the answer ends early (a Parquet file cut short has no footer, and
+	// readers refuse it).
+	//
+	// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+	FeedbackExtract(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ItemsExtract Items with their sources, as Parquet or CSV
+	//
+	// The items added to the organization's feeds within the range (by
+	// when each was first added), with the source records they came
+	// through, oldest first: the items `GET /insights/feedback` counts.
+	// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+	// `feed_name`, `title`, `url`, `added_at` and `published_at`
+	// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+	// source, an event item's attachments' sources) and `source_types`
+	// (a list of strings, in the same order). In CSV the two lists are
+	// JSON arrays. Formats, streaming and bounds as the feedback extract.
+	//
+	// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+	ItemsExtract(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamLog The organization's events, live (Server-Sent Events or NDJSON)
+	//
+	// The events of `GET /log`, live: what is in the log after the
+	// starting position, then each event as it is recorded, at most about
+	// a second later, in log order, each once. As Server-Sent Events
+	// (`text/event-stream`, the default) each event is `id: <position>`,
+	// `event: <type>` and one `data:` line holding the event as `GET /log`
+	// lists it; reconnecting with `Last-Event-ID: <position>` (an
+	// EventSource does this by itself) resumes right after it, across
+	// server restarts, with nothing missed or sent twice. With
+	// `Accept: application/x-ndjson` each event is one line of JSON
+	// (empty lines are keep-alives); resume with `after=<position>` of the
+	// last line read.
+	//
+	// The stream starts after `Last-Event-ID`, else after `after` (empty:
+	// from the beginning), else with the events recorded from now on. The
+	// `type` and `feedId` filters apply as on `GET /log`. Keep-alives
+	// (every 15 s when quiet), the end of a stream after 30 minutes or at
+	// shutdown, and the limit of 5 streams per key and server process are
+	// as on the live item streams, with which they share the limit.
+	//
+	// Corresponds with GET /log/stream (the `StreamLog` operationId).
+	StreamLog(ctx context.Context, params *StreamLogParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Metrics Prometheus metrics
 	//
@@ -9706,6 +11015,140 @@ func (c *Client) FeedbackInsights(ctx context.Context, params *FeedbackInsightsP
 // Corresponds with GET /insights/sources/negative (the `NegativeSources` operationId).
 func (c *Client) NegativeSources(ctx context.Context, params *NegativeSourcesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewNegativeSourcesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReadLog The organization's events, in log order, from a position
+//
+// The events recorded for the key's organization, in the order of the
+// service's event log: its feeds created and changed, sources attached,
+// enabled, disabled and detached, its source records registered,
+// items added to its feeds (a news item with its article's content, an
+// event item with the calendar event as it stood when it was added),
+// feedback given, its webhooks changed, and the changes of calendar
+// events its event feeds carry. Shared facts (an article, a calendar
+// event) appear only as they reached the organization's feeds; another
+// organization's events never do.
+//
+// Each event has its `position` (`<number>-<number>`, ordered by the
+// first number, then the second): pass the last one seen as `after`
+// to read what follows; `pagination.nextPosition` is where the next
+// page starts (the last event's position, or where the log ended when
+// the page was read, so that events the filters skip are not walked
+// again). Without `after` the log is read from its beginning. Events
+// are written once and never change: their `data` is the event as the
+// service stored it, whose members are only ever added to, and
+// `schemaVersion` is the version of that type's shape (1 for every
+// type today). The log follows the service's writes within moments
+// (it is projected; a write does not wait for it).
+//
+// Corresponds with GET /log (the `ReadLog` operationId).
+func (c *Client) ReadLog(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadLogRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FeedbackExtract Feedback with its items, as Parquet or CSV
+//
+// The organization's feedback entries given within the range, each
+// with the item it was given on, for analysis tools (DuckDB, pandas,
+// spreadsheets), oldest first. The entries are those
+// `GET /insights/feedback` counts for the same `since` and `until`
+// (a deleted feed's leave), so counts made over the extract equal
+// the insights'. Columns: `feedback_id` (UUID), `given_at`
+// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+// `item_added_at` and `item_published_at` (timestamps, UTC; the
+// latter empty for event items and undated articles), `feed_id`
+// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+//
+// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+// (`format=csv`, RFC 4180, a header line) writes times as
+// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+// a page of rows at a time; a range of more than 1,000,000 entries
+// answers 400 (narrow it). Should the service fail while streaming,
+// the answer ends early (a Parquet file cut short has no footer, and
+// readers refuse it).
+//
+// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+func (c *Client) FeedbackExtract(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFeedbackExtractRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ItemsExtract Items with their sources, as Parquet or CSV
+//
+// The items added to the organization's feeds within the range (by
+// when each was first added), with the source records they came
+// through, oldest first: the items `GET /insights/feedback` counts.
+// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+// `feed_name`, `title`, `url`, `added_at` and `published_at`
+// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+// source, an event item's attachments' sources) and `source_types`
+// (a list of strings, in the same order). In CSV the two lists are
+// JSON arrays. Formats, streaming and bounds as the feedback extract.
+//
+// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+func (c *Client) ItemsExtract(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewItemsExtractRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamLog The organization's events, live (Server-Sent Events or NDJSON)
+//
+// The events of `GET /log`, live: what is in the log after the
+// starting position, then each event as it is recorded, at most about
+// a second later, in log order, each once. As Server-Sent Events
+// (`text/event-stream`, the default) each event is `id: <position>`,
+// `event: <type>` and one `data:` line holding the event as `GET /log`
+// lists it; reconnecting with `Last-Event-ID: <position>` (an
+// EventSource does this by itself) resumes right after it, across
+// server restarts, with nothing missed or sent twice. With
+// `Accept: application/x-ndjson` each event is one line of JSON
+// (empty lines are keep-alives); resume with `after=<position>` of the
+// last line read.
+//
+// The stream starts after `Last-Event-ID`, else after `after` (empty:
+// from the beginning), else with the events recorded from now on. The
+// `type` and `feedId` filters apply as on `GET /log`. Keep-alives
+// (every 15 s when quiet), the end of a stream after 30 minutes or at
+// shutdown, and the limit of 5 streams per key and server process are
+// as on the live item streams, with which they share the limit.
+//
+// Corresponds with GET /log/stream (the `StreamLog` operationId).
+func (c *Client) StreamLog(ctx context.Context, params *StreamLogParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamLogRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12847,6 +14290,337 @@ func NewNegativeSourcesRequest(server string, params *NegativeSourcesParams) (*h
 	return req, nil
 }
 
+// NewReadLogRequest constructs an http.Request for the ReadLog method
+func NewReadLogRequest(server string, params *ReadLogParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/log")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FeedId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feedId", *params.FeedId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewFeedbackExtractRequest constructs an http.Request for the FeedbackExtract method
+func NewFeedbackExtractRequest(server string, params *FeedbackExtractParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/log/extracts/feedback")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewItemsExtractRequest constructs an http.Request for the ItemsExtract method
+func NewItemsExtractRequest(server string, params *ItemsExtractParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/log/extracts/items")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamLogRequest constructs an http.Request for the StreamLog method
+func NewStreamLogRequest(server string, params *StreamLogParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/log/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.FeedId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "feedId", *params.FeedId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewMetricsRequest constructs an http.Request for the Metrics method
 func NewMetricsRequest(server string) (*http.Request, error) {
 	var err error
@@ -14719,6 +16493,108 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /insights/sources/negative (the `NegativeSources` operationId).
 	NegativeSourcesWithResponse(ctx context.Context, params *NegativeSourcesParams, reqEditors ...RequestEditorFn) (*NegativeSourcesResponse, error)
+
+	// ReadLogWithResponse The organization's events, in log order, from a position
+	//
+	// The events recorded for the key's organization, in the order of the
+	// service's event log: its feeds created and changed, sources attached,
+	// enabled, disabled and detached, its source records registered,
+	// items added to its feeds (a news item with its article's content, an
+	// event item with the calendar event as it stood when it was added),
+	// feedback given, its webhooks changed, and the changes of calendar
+	// events its event feeds carry. Shared facts (an article, a calendar
+	// event) appear only as they reached the organization's feeds; another
+	// organization's events never do.
+	//
+	// Each event has its `position` (`<number>-<number>`, ordered by the
+	// first number, then the second): pass the last one seen as `after`
+	// to read what follows; `pagination.nextPosition` is where the next
+	// page starts (the last event's position, or where the log ended when
+	// the page was read, so that events the filters skip are not walked
+	// again). Without `after` the log is read from its beginning. Events
+	// are written once and never change: their `data` is the event as the
+	// service stored it, whose members are only ever added to, and
+	// `schemaVersion` is the version of that type's shape (1 for every
+	// type today). The log follows the service's writes within moments
+	// (it is projected; a write does not wait for it).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /log (the `ReadLog` operationId).
+	ReadLogWithResponse(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*ReadLogResponse, error)
+
+	// FeedbackExtractWithResponse Feedback with its items, as Parquet or CSV
+	//
+	// The organization's feedback entries given within the range, each
+	// with the item it was given on, for analysis tools (DuckDB, pandas,
+	// spreadsheets), oldest first. The entries are those
+	// `GET /insights/feedback` counts for the same `since` and `until`
+	// (a deleted feed's leave), so counts made over the extract equal
+	// the insights'. Columns: `feedback_id` (UUID), `given_at`
+	// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+	// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+	// `item_added_at` and `item_published_at` (timestamps, UTC; the
+	// latter empty for event items and undated articles), `feed_id`
+	// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+	//
+	// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+	// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+	// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+	// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+	// (`format=csv`, RFC 4180, a header line) writes times as
+	// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+	// a page of rows at a time; a range of more than 1,000,000 entries
+	// answers 400 (narrow it). Should the service fail while streaming,
+	// the answer ends early (a Parquet file cut short has no footer, and
+	// readers refuse it).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+	FeedbackExtractWithResponse(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*FeedbackExtractResponse, error)
+
+	// ItemsExtractWithResponse Items with their sources, as Parquet or CSV
+	//
+	// The items added to the organization's feeds within the range (by
+	// when each was first added), with the source records they came
+	// through, oldest first: the items `GET /insights/feedback` counts.
+	// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+	// `feed_name`, `title`, `url`, `added_at` and `published_at`
+	// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+	// source, an event item's attachments' sources) and `source_types`
+	// (a list of strings, in the same order). In CSV the two lists are
+	// JSON arrays. Formats, streaming and bounds as the feedback extract.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+	ItemsExtractWithResponse(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*ItemsExtractResponse, error)
+
+	// StreamLogWithResponse The organization's events, live (Server-Sent Events or NDJSON)
+	//
+	// The events of `GET /log`, live: what is in the log after the
+	// starting position, then each event as it is recorded, at most about
+	// a second later, in log order, each once. As Server-Sent Events
+	// (`text/event-stream`, the default) each event is `id: <position>`,
+	// `event: <type>` and one `data:` line holding the event as `GET /log`
+	// lists it; reconnecting with `Last-Event-ID: <position>` (an
+	// EventSource does this by itself) resumes right after it, across
+	// server restarts, with nothing missed or sent twice. With
+	// `Accept: application/x-ndjson` each event is one line of JSON
+	// (empty lines are keep-alives); resume with `after=<position>` of the
+	// last line read.
+	//
+	// The stream starts after `Last-Event-ID`, else after `after` (empty:
+	// from the beginning), else with the events recorded from now on. The
+	// `type` and `feedId` filters apply as on `GET /log`. Keep-alives
+	// (every 15 s when quiet), the end of a stream after 30 minutes or at
+	// shutdown, and the limit of 5 streams per key and server process are
+	// as on the live item streams, with which they share the limit.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /log/stream (the `StreamLog` operationId).
+	StreamLogWithResponse(ctx context.Context, params *StreamLogParams, reqEditors ...RequestEditorFn) (*StreamLogResponse, error)
 
 	// MetricsWithResponse Prometheus metrics
 	//
@@ -24442,6 +26318,727 @@ func (r NegativeSourcesResponse) ContentType() string {
 	return ""
 }
 
+// ReadLogResponse200Headers the declared response headers of an HTTP 200 response for ReadLog
+type ReadLogResponse200Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReadLogResponse400Headers the declared response headers of an HTTP 400 response for ReadLog
+type ReadLogResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReadLogResponse401Headers the declared response headers of an HTTP 401 response for ReadLog
+type ReadLogResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// ReadLogResponse403Headers the declared response headers of an HTTP 403 response for ReadLog
+type ReadLogResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReadLogResponse413Headers the declared response headers of an HTTP 413 response for ReadLog
+type ReadLogResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReadLogResponse429Headers the declared response headers of an HTTP 429 response for ReadLog
+type ReadLogResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// ReadLogResponse500Headers the declared response headers of an HTTP 500 response for ReadLog
+type ReadLogResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ReadLogResponse503Headers the declared response headers of an HTTP 503 response for ReadLog
+type ReadLogResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type ReadLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data struct {
+			Events     []LogEvent    `json:"events"`
+			Pagination LogPagination `json:"pagination"`
+		} `json:"data"`
+		Success ReadLog200JSONResponseBodySuccess `json:"success"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReadLogResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReadLogResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReadLogResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ReadLogResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ReadLogResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReadLogResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReadLogResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadLogResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReadLogResponse) GetJSON200() *struct {
+	Data struct {
+		Events     []LogEvent    `json:"events"`
+		Pagination LogPagination `json:"pagination"`
+	} `json:"data"`
+	Success ReadLog200JSONResponseBodySuccess `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReadLogResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ReadLogResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReadLogResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReadLogResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReadLogResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReadLogResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ReadLogResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadLogResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// FeedbackExtractResponse200Headers the declared response headers of an HTTP 200 response for FeedbackExtract
+type FeedbackExtractResponse200Headers struct {
+	CacheControl       *string
+	ContentDisposition *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse400Headers the declared response headers of an HTTP 400 response for FeedbackExtract
+type FeedbackExtractResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse401Headers the declared response headers of an HTTP 401 response for FeedbackExtract
+type FeedbackExtractResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse403Headers the declared response headers of an HTTP 403 response for FeedbackExtract
+type FeedbackExtractResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse413Headers the declared response headers of an HTTP 413 response for FeedbackExtract
+type FeedbackExtractResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse429Headers the declared response headers of an HTTP 429 response for FeedbackExtract
+type FeedbackExtractResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse500Headers the declared response headers of an HTTP 500 response for FeedbackExtract
+type FeedbackExtractResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// FeedbackExtractResponse503Headers the declared response headers of an HTTP 503 response for FeedbackExtract
+type FeedbackExtractResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type FeedbackExtractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *FeedbackExtractResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *FeedbackExtractResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *FeedbackExtractResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *FeedbackExtractResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *FeedbackExtractResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *FeedbackExtractResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *FeedbackExtractResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *FeedbackExtractResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r FeedbackExtractResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r FeedbackExtractResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r FeedbackExtractResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r FeedbackExtractResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r FeedbackExtractResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r FeedbackExtractResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r FeedbackExtractResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r FeedbackExtractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FeedbackExtractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FeedbackExtractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FeedbackExtractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ItemsExtractResponse200Headers the declared response headers of an HTTP 200 response for ItemsExtract
+type ItemsExtractResponse200Headers struct {
+	CacheControl       *string
+	ContentDisposition *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse400Headers the declared response headers of an HTTP 400 response for ItemsExtract
+type ItemsExtractResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse401Headers the declared response headers of an HTTP 401 response for ItemsExtract
+type ItemsExtractResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse403Headers the declared response headers of an HTTP 403 response for ItemsExtract
+type ItemsExtractResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse413Headers the declared response headers of an HTTP 413 response for ItemsExtract
+type ItemsExtractResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse429Headers the declared response headers of an HTTP 429 response for ItemsExtract
+type ItemsExtractResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse500Headers the declared response headers of an HTTP 500 response for ItemsExtract
+type ItemsExtractResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// ItemsExtractResponse503Headers the declared response headers of an HTTP 503 response for ItemsExtract
+type ItemsExtractResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type ItemsExtractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ItemsExtractResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ItemsExtractResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ItemsExtractResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ItemsExtractResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ItemsExtractResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ItemsExtractResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ItemsExtractResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ItemsExtractResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ItemsExtractResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ItemsExtractResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ItemsExtractResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ItemsExtractResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ItemsExtractResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ItemsExtractResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ItemsExtractResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ItemsExtractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ItemsExtractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ItemsExtractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ItemsExtractResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamLogResponse200Headers the declared response headers of an HTTP 200 response for StreamLog
+type StreamLogResponse200Headers struct {
+	CacheControl       *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XAccelBuffering    *string
+	XRequestId         *string
+}
+
+// StreamLogResponse400Headers the declared response headers of an HTTP 400 response for StreamLog
+type StreamLogResponse400Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamLogResponse401Headers the declared response headers of an HTTP 401 response for StreamLog
+type StreamLogResponse401Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// StreamLogResponse403Headers the declared response headers of an HTTP 403 response for StreamLog
+type StreamLogResponse403Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamLogResponse413Headers the declared response headers of an HTTP 413 response for StreamLog
+type StreamLogResponse413Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamLogResponse429Headers the declared response headers of an HTTP 429 response for StreamLog
+type StreamLogResponse429Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// StreamLogResponse500Headers the declared response headers of an HTTP 500 response for StreamLog
+type StreamLogResponse500Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// StreamLogResponse503Headers the declared response headers of an HTTP 503 response for StreamLog
+type StreamLogResponse503Headers struct {
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type StreamLogResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *NewsBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *NewsPayloadTooLarge
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyStreams
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *NewsServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *StreamsUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamLogResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *StreamLogResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *StreamLogResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *StreamLogResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *StreamLogResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamLogResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *StreamLogResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamLogResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamLogResponse) GetJSON400() *NewsBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r StreamLogResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamLogResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r StreamLogResponse) GetJSON413() *NewsPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamLogResponse) GetJSON429() *TooManyStreams {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamLogResponse) GetJSON500() *NewsServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamLogResponse) GetJSON503() *StreamsUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamLogResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamLogResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamLogResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamLogResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // MetricsResponse200Headers the declared response headers of an HTTP 200 response for Metrics
 type MetricsResponse200Headers struct {
 	RateLimitLimit     *string
@@ -29821,6 +32418,132 @@ func (c *ClientWithResponses) NegativeSourcesWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseNegativeSourcesResponse(rsp)
+}
+
+// ReadLogWithResponse The organization's events, in log order, from a position
+//
+// The events recorded for the key's organization, in the order of the
+// service's event log: its feeds created and changed, sources attached,
+// enabled, disabled and detached, its source records registered,
+// items added to its feeds (a news item with its article's content, an
+// event item with the calendar event as it stood when it was added),
+// feedback given, its webhooks changed, and the changes of calendar
+// events its event feeds carry. Shared facts (an article, a calendar
+// event) appear only as they reached the organization's feeds; another
+// organization's events never do.
+//
+// Each event has its `position` (`<number>-<number>`, ordered by the
+// first number, then the second): pass the last one seen as `after`
+// to read what follows; `pagination.nextPosition` is where the next
+// page starts (the last event's position, or where the log ended when
+// the page was read, so that events the filters skip are not walked
+// again). Without `after` the log is read from its beginning. Events
+// are written once and never change: their `data` is the event as the
+// service stored it, whose members are only ever added to, and
+// `schemaVersion` is the version of that type's shape (1 for every
+// type today). The log follows the service's writes within moments
+// (it is projected; a write does not wait for it).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /log (the `ReadLog` operationId).
+func (c *ClientWithResponses) ReadLogWithResponse(ctx context.Context, params *ReadLogParams, reqEditors ...RequestEditorFn) (*ReadLogResponse, error) {
+	rsp, err := c.ReadLog(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadLogResponse(rsp)
+}
+
+// FeedbackExtractWithResponse Feedback with its items, as Parquet or CSV
+//
+// The organization's feedback entries given within the range, each
+// with the item it was given on, for analysis tools (DuckDB, pandas,
+// spreadsheets), oldest first. The entries are those
+// `GET /insights/feedback` counts for the same `since` and `until`
+// (a deleted feed's leave), so counts made over the extract equal
+// the insights'. Columns: `feedback_id` (UUID), `given_at`
+// (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+// `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+// `item_added_at` and `item_published_at` (timestamps, UTC; the
+// latter empty for event items and undated articles), `feed_id`
+// (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+//
+// Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+// type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+// reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+// (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+// (`format=csv`, RFC 4180, a header line) writes times as
+// `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+// a page of rows at a time; a range of more than 1,000,000 entries
+// answers 400 (narrow it). Should the service fail while streaming,
+// the answer ends early (a Parquet file cut short has no footer, and
+// readers refuse it).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /log/extracts/feedback (the `FeedbackExtract` operationId).
+func (c *ClientWithResponses) FeedbackExtractWithResponse(ctx context.Context, params *FeedbackExtractParams, reqEditors ...RequestEditorFn) (*FeedbackExtractResponse, error) {
+	rsp, err := c.FeedbackExtract(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFeedbackExtractResponse(rsp)
+}
+
+// ItemsExtractWithResponse Items with their sources, as Parquet or CSV
+//
+// The items added to the organization's feeds within the range (by
+// when each was first added), with the source records they came
+// through, oldest first: the items `GET /insights/feedback` counts.
+// Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+// `feed_name`, `title`, `url`, `added_at` and `published_at`
+// (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+// source, an event item's attachments' sources) and `source_types`
+// (a list of strings, in the same order). In CSV the two lists are
+// JSON arrays. Formats, streaming and bounds as the feedback extract.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /log/extracts/items (the `ItemsExtract` operationId).
+func (c *ClientWithResponses) ItemsExtractWithResponse(ctx context.Context, params *ItemsExtractParams, reqEditors ...RequestEditorFn) (*ItemsExtractResponse, error) {
+	rsp, err := c.ItemsExtract(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseItemsExtractResponse(rsp)
+}
+
+// StreamLogWithResponse The organization's events, live (Server-Sent Events or NDJSON)
+//
+// The events of `GET /log`, live: what is in the log after the
+// starting position, then each event as it is recorded, at most about
+// a second later, in log order, each once. As Server-Sent Events
+// (`text/event-stream`, the default) each event is `id: <position>`,
+// `event: <type>` and one `data:` line holding the event as `GET /log`
+// lists it; reconnecting with `Last-Event-ID: <position>` (an
+// EventSource does this by itself) resumes right after it, across
+// server restarts, with nothing missed or sent twice. With
+// `Accept: application/x-ndjson` each event is one line of JSON
+// (empty lines are keep-alives); resume with `after=<position>` of the
+// last line read.
+//
+// The stream starts after `Last-Event-ID`, else after `after` (empty:
+// from the beginning), else with the events recorded from now on. The
+// `type` and `feedId` filters apply as on `GET /log`. Keep-alives
+// (every 15 s when quiet), the end of a stream after 30 minutes or at
+// shutdown, and the limit of 5 streams per key and server process are
+// as on the live item streams, with which they share the limit.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /log/stream (the `StreamLog` operationId).
+func (c *ClientWithResponses) StreamLogWithResponse(ctx context.Context, params *StreamLogParams, reqEditors ...RequestEditorFn) (*StreamLogResponse, error) {
+	rsp, err := c.StreamLog(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamLogResponse(rsp)
 }
 
 // MetricsWithResponse Prometheus metrics
@@ -52387,6 +55110,1645 @@ func ParseNegativeSourcesResponse(rsp *http.Response) (*NegativeSourcesResponse,
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers NegativeSourcesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReadLogResponse parses an HTTP response from a ReadLogWithResponse call
+func ParseReadLogResponse(rsp *http.Response) (*ReadLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data struct {
+				Events     []LogEvent    `json:"events"`
+				Pagination LogPagination `json:"pagination"`
+			} `json:"data"`
+			Success ReadLog200JSONResponseBodySuccess `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReadLogResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReadLogResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReadLogResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ReadLogResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ReadLogResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReadLogResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReadLogResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReadLogResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseFeedbackExtractResponse parses an HTTP response from a FeedbackExtractWithResponse call
+func ParseFeedbackExtractResponse(rsp *http.Response) (*FeedbackExtractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FeedbackExtractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers FeedbackExtractResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers FeedbackExtractResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers FeedbackExtractResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers FeedbackExtractResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers FeedbackExtractResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers FeedbackExtractResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers FeedbackExtractResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers FeedbackExtractResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseItemsExtractResponse parses an HTTP response from a ItemsExtractWithResponse call
+func ParseItemsExtractResponse(rsp *http.Response) (*ItemsExtractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ItemsExtractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ItemsExtractResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ItemsExtractResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ItemsExtractResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ItemsExtractResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers ItemsExtractResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers ItemsExtractResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ItemsExtractResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ItemsExtractResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamLogResponse parses an HTTP response from a StreamLogWithResponse call
+func ParseStreamLogResponse(rsp *http.Response) (*StreamLogResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamLogResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest NewsBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest NewsPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyStreams
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest NewsServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StreamsUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamLogResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Accel-Buffering"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Accel-Buffering", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAccelBuffering = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers StreamLogResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers StreamLogResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers StreamLogResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers StreamLogResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamLogResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers StreamLogResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamLogResponse503Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

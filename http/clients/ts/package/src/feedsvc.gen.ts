@@ -632,6 +632,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's events, in log order, from a position
+         * @description The events recorded for the key's organization, in the order of the
+         *     service's event log: its feeds created and changed, sources attached,
+         *     enabled, disabled and detached, its source records registered,
+         *     items added to its feeds (a news item with its article's content, an
+         *     event item with the calendar event as it stood when it was added),
+         *     feedback given, its webhooks changed, and the changes of calendar
+         *     events its event feeds carry. Shared facts (an article, a calendar
+         *     event) appear only as they reached the organization's feeds; another
+         *     organization's events never do.
+         *
+         *     Each event has its `position` (`<number>-<number>`, ordered by the
+         *     first number, then the second): pass the last one seen as `after`
+         *     to read what follows; `pagination.nextPosition` is where the next
+         *     page starts (the last event's position, or where the log ended when
+         *     the page was read, so that events the filters skip are not walked
+         *     again). Without `after` the log is read from its beginning. Events
+         *     are written once and never change: their `data` is the event as the
+         *     service stored it, whose members are only ever added to, and
+         *     `schemaVersion` is the version of that type's shape (1 for every
+         *     type today). The log follows the service's writes within moments
+         *     (it is projected; a write does not wait for it).
+         */
+        get: operations["readLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/log/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's events, live (Server-Sent Events or NDJSON)
+         * @description The events of `GET /log`, live: what is in the log after the
+         *     starting position, then each event as it is recorded, at most about
+         *     a second later, in log order, each once. As Server-Sent Events
+         *     (`text/event-stream`, the default) each event is `id: <position>`,
+         *     `event: <type>` and one `data:` line holding the event as `GET /log`
+         *     lists it; reconnecting with `Last-Event-ID: <position>` (an
+         *     EventSource does this by itself) resumes right after it, across
+         *     server restarts, with nothing missed or sent twice. With
+         *     `Accept: application/x-ndjson` each event is one line of JSON
+         *     (empty lines are keep-alives); resume with `after=<position>` of the
+         *     last line read.
+         *
+         *     The stream starts after `Last-Event-ID`, else after `after` (empty:
+         *     from the beginning), else with the events recorded from now on. The
+         *     `type` and `feedId` filters apply as on `GET /log`. Keep-alives
+         *     (every 15 s when quiet), the end of a stream after 30 minutes or at
+         *     shutdown, and the limit of 5 streams per key and server process are
+         *     as on the live item streams, with which they share the limit.
+         */
+        get: operations["streamLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/log/extracts/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Feedback with its items, as Parquet or CSV
+         * @description The organization's feedback entries given within the range, each
+         *     with the item it was given on, for analysis tools (DuckDB, pandas,
+         *     spreadsheets), oldest first. The entries are those
+         *     `GET /insights/feedback` counts for the same `since` and `until`
+         *     (a deleted feed's leave), so counts made over the extract equal
+         *     the insights'. Columns: `feedback_id` (UUID), `given_at`
+         *     (timestamp, UTC), `rating`, `comment`, `item_id` (UUID),
+         *     `feed_kind` (`news` or `events`), `item_title`, `item_url`,
+         *     `item_added_at` and `item_published_at` (timestamps, UTC; the
+         *     latter empty for event items and undated articles), `feed_id`
+         *     (UUID), `feed_name`, `source_id` (UUID), `source_type`.
+         *
+         *     Parquet (`format=parquet`, zstd) stores UUIDs with the UUID logical
+         *     type and times as timestamps adjusted to UTC (milliseconds): DuckDB
+         *     reads them as `UUID` and `TIMESTAMP WITH TIME ZONE`, pandas
+         *     (pyarrow) as UUID bytes and `datetime64[ms, UTC]`. CSV
+         *     (`format=csv`, RFC 4180, a header line) writes times as
+         *     `2026-11-22T10:04:05.123Z`. The answer is streamed as it is read,
+         *     a page of rows at a time; a range of more than 1,000,000 entries
+         *     answers 400 (narrow it). Should the service fail while streaming,
+         *     the answer ends early (a Parquet file cut short has no footer, and
+         *     readers refuse it).
+         */
+        get: operations["feedbackExtract"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/log/extracts/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Items with their sources, as Parquet or CSV
+         * @description The items added to the organization's feeds within the range (by
+         *     when each was first added), with the source records they came
+         *     through, oldest first: the items `GET /insights/feedback` counts.
+         *     Columns: `item_id` (UUID), `feed_id` (UUID), `feed_kind`,
+         *     `feed_name`, `title`, `url`, `added_at` and `published_at`
+         *     (timestamps, UTC), `source_ids` (a list of UUIDs: a news item's
+         *     source, an event item's attachments' sources) and `source_types`
+         *     (a list of strings, in the same order). In CSV the two lists are
+         *     JSON arrays. Formats, streaming and bounds as the feedback extract.
+         */
+        get: operations["itemsExtract"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/feeds/news": {
         parameters: {
             query?: never;
@@ -2396,6 +2542,406 @@ export interface components {
             /** Format: double */
             negativeShare: number;
         };
+        LogPagination: {
+            /** Format: int32 */
+            limit: number;
+            /** @description Where the next page starts: pass it as `after`. */
+            nextPosition: string;
+            /** @description More events follow at once. */
+            hasMore: boolean;
+        };
+        /** @description The event's place in the log (`<commit>-<prepare>`, ordered by the first number, then the second); resume after it. */
+        LogPosition: string;
+        /**
+         * Format: int32
+         * @description The version of the type's shape (1 for every type today): its members are only ever added to; a change that is not an addition would come as a new type.
+         */
+        LogSchemaVersion: number;
+        /** @description The organization's feeds the event is about (none for webhooks and source records; for a calendar event's change, those that carry it). */
+        LogFeedIds: components["schemas"]["Uuid"][];
+        /** @description One event of the organization's log: `position`, `id` (the stored event's), `type`, `schemaVersion`, `recordedAt` (when the log recorded it), `feedIds`, and `data`, the event as stored, whose shape `type` fixes (times in `data` carry the precision stored: RFC 3339, up to nanoseconds). */
+        LogEvent: components["schemas"]["LogFeedEvent"] | components["schemas"]["LogAttachmentEvent"] | components["schemas"]["LogSourceRecordEvent"] | components["schemas"]["LogNewsItemEvent"] | components["schemas"]["LogEventItemEvent"] | components["schemas"]["LogCalendarEventEvent"] | components["schemas"]["LogFeedbackEvent"] | components["schemas"]["LogWebhookEvent"];
+        /**
+         * LogFeedEvent
+         * @description A feed's event.
+         */
+        LogFeedEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "NewsFeedCreated" | "EventFeedCreated" | "NewsFeedRenamed" | "EventFeedRenamed" | "NewsFeedDescribed" | "EventFeedDescribed" | "NewsFeedEnabled" | "EventFeedEnabled" | "NewsFeedDisabled" | "EventFeedDisabled" | "NewsFeedConfigured" | "EventFeedConfigured" | "NewsFeedDeleted" | "EventFeedDeleted";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogFeedChange"];
+        };
+        /**
+         * LogAttachmentEvent
+         * @description An attachment's event.
+         */
+        LogAttachmentEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "NewsSourceAttached" | "EventSourceAttached" | "NewsSourceEnabled" | "EventSourceEnabled" | "NewsSourceDisabled" | "EventSourceDisabled" | "NewsSourceDetached" | "EventSourceDetached";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogAttachmentChange"];
+        };
+        /**
+         * LogSourceRecordEvent
+         * @description A source record's event.
+         */
+        LogSourceRecordEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "SourceRegistered" | "SourceLinkedToOrganization";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogSourceRecord"];
+        };
+        /**
+         * LogNewsItemEvent
+         * @description A news item added.
+         */
+        LogNewsItemEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "NewsItemAdded";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogNewsItemAdded"];
+        };
+        /**
+         * LogEventItemEvent
+         * @description An event item added or linked.
+         */
+        LogEventItemEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "EventItemAdded" | "EventItemLinked";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogEventItemAdded"];
+        };
+        /**
+         * LogCalendarEventEvent
+         * @description A calendar event's change.
+         */
+        LogCalendarEventEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "EventChanged";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogCalendarEventChanged"];
+        };
+        /**
+         * LogFeedbackEvent
+         * @description Feedback given.
+         */
+        LogFeedbackEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "FeedbackGiven";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogFeedbackGiven"];
+        };
+        /**
+         * LogWebhookEvent
+         * @description A webhook's event.
+         */
+        LogWebhookEvent: {
+            position: components["schemas"]["LogPosition"];
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "WebhookCreated" | "WebhookChanged" | "WebhookEnabled" | "WebhookDisabled" | "WebhookSecretRotated" | "WebhookDeleted";
+            schemaVersion: components["schemas"]["LogSchemaVersion"];
+            recordedAt: components["schemas"]["Timestamp"];
+            feedIds: components["schemas"]["LogFeedIds"];
+            data: components["schemas"]["LogWebhookChange"];
+        };
+        /**
+         * @description A feed created (`organizationId`, `name`, `description`; an event feed also `enabled`, `enabledBy`, `config`), renamed (`name`), described (`description`), enabled or disabled (an event feed's `by`: `api`, `admin` or `system`, and `reason`), configured (`config`) or deleted. The kind is the type's prefix (`News`, `Event`).
+         * @example {
+         *       "feedId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "name": "Tech",
+         *       "description": "Technology news",
+         *       "at": "2026-11-22T10:04:05.123456Z"
+         *     }
+         */
+        LogFeedChange: {
+            feedId: components["schemas"]["Uuid"];
+            organizationId?: components["schemas"]["Uuid"];
+            name?: string;
+            description?: string;
+            enabled?: boolean;
+            enabledBy?: string;
+            config?: Record<string, never>;
+            by?: string;
+            reason?: string;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description A source attached to a feed (with the record's `sourceId`, `sourceType` and the `details` the organization gave), enabled, disabled or detached; `attachmentId` names the attachment.
+         * @example {
+         *       "feedId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "attachmentId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b21",
+         *       "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+         *       "sourceType": "site",
+         *       "details": {
+         *         "sourceType": "site",
+         *         "domain": "example.com"
+         *       },
+         *       "at": "2026-11-22T10:04:06.5Z"
+         *     }
+         */
+        LogAttachmentChange: {
+            feedId: components["schemas"]["Uuid"];
+            organizationId?: components["schemas"]["Uuid"];
+            attachmentId: components["schemas"]["Uuid"];
+            sourceId?: components["schemas"]["Uuid"];
+            sourceType?: string;
+            details?: Record<string, never>;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description A source record registered by the organization, or a known record linked to it (`details` as it submitted them).
+         * @example {
+         *       "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "sourceType": "site",
+         *       "details": {
+         *         "sourceType": "site",
+         *         "domain": "example.com"
+         *       },
+         *       "at": "2026-11-22T10:04:06Z"
+         *     }
+         */
+        LogSourceRecord: {
+            sourceId: components["schemas"]["Uuid"];
+            organizationId: components["schemas"]["Uuid"];
+            sourceType?: string;
+            details?: Record<string, never>;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description An article entered a news feed through one of its attachments, with the article's content as it was then.
+         * @example {
+         *       "itemId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b30",
+         *       "feedId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "attachmentId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b21",
+         *       "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+         *       "sourceType": "site",
+         *       "newsPageId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b31",
+         *       "versionId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b32",
+         *       "content": {
+         *         "url": "https://example.com/news/chip",
+         *         "title": "A new chip"
+         *       },
+         *       "at": "2026-11-22T10:05:00Z"
+         *     }
+         */
+        LogNewsItemAdded: {
+            itemId: components["schemas"]["Uuid"];
+            feedId: components["schemas"]["Uuid"];
+            organizationId: components["schemas"]["Uuid"];
+            attachmentId: components["schemas"]["Uuid"];
+            sourceId: components["schemas"]["Uuid"];
+            sourceType?: string;
+            newsPageId: components["schemas"]["Uuid"];
+            versionId?: components["schemas"]["Uuid"];
+            content: {
+                url: string;
+                title?: string;
+                description?: string;
+                imageUrl?: string;
+                /** Format: date-time */
+                publishedAt?: string;
+                source?: Record<string, never>;
+            };
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description A calendar event entered an event feed through one of its attachments (`EventItemAdded`, with `event`: the calendar event's details as they stood then), or was found through a further attachment (`EventItemLinked`). `eventId` names the calendar event.
+         * @example {
+         *       "itemId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b70",
+         *       "feedId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b22",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "attachmentId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b23",
+         *       "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+         *       "sourceType": "site",
+         *       "eventId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b71",
+         *       "event": {
+         *         "identity": "https://example.com/e/1",
+         *         "title": "Concert",
+         *         "instances": [
+         *           {
+         *             "key": "0",
+         *             "status": "scheduled",
+         *             "occurrences": [
+         *               {
+         *                 "start": "2026-12-01T19:00:00Z"
+         *               }
+         *             ]
+         *           }
+         *         ]
+         *       },
+         *       "at": "2026-11-22T10:06:00Z"
+         *     }
+         */
+        LogEventItemAdded: {
+            itemId: components["schemas"]["Uuid"];
+            feedId: components["schemas"]["Uuid"];
+            organizationId?: components["schemas"]["Uuid"];
+            attachmentId: components["schemas"]["Uuid"];
+            sourceId: components["schemas"]["Uuid"];
+            sourceType?: string;
+            eventId: components["schemas"]["Uuid"];
+            event?: components["schemas"]["LogCalendarEventDetails"];
+            /** Format: date-time */
+            at: string;
+        };
+        /** @description A calendar event's whole state as found (title, description, time, instances with their occurrences and status, locations, source block, …). */
+        LogCalendarEventDetails: {
+            identity?: string;
+            title?: string;
+            description?: string;
+            instances?: Record<string, never>[];
+        };
+        /**
+         * @description A calendar event the organization's event feeds carry changed; `details` is its whole new state, `feedIds` of the log event the feeds that carry it.
+         * @example {
+         *       "eventId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b71",
+         *       "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+         *       "details": {
+         *         "identity": "https://example.com/e/1",
+         *         "title": "Concert (moved)",
+         *         "instances": [
+         *           {
+         *             "key": "0",
+         *             "status": "rescheduled",
+         *             "occurrences": [
+         *               {
+         *                 "start": "2026-12-02T19:00:00Z"
+         *               }
+         *             ]
+         *           }
+         *         ]
+         *       },
+         *       "at": "2026-11-23T08:00:00Z"
+         *     }
+         */
+        LogCalendarEventChanged: {
+            eventId: components["schemas"]["Uuid"];
+            sourceId?: components["schemas"]["Uuid"];
+            details: components["schemas"]["LogCalendarEventDetails"];
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description Feedback given on an item (additive; a later entry never replaces an earlier one). A news item's names its article (`newsPageId`), an event item's its calendar event (`eventId`); `feedKind` is absent on news feedback stored before event feeds existed.
+         * @example {
+         *       "feedbackId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b40",
+         *       "feedKind": "news",
+         *       "itemId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b30",
+         *       "feedId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "newsPageId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b31",
+         *       "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+         *       "rating": "positive",
+         *       "comment": "useful",
+         *       "at": "2026-11-22T11:00:00.123456Z"
+         *     }
+         */
+        LogFeedbackGiven: {
+            feedbackId: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            feedKind?: "news" | "events";
+            itemId: components["schemas"]["Uuid"];
+            feedId: components["schemas"]["Uuid"];
+            organizationId: components["schemas"]["Uuid"];
+            newsPageId?: components["schemas"]["Uuid"];
+            eventId?: components["schemas"]["Uuid"];
+            sourceId: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            rating: "positive" | "negative" | "neutral";
+            comment?: string;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
+         * @description A webhook created or changed (`url`, `events`, `eventFeedIds`: the whole configuration), enabled or disabled (`by`, `reason`), its secret rotated (the ids of the secrets, never a secret) or deleted.
+         * @example {
+         *       "webhookId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b80",
+         *       "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+         *       "url": "https://hooks.example.com/feedsvc",
+         *       "events": [
+         *         "event.item_added"
+         *       ],
+         *       "eventFeedIds": [],
+         *       "secretId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b81",
+         *       "at": "2026-11-22T10:07:00Z"
+         *     }
+         */
+        LogWebhookChange: {
+            webhookId: components["schemas"]["Uuid"];
+            organizationId?: components["schemas"]["Uuid"];
+            url?: string;
+            events?: string[];
+            eventFeedIds?: components["schemas"]["Uuid"][];
+            secretId?: components["schemas"]["Uuid"];
+            previousSecretId?: components["schemas"]["Uuid"];
+            /** Format: date-time */
+            previousValidUntil?: string;
+            by?: string;
+            reason?: string;
+            /** Format: date-time */
+            at: string;
+        };
         /** @description A news feed (api.md 2.1). Its enabled flag is set by PATCH but not shown. */
         NewsFeed: {
             id: components["schemas"]["Uuid"];
@@ -3494,6 +4040,29 @@ export interface components {
                 "application/json": components["schemas"]["ServiceUnavailableError"];
             };
         };
+        /** @description The extract, streamed. */
+        Extract: {
+            headers: {
+                /** @description `attachment; filename="<feedback|items>.<format>"`. */
+                "Content-Disposition"?: string;
+                /** @description `no-store`. */
+                "Cache-Control"?: string;
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/vnd.apache.parquet": string;
+                /**
+                 * @example feedback_id,given_at,rating,comment,item_id,feed_kind,item_title,item_url,item_added_at,item_published_at,feed_id,feed_name,source_id,source_type
+                 *     0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b40,2026-11-22T11:00:00.123Z,positive,useful,0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b30,news,A new chip,https://example.com/news/chip,2026-11-22T10:05:00.000Z,2026-11-22T08:00:00.000Z,0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20,Tech,0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50,site
+                 */
+                "text/csv": string;
+            };
+        };
         /** @description The request is malformed or a value is out of range; `details` names the field. */
         EventBadRequestOnWrite: {
             headers: {
@@ -3998,6 +4567,21 @@ export interface components {
         IfModifiedSince: string;
         /** @description Page size. */
         HistoryLimit: number;
+        /** @description `parquet` or `csv`. */
+        ExtractFormat: "parquet" | "csv";
+        /** @description Only rows after this time (exclusive); an RFC 3339 date-time or a date. */
+        ExtractSince: string;
+        /** @description Only rows before this time (exclusive); `since` must be before it. */
+        ExtractUntil: string;
+        /** @description The position to read after, as an event gives it (`<number>-<number>`); empty or absent reads from the beginning (on the stream, absent starts from now). Anything else answers 400 `after`. */
+        LogAfter: string;
+        /**
+         * @description Only events of these types (comma-separated; see LogEvent for the types). An unknown type answers 400 `type`.
+         * @example FeedbackGiven,NewsItemAdded
+         */
+        LogType: string;
+        /** @description Only events about this feed (whose `feedIds` hold it). A feed the organization never had has no events. */
+        LogFeedId: components["schemas"]["Uuid"];
         /** @description The news feed's id. */
         NewsFeedId: components["schemas"]["Uuid"];
         /** @description The attachment's `id` (not its `sourceId` member). */
@@ -5683,6 +6267,203 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    readLog: {
+        parameters: {
+            query?: {
+                /** @description The position to read after, as an event gives it (`<number>-<number>`); empty or absent reads from the beginning (on the stream, absent starts from now). Anything else answers 400 `after`. */
+                after?: components["parameters"]["LogAfter"];
+                /**
+                 * @description Only events of these types (comma-separated; see LogEvent for the types). An unknown type answers 400 `type`.
+                 * @example FeedbackGiven,NewsItemAdded
+                 */
+                type?: components["parameters"]["LogType"];
+                /** @description Only events about this feed (whose `feedIds` hold it). A feed the organization never had has no events. */
+                feedId?: components["parameters"]["LogFeedId"];
+                /** @description Events per page. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the log. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "events": [
+                     *           {
+                     *             "position": "4120-77",
+                     *             "id": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b60",
+                     *             "type": "FeedbackGiven",
+                     *             "schemaVersion": 1,
+                     *             "recordedAt": "2026-11-22T11:00:00.000Z",
+                     *             "feedIds": [
+                     *               "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20"
+                     *             ],
+                     *             "data": {
+                     *               "feedbackId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b40",
+                     *               "feedKind": "news",
+                     *               "itemId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b30",
+                     *               "feedId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20",
+                     *               "organizationId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b10",
+                     *               "newsPageId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b31",
+                     *               "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50",
+                     *               "rating": "positive",
+                     *               "comment": "useful",
+                     *               "at": "2026-11-22T11:00:00.123456Z"
+                     *             }
+                     *           }
+                     *         ],
+                     *         "pagination": {
+                     *           "limit": 100,
+                     *           "nextPosition": "4120-77",
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: {
+                            events: components["schemas"]["LogEvent"][];
+                            pagination: components["schemas"]["LogPagination"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    streamLog: {
+        parameters: {
+            query?: {
+                /** @description The position to read after, as an event gives it (`<number>-<number>`); empty or absent reads from the beginning (on the stream, absent starts from now). Anything else answers 400 `after`. */
+                after?: components["parameters"]["LogAfter"];
+                /**
+                 * @description Only events of these types (comma-separated; see LogEvent for the types). An unknown type answers 400 `type`.
+                 * @example FeedbackGiven,NewsItemAdded
+                 */
+                type?: components["parameters"]["LogType"];
+                /** @description Only events about this feed (whose `feedIds` hold it). A feed the organization never had has no events. */
+                feedId?: components["parameters"]["LogFeedId"];
+            };
+            header?: {
+                /** @description The position of the last event received; wins over `after`. One that is not a position answers 400 naming `Last-Event-ID`, without quoting it. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream; it stays open. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["StreamCacheControl"];
+                    "X-Accel-Buffering": components["headers"]["X-Accel-Buffering"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 3000
+                     *
+                     *     id: 4120-77
+                     *     event: NewsFeedRenamed
+                     *     data: {"position":"4120-77","id":"0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b60","type":"NewsFeedRenamed","schemaVersion":1,"recordedAt":"2026-11-22T11:00:00.000Z","feedIds":["0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20"],"data":{"feedId":"0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20","name":"Tech","at":"2026-11-22T11:00:00.123456Z"}}
+                     *
+                     *     : keep-alive
+                     */
+                    "text/event-stream": string;
+                    /** @example {"position":"4120-77","id":"0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b60","type":"NewsFeedRenamed","schemaVersion":1,"recordedAt":"2026-11-22T11:00:00.000Z","feedIds":["0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20"],"data":{"feedId":"0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20","name":"Tech","at":"2026-11-22T11:00:00.123456Z"}} */
+                    "application/x-ndjson": string;
+                };
+            };
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyStreams"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["StreamsUnavailable"];
+        };
+    };
+    feedbackExtract: {
+        parameters: {
+            query: {
+                /** @description `parquet` or `csv`. */
+                format: components["parameters"]["ExtractFormat"];
+                /** @description Only rows after this time (exclusive); an RFC 3339 date-time or a date. */
+                since?: components["parameters"]["ExtractSince"];
+                /** @description Only rows before this time (exclusive); `since` must be before it. */
+                until?: components["parameters"]["ExtractUntil"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Extract"];
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    itemsExtract: {
+        parameters: {
+            query: {
+                /** @description `parquet` or `csv`. */
+                format: components["parameters"]["ExtractFormat"];
+                /** @description Only rows after this time (exclusive); an RFC 3339 date-time or a date. */
+                since?: components["parameters"]["ExtractSince"];
+                /** @description Only rows before this time (exclusive); `since` must be before it. */
+                until?: components["parameters"]["ExtractUntil"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Extract"];
             400: components["responses"]["NewsBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
