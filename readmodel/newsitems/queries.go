@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/search"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 )
@@ -47,6 +48,10 @@ type NewsItem struct {
 	// that added the item (news items never change after): see changes.Key.
 	ChangeCommit  int64 `bun:"change_commit"`
 	ChangePrepare int64 `bun:"change_prepare"`
+	// Language is the primary subtag of the page's language; empty when
+	// unknown. The generated column search holds the item's words, stemmed
+	// in its language (migrations, item_search).
+	Language string `bun:"language"`
 }
 
 // Change is the item's change key.
@@ -80,6 +85,13 @@ type ItemFilter struct {
 	// After, when set, pages through the changes after it instead of by
 	// offset: the items added after it, in change order.
 	After *changes.Key
+	// Query, unless zero, keeps the items whose title or description
+	// match it (full-text search, in each item's language).
+	Query search.Query
+	// ByRelevance orders the items that match Query by how well they
+	// match, best first, then in the list's order; only with a Query and
+	// without After.
+	ByRelevance bool
 }
 
 // ItemPage is a page of items and how many match in all.
@@ -105,9 +117,12 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 		return ItemPage{}, err
 	}
 	items := []NewsItem{}
-	if f.Offset < deepOffset {
+	if f.Offset < deepOffset || !f.Query.IsZero() {
 		sel := q.db.NewSelect().Model(&items).Where("feed_id = ?", feedID)
 		applyRange(sel, f)
+		if f.ByRelevance && !f.Query.IsZero() {
+			sel.OrderExpr("ts_rank_cd(search, websearch_to_tsquery(feedsvc_search_config(language), ?)) DESC", f.Query.String())
+		}
 		err = sel.OrderExpr(itemOrder("")).Limit(int64(f.Limit)).Offset(int64(f.Offset)).Scan(ctx)
 	} else {
 		// Deep pages: walk the offset in the ordering index alone (an
@@ -179,7 +194,7 @@ func (q *Queries) LatestChanges(ctx context.Context, feedIDs []uuid.UUID) (map[u
 // items the filter selects. Without a date filter both come from one
 // query: the check and the projected count.
 func (q *Queries) feedItemCount(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (int, error) {
-	if f.Since != nil || f.Until != nil {
+	if f.Since != nil || f.Until != nil || !f.Query.IsZero() {
 		if _, err := q.feeds.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
 			return 0, err
 		}
@@ -227,12 +242,21 @@ func (q *Queries) countItems(ctx context.Context, feedID uuid.UUID, f ItemFilter
 	return int(n), nil
 }
 
+// applyRange applies the filter's dates and its query.
 func applyRange(sel *bun.SelectQuery, f ItemFilter) {
 	if f.Since != nil {
 		sel.Where("created_at > ?", *f.Since)
 	}
 	if f.Until != nil {
 		sel.Where("created_at < ?", *f.Until)
+	}
+	if !f.Query.IsZero() {
+		// The query travels as a bound parameter, in its canonical form.
+		// The first test finds candidates in the (feed, search) index, the
+		// second holds each to its own language (see feedsvc_websearch_any).
+		text := f.Query.String()
+		sel.Where("search @@ feedsvc_websearch_any(?)", text).
+			Where("search @@ websearch_to_tsquery(feedsvc_search_config(language), ?)", text)
 	}
 }
 

@@ -1892,6 +1892,7 @@ func (e WebhookUpdateEvents) Valid() bool {
 const (
 	EventOrderByCreated    EventOrderBy = "created"
 	EventOrderByOccurrence EventOrderBy = "occurrence"
+	EventOrderByRelevance  EventOrderBy = "relevance"
 )
 
 // Valid indicates whether the value is a known member of the EventOrderBy enum.
@@ -1900,6 +1901,26 @@ func (e EventOrderBy) Valid() bool {
 	case EventOrderByCreated:
 		return true
 	case EventOrderByOccurrence:
+		return true
+	case EventOrderByRelevance:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewsOrderBy.
+const (
+	NewsOrderByCreated   NewsOrderBy = "created"
+	NewsOrderByRelevance NewsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the NewsOrderBy enum.
+func (e NewsOrderBy) Valid() bool {
+	switch e {
+	case NewsOrderByCreated:
+		return true
+	case NewsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -1925,6 +1946,7 @@ func (e ListEventFeeds200JSONResponseBodySuccess) Valid() bool {
 const (
 	ListEventItemsParamsOrderByCreated    ListEventItemsParamsOrderBy = "created"
 	ListEventItemsParamsOrderByOccurrence ListEventItemsParamsOrderBy = "occurrence"
+	ListEventItemsParamsOrderByRelevance  ListEventItemsParamsOrderBy = "relevance"
 )
 
 // Valid indicates whether the value is a known member of the ListEventItemsParamsOrderBy enum.
@@ -1933,6 +1955,8 @@ func (e ListEventItemsParamsOrderBy) Valid() bool {
 	case ListEventItemsParamsOrderByCreated:
 		return true
 	case ListEventItemsParamsOrderByOccurrence:
+		return true
+	case ListEventItemsParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2038,6 +2062,24 @@ const (
 func (e ListNewsFeeds200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListNewsFeeds200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNewsItemsParamsOrderBy.
+const (
+	ListNewsItemsParamsOrderByCreated   ListNewsItemsParamsOrderBy = "created"
+	ListNewsItemsParamsOrderByRelevance ListNewsItemsParamsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the ListNewsItemsParamsOrderBy enum.
+func (e ListNewsItemsParamsOrderBy) Valid() bool {
+	switch e {
+	case ListNewsItemsParamsOrderByCreated:
+		return true
+	case ListNewsItemsParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2336,6 +2378,7 @@ func (e ListSources200JSONResponseBodySuccess) Valid() bool {
 const (
 	ListEventItemsV0ParamsOrderByCreated    ListEventItemsV0ParamsOrderBy = "created"
 	ListEventItemsV0ParamsOrderByOccurrence ListEventItemsV0ParamsOrderBy = "occurrence"
+	ListEventItemsV0ParamsOrderByRelevance  ListEventItemsV0ParamsOrderBy = "relevance"
 )
 
 // Valid indicates whether the value is a known member of the ListEventItemsV0ParamsOrderBy enum.
@@ -2344,6 +2387,8 @@ func (e ListEventItemsV0ParamsOrderBy) Valid() bool {
 	case ListEventItemsV0ParamsOrderByCreated:
 		return true
 	case ListEventItemsV0ParamsOrderByOccurrence:
+		return true
+	case ListEventItemsV0ParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2359,6 +2404,24 @@ const (
 func (e ListEventItemsV0200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListEventItemsV0200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNewsItemsV0ParamsOrderBy.
+const (
+	ListNewsItemsV0ParamsOrderByCreated   ListNewsItemsV0ParamsOrderBy = "created"
+	ListNewsItemsV0ParamsOrderByRelevance ListNewsItemsV0ParamsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the ListNewsItemsV0ParamsOrderBy enum.
+func (e ListNewsItemsV0ParamsOrderBy) Valid() bool {
+	switch e {
+	case ListNewsItemsV0ParamsOrderByCreated:
+		return true
+	case ListNewsItemsV0ParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -4948,6 +5011,9 @@ type Limit = int32
 // Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
 type NewsFeedId = Uuid
 
+// NewsOrderBy defines model for NewsOrderBy.
+type NewsOrderBy string
+
 // Offset defines model for Offset.
 type Offset = int32
 
@@ -4956,6 +5022,9 @@ type RangeSince = string
 
 // RangeUntil defines model for RangeUntil.
 type RangeUntil = string
+
+// SearchQuery defines model for SearchQuery.
+type SearchQuery = string
 
 // ShortLimit defines model for ShortLimit.
 type ShortLimit = int32
@@ -5155,7 +5224,22 @@ type ListEventItemsParams struct {
 	// occurrences their block shows.
 	Status *EventStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending.
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without).
 	OrderBy *ListEventItemsParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
 
 	// Include Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400.
@@ -5352,9 +5436,33 @@ type ListNewsItemsParams struct {
 	// Until Only items created before this time (exclusive); an RFC 3339 date-time or a date.
 	Until *CreatedUntil `form:"until,omitempty" json:"until,omitempty"`
 
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `created`: the list's order, newest `createdAt` first.
+	// `relevance`: best match for `q` first (a match in the title counts
+	// more than one in the description), ties in the list's order; it
+	// needs `q` and takes no `cursor` (400 naming `orderBy`).
+	OrderBy *ListNewsItemsParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
+
 	// Include Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400.
 	Include *Include `form:"include,omitempty" json:"include,omitempty"`
 }
+
+// ListNewsItemsParamsOrderBy defines parameters for ListNewsItems.
+type ListNewsItemsParamsOrderBy string
 
 // ListNewsItems200JSONResponseBodySuccess defines parameters for ListNewsItems.
 type ListNewsItems200JSONResponseBodySuccess bool
@@ -5610,7 +5718,22 @@ type ListEventItemsV0Params struct {
 	// occurrences their block shows.
 	Status *EventStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending.
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without).
 	OrderBy *ListEventItemsV0ParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
 }
 
@@ -5642,7 +5765,31 @@ type ListNewsItemsV0Params struct {
 
 	// Until Only items created before this time (exclusive); an RFC 3339 date-time or a date.
 	Until *CreatedUntil `form:"until,omitempty" json:"until,omitempty"`
+
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `created`: the list's order, newest `createdAt` first.
+	// `relevance`: best match for `q` first (a match in the title counts
+	// more than one in the description), ties in the list's order; it
+	// needs `q` and takes no `cursor` (400 naming `orderBy`).
+	OrderBy *ListNewsItemsV0ParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
 }
+
+// ListNewsItemsV0ParamsOrderBy defines parameters for ListNewsItemsV0.
+type ListNewsItemsV0ParamsOrderBy string
 
 // ListNewsItemsV0200JSONResponseBodySuccess defines parameters for ListNewsItemsV0.
 type ListNewsItemsV0200JSONResponseBodySuccess bool
@@ -7805,6 +7952,12 @@ type ClientInterface interface {
 	// matching. `relevanceScore` appears only for feeds whose config has
 	// `geo` or `keywords`.
 	//
+	// **Searching with `q`.** `q` keeps the events whose title,
+	// description, venue name, address or organizer match it (accents
+	// and case ignored, words matched as written: events carry no
+	// language to stem by); for example
+	// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+	//
 	// **Polling with `cursor`.** With a cursor the answer lists the items
 	// added or changed after it (added, their event changed, their source
 	// type changed) in the order of the event log, and
@@ -8043,9 +8196,14 @@ type ClientInterface interface {
 	// **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 	// an earlier answer, or empty for the feed's first item) the answer
 	// lists the items added after it, oldest first, exactly once each:
-	// follow `nextCursor` while `hasMore` is true. `since` and `until`
-	// select among them; `offset` answers 400. News items never leave a
-	// feed, so `removedItemIds` is always empty.
+	// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+	// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+	// News items never leave a feed, so `removedItemIds` is always empty.
+	//
+	// **Searching with `q`.** `q` keeps the items whose title or
+	// description match it, in the list's order, or best match first with
+	// `orderBy=relevance`; for example
+	// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 	//
 	// Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 	ListNewsItems(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8785,6 +8943,12 @@ func (c *Client) GetEventFeedCalendar(ctx context.Context, feedId EventFeedId, p
 // matching. `relevanceScore` appears only for feeds whose config has
 // `geo` or `keywords`.
 //
+// **Searching with `q`.** `q` keeps the events whose title,
+// description, venue name, address or organizer match it (accents
+// and case ignored, words matched as written: events carry no
+// language to stem by); for example
+// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+//
 // **Polling with `cursor`.** With a cursor the answer lists the items
 // added or changed after it (added, their event changed, their source
 // type changed) in the order of the event log, and
@@ -9243,9 +9407,14 @@ func (c *Client) GetNewsFeedJSON(ctx context.Context, feedId NewsFeedId, params 
 // **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 // an earlier answer, or empty for the feed's first item) the answer
 // lists the items added after it, oldest first, exactly once each:
-// follow `nextCursor` while `hasMore` is true. `since` and `until`
-// select among them; `offset` answers 400. News items never leave a
-// feed, so `removedItemIds` is always empty.
+// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+// News items never leave a feed, so `removedItemIds` is always empty.
+//
+// **Searching with `q`.** `q` keeps the items whose title or
+// description match it, in the list's order, or best match first with
+// `orderBy=relevance`; for example
+// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 //
 // Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 func (c *Client) ListNewsItems(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -10714,6 +10883,18 @@ func NewListEventItemsRequest(server string, feedId EventFeedId, params *ListEve
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.OrderBy != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -11835,6 +12016,30 @@ func NewListNewsItemsRequest(server string, feedId NewsFeedId, params *ListNewsI
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13206,6 +13411,18 @@ func NewListEventItemsV0Request(server string, feedId EventFeedId, params *ListE
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.OrderBy != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -13318,6 +13535,30 @@ func NewListNewsItemsV0Request(server string, feedId NewsFeedId, params *ListNew
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14155,6 +14396,12 @@ type ClientWithResponsesInterface interface {
 	// matching. `relevanceScore` appears only for feeds whose config has
 	// `geo` or `keywords`.
 	//
+	// **Searching with `q`.** `q` keeps the events whose title,
+	// description, venue name, address or organizer match it (accents
+	// and case ignored, words matched as written: events carry no
+	// language to stem by); for example
+	// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+	//
 	// **Polling with `cursor`.** With a cursor the answer lists the items
 	// added or changed after it (added, their event changed, their source
 	// type changed) in the order of the event log, and
@@ -14421,9 +14668,14 @@ type ClientWithResponsesInterface interface {
 	// **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 	// an earlier answer, or empty for the feed's first item) the answer
 	// lists the items added after it, oldest first, exactly once each:
-	// follow `nextCursor` while `hasMore` is true. `since` and `until`
-	// select among them; `offset` answers 400. News items never leave a
-	// feed, so `removedItemIds` is always empty.
+	// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+	// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+	// News items never leave a feed, so `removedItemIds` is always empty.
+	//
+	// **Searching with `q`.** `q` keeps the items whose title or
+	// description match it, in the list's order, or best match first with
+	// `orderBy=relevance`; for example
+	// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29006,6 +29258,12 @@ func (c *ClientWithResponses) GetEventFeedCalendarWithResponse(ctx context.Conte
 // matching. `relevanceScore` appears only for feeds whose config has
 // `geo` or `keywords`.
 //
+// **Searching with `q`.** `q` keeps the events whose title,
+// description, venue name, address or organizer match it (accents
+// and case ignored, words matched as written: events carry no
+// language to stem by); for example
+// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+//
 // **Polling with `cursor`.** With a cursor the answer lists the items
 // added or changed after it (added, their event changed, their source
 // type changed) in the order of the event log, and
@@ -29404,9 +29662,14 @@ func (c *ClientWithResponses) GetNewsFeedJSONWithResponse(ctx context.Context, f
 // **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 // an earlier answer, or empty for the feed's first item) the answer
 // lists the items added after it, oldest first, exactly once each:
-// follow `nextCursor` while `hasMore` is true. `since` and `until`
-// select among them; `offset` answers 400. News items never leave a
-// feed, so `removedItemIds` is always empty.
+// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+// News items never leave a feed, so `removedItemIds` is always empty.
+//
+// **Searching with `q`.** `q` keeps the items whose title or
+// description match it, in the list's order, or best match first with
+// `orderBy=relevance`; for example
+// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -141,6 +141,12 @@ export interface paths {
          *     matching. `relevanceScore` appears only for feeds whose config has
          *     `geo` or `keywords`.
          *
+         *     **Searching with `q`.** `q` keeps the events whose title,
+         *     description, venue name, address or organizer match it (accents
+         *     and case ignored, words matched as written: events carry no
+         *     language to stem by); for example
+         *     `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+         *
          *     **Polling with `cursor`.** With a cursor the answer lists the items
          *     added or changed after it (added, their event changed, their source
          *     type changed) in the order of the event log, and
@@ -785,9 +791,14 @@ export interface paths {
          *     **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
          *     an earlier answer, or empty for the feed's first item) the answer
          *     lists the items added after it, oldest first, exactly once each:
-         *     follow `nextCursor` while `hasMore` is true. `since` and `until`
-         *     select among them; `offset` answers 400. News items never leave a
-         *     feed, so `removedItemIds` is always empty.
+         *     follow `nextCursor` while `hasMore` is true. `since`, `until` and
+         *     `q` select among them; `offset` and `orderBy=relevance` answer 400.
+         *     News items never leave a feed, so `removedItemIds` is always empty.
+         *
+         *     **Searching with `q`.** `q` keeps the items whose title or
+         *     description match it, in the list's order, or best match first with
+         *     `orderBy=relevance`; for example
+         *     `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
          */
         get: operations["listNewsItems"];
         put?: never;
@@ -3934,6 +3945,22 @@ export interface components {
         /** @description Entries to skip. */
         Offset: number;
         /**
+         * @description Full-text search: only the items that match, in web search syntax.
+         *     Words are all required (`climate policy`), a quoted phrase must
+         *     appear as written (`"climate policy"`), `OR` between two terms takes
+         *     either (`climate OR weather`, binding tighter than the spaces), and a
+         *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+         *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+         *     item's language where it is known (`protests` finds `protesting` in
+         *     an English article), matched as written otherwise. At most 256
+         *     characters and 16 words or phrases; a `q` that is empty, names
+         *     nothing to look for (only punctuation, or only exclusions) or is
+         *     too long answers 400 naming `q`. It combines with every other
+         *     filter, with paging and with `cursor`: polling with `q` lists
+         *     exactly the new items that match.
+         */
+        SearchQuery: string;
+        /**
          * @description Poll the list's changes instead of paging by offset: the
          *     `pagination.nextCursor` of an earlier answer, or empty (`?cursor=`)
          *     for the feed's first change on. The answer lists the items added or
@@ -3966,8 +3993,8 @@ export interface components {
          *     occurrences their block shows.
          */
         EventStatus: components["schemas"]["OccurrenceStatus"];
-        /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. */
-        EventOrderBy: "occurrence" | "created";
+        /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without). */
+        EventOrderBy: "occurrence" | "created" | "relevance";
         /**
          * @description The token of a subscription address, instead of a key. An unknown,
          *     revoked or malformed token, or one of another feed, answers 404;
@@ -4006,6 +4033,13 @@ export interface components {
         ItemId: components["schemas"]["Uuid"];
         /** @description Only items created after this time (exclusive); an RFC 3339 date-time or a date. */
         CreatedSince: string;
+        /**
+         * @description `created`: the list's order, newest `createdAt` first.
+         *     `relevance`: best match for `q` first (a match in the title counts
+         *     more than one in the description), ties in the list's order; it
+         *     needs `q` and takes no `cursor` (400 naming `orderBy`).
+         */
+        NewsOrderBy: "created" | "relevance";
         /** @description Only items created before this time (exclusive); an RFC 3339 date-time or a date. */
         CreatedUntil: string;
         /** @description The webhook's id. */
@@ -4510,7 +4544,23 @@ export interface operations {
                  *     occurrences their block shows.
                  */
                 status?: components["parameters"]["EventStatus"];
-                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. */
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without). */
                 orderBy?: components["parameters"]["EventOrderBy"];
                 /** @description Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400. */
                 include?: components["parameters"]["Include"];
@@ -4666,7 +4716,23 @@ export interface operations {
                  *     occurrences their block shows.
                  */
                 status?: components["parameters"]["EventStatus"];
-                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. */
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without). */
                 orderBy?: components["parameters"]["EventOrderBy"];
             };
             header?: never;
@@ -6203,6 +6269,29 @@ export interface operations {
                 since?: components["parameters"]["CreatedSince"];
                 /** @description Only items created before this time (exclusive); an RFC 3339 date-time or a date. */
                 until?: components["parameters"]["CreatedUntil"];
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /**
+                 * @description `created`: the list's order, newest `createdAt` first.
+                 *     `relevance`: best match for `q` first (a match in the title counts
+                 *     more than one in the description), ties in the list's order; it
+                 *     needs `q` and takes no `cursor` (400 naming `orderBy`).
+                 */
+                orderBy?: components["parameters"]["NewsOrderBy"];
                 /** @description Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400. */
                 include?: components["parameters"]["Include"];
             };
@@ -6304,6 +6393,29 @@ export interface operations {
                 since?: components["parameters"]["CreatedSince"];
                 /** @description Only items created before this time (exclusive); an RFC 3339 date-time or a date. */
                 until?: components["parameters"]["CreatedUntil"];
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /**
+                 * @description `created`: the list's order, newest `createdAt` first.
+                 *     `relevance`: best match for `q` first (a match in the title counts
+                 *     more than one in the description), ties in the list's order; it
+                 *     needs `q` and takes no `cursor` (400 naming `orderBy`).
+                 */
+                orderBy?: components["parameters"]["NewsOrderBy"];
             };
             header?: never;
             path: {
