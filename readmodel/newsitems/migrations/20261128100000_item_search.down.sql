@@ -2,6 +2,8 @@ DROP INDEX IF EXISTS news_items_search_idx;
 --bun:split
 ALTER TABLE news_items DROP COLUMN IF EXISTS search, DROP COLUMN IF EXISTS language;
 --bun:split
+ALTER TABLE articles DROP COLUMN IF EXISTS language;
+--bun:split
 DROP FUNCTION IF EXISTS feedsvc_websearch_any(text);
 --bun:split
 DROP FUNCTION IF EXISTS feedsvc_search_config(text);

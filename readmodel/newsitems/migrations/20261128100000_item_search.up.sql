@@ -114,4 +114,8 @@ ALTER TABLE news_items
         setweight(to_tsvector(feedsvc_search_config(language), title), 'A')
         || setweight(to_tsvector(feedsvc_search_config(language), description), 'B')) STORED;
 --bun:split
+-- The shared articles keep the language too, so that a backfill offers
+-- an article with it (readmodel/articles).
+ALTER TABLE articles ADD COLUMN language text NOT NULL DEFAULT '';
+--bun:split
 CREATE INDEX IF NOT EXISTS news_items_search_idx ON news_items USING gin (feed_id, search);

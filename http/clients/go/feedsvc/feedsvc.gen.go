@@ -4015,6 +4015,19 @@ type NewsFeed struct {
 	Id   Uuid   `json:"id"`
 	Name string `json:"name"`
 
+	// Rules A news feed's keyword rules (shown only when it has some), each a
+	// query in the syntax of the item lists' `q`
+	// (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
+	// feed only when its title or description matches one of `include`
+	// (any article, when `include` is empty) and none of `exclude`. They
+	// are matched without regard to case or accents, word for word (no
+	// stemming). They apply to every article offered to the feed from then
+	// on, from crawls and from backfills alike; articles already in the
+	// feed stay. At most 20 rules in each list, each at most 256
+	// characters; a rule that names nothing to look for answers 400 naming
+	// it (`rules.include[0]`).
+	Rules *NewsFeedRules `json:"rules,omitempty"`
+
 	// UpdatedAt UTC with millisecond precision (D2).
 	//
 	// Examples: 2026-11-22T10:04:05.123Z
@@ -4035,6 +4048,22 @@ type NewsFeedAnswerSuccess bool
 type NewsFeedCreate struct {
 	Description string `json:"description"`
 	Name        string `json:"name"`
+}
+
+// NewsFeedRules A news feed's keyword rules (shown only when it has some), each a
+// query in the syntax of the item lists' `q`
+// (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
+// feed only when its title or description matches one of `include`
+// (any article, when `include` is empty) and none of `exclude`. They
+// are matched without regard to case or accents, word for word (no
+// stemming). They apply to every article offered to the feed from then
+// on, from crawls and from backfills alike; articles already in the
+// feed stay. At most 20 rules in each list, each at most 256
+// characters; a rule that names nothing to look for answers 400 naming
+// it (`rules.include[0]`).
+type NewsFeedRules struct {
+	Exclude *[]string `json:"exclude,omitempty"`
+	Include *[]string `json:"include,omitempty"`
 }
 
 // NewsFeedSource A source attached to a news feed (api.md 2.2).
@@ -4123,6 +4152,9 @@ type NewsFeedUpdate struct {
 	// Enabled false stops monitoring every source of the feed.
 	Enabled *bool   `json:"enabled,omitempty"`
 	Name    *string `json:"name,omitempty"`
+
+	// Rules Replaces the feed's keyword rules (`{}` removes them); null leaves them as they are.
+	Rules *NewsFeedRules `json:"rules,omitempty"`
 }
 
 // NewsItem A news item in the current shape (api.md 2.3). Optional members are
@@ -8136,6 +8168,11 @@ type ClientInterface interface {
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
 	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -8147,6 +8184,11 @@ type ClientInterface interface {
 	// sources. A PATCH that changes nothing records nothing and answers the
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
+	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9307,6 +9349,11 @@ func (c *Client) GetNewsFeed(ctx context.Context, feedId NewsFeedId, reqEditors 
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
 //
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -9328,6 +9375,11 @@ func (c *Client) UpdateNewsFeedWithBody(ctx context.Context, feedId NewsFeedId, 
 // sources. A PATCH that changes nothing records nothing and answers the
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
+//
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -14604,6 +14656,11 @@ type ClientWithResponsesInterface interface {
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
 	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -14615,6 +14672,11 @@ type ClientWithResponsesInterface interface {
 	// sources. A PATCH that changes nothing records nothing and answers the
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
+	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29574,6 +29636,11 @@ func (c *ClientWithResponses) GetNewsFeedWithResponse(ctx context.Context, feedI
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
 //
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -29591,6 +29658,11 @@ func (c *ClientWithResponses) UpdateNewsFeedWithBodyWithResponse(ctx context.Con
 // sources. A PATCH that changes nothing records nothing and answers the
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
+//
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

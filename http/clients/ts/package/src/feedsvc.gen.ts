@@ -692,6 +692,11 @@ export interface paths {
          *     sources. A PATCH that changes nothing records nothing and answers the
          *     feed with its previous `updatedAt`. A PATCH that races a DELETE either
          *     stored its change and answers 200, or stored nothing and answers 404.
+         *
+         *     `rules` sets keyword rules that every article must pass to enter
+         *     the feed (see `NewsFeedRules`); the answer shows them. For example
+         *     `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+         *     keeps a general news site's off-topic articles out.
          */
         patch: operations["updateNewsFeed"];
         trace?: never;
@@ -2414,6 +2419,33 @@ export interface components {
             description: string;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            rules?: components["schemas"]["NewsFeedRules"];
+        };
+        /**
+         * @description A news feed's keyword rules (shown only when it has some), each a
+         *     query in the syntax of the item lists' `q`
+         *     (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
+         *     feed only when its title or description matches one of `include`
+         *     (any article, when `include` is empty) and none of `exclude`. They
+         *     are matched without regard to case or accents, word for word (no
+         *     stemming). They apply to every article offered to the feed from then
+         *     on, from crawls and from backfills alike; articles already in the
+         *     feed stay. At most 20 rules in each list, each at most 256
+         *     characters; a rule that names nothing to look for answers 400 naming
+         *     it (`rules.include[0]`).
+         * @example {
+         *       "include": [
+         *         "climate OR weather",
+         *         "\"energy policy\""
+         *       ],
+         *       "exclude": [
+         *         "sport"
+         *       ]
+         *     }
+         */
+        NewsFeedRules: {
+            include?: string[];
+            exclude?: string[];
         };
         NewsFeedAnswer: {
             /** @constant */
@@ -2431,6 +2463,8 @@ export interface components {
             description?: string | null;
             /** @description false stops monitoring every source of the feed. */
             enabled?: boolean | null;
+            /** @description Replaces the feed's keyword rules (`{}` removes them); null leaves them as they are. */
+            rules?: components["schemas"]["NewsFeedRules"] | null;
         };
         /** @description A source attached to a news feed (api.md 2.2). */
         NewsFeedSource: {
@@ -5980,12 +6014,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Technology",
-                 *       "enabled": false
-                 *     }
-                 */
                 "application/json": components["schemas"]["NewsFeedUpdate"];
             };
         };
