@@ -134,3 +134,27 @@ func TestRulesThatAreNotQueriesAnswer400NamingTheRule(t *testing.T) {
 		t.Errorf("an event feed's rules: %s", r.Raw)
 	}
 }
+
+func TestAWebhookTakesAFilterAndShowsIt(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	created := wantDataObject(t, c.do(t, "POST", "/webhooks", map[string]any{
+		"url": "http://127.0.0.1:9/hooks", "events": []string{"event.item_added"}, "filter": `jazz OR "string quartet"`,
+	}), http.StatusCreated)
+	if created["filter"] != `jazz OR "string quartet"` {
+		t.Fatalf("the created webhook shows filter %v", created["filter"])
+	}
+	id := created["id"].(string)
+	if got := wantDataObject(t, c.do(t, "GET", "/webhooks/"+id, nil), http.StatusOK)["filter"]; got != `jazz OR "string quartet"` {
+		t.Errorf("read back, the filter is %v", got)
+	}
+	wantValidation(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"filter": "-jazz"}), "filter")
+	wantValidation(t, c.do(t, "POST", "/webhooks", map[string]any{
+		"url": "http://127.0.0.1:9/hooks", "events": []string{"event.item_added"}, "filter": `"" ()`,
+	}), "filter")
+	cleared := wantDataObject(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"filter": ""}), http.StatusOK)
+	if _, ok := cleared["filter"]; ok {
+		t.Errorf("an emptied filter is shown: %v", cleared)
+	}
+}

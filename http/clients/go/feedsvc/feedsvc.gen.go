@@ -2626,6 +2626,9 @@ type CreatedWebhook struct {
 	EventFeedIds  []Uuid                      `json:"eventFeedIds"`
 	Events        []CreatedWebhookEvents      `json:"events"`
 
+	// Filter The query items must match to be delivered; absent when there is none.
+	Filter *string `json:"filter,omitempty"`
+
 	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
 	//
 	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
@@ -4895,6 +4898,9 @@ type Webhook struct {
 	EventFeedIds []Uuid          `json:"eventFeedIds"`
 	Events       []WebhookEvents `json:"events"`
 
+	// Filter The query items must match to be delivered; absent when there is none.
+	Filter *string `json:"filter,omitempty"`
+
 	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
 	//
 	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
@@ -4927,7 +4933,10 @@ type WebhookCreate struct {
 	// EventFeedIds Event feed ids (UUIDs); absent, null or empty means all.
 	EventFeedIds *[]string             `json:"eventFeedIds,omitempty"`
 	Events       []WebhookCreateEvents `json:"events"`
-	Url          string                `json:"url"`
+
+	// Filter A query in the syntax of the item lists' `q`; only items whose event matches it are delivered. Absent, null or empty for every item.
+	Filter *string `json:"filter,omitempty"`
+	Url    string  `json:"url"`
 }
 
 // WebhookCreateEvents defines model for WebhookCreate.Events.
@@ -4973,7 +4982,10 @@ type WebhookUpdate struct {
 	Enabled      *bool                  `json:"enabled,omitempty"`
 	EventFeedIds *[]string              `json:"eventFeedIds,omitempty"`
 	Events       *[]WebhookUpdateEvents `json:"events,omitempty"`
-	Url          *string                `json:"url,omitempty"`
+
+	// Filter Replaces the filter; an empty string removes it.
+	Filter *string `json:"filter,omitempty"`
+	Url    *string `json:"url,omitempty"`
 }
 
 // WebhookUpdateEvents defines model for WebhookUpdate.Events.
@@ -8643,8 +8655,13 @@ type ClientInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -8658,8 +8675,13 @@ type ClientInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10184,8 +10206,13 @@ func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes any type of body and a specified content type.
 //
@@ -10209,8 +10236,13 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhoo
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes a body of the `application/json` content type.
 //
@@ -15177,8 +15209,13 @@ type ClientWithResponsesInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -15192,8 +15229,13 @@ type ClientWithResponsesInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -30373,8 +30415,13 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqE
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -30394,8 +30441,13 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

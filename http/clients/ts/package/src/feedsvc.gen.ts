@@ -1357,8 +1357,13 @@ export interface paths {
          *     public answers 400 unless the operator allows private networks; a
          *     name is checked at every delivery). `eventFeedIds` absent or `[]`
          *     means every event feed of the organization, including later ones; an
-         *     id that is not one of them answers 404 `eventFeed`. **The `secret` is
-         *     shown only in this answer.**
+         *     id that is not one of them answers 404 `eventFeed`. `filter`, in the
+         *     syntax of the item lists' `q`, makes an alert: the webhook then gets
+         *     only the items whose event's title, description, venue, address or
+         *     organizer match it (case and accents ignored, words as written, no
+         *     stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+         *     one that names nothing to look for answers 400 naming `filter`.
+         *     **The `secret` is shown only in this answer.**
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -3074,6 +3079,8 @@ export interface components {
             events: "event.item_added"[];
             /** @description Empty means every event feed of the organization. */
             eventFeedIds: components["schemas"]["Uuid"][];
+            /** @description The query items must match to be delivered; absent when there is none. */
+            filter?: string;
             enabled: boolean;
             /**
              * @description `system` when the service disabled it after 3 days of failed deliveries.
@@ -3090,6 +3097,8 @@ export interface components {
             url: string;
             events: "event.item_added"[];
             eventFeedIds: components["schemas"]["Uuid"][];
+            /** @description The query items must match to be delivered; absent when there is none. */
+            filter?: string;
             enabled: boolean;
             /** @enum {string} */
             enabledSource: "api" | "admin" | "system";
@@ -3108,12 +3117,16 @@ export interface components {
             events: "event.item_added"[];
             /** @description Event feed ids (UUIDs); absent, null or empty means all. */
             eventFeedIds?: string[] | null;
+            /** @description A query in the syntax of the item lists' `q`; only items whose event matches it are delivered. Absent, null or empty for every item. */
+            filter?: string | null;
         };
         /** @description A member absent or null is left as it is. */
         WebhookUpdate: {
             url?: string | null;
             events?: "event.item_added"[] | null;
             eventFeedIds?: string[] | null;
+            /** @description Replaces the filter; an empty string removes it. */
+            filter?: string | null;
             enabled?: boolean | null;
         };
         Delivery: {
@@ -8670,17 +8683,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "url": "https://receiver.example.com/hooks",
-                 *       "events": [
-                 *         "event.item_added"
-                 *       ],
-                 *       "eventFeedIds": [
-                 *         "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50"
-                 *       ]
-                 *     }
-                 */
                 "application/json": components["schemas"]["WebhookCreate"];
             };
         };
