@@ -91,7 +91,9 @@ func searchParam(c *fiber.Ctx) (search.Query, error) {
 	if !c.Context().QueryArgs().Has("q") {
 		return search.Query{}, nil
 	}
-	query, err := search.Parse(c.Query("q"))
+	// Cloned: the words of a Query may share the string's bytes, and
+	// Fiber's are borrowed.
+	query, err := search.Parse(strings.Clone(c.Query("q")))
 	var syntax *search.SyntaxError
 	if errors.As(err, &syntax) {
 		return search.Query{}, envelope.BadRequest("q", syntax.Issue)
