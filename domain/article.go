@@ -34,6 +34,10 @@ type ArticleContent struct {
 	// Platform is set on a platform post: its own identifiers, which only
 	// the legacy item shape shows.
 	Platform *PlatformIDs `json:"platform,omitempty"`
+	// Language is the primary subtag of the language the page declares
+	// ("en" of "en-GB"), in lower case; empty when it declares none. The
+	// items' full-text search stems words by it.
+	Language string `json:"language,omitempty"`
 }
 
 // Block returns the content's source block.
@@ -61,6 +65,7 @@ func NewArticleContent(c ArticleContent) (ArticleContent, error) {
 	c.Title = truncateRunes(cleanText(c.Title), maxTitleRunes)
 	c.Description = truncateRunes(cleanText(c.Description), maxDescriptionRunes)
 	c.ImageURL = cleanText(c.ImageURL)
+	c.Language = PrimaryLanguage(c.Language)
 	if c.Source != nil {
 		b := c.Source.cleaned()
 		c.Source = &b
@@ -155,4 +160,23 @@ func (a *Article) Discover(id, versionID, source uuid.UUID, content ArticleConte
 		effective = lastMod.UTC().Truncate(time.Millisecond)
 	}
 	return []Event{ArticleDiscovered{NewsPageID: id, VersionID: versionID, SourceID: source, Content: content, EffectiveAt: effective, At: now}}
+}
+
+// PrimaryLanguage is the primary language subtag of a BCP 47 tag ("en" of
+// "en-GB", "pt" of "pt_BR"), in lower case; empty when tag does not start
+// with one (two or three ASCII letters).
+func PrimaryLanguage(tag string) string {
+	tag = strings.TrimSpace(tag)
+	if i := strings.IndexAny(tag, "-_"); i >= 0 {
+		tag = tag[:i]
+	}
+	if len(tag) < 2 || len(tag) > 3 {
+		return ""
+	}
+	for _, r := range tag {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') {
+			return ""
+		}
+	}
+	return strings.ToLower(tag)
 }

@@ -20,6 +20,7 @@ type Feed struct {
 	enabledBy   string
 	reason      string
 	config      *FeedConfig
+	rules       FeedRules
 	deleted     bool
 	createdAt   time.Time
 	updatedAt   time.Time
@@ -56,7 +57,9 @@ type FeedState struct {
 	EnabledBy string
 	Reason    string
 	// Config is an event feed's configuration; nil for news feeds.
-	Config    *FeedConfig
+	Config *FeedConfig
+	// Rules are a news feed's keyword rules (FeedRules); zero when none.
+	Rules     FeedRules
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -87,7 +90,7 @@ func NewFeed(kind FeedKind) *Feed { return &Feed{kind: kind} }
 func (f *Feed) State() FeedState {
 	return FeedState{
 		ID: f.id, Kind: f.kind, Name: f.name, Description: f.description, Enabled: f.enabled,
-		EnabledBy: f.enabledBy, Reason: f.reason, Config: f.config, CreatedAt: f.createdAt, UpdatedAt: f.updatedAt,
+		EnabledBy: f.enabledBy, Reason: f.reason, Config: f.config, Rules: f.rules, CreatedAt: f.createdAt, UpdatedAt: f.updatedAt,
 	}
 }
 
@@ -165,8 +168,10 @@ type FeedUpdate struct {
 	Description *string
 	Enabled     *bool
 	Config      *FeedConfig
-	By          string
-	Reason      string
+	// Rules, when set, replace a news feed's rules.
+	Rules  *FeedRules
+	By     string
+	Reason string
 }
 
 // Update decides a partial update: an event per member that changes, and
@@ -201,6 +206,14 @@ func (f *Feed) Update(u FeedUpdate, now time.Time) ([]Event, error) {
 		}
 		if !config.Equal(f.config) {
 			events = append(events, FeedConfigured{Kind: f.kind, FeedID: f.id, Config: *config, At: now})
+		}
+	}
+	if u.Rules != nil {
+		if f.kind != FeedNews {
+			return nil, invalid("rules", "are offered on news feeds only")
+		}
+		if !u.Rules.Equal(f.rules) {
+			events = append(events, FeedRulesChanged{Kind: f.kind, FeedID: f.id, Rules: *u.Rules, At: now})
 		}
 	}
 	if u.Reason != "" {
@@ -326,6 +339,8 @@ func (f *Feed) Apply(e Event) {
 	case FeedConfigured:
 		config := ev.Config
 		f.config, f.updatedAt = &config, ev.At
+	case FeedRulesChanged:
+		f.rules, f.updatedAt = ev.Rules, ev.At
 	case FeedDeleted:
 		f.deleted = true
 	case SourceAttached:

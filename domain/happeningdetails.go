@@ -162,3 +162,20 @@ const (
 	GeoLocationPoint  = "LOCATION"
 	GeoRelevanceRange = "RELEVANCE_REGION"
 )
+
+// SearchText is what a search of events reads of a happening, in the order
+// the event items' full-text search weighs it: its title, description,
+// venue name and address, displayed address and organizer.
+func (d HappeningDetails) SearchText() []string {
+	out := []string{d.Title, d.Description}
+	if d.Location != nil {
+		if d.Location.Venue != nil {
+			out = append(out, d.Location.Venue.Name, d.Location.Venue.Address)
+		}
+		out = append(out, d.Location.DisplayAddress)
+	}
+	if d.Organizer != nil {
+		out = append(out, d.Organizer.Name)
+	}
+	return out
+}

@@ -1,11 +1,14 @@
 package domain
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain/search"
 )
 
 // WebhookItemAdded is the one webhook event kind (api.md 6): an event was
@@ -38,8 +41,11 @@ type WebhookCreated struct {
 	URL            string      `json:"url"`
 	Events         []string    `json:"events"`
 	EventFeedIDs   []uuid.UUID `json:"eventFeedIds"`
-	SecretID       uuid.UUID   `json:"secretId"`
-	At             time.Time   `json:"at"`
+	// Filter is a query in the syntax of domain/search that an item's
+	// event must match to be delivered; empty for every item.
+	Filter   string    `json:"filter,omitempty"`
+	SecretID uuid.UUID `json:"secretId"`
+	At       time.Time `json:"at"`
 }
 
 // WebhookChanged: the endpoint or its filters changed; the members are the
@@ -49,6 +55,7 @@ type WebhookChanged struct {
 	URL          string      `json:"url"`
 	Events       []string    `json:"events"`
 	EventFeedIDs []uuid.UUID `json:"eventFeedIds"`
+	Filter       string      `json:"filter,omitempty"`
 	At           time.Time   `json:"at"`
 }
 
@@ -106,6 +113,9 @@ type WebhookConfig struct {
 	URL          string
 	Events       []string
 	EventFeedIDs []uuid.UUID
+	// Filter, when set, is a query (domain/search) an item's event must
+	// match to be delivered (WebhookFilterMatches).
+	Filter string
 }
 
 // WebhookRequest is an unvalidated subscription as the API receives it;
@@ -114,6 +124,8 @@ type WebhookRequest struct {
 	URL          *string
 	Events       *[]string
 	EventFeedIDs *[]string
+	// Filter is the query items must match; empty removes it.
+	Filter *string
 	// Targets is the operator's rule for the hosts an endpoint may name.
 	Targets TargetPolicy
 }
@@ -153,10 +165,38 @@ func (c WebhookConfig) with(r WebhookRequest) (WebhookConfig, error) {
 		}
 		c.EventFeedIDs = ids
 	}
+	if r.Filter != nil {
+		filter := cleanText(*r.Filter)
+		if filter != "" {
+			if _, err := search.Parse(filter); err != nil {
+				var syntax *search.SyntaxError
+				if errors.As(err, &syntax) {
+					return WebhookConfig{}, invalid("filter", syntax.Issue)
+				}
+				return WebhookConfig{}, err
+			}
+		}
+		c.Filter = filter
+	}
 	if c.EventFeedIDs == nil {
 		c.EventFeedIDs = []uuid.UUID{}
 	}
 	return c, nil
+}
+
+// WebhookFilterMatches is whether an event whose details are d passes a
+// webhook's filter: its title, description, venue, address or organizer
+// match it, without regard to case or accents. An empty or unreadable
+// filter passes everything (a stored filter was read when it was set).
+func WebhookFilterMatches(filter string, d HappeningDetails) bool {
+	if filter == "" {
+		return true
+	}
+	q, err := search.Parse(filter)
+	if err != nil {
+		return true
+	}
+	return q.Matches(search.Fold(d.SearchText()...))
 }
 
 // NewWebhookURL normalizes an endpoint and refuses non-public address
@@ -250,11 +290,11 @@ func (w *Webhook) Apply(e Event) {
 	switch ev := e.(type) {
 	case WebhookCreated:
 		w.id, w.org, w.secretID = ev.WebhookID, ev.OrganizationID, ev.SecretID
-		w.config = WebhookConfig{URL: ev.URL, Events: ev.Events, EventFeedIDs: ev.EventFeedIDs}
+		w.config = WebhookConfig{URL: ev.URL, Events: ev.Events, EventFeedIDs: ev.EventFeedIDs, Filter: ev.Filter}
 		w.enabled, w.enabledBy, w.enabledAt = true, EnabledByAPI, ev.At
 		w.createdAt, w.updatedAt = ev.At, ev.At
 	case WebhookChanged:
-		w.config = WebhookConfig{URL: ev.URL, Events: ev.Events, EventFeedIDs: ev.EventFeedIDs}
+		w.config = WebhookConfig{URL: ev.URL, Events: ev.Events, EventFeedIDs: ev.EventFeedIDs, Filter: ev.Filter}
 		w.updatedAt = ev.At
 	case WebhookEnabled:
 		w.enabled, w.enabledBy, w.reason, w.enabledAt, w.updatedAt = true, ev.By, ev.Reason, ev.At, ev.At
@@ -285,7 +325,7 @@ func (w *Webhook) Create(id, org uuid.UUID, c WebhookConfig, secretID uuid.UUID,
 		return nil, &ConflictError{Message: "webhook already exists"}
 	}
 	return []Event{WebhookCreated{
-		WebhookID: id, OrganizationID: org, URL: c.URL, Events: c.Events, EventFeedIDs: c.EventFeedIDs,
+		WebhookID: id, OrganizationID: org, URL: c.URL, Events: c.Events, EventFeedIDs: c.EventFeedIDs, Filter: c.Filter,
 		SecretID: secretID, At: now,
 	}}, nil
 }
@@ -309,7 +349,7 @@ func (w *Webhook) Update(org, id uuid.UUID, u WebhookUpdate, now time.Time) ([]E
 	}
 	var events []Event
 	if !sameWebhookConfig(next, w.config) {
-		events = append(events, WebhookChanged{WebhookID: w.id, URL: next.URL, Events: next.Events, EventFeedIDs: next.EventFeedIDs, At: now})
+		events = append(events, WebhookChanged{WebhookID: w.id, URL: next.URL, Events: next.Events, EventFeedIDs: next.EventFeedIDs, Filter: next.Filter, At: now})
 	}
 	if u.Enabled != nil && *u.Enabled != w.enabled {
 		if *u.Enabled {
@@ -322,7 +362,7 @@ func (w *Webhook) Update(org, id uuid.UUID, u WebhookUpdate, now time.Time) ([]E
 }
 
 func sameWebhookConfig(a, b WebhookConfig) bool {
-	return a.URL == b.URL && slices.Equal(a.Events, b.Events) && slices.Equal(a.EventFeedIDs, b.EventFeedIDs)
+	return a.URL == b.URL && slices.Equal(a.Events, b.Events) && slices.Equal(a.EventFeedIDs, b.EventFeedIDs) && a.Filter == b.Filter
 }
 
 // DisableForFailures decides the service's disabling of a webhook whose

@@ -56,12 +56,20 @@ func parseEventItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool, now time.T
 	if f.Status = c.Query("status"); args.Has("status") && !slices.Contains(domain.HappeningStatuses, f.Status) {
 		return f, envelope.BadRequest("status", "must be one of scheduled, cancelled, postponed, rescheduled, completed")
 	}
+	if f.Query, err = searchParam(c); err != nil {
+		return f, err
+	}
 	switch order := c.Query("orderBy"); {
 	case !args.Has("orderBy"), order == happeningitems.OrderByOccurrence:
 	case order == happeningitems.OrderByCreated:
 		f.OrderBy = order
+	case order == happeningitems.OrderByRelevance:
+		if err := relevanceNeeds(c, f.Query, f.After != nil); err != nil {
+			return f, err
+		}
+		f.OrderBy = order
 	default:
-		return f, envelope.BadRequest("orderBy", "must be occurrence or created")
+		return f, envelope.BadRequest("orderBy", "must be occurrence, created or relevance")
 	}
 	f.Shape.Legacy = legacy
 	f.Shape.IncludeSource, err = includeParam(c, legacy)

@@ -382,7 +382,7 @@ func TestEventItemQueriesAnswer400WithTheFieldAndTheIssue(t *testing.T) {
 		{"a since that is no date", "?since=tomorrow", "since", "must be an ISO 8601 date-time or date"},
 		{"an impossible date", "?until=2026-13-45", "until", "must be an ISO 8601 date-time or date"},
 		{"an unknown status", "?status=done", "status", "must be one of scheduled, cancelled, postponed, rescheduled, completed"},
-		{"an unknown order", "?orderBy=title", "orderBy", "must be occurrence or created"},
+		{"an unknown order", "?orderBy=title", "orderBy", "must be occurrence, created or relevance"},
 		{"a limit of 0", "?limit=0", "limit", "must be between 1 and 100"},
 		{"a limit of 101", "?limit=101", "limit", "must be between 1 and 100"},
 		{"a negative offset", "?offset=-1", "offset", "must be between 0 and 2147483647"},

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/gofiber/fiber/v2"
@@ -35,6 +36,33 @@ type feedBody struct {
 	Description *string         `json:"description"`
 	Enabled     *bool           `json:"enabled"`
 	Config      json.RawMessage `json:"config"`
+	// Rules replace a news feed's keyword rules, on an update; {} clears
+	// them, null leaves them as they are.
+	Rules json.RawMessage `json:"rules"`
+}
+
+// rulesJSON is a news feed's keyword rules, as an update takes them and a
+// read shows them.
+type rulesJSON struct {
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
+}
+
+// rules is the body's rules; nil when absent or null.
+func (b feedBody) rules() (*domain.FeedRules, error) {
+	raw := bytes.TrimSpace(b.Rules)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var r rulesJSON
+	if raw[0] != '{' || json.Unmarshal(raw, &r) != nil {
+		return nil, envelope.BadRequest("rules", "must be an object with arrays of strings include and exclude")
+	}
+	parsed, err := domain.ParseFeedRules(r.Include, r.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	return &parsed, nil
 }
 
 // config is the body's config for a kind that takes one; nil when absent.
@@ -119,7 +147,11 @@ func (h *handlers) updateFeed(k feedKind) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		update := domain.FeedUpdate{Name: body.Name, Description: body.Description, Enabled: body.Enabled, Config: config}
+		rules, err := body.rules()
+		if err != nil {
+			return err
+		}
+		update := domain.FeedUpdate{Name: body.Name, Description: body.Description, Enabled: body.Enabled, Config: config, Rules: rules}
 		feed, err := write(c, h, (*commands.Handler).UpdateFeed, commands.UpdateFeed{FeedRef: ref, Update: update})
 		if err != nil {
 			return err

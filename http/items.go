@@ -1,6 +1,7 @@
 package http
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/search"
 	"github.com/feedsvc/feedsvc/http/envelope"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
@@ -25,7 +27,13 @@ const (
 
 // itemQueryParams are the query parameters item reads take (news and
 // events).
-var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy", "cursor", "lastEventId"}
+var itemQueryParams = []string{"limit", "offset", "since", "until", "include", "status", "orderBy", "cursor", "lastEventId", "q"}
+
+// News item orders: the list's own (D7), or by relevance to q.
+const (
+	newsOrderByCreated   = "created"
+	newsOrderByRelevance = "relevance"
+)
 
 // itemQuery is a validated item-list query.
 type itemQuery struct {
@@ -58,8 +66,51 @@ func parseItemQuery(c *fiber.Ctx, feedID uuid.UUID, legacy bool) (itemQuery, err
 	if q.filter.Since != nil && q.filter.Until != nil && !q.filter.Since.Before(*q.filter.Until) {
 		return q, envelope.BadRequest("until", "must be after since")
 	}
+	if q.filter.Query, err = searchParam(c); err != nil {
+		return q, err
+	}
+	switch order := c.Query("orderBy"); {
+	case !c.Context().QueryArgs().Has("orderBy"), order == newsOrderByCreated:
+	case order == newsOrderByRelevance:
+		if err := relevanceNeeds(c, q.filter.Query, q.filter.After != nil); err != nil {
+			return q, err
+		}
+		q.filter.ByRelevance = true
+	default:
+		return q, envelope.BadRequest("orderBy", "must be created or relevance")
+	}
 	q.includeSource, err = includeParam(c, legacy)
 	return q, err
+}
+
+// searchParam reads q, a full-text query in the syntax of domain/search:
+// the zero Query when absent; a 400 naming q when given but too long or
+// empty after parsing (the answer never quotes it). It reaches the read
+// models as a parsed Query, which they bind as a parameter.
+func searchParam(c *fiber.Ctx) (search.Query, error) {
+	if !c.Context().QueryArgs().Has("q") {
+		return search.Query{}, nil
+	}
+	// Cloned: the words of a Query may share the string's bytes, and
+	// Fiber's are borrowed.
+	query, err := search.Parse(strings.Clone(c.Query("q")))
+	var syntax *search.SyntaxError
+	if errors.As(err, &syntax) {
+		return search.Query{}, envelope.BadRequest("q", syntax.Issue)
+	}
+	return query, err
+}
+
+// relevanceNeeds refuses orderBy=relevance without a q to rank by, or on a
+// page of changes, which lists them in the order they happened.
+func relevanceNeeds(c *fiber.Ctx, query search.Query, changes bool) error {
+	if query.IsZero() {
+		return envelope.BadRequest("orderBy", "relevance needs q: it ranks items by how well they match q")
+	}
+	if changes {
+		return withoutOffset(c, "orderBy")
+	}
+	return nil
 }
 
 // includeParam reads include, which the legacy endpoints do not take.

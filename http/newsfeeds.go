@@ -14,13 +14,19 @@ type newsFeedJSON struct {
 	Description string `json:"description"`
 	CreatedAt   string `json:"createdAt"`
 	UpdatedAt   string `json:"updatedAt"`
+	// Rules are shown when the feed has any.
+	Rules *rulesJSON `json:"rules,omitempty"`
 }
 
 func newsFeedOut(f domain.FeedState) newsFeedJSON {
-	return newsFeedJSON{
+	out := newsFeedJSON{
 		ID: f.ID.String(), Name: f.Name, Description: f.Description,
 		CreatedAt: shape.Timestamp(f.CreatedAt), UpdatedAt: shape.Timestamp(f.UpdatedAt),
 	}
+	if !f.Rules.IsZero() {
+		out.Rules = &rulesJSON{Include: f.Rules.Include, Exclude: f.Rules.Exclude}
+	}
+	return out
 }
 
 // newsFeed names the news feed of the path for the caller.

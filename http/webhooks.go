@@ -24,6 +24,7 @@ type webhookJSON struct {
 	URL           string   `json:"url"`
 	Events        []string `json:"events"`
 	EventFeedIDs  []string `json:"eventFeedIds"`
+	Filter        string   `json:"filter,omitempty"`
 	Enabled       bool     `json:"enabled"`
 	EnabledSource string   `json:"enabledSource"`
 	EnabledReason string   `json:"enabledReason,omitempty"`
@@ -34,7 +35,7 @@ type webhookJSON struct {
 func webhookOut(w domain.WebhookState) webhookJSON {
 	return webhookJSON{
 		ID: w.ID.String(), URL: w.Config.URL, Events: w.Config.Events, EventFeedIDs: webhooks.UUIDStrings(w.Config.EventFeedIDs),
-		Enabled: w.Enabled, EnabledSource: w.EnabledBy, EnabledReason: w.Reason,
+		Filter: w.Config.Filter, Enabled: w.Enabled, EnabledSource: w.EnabledBy, EnabledReason: w.Reason,
 		CreatedAt: shape.Timestamp(w.CreatedAt), UpdatedAt: shape.Timestamp(w.UpdatedAt),
 	}
 }
@@ -48,11 +49,12 @@ type webhookBody struct {
 	URL          *string   `json:"url"`
 	Events       *[]string `json:"events"`
 	EventFeedIDs *[]string `json:"eventFeedIds"`
+	Filter       *string   `json:"filter"`
 	Enabled      *bool     `json:"enabled"`
 }
 
 func (b webhookBody) request(targets domain.TargetPolicy) domain.WebhookRequest {
-	return domain.WebhookRequest{URL: b.URL, Events: b.Events, EventFeedIDs: b.EventFeedIDs, Targets: targets}
+	return domain.WebhookRequest{URL: b.URL, Events: b.Events, EventFeedIDs: b.EventFeedIDs, Filter: b.Filter, Targets: targets}
 }
 
 // knownEventFeeds refuses event feed ids the organization has no event

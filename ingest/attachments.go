@@ -60,7 +60,7 @@ func (w *Worker) offerArticles(ctx context.Context, offers []ArticleOffer) (adde
 		if _, ok := w.intakes.For(o.To.FeedKind); !ok {
 			return added, fmt.Errorf("add article %s to feed %s: no intake for %s feeds", o.Article.NewsPageID, o.To.FeedID, o.To.FeedKind)
 		}
-		if _, ok := w.intakes.articles(o.To.FeedKind); !ok || !o.To.Accepts(o.Article.EffectiveAt) {
+		if _, ok := w.intakes.articles(o.To.FeedKind); !ok || !o.To.AcceptsArticle(o.Article) {
 			continue
 		}
 		if _, seen := byKind[o.To.FeedKind]; !seen {

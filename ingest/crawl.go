@@ -602,6 +602,7 @@ func articleContent(c connector.Candidate, page extract.Article) domain.ArticleC
 		ImageURL:    cmp.Or(strings.TrimSpace(page.ImageURL), c.ImageURL),
 		Source:      page.Source,
 		Platform:    page.Platform,
+		Language:    page.Language,
 	}
 	switch {
 	case !page.PublishedAt.IsZero():

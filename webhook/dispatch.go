@@ -186,7 +186,17 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 			continue
 		}
 		g.Go(func() error {
-			body, err := b.svc.render(gctx, a.item, a.env.Position)
+			details, err := b.svc.detailsAt(gctx, a.item.HappeningID, a.env.Position)
+			if err != nil {
+				return err
+			}
+			// A webhook with a filter gets only the items whose event
+			// matched it as of the add.
+			hooks[i] = slices.DeleteFunc(hooks[i], func(r route) bool { return !domain.WebhookFilterMatches(r.Filter, details) })
+			if len(hooks[i]) == 0 {
+				return nil
+			}
+			body, err := b.svc.renderDetails(a.item, details)
 			payloads[i] = payloadRow{EventID: a.eventID, Body: string(body), CreatedAt: a.env.RecordedAt}
 			return err
 		})
@@ -203,7 +213,7 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 		rows = append(rows, payloads[i])
 		for _, h := range hooks[i] {
 			deliveries = append(deliveries, deliveryRow{
-				ID: DeliveryID(h, a.eventID), WebhookID: h, OrganizationID: a.item.OrganizationID, EventID: a.eventID,
+				ID: DeliveryID(h.ID, a.eventID), WebhookID: h.ID, OrganizationID: a.item.OrganizationID, EventID: a.eventID,
 				WebhookEvent: domain.WebhookItemAdded, EventFeedID: a.item.FeedID, ItemID: a.item.ItemID,
 				Status: StatusPending, Runs: 1, CreatedAt: a.env.RecordedAt, UpdatedAt: a.env.RecordedAt,
 			})
@@ -212,39 +222,44 @@ func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 	return b.svc.queue(ctx, db, rows, deliveries)
 }
 
+// route is a webhook an item may go to, with the filter its event must
+// pass (domain.WebhookFilterMatches).
+type route struct {
+	ID     uuid.UUID
+	Filter string
+}
+
 // match returns, per item, the webhooks it goes to: the organization's
 // enabled webhooks of event.item_added whose feeds include the item's (or
-// that name no feed).
-func match(ctx context.Context, db bun.IDB, items []added) ([][]uuid.UUID, error) {
+// that name no feed), each with its filter, which the caller applies.
+func match(ctx context.Context, db bun.IDB, items []added) ([][]route, error) {
 	orgs, feeds := make([]string, len(items)), make([]string, len(items))
 	for i, a := range items {
 		orgs[i], feeds[i] = a.item.OrganizationID.String(), a.item.FeedID.String()
 	}
 	var pairs []struct {
-		N  int       `bun:"n"`
-		ID uuid.UUID `bun:"id"`
+		N      int       `bun:"n"`
+		ID     uuid.UUID `bun:"id"`
+		Filter string    `bun:"filter"`
 	}
-	err := db.NewRaw(`SELECT i.n, r.id FROM unnest(?::uuid[], ?::text[]) WITH ORDINALITY AS i(org, feed, n)
+	err := db.NewRaw(`SELECT i.n, r.id, r.filter FROM unnest(?::uuid[], ?::text[]) WITH ORDINALITY AS i(org, feed, n)
 		JOIN webhook_routes r ON r.organization_id = i.org AND r.enabled AND ? = ANY(r.events)
 		AND (cardinality(r.event_feed_ids) = 0 OR i.feed = ANY(r.event_feed_ids))
 		ORDER BY i.n, r.id`, pgdialect.Array(orgs), pgdialect.Array(feeds), domain.WebhookItemAdded).Scan(ctx, &pairs)
 	if err != nil {
 		return nil, fmt.Errorf("match webhooks: %w", err)
 	}
-	hooks := make([][]uuid.UUID, len(items))
+	hooks := make([][]route, len(items))
 	for _, p := range pairs {
-		hooks[p.N-1] = append(hooks[p.N-1], p.ID)
+		hooks[p.N-1] = append(hooks[p.N-1], route{ID: p.ID, Filter: p.Filter})
 	}
 	return hooks, nil
 }
 
-// render makes the body of an item's deliveries from the log alone: the
-// happening's details as of the add, whatever changed later.
-func (s *Service) render(ctx context.Context, e domain.HappeningItemAdded, at eventstore.Position) ([]byte, error) {
-	details, err := s.detailsAt(ctx, e.HappeningID, at)
-	if err != nil {
-		return nil, err
-	}
+// renderDetails makes the body of an item's deliveries from the log alone:
+// its happening's details as of the add (detailsAt), whatever changed
+// later.
+func (s *Service) renderDetails(e domain.HappeningItemAdded, details domain.HappeningDetails) ([]byte, error) {
 	data, err := s.cfg.Render(e, details)
 	if err != nil {
 		return nil, err

@@ -171,6 +171,7 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	catchUp := fs.Bool("catchup", true, "run the projections until they reach the head of the log and report the rate")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "log projection progress")
+	topics := fs.Bool("topics", false, "vary the items' text for full-text search (issue 37): each title names one of 20 topics, every 997th description says volcano, and items declare English")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -202,6 +203,7 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(os.Stderr, "created %d feeds in %s\n", *feeds+1, time.Since(t0).Round(time.Millisecond))
 
 	gen := newItemGen(orgID, []uuid.UUID{bigFeedState.ID})
+	gen.topics = *topics
 	t0 = time.Now()
 	switch *load {
 	case "store":
@@ -240,6 +242,15 @@ type itemGen struct {
 	org, source, attachment uuid.UUID
 	feeds                   []uuid.UUID
 	meta                    []byte
+	// topics varies the text (seed api -topics).
+	topics bool
+}
+
+// searchTopics are the topics -topics items are about, one in 20 each;
+// "markets" titles hold the phrase "interest rates".
+var searchTopics = []string{
+	"climate", "election", "football", "markets", "health", "science", "music", "film", "travel", "food",
+	"housing", "transport", "energy", "education", "technology", "crime", "weather", "fashion", "books", "space",
 }
 
 func newItemGen(org uuid.UUID, feeds []uuid.UUID) *itemGen {
@@ -266,6 +277,17 @@ func (g *itemGen) event(i int) (string, eventstore.EventData, error) {
 			PublishedAt: &pub,
 		},
 		At: at,
+	}
+	if g.topics {
+		topic := searchTopics[i%len(searchTopics)]
+		e.Content.Title = fmt.Sprintf("Story %d: %s news, a reasonably long headline about something that happened", i, topic)
+		if topic == "markets" {
+			e.Content.Title = fmt.Sprintf("Story %d: markets react as interest rates rise again, a reasonably long headline", i)
+		}
+		if i%997 == 0 {
+			e.Content.Description = "A volcano erupted: " + e.Content.Description
+		}
+		e.Content.Language = "en"
 	}
 	data, err := domain.EncodeEvent(e)
 	if err != nil {

@@ -29,6 +29,8 @@ type Attachment struct {
 	// attachment and of its feed, nil when none.
 	SourceEnabledAt *time.Time `bun:"source_enabled_at"`
 	FeedEnabledAt   *time.Time `bun:"feed_enabled_at"`
+	// FeedRules are the feed's keyword rules; nil when it has none.
+	FeedRules *domain.FeedRules `bun:"feed_rules,type:jsonb"`
 }
 
 // Target is where an item of this attachment goes: its feed, and the
@@ -54,6 +56,12 @@ func (a Attachment) Accepts(effectiveAt time.Time) bool {
 	return domain.Accepts(a.Enabled(), a.AcceptingSince(), effectiveAt)
 }
 
+// AcceptsArticle is Accepts for an article, which must also pass the
+// feed's keyword rules (domain.FeedRules).
+func (a Attachment) AcceptsArticle(article domain.ArticleDiscovered) bool {
+	return a.Accepts(article.EffectiveAt) && (a.FeedRules == nil || a.FeedRules.AdmitsArticle(article.Content))
+}
+
 // SourceDetails decodes the details of the attachment's source.
 func (a Attachment) SourceDetails() (domain.SourceDetails, error) {
 	var d domain.SourceDetails
@@ -77,12 +85,12 @@ func orZero(t *time.Time) time.Time {
 // the order Dest scans them, for the crawler's statements that read
 // attachments beside its own tables (package ingest/crawlstate).
 const Columns = `a.attachment_id, a.feed_id, a.feed_kind, a.organization_id, a.source_id, a.source_type, a.details,
-	a.source_enabled, a.feed_enabled, a.attached_at, a.source_enabled_at, a.feed_enabled_at`
+	a.source_enabled, a.feed_enabled, a.attached_at, a.source_enabled_at, a.feed_enabled_at, a.feed_rules`
 
 // Dest is where a pgx Scan puts Columns.
 func (a *Attachment) Dest() []any {
 	return []any{&a.AttachmentID, &a.FeedID, &a.FeedKind, &a.OrganizationID, &a.SourceID, &a.SourceType, &a.Details,
-		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt}
+		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt, &a.FeedRules}
 }
 
 // Queries read the attachments.

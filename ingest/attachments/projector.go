@@ -7,6 +7,8 @@ package attachments
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -59,12 +61,13 @@ func (Projector) Handlers() []projections.Handler {
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceAttached) error {
 			feedEnabled := `coalesce((SELECT enabled FROM ingest_feeds WHERE feed_id = ?), true)`
+			feedRules := `(SELECT rules FROM ingest_feeds WHERE feed_id = ?)`
 			return projections.Exec(db.NewRaw(notifyCrawlable(`INSERT INTO ingest_attachments (attachment_id, feed_id, feed_kind, organization_id, source_id, source_type, details,
-				source_enabled, feed_enabled, attached_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?) ON CONFLICT (attachment_id) DO NOTHING
+				source_enabled, feed_enabled, attached_at, feed_rules)
+				VALUES (?, ?, ?, ?, ?, ?, ?, true, `+feedEnabled+`, ?, `+feedRules+`) ON CONFLICT (attachment_id) DO NOTHING
 				RETURNING feed_enabled AS crawlable`),
 				e.AttachmentID, e.FeedID, string(e.Kind), e.OrganizationID, e.SourceID, string(e.SourceType), e.Details,
-				e.FeedID, e.At).Exec(ctx))
+				e.FeedID, e.At, e.FeedID).Exec(ctx))
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.SourceEnabled) error {
 			// greatest() ignores the NULL of a first re-enable.
@@ -89,6 +92,21 @@ func (Projector) Handlers() []projections.Handler {
 				return err
 			}
 			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET feed_enabled = false WHERE feed_id = ?`, e.FeedID).Exec(ctx))
+		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedRulesChanged) error {
+			var rules *string
+			if !e.Rules.IsZero() {
+				raw, err := json.Marshal(e.Rules)
+				if err != nil {
+					return fmt.Errorf("encode the rules of feed %s: %w", e.FeedID, err)
+				}
+				s := string(raw)
+				rules = &s
+			}
+			if err := projections.Exec(db.NewRaw(`UPDATE ingest_feeds SET rules = ?::jsonb WHERE feed_id = ?`, rules, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			return projections.Exec(db.NewRaw(`UPDATE ingest_attachments SET feed_rules = ?::jsonb WHERE feed_id = ?`, rules, e.FeedID).Exec(ctx))
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
 			if err := projections.Exec(db.NewRaw(`DELETE FROM ingest_feeds WHERE feed_id = ?`, e.FeedID).Exec(ctx)); err != nil {

@@ -61,13 +61,16 @@ func TestTheMigrationThatReshapedTheIngestionReadModelHasItRebuiltFromTheEvents(
 			t.Fatal(err)
 		}
 	}
+	// Later migrations undone first, and done again after, as a database
+	// that had the old shape met them.
+	migrationFile(t, db, "20261128100300_feed_rules.down.sql")
 	migrationFile(t, db, "20261122000060_ingestion_kinds.tx.down.sql")
 	for _, q := range []string{
 		`INSERT INTO ingest_attachments (attachment_id, feed_id, organization_id, source_id, source_type, details,
 			source_enabled, feed_enabled, active_since, attached_at)
 		 SELECT attachment_id, feed_id, organization_id, source_id, source_type, details, source_enabled, feed_enabled,
 			greatest(attached_at - interval '14 days', source_enabled_at, feed_enabled_at), attached_at FROM old_attachments`,
-		`INSERT INTO ingest_feeds SELECT * FROM old_feeds`,
+		`INSERT INTO ingest_feeds (feed_id, enabled) SELECT feed_id, enabled FROM old_feeds`,
 	} {
 		if _, err := db.Bun.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
@@ -79,6 +82,7 @@ func TestTheMigrationThatReshapedTheIngestionReadModelHasItRebuiltFromTheEvents(
 	}
 
 	migrationFile(t, db, "20261122000060_ingestion_kinds.tx.up.sql")
+	migrationFile(t, db, "20261128100300_feed_rules.up.sql")
 	if got := projectortest.Dump(t, db.Bun, p); !strings.Contains(got, "ingest_attachments 0 rows") {
 		t.Fatalf("the migration kept rows of the old shape:\n%s", got)
 	}

@@ -207,12 +207,13 @@ type nullAttachment struct {
 	Details                                        []byte
 	SourceEnabled, FeedEnabled                     *bool
 	AttachedAt, SourceEnabledAt, FeedEnabledAt     *time.Time
+	FeedRules                                      *domain.FeedRules
 }
 
 // dest is where Scan puts attachments.Columns.
 func (a *nullAttachment) dest() []any {
 	return []any{&a.AttachmentID, &a.FeedID, &a.FeedKind, &a.OrganizationID, &a.SourceID, &a.SourceType, &a.Details,
-		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt}
+		&a.SourceEnabled, &a.FeedEnabled, &a.AttachedAt, &a.SourceEnabledAt, &a.FeedEnabledAt, &a.FeedRules}
 }
 
 func (a *nullAttachment) attachment() attachments.Attachment {
@@ -220,6 +221,7 @@ func (a *nullAttachment) attachment() attachments.Attachment {
 		AttachmentID: *a.AttachmentID, FeedID: *a.FeedID, FeedKind: *a.FeedKind, OrganizationID: *a.OrganizationID,
 		SourceID: *a.SourceID, SourceType: *a.SourceType, Details: a.Details, SourceEnabled: *a.SourceEnabled,
 		FeedEnabled: *a.FeedEnabled, AttachedAt: *a.AttachedAt, SourceEnabledAt: a.SourceEnabledAt, FeedEnabledAt: a.FeedEnabledAt,
+		FeedRules: a.FeedRules,
 	}
 }
 

@@ -51,6 +51,10 @@ type Article struct {
 	// (see postArticle); nil for a web page, whose block is its URL's.
 	Source   *domain.SourceBlock
 	Platform *domain.PlatformIDs
+	// Language is the language the page declares: <html lang>, else its
+	// og:locale or language meta tag, as written (the domain keeps
+	// its primary subtag); empty when it declares none.
+	Language string
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
@@ -105,6 +109,7 @@ func ParseArticle(d document.Document) (Article, error) {
 		Description: p.description(),
 		ImageURL:    p.image(),
 		PublishedAt: p.published(),
+		Language:    p.language(),
 	}
 	if a.Title == "" {
 		return a, fmt.Errorf("extract article %s: %w", pageURL, ErrNoTitle)
@@ -325,6 +330,14 @@ func (p *page) title() string {
 	// A page whose every title is its site's name (a home page) still has
 	// that title.
 	return firstNonEmpty(append(metadata, dublinCore...)...)
+}
+
+// language is the language the page declares for itself.
+func (p *page) language() string {
+	if lang, ok := p.doc.Find("html").First().Attr("lang"); ok && strings.TrimSpace(lang) != "" {
+		return Clean(lang)
+	}
+	return firstNonEmpty(Clean(p.meta["og:locale"]), Clean(p.meta["language"]))
 }
 
 func (p *page) titleText() string {

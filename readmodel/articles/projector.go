@@ -28,9 +28,9 @@ func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.ArticleDiscovered) error {
 			c := e.Content
-			if err := projections.Exec(db.NewRaw(`INSERT INTO articles (id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-				e.NewsPageID, c.URL, c.Title, c.Description, c.ImageURL, c.PublishedAt, e.EffectiveAt, e.VersionID, e.At).Exec(ctx)); err != nil {
+			if err := projections.Exec(db.NewRaw(`INSERT INTO articles (id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at, language)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+				e.NewsPageID, c.URL, c.Title, c.Description, c.ImageURL, c.PublishedAt, e.EffectiveAt, e.VersionID, e.At, c.Language).Exec(ctx)); err != nil {
 				return err
 			}
 			return projections.Exec(db.NewRaw(`INSERT INTO article_sources (source_id, article_id, effective_at) VALUES (?, ?, ?)

@@ -23,6 +23,7 @@ type Article struct {
 	EffectiveAt  time.Time  `bun:"effective_at"`
 	VersionID    uuid.UUID  `bun:"version_id"`
 	DiscoveredAt time.Time  `bun:"discovered_at"`
+	Language     string     `bun:"language"`
 }
 
 // Discovery rebuilds the article's discovery through a source, as the
@@ -37,6 +38,7 @@ func (r Article) Discovery(sourceID uuid.UUID) domain.ArticleDiscovered {
 		NewsPageID: r.ID, VersionID: r.VersionID, SourceID: sourceID,
 		Content: domain.ArticleContent{
 			URL: r.URL, Title: r.Title, Description: r.Description, ImageURL: r.ImageURL, PublishedAt: published,
+			Language: r.Language,
 		},
 		EffectiveAt: r.EffectiveAt.UTC(), At: r.DiscoveredAt.UTC(),
 	}
@@ -58,7 +60,7 @@ func (q *Queries) OfSource(ctx context.Context, sourceID uuid.UUID, since time.T
 		strs[i] = id.String()
 	}
 	var rows []Article
-	err := q.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at
+	err := q.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at, language
 		FROM articles
 		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?
 		             UNION SELECT unnest(?::uuid[]))

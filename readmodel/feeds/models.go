@@ -25,16 +25,21 @@ type Feed struct {
 	EnabledBy      string             `bun:"enabled_by"`
 	EnabledReason  string             `bun:"enabled_reason"`
 	Config         *domain.FeedConfig `bun:"config,type:jsonb"`
+	Rules          *domain.FeedRules  `bun:"rules,type:jsonb"`
 	CreatedAt      time.Time          `bun:"created_at"`
 	UpdatedAt      time.Time          `bun:"updated_at"`
 }
 
 // State is the feed as the domain describes it.
 func (f Feed) State() domain.FeedState {
-	return domain.FeedState{
+	s := domain.FeedState{
 		ID: f.ID, Kind: f.Kind, Name: f.Name, Description: f.Description, Enabled: f.Enabled,
 		EnabledBy: f.EnabledBy, Reason: f.EnabledReason, Config: f.Config, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt,
 	}
+	if f.Rules != nil {
+		s.Rules = *f.Rules
+	}
+	return s
 }
 
 // FeedSource is a row of feed_sources: one attachment of a feed of any

@@ -2,6 +2,8 @@ package feeds
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -46,6 +48,13 @@ func (Projector) Handlers() []projections.Handler {
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedConfigured) error {
 			return updateFeed(ctx, db, e.FeedID.String(), e.At, "config = ?", &e.Config)
 		}),
+		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedRulesChanged) error {
+			rules, err := RulesJSON(e.Rules)
+			if err != nil {
+				return err
+			}
+			return updateFeed(ctx, db, e.FeedID.String(), e.At, "rules = ?::jsonb", rules)
+		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
 			if err := projections.Exec(db.NewDelete().Model((*FeedSource)(nil)).Where("feed_id = ?", e.FeedID).Exec(ctx)); err != nil {
 				return err
@@ -69,6 +78,20 @@ func (Projector) Handlers() []projections.Handler {
 			return projections.Exec(db.NewDelete().Model((*FeedSource)(nil)).Where("id = ?", e.AttachmentID).Exec(ctx))
 		}),
 	}
+}
+
+// RulesJSON is how a feed's rules are stored (feeds.rules, and the
+// crawler's copy in ingest_attachments): NULL when there are none.
+func RulesJSON(r domain.FeedRules) (*string, error) {
+	if r.IsZero() {
+		return nil, nil
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode feed rules: %w", err)
+	}
+	s := string(raw)
+	return &s, nil
 }
 
 func updateFeed(ctx context.Context, db bun.IDB, id string, at any, set string, args ...any) error {

@@ -27,6 +27,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/search"
 	"github.com/feedsvc/feedsvc/readmodel/changes"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/shape"
@@ -82,10 +83,12 @@ type Queries struct {
 // NewQueries returns the event items' query side over db.
 func NewQueries(db bun.IDB) *Queries { return &Queries{db: db, feeds: feeds.NewQueries(db)} }
 
-// Event item orders (api.md 4.6).
+// Event item orders (api.md 4.6), and by how well an item matches the
+// filter's Query.
 const (
 	OrderByOccurrence = "occurrence"
 	OrderByCreated    = "created"
+	OrderByRelevance  = "relevance"
 )
 
 // Filter selects a page of a feed's event items: those with an
@@ -105,6 +108,9 @@ type Filter struct {
 	// changed after it that the filter selects, and those removed, in
 	// change order. A zero Since or Until is then an open bound.
 	After *changes.Key
+	// Query, unless zero, keeps the items whose event's title,
+	// description, venue, address or organizer match it.
+	Query search.Query
 }
 
 // Window is the filter's range of occurrence dates.
@@ -356,11 +362,30 @@ const firstInWindow = ` AND prev_ends <= $2 AND prev_start < $2`
 // added_at), and the arguments after $1-$3.
 func candidates(f Filter) (string, []any) {
 	if f.Status == "" {
-		return `SELECT item_id, starts_at AS first_start, added_at FROM event_item_occurrences WHERE ` + inWindow + firstInWindow, nil
+		matching, args := queryCondition(f, "event_item_occurrences.item_id", 4)
+		return `SELECT item_id, starts_at AS first_start, added_at FROM event_item_occurrences WHERE ` + inWindow + firstInWindow + matching, args
 	}
 	cond, args := statusCondition(f.Status, f.Now, 4)
+	matching, extra := queryCondition(f, "event_item_occurrences.item_id", 4+len(args))
 	return `SELECT item_id, min(starts_at) AS first_start, max(added_at) AS added_at FROM event_item_occurrences
-		WHERE ` + inWindow + cond + ` GROUP BY item_id`, args
+		WHERE ` + inWindow + cond + matching + ` GROUP BY item_id`, append(args, extra...)
+}
+
+// eventQuery is the filter's query as a tsquery of the bound parameter
+// $n (its canonical form), in the configuration of the events' words.
+func eventQuery(n int) string {
+	return "websearch_to_tsquery('feedsvc_simple', $" + strconv.Itoa(n) + ")"
+}
+
+// queryCondition is " AND" the condition that the event of the item whose
+// id is the column item matches the filter's query, with its argument as
+// $first; nothing without a query.
+func queryCondition(f Filter, item string, first int) (string, []any) {
+	if f.Query.IsZero() {
+		return "", nil
+	}
+	return ` AND (SELECT e.search @@ ` + eventQuery(first) + ` FROM event_items AS qi JOIN calendar_events AS e ON e.id = qi.event_id
+		WHERE qi.id = ` + item + `)`, []any{f.Query.String()}
 }
 
 func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
@@ -374,12 +399,20 @@ func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
 	if f.OrderBy == OrderByCreated {
 		order = "added_at DESC, item_id DESC"
 	}
-	if f.OrderBy == OrderByCreated || f.Status != "" {
+	ranked := "m.*"
+	if f.OrderBy == OrderByRelevance && !f.Query.IsZero() {
+		// Best match first, then soonest: the rank of the item's event
+		// against the query, the same bound parameter the filter took.
+		ranked = `m.*, (SELECT ts_rank_cd(e.search, ` + eventQuery(n) + `) FROM event_items AS qi
+			JOIN calendar_events AS e ON e.id = qi.event_id WHERE qi.id = m.item_id) AS rank`
+		order = "rank DESC, first_start, item_id"
+	}
+	if f.OrderBy == OrderByCreated || f.OrderBy == OrderByRelevance || f.Status != "" {
 		materialized = "MATERIALIZED"
 	}
 	args = append(args, f.Limit, f.Offset)
 	return fmt.Sprintf(`WITH m AS %s (%s),
-		page AS (SELECT * FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, order, n+1, n+2) +
+		page AS (SELECT %s FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, ranked, order, n+1, n+2) +
 		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page."), false), args
 }
 
@@ -414,7 +447,7 @@ var openRange = struct{ since, until time.Time }{
 // occurrences). An item's happening is recorded before the item is added (in
 // log order, as ingestion appends them), so every visible item is listed.
 func changesTotalSQL(feedID uuid.UUID, f Filter) (string, []any) {
-	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" {
+	if f.Since.IsZero() && f.Until.IsZero() && f.Status == "" && f.Query.IsZero() {
 		return `SELECT count(*) FROM event_items WHERE feed_id = $1 AND visible`, []any{feedID}
 	}
 	f.Since, f.Until = cmp.Or(f.Since, openRange.since), cmp.Or(f.Until, openRange.until)
@@ -448,6 +481,9 @@ func selectedByFilter(f Filter, first int) (string, []any) {
 	// happening (and every occurrence in the range), where a page needs a few
 	// index probes.
 	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = i.event_id)"
+	if !f.Query.IsZero() {
+		selected = "(SELECT e.search @@ " + eventQuery(param(f.Query.String())) + " FROM calendar_events AS e WHERE e.id = i.event_id)"
+	}
 	if len(conds) > 0 {
 		selected += " AND (SELECT true FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + " LIMIT 1)"
 	}

@@ -48,7 +48,7 @@ func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded, en
 		ID: e.ItemID, FeedID: e.FeedID, OrganizationID: e.OrganizationID, NewsPageID: e.NewsPageID,
 		VersionID: e.VersionID, SourceID: e.SourceID, AttachmentID: e.AttachmentID, SourceType: string(e.SourceType),
 		URL: e.Content.URL, Title: e.Content.Title, Description: e.Content.Description, ImageURL: e.Content.ImageURL,
-		PublishedAt: e.Content.PublishedAt, CreatedAt: e.At, UpdatedAt: e.At, Platform: e.Content.Platform,
+		PublishedAt: e.Content.PublishedAt, CreatedAt: e.At, UpdatedAt: e.At, Platform: e.Content.Platform, Language: e.Content.Language,
 		ChangeCommit: int64(env.Position.Commit), ChangePrepare: int64(env.Position.Prepare),
 	}
 	block := e.Content.Block()
@@ -95,6 +95,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []NewsItem) error {
 		blocks, platforms       = make([]string, n), make([]*string, n)
 		created, updated        = make([]time.Time, n), make([]time.Time, n)
 		commits, prepares       = make([]int64, n), make([]int64, n)
+		languages               = make([]string, n)
 	)
 	for i, r := range rows {
 		ids[i], feeds[i], orgs[i], pages[i] = r.ID, r.FeedID, r.OrganizationID, r.NewsPageID
@@ -105,6 +106,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []NewsItem) error {
 		}
 		created[i], updated[i] = r.CreatedAt, r.UpdatedAt
 		commits[i], prepares[i] = r.ChangeCommit, r.ChangePrepare
+		languages[i] = r.Language
 		block, err := json.Marshal(r.Block())
 		if err != nil {
 			return fmt.Errorf("encode source block of item %s: %w", r.ID, err)
@@ -119,7 +121,7 @@ func insertNewsItems(ctx context.Context, db bun.IDB, rows []NewsItem) error {
 			platforms[i] = &s
 		}
 	}
-	return projections.ExecArraysUnlessConflict(ctx, db, insertNewItemsSQL, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms, commits, prepares)
+	return projections.ExecArraysUnlessConflict(ctx, db, insertNewItemsSQL, insertNewsItemsSQL, ids, feeds, orgs, pages, versions, sources, atts, types, urls, titles, descs, images, published, created, updated, blocks, platforms, commits, prepares, languages)
 }
 
 // insertNewItemsSQL is insertNewsItemsSQL for rows that are all new:
@@ -133,16 +135,16 @@ const insertNewsItemsSQL = `
 WITH ins AS (
     INSERT INTO news_items (id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
         source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
-        change_commit, change_prepare)
+        change_commit, change_prepare, language)
     SELECT id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
         source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
-        change_commit, change_prepare
+        change_commit, change_prepare, language
     FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[],
         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::jsonb[], $18::bigint[], $19::bigint[])
+        $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::jsonb[], $18::bigint[], $19::bigint[], $20::text[])
         WITH ORDINALITY AS r(id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
             source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
-            change_commit, change_prepare, ord)
+            change_commit, change_prepare, language, ord)
     ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING feed_id

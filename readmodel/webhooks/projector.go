@@ -33,14 +33,14 @@ func Handlers(table string, before func(ctx context.Context, db bun.IDB) error) 
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.WebhookCreated) error {
 			row := Webhook{
 				ID: e.WebhookID, OrganizationID: e.OrganizationID, URL: e.URL, Events: e.Events,
-				EventFeedIDs: UUIDStrings(e.EventFeedIDs), Enabled: true, EnabledBy: domain.EnabledByAPI,
+				EventFeedIDs: UUIDStrings(e.EventFeedIDs), Filter: e.Filter, Enabled: true, EnabledBy: domain.EnabledByAPI,
 				SecretID: e.SecretID, CreatedAt: e.At, UpdatedAt: e.At,
 			}
 			return projections.Exec(db.NewInsert().Model(&row).ModelTableExpr(table).On("CONFLICT (id) DO NOTHING").Exec(ctx))
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.WebhookChanged) error {
-			return update(ctx, db, e.WebhookID.String(), "url = ?, events = ?, event_feed_ids = ?, updated_at = ?",
-				e.URL, pgdialect.Array(e.Events), pgdialect.Array(UUIDStrings(e.EventFeedIDs)), e.At)
+			return update(ctx, db, e.WebhookID.String(), "url = ?, events = ?, event_feed_ids = ?, filter = ?, updated_at = ?",
+				e.URL, pgdialect.Array(e.Events), pgdialect.Array(UUIDStrings(e.EventFeedIDs)), e.Filter, e.At)
 		}),
 		projections.On(func(ctx context.Context, db bun.IDB, e domain.WebhookEnabled) error {
 			return update(ctx, db, e.WebhookID.String(), "enabled = true, enabled_by = ?, enabled_reason = ?, updated_at = ?", e.By, e.Reason, e.At)

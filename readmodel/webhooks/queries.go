@@ -33,6 +33,7 @@ type Webhook struct {
 	URL                string     `bun:"url"`
 	Events             []string   `bun:"events,array"`
 	EventFeedIDs       []string   `bun:"event_feed_ids,array"`
+	Filter             string     `bun:"filter"`
 	Enabled            bool       `bun:"enabled"`
 	EnabledBy          string     `bun:"enabled_by"`
 	EnabledReason      string     `bun:"enabled_reason"`
@@ -52,7 +53,7 @@ func (w Webhook) State() domain.WebhookState {
 		}
 	}
 	return domain.WebhookState{
-		ID: w.ID, Config: domain.WebhookConfig{URL: w.URL, Events: w.Events, EventFeedIDs: ids},
+		ID: w.ID, Config: domain.WebhookConfig{URL: w.URL, Events: w.Events, EventFeedIDs: ids, Filter: w.Filter},
 		Enabled: w.Enabled, EnabledBy: w.EnabledBy, Reason: w.EnabledReason, SecretID: w.SecretID,
 		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt,
 	}

@@ -2132,6 +2132,7 @@ func (e WebhookUpdateEvents) Valid() bool {
 const (
 	EventOrderByCreated    EventOrderBy = "created"
 	EventOrderByOccurrence EventOrderBy = "occurrence"
+	EventOrderByRelevance  EventOrderBy = "relevance"
 )
 
 // Valid indicates whether the value is a known member of the EventOrderBy enum.
@@ -2140,6 +2141,26 @@ func (e EventOrderBy) Valid() bool {
 	case EventOrderByCreated:
 		return true
 	case EventOrderByOccurrence:
+		return true
+	case EventOrderByRelevance:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewsOrderBy.
+const (
+	NewsOrderByCreated   NewsOrderBy = "created"
+	NewsOrderByRelevance NewsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the NewsOrderBy enum.
+func (e NewsOrderBy) Valid() bool {
+	switch e {
+	case NewsOrderByCreated:
+		return true
+	case NewsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2183,6 +2204,7 @@ func (e ListEventFeeds200JSONResponseBodySuccess) Valid() bool {
 const (
 	ListEventItemsParamsOrderByCreated    ListEventItemsParamsOrderBy = "created"
 	ListEventItemsParamsOrderByOccurrence ListEventItemsParamsOrderBy = "occurrence"
+	ListEventItemsParamsOrderByRelevance  ListEventItemsParamsOrderBy = "relevance"
 )
 
 // Valid indicates whether the value is a known member of the ListEventItemsParamsOrderBy enum.
@@ -2191,6 +2213,8 @@ func (e ListEventItemsParamsOrderBy) Valid() bool {
 	case ListEventItemsParamsOrderByCreated:
 		return true
 	case ListEventItemsParamsOrderByOccurrence:
+		return true
+	case ListEventItemsParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2296,6 +2320,24 @@ const (
 func (e ListNewsFeeds200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListNewsFeeds200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNewsItemsParamsOrderBy.
+const (
+	ListNewsItemsParamsOrderByCreated   ListNewsItemsParamsOrderBy = "created"
+	ListNewsItemsParamsOrderByRelevance ListNewsItemsParamsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the ListNewsItemsParamsOrderBy enum.
+func (e ListNewsItemsParamsOrderBy) Valid() bool {
+	switch e {
+	case ListNewsItemsParamsOrderByCreated:
+		return true
+	case ListNewsItemsParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2645,6 +2687,7 @@ func (e ListSources200JSONResponseBodySuccess) Valid() bool {
 const (
 	ListEventItemsV0ParamsOrderByCreated    ListEventItemsV0ParamsOrderBy = "created"
 	ListEventItemsV0ParamsOrderByOccurrence ListEventItemsV0ParamsOrderBy = "occurrence"
+	ListEventItemsV0ParamsOrderByRelevance  ListEventItemsV0ParamsOrderBy = "relevance"
 )
 
 // Valid indicates whether the value is a known member of the ListEventItemsV0ParamsOrderBy enum.
@@ -2653,6 +2696,8 @@ func (e ListEventItemsV0ParamsOrderBy) Valid() bool {
 	case ListEventItemsV0ParamsOrderByCreated:
 		return true
 	case ListEventItemsV0ParamsOrderByOccurrence:
+		return true
+	case ListEventItemsV0ParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2668,6 +2713,24 @@ const (
 func (e ListEventItemsV0200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case ListEventItemsV0200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListNewsItemsV0ParamsOrderBy.
+const (
+	ListNewsItemsV0ParamsOrderByCreated   ListNewsItemsV0ParamsOrderBy = "created"
+	ListNewsItemsV0ParamsOrderByRelevance ListNewsItemsV0ParamsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the ListNewsItemsV0ParamsOrderBy enum.
+func (e ListNewsItemsV0ParamsOrderBy) Valid() bool {
+	switch e {
+	case ListNewsItemsV0ParamsOrderByCreated:
+		return true
+	case ListNewsItemsV0ParamsOrderByRelevance:
 		return true
 	default:
 		return false
@@ -2871,6 +2934,9 @@ type CreatedWebhook struct {
 	EnabledSource CreatedWebhookEnabledSource `json:"enabledSource"`
 	EventFeedIds  []Uuid                      `json:"eventFeedIds"`
 	Events        []CreatedWebhookEvents      `json:"events"`
+
+	// Filter The query items must match to be delivered; absent when there is none.
+	Filter *string `json:"filter,omitempty"`
 
 	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
 	//
@@ -4777,6 +4843,19 @@ type NewsFeed struct {
 	Id   Uuid   `json:"id"`
 	Name string `json:"name"`
 
+	// Rules A news feed's keyword rules (shown only when it has some), each a
+	// query in the syntax of the item lists' `q`
+	// (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
+	// feed only when its title or description matches one of `include`
+	// (any article, when `include` is empty) and none of `exclude`. They
+	// are matched without regard to case or accents, word for word (no
+	// stemming). They apply to every article offered to the feed from then
+	// on, from crawls and from backfills alike; articles already in the
+	// feed stay. At most 20 rules in each list, each at most 256
+	// characters; a rule that names nothing to look for answers 400 naming
+	// it (`rules.include[0]`).
+	Rules *NewsFeedRules `json:"rules,omitempty"`
+
 	// UpdatedAt UTC with millisecond precision (D2).
 	//
 	// Examples: 2026-11-22T10:04:05.123Z
@@ -4797,6 +4876,22 @@ type NewsFeedAnswerSuccess bool
 type NewsFeedCreate struct {
 	Description string `json:"description"`
 	Name        string `json:"name"`
+}
+
+// NewsFeedRules A news feed's keyword rules (shown only when it has some), each a
+// query in the syntax of the item lists' `q`
+// (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
+// feed only when its title or description matches one of `include`
+// (any article, when `include` is empty) and none of `exclude`. They
+// are matched without regard to case or accents, word for word (no
+// stemming). They apply to every article offered to the feed from then
+// on, from crawls and from backfills alike; articles already in the
+// feed stay. At most 20 rules in each list, each at most 256
+// characters; a rule that names nothing to look for answers 400 naming
+// it (`rules.include[0]`).
+type NewsFeedRules struct {
+	Exclude *[]string `json:"exclude,omitempty"`
+	Include *[]string `json:"include,omitempty"`
 }
 
 // NewsFeedSource A source attached to a news feed (api.md 2.2).
@@ -4885,6 +4980,9 @@ type NewsFeedUpdate struct {
 	// Enabled false stops monitoring every source of the feed.
 	Enabled *bool   `json:"enabled,omitempty"`
 	Name    *string `json:"name,omitempty"`
+
+	// Rules Replaces the feed's keyword rules (`{}` removes them); null leaves them as they are.
+	Rules *NewsFeedRules `json:"rules,omitempty"`
 }
 
 // NewsItem A news item in the current shape (api.md 2.3). Optional members are
@@ -5625,6 +5723,9 @@ type Webhook struct {
 	EventFeedIds []Uuid          `json:"eventFeedIds"`
 	Events       []WebhookEvents `json:"events"`
 
+	// Filter The query items must match to be delivered; absent when there is none.
+	Filter *string `json:"filter,omitempty"`
+
 	// Id A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
 	//
 	// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
@@ -5657,7 +5758,10 @@ type WebhookCreate struct {
 	// EventFeedIds Event feed ids (UUIDs); absent, null or empty means all.
 	EventFeedIds *[]string             `json:"eventFeedIds,omitempty"`
 	Events       []WebhookCreateEvents `json:"events"`
-	Url          string                `json:"url"`
+
+	// Filter A query in the syntax of the item lists' `q`; only items whose event matches it are delivered. Absent, null or empty for every item.
+	Filter *string `json:"filter,omitempty"`
+	Url    string  `json:"url"`
 }
 
 // WebhookCreateEvents defines model for WebhookCreate.Events.
@@ -5703,7 +5807,10 @@ type WebhookUpdate struct {
 	Enabled      *bool                  `json:"enabled,omitempty"`
 	EventFeedIds *[]string              `json:"eventFeedIds,omitempty"`
 	Events       *[]WebhookUpdateEvents `json:"events,omitempty"`
-	Url          *string                `json:"url,omitempty"`
+
+	// Filter Replaces the filter; an empty string removes it.
+	Filter *string `json:"filter,omitempty"`
+	Url    *string `json:"url,omitempty"`
 }
 
 // WebhookUpdateEvents defines model for WebhookUpdate.Events.
@@ -5793,6 +5900,9 @@ type LogType = string
 // Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
 type NewsFeedId = Uuid
 
+// NewsOrderBy defines model for NewsOrderBy.
+type NewsOrderBy string
+
 // Offset defines model for Offset.
 type Offset = int32
 
@@ -5801,6 +5911,9 @@ type RangeSince = string
 
 // RangeUntil defines model for RangeUntil.
 type RangeUntil = string
+
+// SearchQuery defines model for SearchQuery.
+type SearchQuery = string
 
 // ShortLimit defines model for ShortLimit.
 type ShortLimit = int32
@@ -6000,7 +6113,22 @@ type ListEventItemsParams struct {
 	// occurrences their block shows.
 	Status *EventStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending.
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without).
 	OrderBy *ListEventItemsParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
 
 	// Include Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400.
@@ -6197,9 +6325,33 @@ type ListNewsItemsParams struct {
 	// Until Only items created before this time (exclusive); an RFC 3339 date-time or a date.
 	Until *CreatedUntil `form:"until,omitempty" json:"until,omitempty"`
 
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `created`: the list's order, newest `createdAt` first.
+	// `relevance`: best match for `q` first (a match in the title counts
+	// more than one in the description), ties in the list's order; it
+	// needs `q` and takes no `cursor` (400 naming `orderBy`).
+	OrderBy *ListNewsItemsParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
+
 	// Include Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400.
 	Include *Include `form:"include,omitempty" json:"include,omitempty"`
 }
+
+// ListNewsItemsParamsOrderBy defines parameters for ListNewsItems.
+type ListNewsItemsParamsOrderBy string
 
 // ListNewsItems200JSONResponseBodySuccess defines parameters for ListNewsItems.
 type ListNewsItems200JSONResponseBodySuccess bool
@@ -6518,7 +6670,22 @@ type ListEventItemsV0Params struct {
 	// occurrences their block shows.
 	Status *EventStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending.
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without).
 	OrderBy *ListEventItemsV0ParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
 }
 
@@ -6550,7 +6717,31 @@ type ListNewsItemsV0Params struct {
 
 	// Until Only items created before this time (exclusive); an RFC 3339 date-time or a date.
 	Until *CreatedUntil `form:"until,omitempty" json:"until,omitempty"`
+
+	// Q Full-text search: only the items that match, in web search syntax.
+	// Words are all required (`climate policy`), a quoted phrase must
+	// appear as written (`"climate policy"`), `OR` between two terms takes
+	// either (`climate OR weather`, binding tighter than the spaces), and a
+	// leading `-` excludes a word or phrase (`climate -sport`). Case and
+	// accents are ignored (`cafe` finds `Café`); words are stemmed in the
+	// item's language where it is known (`protests` finds `protesting` in
+	// an English article), matched as written otherwise. At most 256
+	// characters and 16 words or phrases; a `q` that is empty, names
+	// nothing to look for (only punctuation, or only exclusions) or is
+	// too long answers 400 naming `q`. It combines with every other
+	// filter, with paging and with `cursor`: polling with `q` lists
+	// exactly the new items that match.
+	Q *SearchQuery `form:"q,omitempty" json:"q,omitempty"`
+
+	// OrderBy `created`: the list's order, newest `createdAt` first.
+	// `relevance`: best match for `q` first (a match in the title counts
+	// more than one in the description), ties in the list's order; it
+	// needs `q` and takes no `cursor` (400 naming `orderBy`).
+	OrderBy *ListNewsItemsV0ParamsOrderBy `form:"orderBy,omitempty" json:"orderBy,omitempty"`
 }
+
+// ListNewsItemsV0ParamsOrderBy defines parameters for ListNewsItemsV0.
+type ListNewsItemsV0ParamsOrderBy string
 
 // ListNewsItemsV0200JSONResponseBodySuccess defines parameters for ListNewsItemsV0.
 type ListNewsItemsV0200JSONResponseBodySuccess bool
@@ -9020,6 +9211,12 @@ type ClientInterface interface {
 	// matching. `relevanceScore` appears only for feeds whose config has
 	// `geo` or `keywords`.
 	//
+	// **Searching with `q`.** `q` keeps the events whose title,
+	// description, venue name, address or organizer match it (accents
+	// and case ignored, words matched as written: events carry no
+	// language to stem by); for example
+	// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+	//
 	// **Polling with `cursor`.** With a cursor the answer lists the items
 	// added or changed after it (added, their event changed, their source
 	// type changed) in the order of the event log, and
@@ -9198,6 +9395,11 @@ type ClientInterface interface {
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
 	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -9209,6 +9411,11 @@ type ClientInterface interface {
 	// sources. A PATCH that changes nothing records nothing and answers the
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
+	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -9258,9 +9465,14 @@ type ClientInterface interface {
 	// **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 	// an earlier answer, or empty for the feed's first item) the answer
 	// lists the items added after it, oldest first, exactly once each:
-	// follow `nextCursor` while `hasMore` is true. `since` and `until`
-	// select among them; `offset` answers 400. News items never leave a
-	// feed, so `removedItemIds` is always empty.
+	// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+	// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+	// News items never leave a feed, so `removedItemIds` is always empty.
+	//
+	// **Searching with `q`.** `q` keeps the items whose title or
+	// description match it, in the list's order, or best match first with
+	// `orderBy=relevance`; for example
+	// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 	//
 	// Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 	ListNewsItems(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9752,8 +9964,13 @@ type ClientInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -9767,8 +9984,13 @@ type ClientInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10093,6 +10315,12 @@ func (c *Client) GetEventFeedCalendar(ctx context.Context, feedId EventFeedId, p
 // `until` answers 400 with field `until`. `total` counts the events
 // matching. `relevanceScore` appears only for feeds whose config has
 // `geo` or `keywords`.
+//
+// **Searching with `q`.** `q` keeps the events whose title,
+// description, venue name, address or organizer match it (accents
+// and case ignored, words matched as written: events carry no
+// language to stem by); for example
+// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
 //
 // **Polling with `cursor`.** With a cursor the answer lists the items
 // added or changed after it (added, their event changed, their source
@@ -10452,6 +10680,11 @@ func (c *Client) GetNewsFeed(ctx context.Context, feedId NewsFeedId, reqEditors 
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
 //
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -10473,6 +10706,11 @@ func (c *Client) UpdateNewsFeedWithBody(ctx context.Context, feedId NewsFeedId, 
 // sources. A PATCH that changes nothing records nothing and answers the
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
+//
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -10552,9 +10790,14 @@ func (c *Client) GetNewsFeedJSON(ctx context.Context, feedId NewsFeedId, params 
 // **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 // an earlier answer, or empty for the feed's first item) the answer
 // lists the items added after it, oldest first, exactly once each:
-// follow `nextCursor` while `hasMore` is true. `since` and `until`
-// select among them; `offset` answers 400. News items never leave a
-// feed, so `removedItemIds` is always empty.
+// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+// News items never leave a feed, so `removedItemIds` is always empty.
+//
+// **Searching with `q`.** `q` keeps the items whose title or
+// description match it, in the list's order, or best match first with
+// `orderBy=relevance`; for example
+// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 //
 // Corresponds with GET /feeds/news/{feedId}/items (the `ListNewsItems` operationId).
 func (c *Client) ListNewsItems(ctx context.Context, feedId NewsFeedId, params *ListNewsItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11406,8 +11649,13 @@ func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes any type of body and a specified content type.
 //
@@ -11431,8 +11679,13 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhoo
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes a body of the `application/json` content type.
 //
@@ -12148,6 +12401,18 @@ func NewListEventItemsRequest(server string, feedId EventFeedId, params *ListEve
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -13278,6 +13543,30 @@ func NewListNewsItemsRequest(server string, feedId NewsFeedId, params *ListNewsI
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14980,6 +15269,18 @@ func NewListEventItemsV0Request(server string, feedId EventFeedId, params *ListE
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.OrderBy != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
@@ -15092,6 +15393,30 @@ func NewListNewsItemsV0Request(server string, feedId NewsFeedId, params *ListNew
 		if params.Until != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderBy != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderBy", *params.OrderBy, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -15929,6 +16254,12 @@ type ClientWithResponsesInterface interface {
 	// matching. `relevanceScore` appears only for feeds whose config has
 	// `geo` or `keywords`.
 	//
+	// **Searching with `q`.** `q` keeps the events whose title,
+	// description, venue name, address or organizer match it (accents
+	// and case ignored, words matched as written: events carry no
+	// language to stem by); for example
+	// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+	//
 	// **Polling with `cursor`.** With a cursor the answer lists the items
 	// added or changed after it (added, their event changed, their source
 	// type changed) in the order of the event log, and
@@ -16131,6 +16462,11 @@ type ClientWithResponsesInterface interface {
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
 	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -16142,6 +16478,11 @@ type ClientWithResponsesInterface interface {
 	// sources. A PATCH that changes nothing records nothing and answers the
 	// feed with its previous `updatedAt`. A PATCH that races a DELETE either
 	// stored its change and answers 200, or stored nothing and answers 404.
+	//
+	// `rules` sets keyword rules that every article must pass to enter
+	// the feed (see `NewsFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+	// keeps a general news site's off-topic articles out.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16195,9 +16536,14 @@ type ClientWithResponsesInterface interface {
 	// **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 	// an earlier answer, or empty for the feed's first item) the answer
 	// lists the items added after it, oldest first, exactly once each:
-	// follow `nextCursor` while `hasMore` is true. `since` and `until`
-	// select among them; `offset` answers 400. News items never leave a
-	// feed, so `removedItemIds` is always empty.
+	// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+	// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+	// News items never leave a feed, so `removedItemIds` is always empty.
+	//
+	// **Searching with `q`.** `q` keeps the items whose title or
+	// description match it, in the list's order, or best match first with
+	// `orderBy=relevance`; for example
+	// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -16739,8 +17085,13 @@ type ClientWithResponsesInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -16754,8 +17105,13 @@ type ClientWithResponsesInterface interface {
 	// public answers 400 unless the operator allows private networks; a
 	// name is checked at every delivery). `eventFeedIds` absent or `[]`
 	// means every event feed of the organization, including later ones; an
-	// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-	// shown only in this answer.**
+	// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+	// syntax of the item lists' `q`, makes an alert: the webhook then gets
+	// only the items whose event's title, description, venue, address or
+	// organizer match it (case and accents ignored, words as written, no
+	// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+	// one that names nothing to look for answers 400 naming `filter`.
+	// **The `secret` is shown only in this answer.**
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -31603,6 +31959,12 @@ func (c *ClientWithResponses) GetEventFeedCalendarWithResponse(ctx context.Conte
 // matching. `relevanceScore` appears only for feeds whose config has
 // `geo` or `keywords`.
 //
+// **Searching with `q`.** `q` keeps the events whose title,
+// description, venue name, address or organizer match it (accents
+// and case ignored, words matched as written: events carry no
+// language to stem by); for example
+// `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+//
 // **Polling with `cursor`.** With a cursor the answer lists the items
 // added or changed after it (added, their event changed, their source
 // type changed) in the order of the event log, and
@@ -31913,6 +32275,11 @@ func (c *ClientWithResponses) GetNewsFeedWithResponse(ctx context.Context, feedI
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
 //
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /feeds/news/{feedId} (the `UpdateNewsFeed` operationId).
@@ -31930,6 +32297,11 @@ func (c *ClientWithResponses) UpdateNewsFeedWithBodyWithResponse(ctx context.Con
 // sources. A PATCH that changes nothing records nothing and answers the
 // feed with its previous `updatedAt`. A PATCH that races a DELETE either
 // stored its change and answers 200, or stored nothing and answers 404.
+//
+// `rules` sets keyword rules that every article must pass to enter
+// the feed (see `NewsFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+// keeps a general news site's off-topic articles out.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32001,9 +32373,14 @@ func (c *ClientWithResponses) GetNewsFeedJSONWithResponse(ctx context.Context, f
 // **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
 // an earlier answer, or empty for the feed's first item) the answer
 // lists the items added after it, oldest first, exactly once each:
-// follow `nextCursor` while `hasMore` is true. `since` and `until`
-// select among them; `offset` answers 400. News items never leave a
-// feed, so `removedItemIds` is always empty.
+// follow `nextCursor` while `hasMore` is true. `since`, `until` and
+// `q` select among them; `offset` and `orderBy=relevance` answer 400.
+// News items never leave a feed, so `removedItemIds` is always empty.
+//
+// **Searching with `q`.** `q` keeps the items whose title or
+// description match it, in the list's order, or best match first with
+// `orderBy=relevance`; for example
+// `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32761,8 +33138,13 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqE
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -32782,8 +33164,13 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 // public answers 400 unless the operator allows private networks; a
 // name is checked at every delivery). `eventFeedIds` absent or `[]`
 // means every event feed of the organization, including later ones; an
-// id that is not one of them answers 404 `eventFeed`. **The `secret` is
-// shown only in this answer.**
+// id that is not one of them answers 404 `eventFeed`. `filter`, in the
+// syntax of the item lists' `q`, makes an alert: the webhook then gets
+// only the items whose event's title, description, venue, address or
+// organizer match it (case and accents ignored, words as written, no
+// stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+// one that names nothing to look for answers 400 naming `filter`.
+// **The `secret` is shown only in this answer.**
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -141,6 +141,12 @@ export interface paths {
          *     matching. `relevanceScore` appears only for feeds whose config has
          *     `geo` or `keywords`.
          *
+         *     **Searching with `q`.** `q` keeps the events whose title,
+         *     description, venue name, address or organizer match it (accents
+         *     and case ignored, words matched as written: events carry no
+         *     language to stem by); for example
+         *     `GET /feeds/events/{feedId}/items?q="string%20quartet"%20OR%20choir`.
+         *
          *     **Polling with `cursor`.** With a cursor the answer lists the items
          *     added or changed after it (added, their event changed, their source
          *     type changed) in the order of the event log, and
@@ -832,6 +838,11 @@ export interface paths {
          *     sources. A PATCH that changes nothing records nothing and answers the
          *     feed with its previous `updatedAt`. A PATCH that races a DELETE either
          *     stored its change and answers 200, or stored nothing and answers 404.
+         *
+         *     `rules` sets keyword rules that every article must pass to enter
+         *     the feed (see `NewsFeedRules`); the answer shows them. For example
+         *     `{"rules": {"include": ["climate OR weather"], "exclude": ["sport"]}}`
+         *     keeps a general news site's off-topic articles out.
          */
         patch: operations["updateNewsFeed"];
         trace?: never;
@@ -931,9 +942,14 @@ export interface paths {
          *     **Polling with `cursor`.** With a cursor (`pagination.nextCursor` of
          *     an earlier answer, or empty for the feed's first item) the answer
          *     lists the items added after it, oldest first, exactly once each:
-         *     follow `nextCursor` while `hasMore` is true. `since` and `until`
-         *     select among them; `offset` answers 400. News items never leave a
-         *     feed, so `removedItemIds` is always empty.
+         *     follow `nextCursor` while `hasMore` is true. `since`, `until` and
+         *     `q` select among them; `offset` and `orderBy=relevance` answer 400.
+         *     News items never leave a feed, so `removedItemIds` is always empty.
+         *
+         *     **Searching with `q`.** `q` keeps the items whose title or
+         *     description match it, in the list's order, or best match first with
+         *     `orderBy=relevance`; for example
+         *     `GET /feeds/news/{feedId}/items?q=climate%20-sport&orderBy=relevance`.
          */
         get: operations["listNewsItems"];
         put?: never;
@@ -1487,8 +1503,13 @@ export interface paths {
          *     public answers 400 unless the operator allows private networks; a
          *     name is checked at every delivery). `eventFeedIds` absent or `[]`
          *     means every event feed of the organization, including later ones; an
-         *     id that is not one of them answers 404 `eventFeed`. **The `secret` is
-         *     shown only in this answer.**
+         *     id that is not one of them answers 404 `eventFeed`. `filter`, in the
+         *     syntax of the item lists' `q`, makes an alert: the webhook then gets
+         *     only the items whose event's title, description, venue, address or
+         *     organizer match it (case and accents ignored, words as written, no
+         *     stemming), for example `{"filter": "jazz OR \"string quartet\" -cancelled"}`;
+         *     one that names nothing to look for answers 400 naming `filter`.
+         *     **The `secret` is shown only in this answer.**
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -2949,6 +2970,33 @@ export interface components {
             description: string;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            rules?: components["schemas"]["NewsFeedRules"];
+        };
+        /**
+         * @description A news feed's keyword rules (shown only when it has some), each a
+         *     query in the syntax of the item lists' `q`
+         *     (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
+         *     feed only when its title or description matches one of `include`
+         *     (any article, when `include` is empty) and none of `exclude`. They
+         *     are matched without regard to case or accents, word for word (no
+         *     stemming). They apply to every article offered to the feed from then
+         *     on, from crawls and from backfills alike; articles already in the
+         *     feed stay. At most 20 rules in each list, each at most 256
+         *     characters; a rule that names nothing to look for answers 400 naming
+         *     it (`rules.include[0]`).
+         * @example {
+         *       "include": [
+         *         "climate OR weather",
+         *         "\"energy policy\""
+         *       ],
+         *       "exclude": [
+         *         "sport"
+         *       ]
+         *     }
+         */
+        NewsFeedRules: {
+            include?: string[];
+            exclude?: string[];
         };
         NewsFeedAnswer: {
             /** @constant */
@@ -2966,6 +3014,8 @@ export interface components {
             description?: string | null;
             /** @description false stops monitoring every source of the feed. */
             enabled?: boolean | null;
+            /** @description Replaces the feed's keyword rules (`{}` removes them); null leaves them as they are. */
+            rules?: components["schemas"]["NewsFeedRules"] | null;
         };
         /** @description A source attached to a news feed (api.md 2.2). */
         NewsFeedSource: {
@@ -3575,6 +3625,8 @@ export interface components {
             events: "event.item_added"[];
             /** @description Empty means every event feed of the organization. */
             eventFeedIds: components["schemas"]["Uuid"][];
+            /** @description The query items must match to be delivered; absent when there is none. */
+            filter?: string;
             enabled: boolean;
             /**
              * @description `system` when the service disabled it after 3 days of failed deliveries.
@@ -3591,6 +3643,8 @@ export interface components {
             url: string;
             events: "event.item_added"[];
             eventFeedIds: components["schemas"]["Uuid"][];
+            /** @description The query items must match to be delivered; absent when there is none. */
+            filter?: string;
             enabled: boolean;
             /** @enum {string} */
             enabledSource: "api" | "admin" | "system";
@@ -3609,12 +3663,16 @@ export interface components {
             events: "event.item_added"[];
             /** @description Event feed ids (UUIDs); absent, null or empty means all. */
             eventFeedIds?: string[] | null;
+            /** @description A query in the syntax of the item lists' `q`; only items whose event matches it are delivered. Absent, null or empty for every item. */
+            filter?: string | null;
         };
         /** @description A member absent or null is left as it is. */
         WebhookUpdate: {
             url?: string | null;
             events?: "event.item_added"[] | null;
             eventFeedIds?: string[] | null;
+            /** @description Replaces the filter; an empty string removes it. */
+            filter?: string | null;
             enabled?: boolean | null;
         };
         Delivery: {
@@ -4503,6 +4561,22 @@ export interface components {
         /** @description Entries to skip. */
         Offset: number;
         /**
+         * @description Full-text search: only the items that match, in web search syntax.
+         *     Words are all required (`climate policy`), a quoted phrase must
+         *     appear as written (`"climate policy"`), `OR` between two terms takes
+         *     either (`climate OR weather`, binding tighter than the spaces), and a
+         *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+         *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+         *     item's language where it is known (`protests` finds `protesting` in
+         *     an English article), matched as written otherwise. At most 256
+         *     characters and 16 words or phrases; a `q` that is empty, names
+         *     nothing to look for (only punctuation, or only exclusions) or is
+         *     too long answers 400 naming `q`. It combines with every other
+         *     filter, with paging and with `cursor`: polling with `q` lists
+         *     exactly the new items that match.
+         */
+        SearchQuery: string;
+        /**
          * @description Poll the list's changes instead of paging by offset: the
          *     `pagination.nextCursor` of an earlier answer, or empty (`?cursor=`)
          *     for the feed's first change on. The answer lists the items added or
@@ -4535,8 +4609,8 @@ export interface components {
          *     occurrences their block shows.
          */
         EventStatus: components["schemas"]["OccurrenceStatus"];
-        /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. */
-        EventOrderBy: "occurrence" | "created";
+        /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without). */
+        EventOrderBy: "occurrence" | "created" | "relevance";
         /**
          * @description The token of a subscription address, instead of a key. An unknown,
          *     revoked or malformed token, or one of another feed, answers 404;
@@ -4590,6 +4664,13 @@ export interface components {
         ItemId: components["schemas"]["Uuid"];
         /** @description Only items created after this time (exclusive); an RFC 3339 date-time or a date. */
         CreatedSince: string;
+        /**
+         * @description `created`: the list's order, newest `createdAt` first.
+         *     `relevance`: best match for `q` first (a match in the title counts
+         *     more than one in the description), ties in the list's order; it
+         *     needs `q` and takes no `cursor` (400 naming `orderBy`).
+         */
+        NewsOrderBy: "created" | "relevance";
         /** @description Only items created before this time (exclusive); an RFC 3339 date-time or a date. */
         CreatedUntil: string;
         /** @description The webhook's id. */
@@ -5094,7 +5175,23 @@ export interface operations {
                  *     occurrences their block shows.
                  */
                 status?: components["parameters"]["EventStatus"];
-                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. */
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without). */
                 orderBy?: components["parameters"]["EventOrderBy"];
                 /** @description Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400. */
                 include?: components["parameters"]["Include"];
@@ -5250,7 +5347,23 @@ export interface operations {
                  *     occurrences their block shows.
                  */
                 status?: components["parameters"]["EventStatus"];
-                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. */
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /** @description `occurrence`: the earliest occurrence in the range first, ties by item id ascending. `created`: newest `addedToFeedAt` first, ties by id descending. `relevance`: best match for `q` first (title, then description, then venue, address and organizer), ties as `occurrence`; it needs `q` (400 naming `orderBy` without). */
                 orderBy?: components["parameters"]["EventOrderBy"];
             };
             header?: never;
@@ -6695,12 +6808,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Technology",
-                 *       "enabled": false
-                 *     }
-                 */
                 "application/json": components["schemas"]["NewsFeedUpdate"];
             };
         };
@@ -6984,6 +7091,29 @@ export interface operations {
                 since?: components["parameters"]["CreatedSince"];
                 /** @description Only items created before this time (exclusive); an RFC 3339 date-time or a date. */
                 until?: components["parameters"]["CreatedUntil"];
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /**
+                 * @description `created`: the list's order, newest `createdAt` first.
+                 *     `relevance`: best match for `q` first (a match in the title counts
+                 *     more than one in the description), ties in the list's order; it
+                 *     needs `q` and takes no `cursor` (400 naming `orderBy`).
+                 */
+                orderBy?: components["parameters"]["NewsOrderBy"];
                 /** @description Comma-separated optional sections; only `source` exists (the source block, api.md 2.4). Any other token answers 400. */
                 include?: components["parameters"]["Include"];
             };
@@ -7085,6 +7215,29 @@ export interface operations {
                 since?: components["parameters"]["CreatedSince"];
                 /** @description Only items created before this time (exclusive); an RFC 3339 date-time or a date. */
                 until?: components["parameters"]["CreatedUntil"];
+                /**
+                 * @description Full-text search: only the items that match, in web search syntax.
+                 *     Words are all required (`climate policy`), a quoted phrase must
+                 *     appear as written (`"climate policy"`), `OR` between two terms takes
+                 *     either (`climate OR weather`, binding tighter than the spaces), and a
+                 *     leading `-` excludes a word or phrase (`climate -sport`). Case and
+                 *     accents are ignored (`cafe` finds `Café`); words are stemmed in the
+                 *     item's language where it is known (`protests` finds `protesting` in
+                 *     an English article), matched as written otherwise. At most 256
+                 *     characters and 16 words or phrases; a `q` that is empty, names
+                 *     nothing to look for (only punctuation, or only exclusions) or is
+                 *     too long answers 400 naming `q`. It combines with every other
+                 *     filter, with paging and with `cursor`: polling with `q` lists
+                 *     exactly the new items that match.
+                 */
+                q?: components["parameters"]["SearchQuery"];
+                /**
+                 * @description `created`: the list's order, newest `createdAt` first.
+                 *     `relevance`: best match for `q` first (a match in the title counts
+                 *     more than one in the description), ties in the list's order; it
+                 *     needs `q` and takes no `cursor` (400 naming `orderBy`).
+                 */
+                orderBy?: components["parameters"]["NewsOrderBy"];
             };
             header?: never;
             path: {
@@ -9311,17 +9464,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "url": "https://receiver.example.com/hooks",
-                 *       "events": [
-                 *         "event.item_added"
-                 *       ],
-                 *       "eventFeedIds": [
-                 *         "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b50"
-                 *       ]
-                 *     }
-                 */
                 "application/json": components["schemas"]["WebhookCreate"];
             };
         };

@@ -1,0 +1,112 @@
+package domain
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain/search"
+)
+
+// FeedRules are a news feed's keyword rules, each a query in the syntax of
+// domain/search: an article enters the feed only when its title or
+// description matches one of the include rules (any, when there are
+// none) and none of the exclude rules. Items already in the feed stay when
+// the rules change; crawls and backfills offer articles the one way that
+// applies them (package ingest, offerArticles).
+type FeedRules struct {
+	Include []string `json:"include"`
+	Exclude []string `json:"exclude"`
+	include []search.Query
+	exclude []search.Query
+}
+
+// maxRules bounds each list of rules: every article offered to the feed is
+// matched against them.
+const maxRules = 20
+
+// ParseFeedRules validates rules; the errors name the offending rule
+// (rules.include[2]) and never quote it. Rules left empty after trimming are
+// refused like an empty q.
+func ParseFeedRules(include, exclude []string) (FeedRules, error) {
+	r := FeedRules{Include: []string{}, Exclude: []string{}}
+	for _, list := range []struct {
+		field  string
+		in     []string
+		out    *[]string
+		parsed *[]search.Query
+	}{{"rules.include", include, &r.Include, &r.include}, {"rules.exclude", exclude, &r.Exclude, &r.exclude}} {
+		if len(list.in) > maxRules {
+			return FeedRules{}, invalid(list.field, "must have at most "+strconv.Itoa(maxRules)+" rules")
+		}
+		for i, rule := range list.in {
+			q, err := search.Parse(rule)
+			var syntax *search.SyntaxError
+			if errors.As(err, &syntax) {
+				return FeedRules{}, invalid(list.field+"["+strconv.Itoa(i)+"]", syntax.Issue)
+			} else if err != nil {
+				return FeedRules{}, err
+			}
+			*list.out = append(*list.out, cleanText(rule))
+			*list.parsed = append(*list.parsed, q)
+		}
+	}
+	return r, nil
+}
+
+// IsZero is whether there are no rules: every article is admitted.
+func (r FeedRules) IsZero() bool { return len(r.Include) == 0 && len(r.Exclude) == 0 }
+
+// Equal is whether two sets of rules are written the same.
+func (r FeedRules) Equal(o FeedRules) bool {
+	return slices.Equal(r.Include, o.Include) && slices.Equal(r.Exclude, o.Exclude)
+}
+
+// Admits is whether an article of the title and description may enter
+// the feed.
+func (r FeedRules) Admits(title, description string) bool {
+	if r.IsZero() {
+		return true
+	}
+	text := search.Fold(title, description)
+	if len(r.include) > 0 && !slices.ContainsFunc(r.include, func(q search.Query) bool { return q.Matches(text) }) {
+		return false
+	}
+	return !slices.ContainsFunc(r.exclude, func(q search.Query) bool { return q.Matches(text) })
+}
+
+// AdmitsArticle is Admits for an article's content.
+func (r FeedRules) AdmitsArticle(c ArticleContent) bool { return r.Admits(c.Title, c.Description) }
+
+// UnmarshalJSON reads stored rules, parsing them again.
+func (r *FeedRules) UnmarshalJSON(b []byte) error {
+	var raw struct{ Include, Exclude []string }
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	parsed, err := ParseFeedRules(raw.Include, raw.Exclude)
+	if err != nil {
+		return err
+	}
+	*r = parsed
+	return nil
+}
+
+// FeedRulesChanged: a news feed's rules were replaced (emptied, when
+// Rules has none).
+type FeedRulesChanged struct {
+	Kind   FeedKind  `json:"-"`
+	FeedID uuid.UUID `json:"feedId"`
+	Rules  FeedRules `json:"rules"`
+	At     time.Time `json:"at"`
+}
+
+func (e FeedRulesChanged) EventType() string { return e.Kind.eventPrefix() + "FeedRulesChanged" }
+
+func init() {
+	registerKinds(func(k FeedKind) Event { return &FeedRulesChanged{Kind: k} })
+}

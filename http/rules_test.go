@@ -1,0 +1,160 @@
+package http_test
+
+import (
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/ingest/attachments"
+	"github.com/feedsvc/feedsvc/readmodel/feeds"
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
+	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
+	"github.com/feedsvc/feedsvc/testkit/wait"
+)
+
+// A feed's keyword rules through the service with its crawler: articles
+// that fail them never enter the feed, from a crawl or from a backfill,
+// while a feed without rules on the same sites takes them all; the items
+// the feed had before stay; and the read models rebuilt from the log
+// answer the same.
+func TestAFeedsRulesKeepOffTopicArticlesOutOfCrawlsAndBackfills(t *testing.T) {
+	t.Parallel()
+	general := newSearchSite(t, "en",
+		searchPage{"Climate report warns of heat", "Scientists publish their findings."},
+		searchPage{"Local football team wins", "A late goal decided it."},
+	)
+	second := newSearchSite(t, "en",
+		searchPage{"Climate talks resume", "Delegates return to the table."},
+		searchPage{"Cooking with garlic", "Three recipes for the week."},
+	)
+	h := servicetest.Start(t, servicetest.WithCrawler(), func(c *config.Config) {
+		c.PollInterval, c.MinPollInterval = 300*time.Millisecond, 300*time.Millisecond
+	})
+	c := as(h, h.Key)
+	ruled := createFeed(t, c, "Climate", "Only climate")["id"].(string)
+	open := createFeed(t, c, "Everything", "No rules")["id"].(string)
+	titles := func(feed string) []string {
+		return sorted(titlesOf(h.Do("GET", "/feeds/news/"+feed+"/items?limit=100", nil).MustStatus(t, http.StatusOK)))
+	}
+	attach(t, c, ruled, site(general.domain()))
+	attach(t, c, open, site(general.domain()))
+	wait.Until(t, 60*time.Second, "both feeds' two articles", func() bool { return len(titles(ruled)) == 2 && len(titles(open)) == 2 })
+
+	r := c.do(t, "PATCH", "/feeds/news/"+ruled, map[string]any{"rules": map[string]any{
+		"include": []string{"climate OR weather", `"heat wave"`}, "exclude": []string{"sport"},
+	}})
+	got := wantDataObject(t, r, http.StatusOK)["rules"].(map[string]any)
+	if inc := got["include"].([]any); len(inc) != 2 || inc[0] != "climate OR weather" {
+		t.Fatalf("the answer shows rules %v", got)
+	}
+	if shown := wantDataObject(t, c.do(t, "GET", "/feeds/news/"+ruled, nil), http.StatusOK)["rules"]; shown == nil {
+		t.Fatal("the feed read after the change shows no rules")
+	}
+	if _, ok := wantDataObject(t, c.do(t, "GET", "/feeds/news/"+open, nil), http.StatusOK)["rules"]; ok {
+		t.Fatal("a feed without rules shows rules")
+	}
+
+	t.Run("a crawl adds only what passes", func(t *testing.T) {
+		general.publish(searchPage{"Sport: a climate of fear in the league", "The season so far."})
+		general.publish(searchPage{"Celebrity gossip", "Who wore what."})
+		general.publish(searchPage{"Weather warning for Sunday", "Storms expected."})
+		wait.Until(t, 60*time.Second, "the feed without rules to take the three new articles", func() bool { return len(titles(open)) == 5 })
+		want := []string{"Climate report warns of heat", "Local football team wins", "Weather warning for Sunday"}
+		if got := titles(ruled); !slices.Equal(got, want) {
+			t.Errorf("the ruled feed holds %q, want %q (the items it had stay, the new off-topic ones stay out)", got, want)
+		}
+	})
+	t.Run("a backfill adds only what passes", func(t *testing.T) {
+		attach(t, c, ruled, site(second.domain()))
+		attach(t, c, open, site(second.domain()))
+		wait.Until(t, 60*time.Second, "the feed without rules to backfill both articles", func() bool { return len(titles(open)) == 7 })
+		wait.Until(t, 60*time.Second, "both backfills recorded done", func() bool {
+			var n int
+			err := h.Service.DB.Bun.NewRaw(`SELECT count(*) FROM ingest_backfills b JOIN ingest_attachments a USING (attachment_id)
+				WHERE a.source_id = (SELECT source_id FROM ingest_attachments WHERE feed_id = ? ORDER BY attached_at DESC LIMIT 1)
+				AND b.done_at IS NOT NULL`, ruled).Scan(t.Context(), &n)
+			return err == nil && n == 2
+		})
+		if got := titles(ruled); !slices.Contains(got, "Climate talks resume") || slices.Contains(got, "Cooking with garlic") || len(got) != 4 {
+			t.Errorf("after the backfill the ruled feed holds %q", got)
+		}
+	})
+	t.Run("removing the rules lets everything in again", func(t *testing.T) {
+		r := c.do(t, "PATCH", "/feeds/news/"+ruled, map[string]any{"rules": map[string]any{}})
+		if _, ok := wantDataObject(t, r, http.StatusOK)["rules"]; ok {
+			t.Fatalf("emptied rules are shown: %s", r.Raw)
+		}
+		general.publish(searchPage{"Celebrity wedding", "Who came."})
+		wait.Until(t, 60*time.Second, "the once ruled feed to take an off-topic article", func() bool { return slices.Contains(titles(ruled), "Celebrity wedding") })
+	})
+
+	answers := func() any {
+		return map[string]any{"ruled": titles(ruled), "open": titles(open), "feed": c.do(t, "GET", "/feeds/news/"+ruled, nil).Raw}
+	}
+	projectortest.RebuildAnswersTheSame(t, h.DSN, h.Service.DB, h.Service.Store, newsitems.Projector{}, answers)
+	projectortest.RebuildAnswersTheSame(t, h.DSN, h.Service.DB, h.Service.Store, feeds.Projector{}, answers)
+	projectortest.RebuildAnswersTheSame(t, h.DSN, h.Service.DB, h.Service.Store, attachments.Projector{}, func() any {
+		var rules []string
+		if err := h.Service.DB.Bun.NewRaw(`SELECT coalesce(feed_rules::text, '') FROM ingest_attachments ORDER BY attachment_id`).Scan(t.Context(), &rules); err != nil {
+			t.Fatal(err)
+		}
+		return rules
+	})
+}
+
+func TestRulesThatAreNotQueriesAnswer400NamingTheRule(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	feed := createFeed(t, c, "News", "d")["id"].(string)
+	cases := []struct {
+		name  string
+		rules any
+		field string
+	}{
+		{"not an object", "climate", "rules"},
+		{"a list that is not of strings", map[string]any{"include": []int{1}}, "rules"},
+		{"an empty rule", map[string]any{"include": []string{""}}, "rules.include[0]"},
+		{"an exclusion alone", map[string]any{"include": []string{"climate", "-sport"}}, "rules.include[1]"},
+		{"a rule too long", map[string]any{"exclude": []string{string(make([]byte, 300))}}, "rules.exclude[0]"},
+		{"too many rules", map[string]any{"include": slices.Repeat([]string{"a"}, 21)}, "rules.include"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			wantValidation(t, c.do(t, "PATCH", "/feeds/news/"+feed, map[string]any{"rules": tc.rules}), tc.field)
+		})
+	}
+	events := wantDataObject(t, c.do(t, "POST", "/feeds/events", map[string]any{"name": "Events", "description": "d"}), http.StatusCreated)["id"].(string)
+	r := c.do(t, "PATCH", "/feeds/events/"+events, map[string]any{"rules": map[string]any{"include": []string{"jazz"}}})
+	e := wantError(t, r, http.StatusBadRequest, "BAD_REQUEST")
+	if d, _ := e["details"].(map[string]any); d["field"] != "rules" {
+		t.Errorf("an event feed's rules: %s", r.Raw)
+	}
+}
+
+func TestAWebhookTakesAFilterAndShowsIt(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	c := as(h, h.Key)
+	created := wantDataObject(t, c.do(t, "POST", "/webhooks", map[string]any{
+		"url": "http://127.0.0.1:9/hooks", "events": []string{"event.item_added"}, "filter": `jazz OR "string quartet"`,
+	}), http.StatusCreated)
+	if created["filter"] != `jazz OR "string quartet"` {
+		t.Fatalf("the created webhook shows filter %v", created["filter"])
+	}
+	id := created["id"].(string)
+	if got := wantDataObject(t, c.do(t, "GET", "/webhooks/"+id, nil), http.StatusOK)["filter"]; got != `jazz OR "string quartet"` {
+		t.Errorf("read back, the filter is %v", got)
+	}
+	wantValidation(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"filter": "-jazz"}), "filter")
+	wantValidation(t, c.do(t, "POST", "/webhooks", map[string]any{
+		"url": "http://127.0.0.1:9/hooks", "events": []string{"event.item_added"}, "filter": `"" ()`,
+	}), "filter")
+	cleared := wantDataObject(t, c.do(t, "PATCH", "/webhooks/"+id, map[string]any{"filter": ""}), http.StatusOK)
+	if _, ok := cleared["filter"]; ok {
+		t.Errorf("an emptied filter is shown: %v", cleared)
+	}
+}

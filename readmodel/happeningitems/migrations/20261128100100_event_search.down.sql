@@ -1,0 +1,1 @@
+ALTER TABLE calendar_events DROP COLUMN IF EXISTS search;
