@@ -78,6 +78,9 @@ type Handler struct {
 	lookups Lookups
 	now     func() time.Time
 	sources SourceChecker
+	// copies finds the items articles are copies of (copies.go); nil
+	// when copies are not looked for.
+	copies *copyGuard
 	// scope is the idempotent request the commands run as; zero outside
 	// one.
 	scope idempotency.Scope

@@ -36,6 +36,8 @@ type Reads struct {
 	Items ItemQueries
 	// Subscriptions are the feeds' secret addresses (subscriptions.go).
 	Subscriptions SubscriptionQueries
+	// Copies are news items' copies (copies.go).
+	Copies CopyQueries
 }
 
 // FeedQueries read feeds and their attachments (readmodel/feeds).

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/nearcopy"
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/ingest/document"
@@ -602,6 +603,10 @@ func articleContent(c connector.Candidate, page extract.Article) domain.ArticleC
 		ImageURL:    cmp.Or(strings.TrimSpace(page.ImageURL), c.ImageURL),
 		Source:      page.Source,
 		Platform:    page.Platform,
+	}
+	if page.Text != "" {
+		sig := nearcopy.Sign(out.Title, page.Text)
+		out.Signature = &sig
 	}
 	switch {
 	case !page.PublishedAt.IsZero():

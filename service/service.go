@@ -40,6 +40,7 @@ import (
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/readmodel/history"
 	"github.com/feedsvc/feedsvc/readmodel/insights"
+	"github.com/feedsvc/feedsvc/readmodel/copies"
 	"github.com/feedsvc/feedsvc/readmodel/negativesources"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 	"github.com/feedsvc/feedsvc/readmodel/sources"
@@ -117,7 +118,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Lookups = readmodel.NewLookups(db.Bun)
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
-	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social))
+	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social), commands.FindingCopies(copies.NewQueries(db.Bun)))
 	s.Keys = auth.NewStore(db.Bun)
 	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit, cfg.RateLimitFailure)
 	s.Idempotency = idempotency.NewStore(db.Pool)
@@ -236,7 +237,7 @@ func apiReads(db bun.IDB, lookups *readmodel.Lookups) apihttp.Reads {
 		Feeds: feeds.NewQueries(db), Sources: sources.NewQueries(db), News: newsitems.NewQueries(db),
 		Happenings: happeningitems.NewQueries(db), Insights: insights.NewQueries(db),
 		NegativeSources: negativesources.NewQueries(db), Webhooks: webhooks.NewQueries(db), Items: lookups,
-		Subscriptions: feedsubscriptions.NewQueries(db),
+		Subscriptions: feedsubscriptions.NewQueries(db), Copies: copies.NewQueries(db),
 	}
 }
 

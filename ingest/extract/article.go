@@ -51,6 +51,9 @@ type Article struct {
 	// (see postArticle); nil for a web page, whose block is its URL's.
 	Source   *domain.SourceBlock
 	Platform *domain.PlatformIDs
+	// Text is the page's running text (body.go); empty for a post and a
+	// page that lists articles.
+	Text string
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
@@ -105,6 +108,7 @@ func ParseArticle(d document.Document) (Article, error) {
 		Description: p.description(),
 		ImageURL:    p.image(),
 		PublishedAt: p.published(),
+		Text:        p.bodyText(),
 	}
 	if a.Title == "" {
 		return a, fmt.Errorf("extract article %s: %w", pageURL, ErrNoTitle)

@@ -186,6 +186,10 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		switch ev := e.event.(type) {
 		case domain.NewsItemAdded:
 			entry.At, entry.Data = ev.At, newsItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.VersionID, ev.Content.URL, ev.Content.Title}
+		case domain.NewsItemCopyFound:
+			entry.At, entry.Data = ev.At, newsItemCopyFound{ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.Content.URL, ev.Content.Title, ev.By, ev.Similarity}
+		case domain.NewsItemCopySplit:
+			entry.At, entry.Data = ev.At, newsItemCopySplit{ev.NewsPageID, ev.SplitItemID}
 		case domain.HappeningItemAdded:
 			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.HappeningID}
 		case domain.HappeningItemLinked:
@@ -266,6 +270,20 @@ type (
 		VersionID    uuid.UUID         `json:"versionId"`
 		URL          string            `json:"url"`
 		Title        string            `json:"title,omitempty"`
+	}
+	newsItemCopyFound struct {
+		AttachmentID uuid.UUID         `json:"attachmentId"`
+		SourceID     uuid.UUID         `json:"sourceId"`
+		SourceType   domain.SourceType `json:"sourceType"`
+		NewsPageID   uuid.UUID         `json:"newsPageId"`
+		URL          string            `json:"url"`
+		Title        string            `json:"title,omitempty"`
+		By           string            `json:"by"`
+		Similarity   float64           `json:"similarity"`
+	}
+	newsItemCopySplit struct {
+		NewsPageID  uuid.UUID `json:"newsPageId"`
+		SplitItemID uuid.UUID `json:"splitItemId"`
 	}
 	eventItemAdded struct {
 		ItemID       uuid.UUID         `json:"itemId"`

@@ -1,0 +1,179 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/nearcopy"
+)
+
+// CopyFinder finds the item of a feed that an article is a copy of
+// (domain/copies.go): the read model's index of the feed's recent items.
+// ok is false when the feed holds no copy, or holds the article itself.
+type CopyFinder interface {
+	CopyOf(ctx context.Context, feedID uuid.UUID, a domain.ArticleDiscovered) (m domain.CopyMatch, ok bool, err error)
+}
+
+// FindingCopies has articles that are copies of an item of their feed
+// recorded as copies of it (NewsItemCopyFound) instead of becoming items.
+// Without it every article is an item of its own.
+func FindingCopies(f CopyFinder) Option {
+	return func(h *Handler) { h.copies = &copyGuard{finder: f, feeds: map[uuid.UUID]*feedCopies{}} }
+}
+
+// recentFor is how long the guard remembers what it added: longer than a
+// read model takes to reflect an append.
+const recentFor = 2 * time.Minute
+
+// copyGuard finds copies through the finder, and closes the window in
+// which the finder cannot know an item this process has just added: a
+// feed's items are decided one call at a time (its lock), and what a call
+// added is remembered for recentFor. Two processes crawling for one feed
+// at once can still each add a copy in that window.
+type copyGuard struct {
+	finder CopyFinder
+	mu     sync.Mutex
+	feeds  map[uuid.UUID]*feedCopies
+}
+
+type feedCopies struct {
+	lock   sync.Mutex
+	recent []recentItem // guarded by copyGuard.mu
+}
+
+// recentItem is an article this process made an item or a copy of one.
+type recentItem struct {
+	newsPageID, itemNewsPageID uuid.UUID
+	page                       nearcopy.Page
+	effectiveAt, at            time.Time
+}
+
+// lock takes the locks of the feeds, in order, and returns their release.
+func (g *copyGuard) lock(feedIDs []uuid.UUID) func() {
+	ids := slices.Clone(feedIDs)
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	ids = slices.Compact(ids)
+	locked := make([]*feedCopies, 0, len(ids))
+	for _, id := range ids {
+		g.mu.Lock()
+		f := g.feeds[id]
+		if f == nil {
+			f = &feedCopies{}
+			g.feeds[id] = f
+		}
+		g.mu.Unlock()
+		f.lock.Lock()
+		locked = append(locked, f)
+	}
+	return func() {
+		for _, f := range locked {
+			f.lock.Unlock()
+		}
+	}
+}
+
+// find looks for the item of the feed a is a copy of: among what this
+// process added lately, then through the finder.
+func (g *copyGuard) find(ctx context.Context, feedID uuid.UUID, a domain.ArticleDiscovered, now time.Time) (domain.CopyMatch, bool, error) {
+	g.mu.Lock()
+	var recent []recentItem
+	if f := g.feeds[feedID]; f != nil {
+		f.recent = slices.DeleteFunc(f.recent, func(r recentItem) bool { return now.Sub(r.at) > recentFor })
+		recent = slices.Clone(f.recent)
+	}
+	g.mu.Unlock()
+	if m, ok, own := bestCopy(a, recent); own || ok {
+		return m, ok, nil
+	}
+	m, ok, err := g.finder.CopyOf(ctx, feedID, a)
+	if err != nil {
+		return domain.CopyMatch{}, false, fmt.Errorf("find copies of %s in feed %s: %w", a.Content.URL, feedID, err)
+	}
+	return m, ok, nil
+}
+
+// bestCopy is the item among candidates that a is the likeliest copy of;
+// own when a is one of them itself.
+func bestCopy(a domain.ArticleDiscovered, candidates []recentItem) (m domain.CopyMatch, ok, own bool) {
+	page := a.Content.Page()
+	for _, c := range candidates {
+		if c.newsPageID == a.NewsPageID {
+			return domain.CopyMatch{}, false, true
+		}
+		if d := a.EffectiveAt.Sub(c.effectiveAt); d > domain.CopyWindow || d < -domain.CopyWindow {
+			continue
+		}
+		if v := nearcopy.Compare(c.page, page); v.Copy && (!ok || v.Similarity > m.Verdict.Similarity) {
+			m, ok = domain.CopyMatch{NewsPageID: c.itemNewsPageID, Verdict: v}, true
+		}
+	}
+	return m, ok, false
+}
+
+// remember notes an article the call added to a feed, as an item of its
+// own (itemNewsPageID its own id) or as a copy.
+func (g *copyGuard) remember(feedID, itemNewsPageID uuid.UUID, a domain.ArticleDiscovered, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f := g.feeds[feedID]
+	if f == nil {
+		return
+	}
+	f.recent = append(f.recent, recentItem{
+		newsPageID: a.NewsPageID, itemNewsPageID: itemNewsPageID, page: a.Content.Page(), effectiveAt: a.EffectiveAt, at: now,
+	})
+}
+
+// SplitCopy splits a copy off an item of a news feed: the copy becomes an
+// item of its own and is never merged into that item again.
+type SplitCopy struct {
+	FeedRef
+	ItemID uuid.UUID
+	// NewsPageID is the copy's article.
+	NewsPageID uuid.UUID
+}
+
+// SplitCopy appends the split to the item's stream and the new item to the
+// copy's, in one multi-stream append; it returns the new item's id.
+func (h *Handler) SplitCopy(ctx context.Context, c SplitCopy) (uuid.UUID, Result, error) {
+	ref, err := h.lookups.ItemRef(ctx, domain.FeedNews, c.Org, c.FeedID, c.ItemID)
+	if err != nil {
+		return uuid.Nil, Result{}, err
+	}
+	newID := h.newID("splitItem")
+	// Decided in order in one attempt: the new item is what the split
+	// decided, appended to the copy's own stream in the same append.
+	var added domain.NewsItemAdded
+	_, results, err := decideAll(ctx, h, []change[*domain.NewsItem]{{
+		stream: domain.NewsItemStream(c.FeedID, ref.NewsPageID), org: c.Org,
+		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
+		decide: func(it *domain.NewsItem) ([]domain.Event, error) {
+			split, a, err := it.SplitCopy(c.Org, c.ItemID, c.NewsPageID, newID, h.now())
+			if err != nil {
+				return nil, err
+			}
+			added = a
+			return []domain.Event{split}, nil
+		},
+	}, {
+		stream: domain.NewsItemStream(c.FeedID, c.NewsPageID), org: c.Org,
+		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
+		decide: func(it *domain.NewsItem) ([]domain.Event, error) {
+			if it.Exists() {
+				return nil, nil
+			}
+			return []domain.Event{added}, nil
+		},
+	}})
+	if err != nil {
+		return uuid.Nil, Result{}, fmt.Errorf("split copy %s off item %s: %w", c.NewsPageID, c.ItemID, err)
+	}
+	return added.ItemID, results[0].Merge(results[1]), nil
+}

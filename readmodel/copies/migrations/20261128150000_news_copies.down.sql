@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS news_item_copies;
+DROP TABLE IF EXISTS news_copy_index;

@@ -1,0 +1,37 @@
+-- The copies read model (readmodel/copies): what finds the item of a news
+-- feed an article is a copy of, and each item's copies. Created empty; the
+-- copies projector fills them from the whole log on its first run.
+
+-- One row per article a feed holds, as an item (item_news_page_id is its
+-- own id) or as a copy of one: its normal address, its MinHash signature
+-- and the signature's bands, keyed with the feed (nearcopy.Bands).
+CREATE TABLE IF NOT EXISTS news_copy_index (
+    feed_id           uuid        NOT NULL,
+    news_page_id      uuid        NOT NULL,
+    item_news_page_id uuid        NOT NULL,
+    address           text        NOT NULL,
+    title             text        NOT NULL,
+    signature         text        NOT NULL DEFAULT '',
+    bands             bigint[]    NOT NULL DEFAULT '{}',
+    effective_at      timestamptz NOT NULL,
+    PRIMARY KEY (feed_id, news_page_id)
+);
+CREATE INDEX IF NOT EXISTS news_copy_index_bands ON news_copy_index USING gin (bands);
+CREATE INDEX IF NOT EXISTS news_copy_index_address ON news_copy_index (feed_id, address);
+
+-- The copies of each item, in the order they were found.
+CREATE TABLE IF NOT EXISTS news_item_copies (
+    item_id         uuid        NOT NULL,
+    feed_id         uuid        NOT NULL,
+    organization_id uuid        NOT NULL,
+    news_page_id    uuid        NOT NULL,
+    attachment_id   uuid        NOT NULL,
+    source_id       uuid        NOT NULL,
+    source_type     text        NOT NULL,
+    url             text        NOT NULL,
+    title           text        NOT NULL,
+    decided_by      text        NOT NULL,
+    similarity      float8      NOT NULL,
+    found_at        timestamptz NOT NULL,
+    PRIMARY KEY (item_id, news_page_id)
+);
