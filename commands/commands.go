@@ -81,6 +81,9 @@ type Handler struct {
 	// copies finds the items articles are copies of (copies.go); nil
 	// when copies are not looked for.
 	copies *copyGuard
+	// happeningCopies finds the event items happenings are copies of
+	// (happeningcopies.go); nil when they are not looked for.
+	happeningCopies *happeningGuard
 	// scope is the idempotent request the commands run as; zero outside
 	// one.
 	scope idempotency.Scope

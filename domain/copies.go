@@ -127,3 +127,74 @@ func (i *NewsItem) SplitCopy(org, itemID, newsPageID, newItemID uuid.UUID, now t
 			Content: c.Content, At: now,
 		}, nil
 }
+
+// An event feed lists one happening once, however many of its sources
+// list it: a happening found through an attachment that is the same as
+// the happening of an item of the feed (nearcopy.SameHappening: the same
+// start, the same place, the same or a close title) does not become a
+// second item. The item records it (HappeningItemCopyFound) and keeps
+// its source; the first happening seen stays the item.
+
+// HappeningItemCopyFound: a happening found through an attachment of the
+// feed is the item's happening as another source lists it.
+type HappeningItemCopyFound struct {
+	ItemID         uuid.UUID  `json:"itemId"`
+	FeedID         uuid.UUID  `json:"feedId"`
+	OrganizationID uuid.UUID  `json:"organizationId"`
+	AttachmentID   uuid.UUID  `json:"attachmentId"`
+	SourceID       uuid.UUID  `json:"sourceId"`
+	SourceType     SourceType `json:"sourceType"`
+	// HappeningID is the item's happening, CopyID the copy's.
+	HappeningID uuid.UUID `json:"eventId"`
+	CopyID      uuid.UUID `json:"copyEventId"`
+	// Title and URL are the copy's, as its source lists it.
+	Title string    `json:"title,omitempty"`
+	URL   string    `json:"url,omitempty"`
+	At    time.Time `json:"at"`
+}
+
+// The stored name keeps "Event", as the other event item events do.
+func (HappeningItemCopyFound) EventType() string { return "EventItemCopyFound" }
+
+func init() {
+	register(func() Event { return &HappeningItemCopyFound{} })
+}
+
+// Listing is what nearcopy compares of a happening: its title, its first
+// start, its venue and coordinates.
+func (d HappeningDetails) Listing() nearcopy.Listing {
+	l := nearcopy.Listing{Title: d.Title}
+	for _, in := range d.Instances {
+		for _, o := range in.Occurrences {
+			if l.Start.IsZero() || o.Start.Before(l.Start) {
+				l.Start = o.Start
+			}
+		}
+	}
+	if loc := d.Location; loc != nil {
+		if loc.Venue != nil {
+			l.Venue, l.Address = loc.Venue.Name, loc.Venue.Address
+		}
+		if l.Address == "" {
+			l.Address = loc.DisplayAddress
+		}
+		if loc.Coordinates != nil {
+			l.HasGeo, l.Lat, l.Lon = true, loc.Coordinates.Lat, loc.Coordinates.Lng
+		}
+	}
+	return l
+}
+
+// AddCopy decides recording the happening copy, found through to, as the
+// item's: nothing when the item does not exist, is that happening, or
+// holds it already.
+func (i *HappeningItem) AddCopy(to ItemTarget, copyID uuid.UUID, copy HappeningDetails, now time.Time) []Event {
+	if !i.exists || i.added.HappeningID == copyID || i.copies[copyID] {
+		return nil
+	}
+	return []Event{HappeningItemCopyFound{
+		ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
+		AttachmentID: to.AttachmentID, SourceID: to.SourceID, SourceType: to.SourceType,
+		HappeningID: i.added.HappeningID, CopyID: copyID, Title: copy.Title, URL: copy.PrimaryURL, At: now,
+	}}
+}

@@ -16,6 +16,7 @@ import (
 // CopyQueries read the copies of news items (readmodel/copies).
 type CopyQueries interface {
 	Copies(ctx context.Context, org, feedID, itemID uuid.UUID) ([]copies.Copy, error)
+	EventCopies(ctx context.Context, org, feedID, itemID uuid.UUID) ([]copies.EventCopy, error)
 }
 
 // copyJSON is one copy of a news item: another address the story was
@@ -86,4 +87,45 @@ func (h *handlers) splitNewsItemCopy(c *fiber.Ctx) error {
 		return err
 	}
 	return envelope.OK(c, fiber.StatusCreated, splitJSON{ItemID: id.String()})
+}
+
+// eventCopyJSON is one happening an event item holds as another source
+// lists it.
+type eventCopyJSON struct {
+	EventID      string `json:"eventId"`
+	AttachmentID string `json:"attachmentId"`
+	SourceID     string `json:"sourceId"`
+	SourceType   string `json:"sourceType"`
+	URL          string `json:"url,omitempty"`
+	Title        string `json:"title,omitempty"`
+	FoundAt      string `json:"foundAt"`
+}
+
+type eventCopyList struct {
+	Copies []eventCopyJSON `json:"copies"`
+}
+
+// listEventItemCopies answers the listings of an event item's event by
+// other sources, which did not become items of their own.
+func (h *handlers) listEventItemCopies(c *fiber.Ctx) error {
+	feedID, itemID, err := pathUUIDs(c, "id", "itemId")
+	if err != nil {
+		return err
+	}
+	ctx, org := c.UserContext(), organization(c)
+	if _, err := h.Reads.Items.ItemOrigin(ctx, domain.FeedHappenings, org, feedID, itemID); err != nil {
+		return err
+	}
+	list, err := h.Reads.Copies.EventCopies(ctx, org, feedID, itemID)
+	if err != nil {
+		return err
+	}
+	out := eventCopyList{Copies: make([]eventCopyJSON, 0, len(list))}
+	for _, cp := range list {
+		out.Copies = append(out.Copies, eventCopyJSON{
+			EventID: cp.CopyEventID.String(), AttachmentID: cp.AttachmentID.String(), SourceID: cp.SourceID.String(),
+			SourceType: cp.SourceType, URL: cp.URL, Title: cp.Title, FoundAt: shape.Timestamp(cp.FoundAt),
+		})
+	}
+	return envelope.OK(c, fiber.StatusOK, out)
 }

@@ -261,6 +261,7 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Get("/:id/items/:itemId", items, h.getEventItem)
 	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
 	events.Get("/:id/items/:itemId/history", items, h.itemHistory(domain.FeedHappenings, "id"))
+	events.Get("/:id/items/:itemId/copies", items, h.listEventItemCopies)
 	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
 	insights := app.Group("/insights", items)

@@ -1,6 +1,7 @@
 // Package copies owns the copies read model: the index that finds the item
-// of a news feed an article is a copy of (table news_copy_index) and each
-// item's copies (news_item_copies), its projector and its queries. See
+// of a news feed an article is a copy of (table news_copy_index), each news
+// item's copies (news_item_copies) and each event item's
+// (event_item_copies), its projector and its queries. See
 // domain/copies.go for what a copy is.
 package copies
 
@@ -23,9 +24,11 @@ import (
 // copies of each item.
 type Projector struct{}
 
-func (Projector) Name() string     { return "copies" }
-func (Projector) Version() int     { return 1 }
-func (Projector) Tables() []string { return []string{"news_copy_index", "news_item_copies"} }
+func (Projector) Name() string { return "copies" }
+func (Projector) Version() int { return 1 }
+func (Projector) Tables() []string {
+	return []string{"news_copy_index", "news_item_copies", "event_item_copies"}
+}
 
 // Migrations are its tables' migrations, in the package migrations beside
 // it; the service's schema applies them with every other owner's.
@@ -33,7 +36,7 @@ func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{
-		projections.On(projectItem), projections.On(projectCopy), projections.On(projectSplit),
+		projections.On(projectItem), projections.On(projectCopy), projections.On(projectSplit), projections.On(projectHappeningCopy),
 	}
 }
 
@@ -50,6 +53,13 @@ func projectCopy(ctx context.Context, db bun.IDB, e domain.NewsItemCopyFound) er
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, news_page_id) DO NOTHING`,
 		e.ItemID, e.FeedID, e.OrganizationID, e.NewsPageID, e.AttachmentID, e.SourceID, string(e.SourceType),
 		e.Content.URL, e.Content.Title, e.By, e.Similarity, e.At).Exec(ctx))
+}
+
+func projectHappeningCopy(ctx context.Context, db bun.IDB, e domain.HappeningItemCopyFound) error {
+	return projections.Exec(db.NewRaw(`INSERT INTO event_item_copies (item_id, feed_id, organization_id, copy_event_id, attachment_id,
+			source_id, source_type, url, title, found_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, copy_event_id) DO NOTHING`,
+		e.ItemID, e.FeedID, e.OrganizationID, e.CopyID, e.AttachmentID, e.SourceID, string(e.SourceType), e.URL, e.Title, e.At).Exec(ctx))
 }
 
 // projectSplit forgets the copy; the item it became (NewsItemAdded in its

@@ -98,3 +98,28 @@ func (q *Queries) Copies(ctx context.Context, org, feedID, itemID uuid.UUID) ([]
 	}
 	return out, nil
 }
+
+// EventCopy is one happening an event item holds as another source lists
+// it.
+type EventCopy struct {
+	CopyEventID  uuid.UUID `bun:"copy_event_id,type:uuid"`
+	AttachmentID uuid.UUID `bun:"attachment_id,type:uuid"`
+	SourceID     uuid.UUID `bun:"source_id,type:uuid"`
+	SourceType   string    `bun:"source_type"`
+	URL          string    `bun:"url"`
+	Title        string    `bun:"title"`
+	FoundAt      time.Time `bun:"found_at"`
+}
+
+// EventCopies lists the copies of an event item of a feed of the
+// organization, in the order they were found.
+func (q *Queries) EventCopies(ctx context.Context, org, feedID, itemID uuid.UUID) ([]EventCopy, error) {
+	out := []EventCopy{}
+	err := q.db.NewRaw(`SELECT copy_event_id, attachment_id, source_id, source_type, url, title, found_at
+		FROM event_item_copies WHERE item_id = ? AND feed_id = ? AND organization_id = ? ORDER BY found_at, copy_event_id`,
+		itemID, feedID, org).Scan(ctx, &out)
+	if err != nil {
+		return nil, fmt.Errorf("copies of event item %s: %w", itemID, err)
+	}
+	return out, nil
+}

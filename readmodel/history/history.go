@@ -192,6 +192,8 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 			entry.At, entry.Data = ev.At, newsItemCopySplit{ev.NewsPageID, ev.SplitItemID}
 		case domain.HappeningItemAdded:
 			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.HappeningID}
+		case domain.HappeningItemCopyFound:
+			entry.At, entry.Data = ev.At, eventItemCopyFound{ev.AttachmentID, ev.SourceID, ev.SourceType, ev.CopyID, ev.URL, ev.Title}
 		case domain.HappeningItemLinked:
 			entry.At, entry.Data = ev.At, eventItemLinked{ev.AttachmentID, ev.SourceID, ev.SourceType}
 		case domain.FeedbackGiven:
@@ -284,6 +286,14 @@ type (
 	newsItemCopySplit struct {
 		NewsPageID  uuid.UUID `json:"newsPageId"`
 		SplitItemID uuid.UUID `json:"splitItemId"`
+	}
+	eventItemCopyFound struct {
+		AttachmentID uuid.UUID         `json:"attachmentId"`
+		SourceID     uuid.UUID         `json:"sourceId"`
+		SourceType   domain.SourceType `json:"sourceType"`
+		CopyEventID  uuid.UUID         `json:"copyEventId"`
+		URL          string            `json:"url,omitempty"`
+		Title        string            `json:"title,omitempty"`
 	}
 	eventItemAdded struct {
 		ItemID       uuid.UUID         `json:"itemId"`

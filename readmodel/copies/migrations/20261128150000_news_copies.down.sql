@@ -1,2 +1,3 @@
+DROP TABLE IF EXISTS event_item_copies;
 DROP TABLE IF EXISTS news_item_copies;
 DROP TABLE IF EXISTS news_copy_index;

@@ -35,3 +35,18 @@ CREATE TABLE IF NOT EXISTS news_item_copies (
     found_at        timestamptz NOT NULL,
     PRIMARY KEY (item_id, news_page_id)
 );
+
+-- The happenings each event item holds as other sources list them.
+CREATE TABLE IF NOT EXISTS event_item_copies (
+    item_id         uuid        NOT NULL,
+    feed_id         uuid        NOT NULL,
+    organization_id uuid        NOT NULL,
+    copy_event_id   uuid        NOT NULL,
+    attachment_id   uuid        NOT NULL,
+    source_id       uuid        NOT NULL,
+    source_type     text        NOT NULL,
+    url             text        NOT NULL,
+    title           text        NOT NULL,
+    found_at        timestamptz NOT NULL,
+    PRIMARY KEY (item_id, copy_event_id)
+);
