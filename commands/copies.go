@@ -45,14 +45,70 @@ type copyGuard struct {
 
 type feedCopies struct {
 	lock   sync.Mutex
-	recent []recentItem // guarded by copyGuard.mu
+	recent pageIndex // guarded by copyGuard.mu
 }
 
 // recentItem is an article this process made an item or a copy of one.
 type recentItem struct {
 	newsPageID, itemNewsPageID uuid.UUID
 	page                       nearcopy.Page
+	address                    string
+	bands                      []int64
 	effectiveAt, at            time.Time
+}
+
+func newRecentItem(feedID, itemNewsPageID uuid.UUID, a domain.ArticleDiscovered, now time.Time) *recentItem {
+	page := a.Content.Page()
+	return &recentItem{
+		newsPageID: a.NewsPageID, itemNewsPageID: itemNewsPageID, page: page, address: nearcopy.NormalAddress(page.URL),
+		bands: page.Signature.Bands(feedID[:]), effectiveAt: a.EffectiveAt, at: now,
+	}
+}
+
+// pageIndex finds the articles an article may be a copy of among some
+// (as the read model's index does): those at its normal address or
+// sharing a band of its signature.
+type pageIndex struct {
+	items     []*recentItem
+	byAddress map[string][]*recentItem
+	byBand    map[int64][]*recentItem
+}
+
+func (x *pageIndex) add(r *recentItem) {
+	if x.byAddress == nil {
+		x.byAddress, x.byBand = map[string][]*recentItem{}, map[int64][]*recentItem{}
+	}
+	x.items = append(x.items, r)
+	x.byAddress[r.address] = append(x.byAddress[r.address], r)
+	for _, b := range r.bands {
+		x.byBand[b] = append(x.byBand[b], r)
+	}
+}
+
+// candidates are the items at r's address (r itself among them, an
+// article having one URL) or sharing a band with it, each once.
+func (x *pageIndex) candidates(r *recentItem) []*recentItem {
+	out := slices.Clone(x.byAddress[r.address])
+	for _, b := range r.bands {
+		for _, c := range x.byBand[b] {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// prune forgets what was added before since.
+func (x *pageIndex) prune(since time.Time) {
+	if len(x.items) == 0 || !x.items[0].at.Before(since) {
+		return
+	}
+	keep := slices.DeleteFunc(x.items, func(r *recentItem) bool { return r.at.Before(since) })
+	*x = pageIndex{}
+	for _, r := range keep {
+		x.add(r)
+	}
 }
 
 // lock takes the locks of the feeds, in order, and returns their release.
@@ -82,14 +138,15 @@ func (g *copyGuard) lock(feedIDs []uuid.UUID) func() {
 // find looks for the item of the feed a is a copy of: among what this
 // process added lately, then through the finder.
 func (g *copyGuard) find(ctx context.Context, feedID uuid.UUID, a domain.ArticleDiscovered, now time.Time) (domain.CopyMatch, bool, error) {
+	r := newRecentItem(feedID, a.NewsPageID, a, now)
 	g.mu.Lock()
-	var recent []recentItem
+	var candidates []*recentItem
 	if f := g.feeds[feedID]; f != nil {
-		f.recent = slices.DeleteFunc(f.recent, func(r recentItem) bool { return now.Sub(r.at) > recentFor })
-		recent = slices.Clone(f.recent)
+		f.recent.prune(now.Add(-recentFor))
+		candidates = f.recent.candidates(r)
 	}
 	g.mu.Unlock()
-	if m, ok, own := bestCopy(a, recent); own || ok {
+	if m, ok, own := bestCopy(r, candidates); own || ok {
 		return m, ok, nil
 	}
 	m, ok, err := g.finder.CopyOf(ctx, feedID, a)
@@ -99,18 +156,17 @@ func (g *copyGuard) find(ctx context.Context, feedID uuid.UUID, a domain.Article
 	return m, ok, nil
 }
 
-// bestCopy is the item among candidates that a is the likeliest copy of;
-// own when a is one of them itself.
-func bestCopy(a domain.ArticleDiscovered, candidates []recentItem) (m domain.CopyMatch, ok, own bool) {
-	page := a.Content.Page()
+// bestCopy is the item among candidates that r is the likeliest copy of;
+// own when r is one of them itself.
+func bestCopy(r *recentItem, candidates []*recentItem) (m domain.CopyMatch, ok, own bool) {
 	for _, c := range candidates {
-		if c.newsPageID == a.NewsPageID {
+		if c.newsPageID == r.newsPageID {
 			return domain.CopyMatch{}, false, true
 		}
-		if d := a.EffectiveAt.Sub(c.effectiveAt); d > domain.CopyWindow || d < -domain.CopyWindow {
+		if d := r.effectiveAt.Sub(c.effectiveAt); d > domain.CopyWindow || d < -domain.CopyWindow {
 			continue
 		}
-		if v := nearcopy.Compare(c.page, page); v.Copy && (!ok || v.Similarity > m.Verdict.Similarity) {
+		if v := nearcopy.Compare(c.page, r.page); v.Copy && (!ok || v.Similarity > m.Verdict.Similarity) {
 			m, ok = domain.CopyMatch{NewsPageID: c.itemNewsPageID, Verdict: v}, true
 		}
 	}
@@ -120,15 +176,12 @@ func bestCopy(a domain.ArticleDiscovered, candidates []recentItem) (m domain.Cop
 // remember notes an article the call added to a feed, as an item of its
 // own (itemNewsPageID its own id) or as a copy.
 func (g *copyGuard) remember(feedID, itemNewsPageID uuid.UUID, a domain.ArticleDiscovered, now time.Time) {
+	r := newRecentItem(feedID, itemNewsPageID, a, now)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	f := g.feeds[feedID]
-	if f == nil {
-		return
+	if f := g.feeds[feedID]; f != nil {
+		f.recent.add(r)
 	}
-	f.recent = append(f.recent, recentItem{
-		newsPageID: a.NewsPageID, itemNewsPageID: itemNewsPageID, page: a.Content.Page(), effectiveAt: a.EffectiveAt, at: now,
-	})
 }
 
 // SplitCopy splits a copy off an item of a news feed: the copy becomes an

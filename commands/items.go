@@ -103,9 +103,15 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 	// Each item is an add of its own, or a copy of an item (copyOf).
 	copyOf := make([]domain.CopyMatch, len(cs))
 	isCopy := make([]bool, len(cs))
-	earlier := map[uuid.UUID][]recentItem{}
+	earlier := map[uuid.UUID]*pageIndex{}
 	for i, c := range cs {
-		m, ok, own := bestCopy(c.Article, earlier[c.FeedID])
+		x := earlier[c.FeedID]
+		if x == nil {
+			x = &pageIndex{}
+			earlier[c.FeedID] = x
+		}
+		r := newRecentItem(c.FeedID, c.Article.NewsPageID, c.Article, now)
+		m, ok, own := bestCopy(r, x.candidates(r))
 		if !ok && !own {
 			if m, ok, err = h.copies.find(ctx, c.FeedID, c.Article, now); err != nil {
 				return nil, Result{}, err
@@ -115,10 +121,7 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 			copyOf[i], isCopy[i] = m, true
 			continue
 		}
-		earlier[c.FeedID] = append(earlier[c.FeedID], recentItem{
-			newsPageID: c.Article.NewsPageID, itemNewsPageID: c.Article.NewsPageID,
-			page: c.Article.Content.Page(), effectiveAt: c.Article.EffectiveAt, at: now,
-		})
+		x.add(r)
 	}
 	changes := make([]change[*domain.NewsItem], len(cs))
 	own := make([]bool, len(cs))
