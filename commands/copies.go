@@ -14,11 +14,12 @@ import (
 	"github.com/feedsvc/feedsvc/domain/nearcopy"
 )
 
-// CopyFinder finds the item of a feed that an article is a copy of
-// (domain/copies.go): the read model's index of the feed's recent items.
-// ok is false when the feed holds no copy, or holds the article itself.
+// CopyFinder finds, for each article, the item of a feed that it is a
+// copy of (domain/copies.go): the read model's index of the feed's recent
+// items. found[i] is false when the feed holds no copy of article i, or
+// holds article i itself.
 type CopyFinder interface {
-	CopyOf(ctx context.Context, feedID uuid.UUID, a domain.ArticleDiscovered) (m domain.CopyMatch, ok bool, err error)
+	CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.ArticleDiscovered) (m []domain.CopyMatch, found []bool, err error)
 }
 
 // FindingCopies has articles that are copies of an item of their feed
@@ -135,10 +136,9 @@ func (g *copyGuard) lock(feedIDs []uuid.UUID) func() {
 	}
 }
 
-// find looks for the item of the feed a is a copy of: among what this
-// process added lately, then through the finder.
-func (g *copyGuard) find(ctx context.Context, feedID uuid.UUID, a domain.ArticleDiscovered, now time.Time) (domain.CopyMatch, bool, error) {
-	r := newRecentItem(feedID, a.NewsPageID, a, now)
+// recentCopy looks for the item of the feed r is a copy of among what this
+// process added lately; own when r is one of them.
+func (g *copyGuard) recentCopy(feedID uuid.UUID, r *recentItem, now time.Time) (m domain.CopyMatch, ok, own bool) {
 	g.mu.Lock()
 	var candidates []*recentItem
 	if f := g.feeds[feedID]; f != nil {
@@ -146,14 +146,33 @@ func (g *copyGuard) find(ctx context.Context, feedID uuid.UUID, a domain.Article
 		candidates = f.recent.candidates(r)
 	}
 	g.mu.Unlock()
-	if m, ok, own := bestCopy(r, candidates); own || ok {
-		return m, ok, nil
+	return bestCopy(r, candidates)
+}
+
+// found are the finder's answers for the articles of a call, by feed.
+type found struct {
+	matches []domain.CopyMatch
+	ok      []bool
+}
+
+// findAll asks the finder about the articles of cs, one question per feed;
+// the answer for cs[i] is at out[feed].matches[at[i]].
+func (g *copyGuard) findAll(ctx context.Context, cs []AddNewsItem) (out map[uuid.UUID]found, at []int, err error) {
+	byFeed := map[uuid.UUID][]domain.ArticleDiscovered{}
+	at = make([]int, len(cs))
+	for i, c := range cs {
+		at[i] = len(byFeed[c.FeedID])
+		byFeed[c.FeedID] = append(byFeed[c.FeedID], c.Article)
 	}
-	m, ok, err := g.finder.CopyOf(ctx, feedID, a)
-	if err != nil {
-		return domain.CopyMatch{}, false, fmt.Errorf("find copies of %s in feed %s: %w", a.Content.URL, feedID, err)
+	out = make(map[uuid.UUID]found, len(byFeed))
+	for feedID, as := range byFeed {
+		m, ok, err := g.finder.CopiesOf(ctx, feedID, as)
+		if err != nil {
+			return nil, nil, fmt.Errorf("find copies of %d articles in feed %s: %w", len(as), feedID, err)
+		}
+		out[feedID] = found{m, ok}
 	}
-	return m, ok, nil
+	return out, at, nil
 }
 
 // bestCopy is the item among candidates that r is the likeliest copy of;

@@ -103,6 +103,12 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 	// Each item is an add of its own, or a copy of an item (copyOf).
 	copyOf := make([]domain.CopyMatch, len(cs))
 	isCopy := make([]bool, len(cs))
+	// What the read model knows is asked once per feed; what this
+	// process added lately, and what the call adds before, come first.
+	known, at, err := h.copies.findAll(ctx, cs)
+	if err != nil {
+		return nil, Result{}, err
+	}
 	earlier := map[uuid.UUID]*pageIndex{}
 	for i, c := range cs {
 		x := earlier[c.FeedID]
@@ -113,9 +119,11 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 		r := newRecentItem(c.FeedID, c.Article.NewsPageID, c.Article, now)
 		m, ok, own := bestCopy(r, x.candidates(r))
 		if !ok && !own {
-			if m, ok, err = h.copies.find(ctx, c.FeedID, c.Article, now); err != nil {
-				return nil, Result{}, err
-			}
+			m, ok, own = h.copies.recentCopy(c.FeedID, r, now)
+		}
+		if !ok && !own {
+			f := known[c.FeedID]
+			m, ok = f.matches[at[i]], f.ok[at[i]]
 		}
 		if ok {
 			copyOf[i], isCopy[i] = m, true

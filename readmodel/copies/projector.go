@@ -27,7 +27,7 @@ type Projector struct{}
 func (Projector) Name() string { return "copies" }
 func (Projector) Version() int { return 1 }
 func (Projector) Tables() []string {
-	return []string{"news_copy_index", "news_item_copies", "event_item_copies"}
+	return []string{"news_copy_index", "news_copy_bands", "news_item_copies", "event_item_copies"}
 }
 
 // Migrations are its tables' migrations, in the package migrations beside
@@ -65,9 +65,15 @@ func projectHappeningCopy(ctx context.Context, db bun.IDB, e domain.HappeningIte
 // projectSplit forgets the copy; the item it became (NewsItemAdded in its
 // own stream) indexes itself.
 func projectSplit(ctx context.Context, db bun.IDB, e domain.NewsItemCopySplit) error {
-	if err := projections.Exec(db.NewRaw(`DELETE FROM news_copy_index WHERE feed_id = ? AND news_page_id = ? AND item_news_page_id = ?`,
-		e.FeedID, e.NewsPageID, e.ItemNewsPageID).Exec(ctx)); err != nil {
-		return err
+	res, err := db.NewRaw(`DELETE FROM news_copy_index WHERE feed_id = ? AND news_page_id = ? AND item_news_page_id = ?`,
+		e.FeedID, e.NewsPageID, e.ItemNewsPageID).Exec(ctx)
+	if err != nil {
+		return projections.Exec(nil, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		if err := projections.Exec(db.NewRaw(`DELETE FROM news_copy_bands WHERE feed_id = ? AND news_page_id = ?`, e.FeedID, e.NewsPageID).Exec(ctx)); err != nil {
+			return err
+		}
 	}
 	return projections.Exec(db.NewRaw(`DELETE FROM news_item_copies WHERE item_id = ? AND news_page_id = ?`, e.ItemID, e.NewsPageID).Exec(ctx))
 }
@@ -81,15 +87,19 @@ func effectiveAt(c domain.ArticleContent, added time.Time) time.Time {
 }
 
 func index(ctx context.Context, db bun.IDB, feedID, newsPageID, itemNewsPageID uuid.UUID, c domain.ArticleContent, at time.Time) error {
-	sig, bands := "", []int64{}
+	sig, bands := "", []int64(nil)
 	if c.Signature != nil {
-		sig = c.Signature.String()
-		if b := c.Signature.Bands(feedID[:]); b != nil {
-			bands = b
-		}
+		sig, bands = c.Signature.String(), c.Signature.Bands(feedID[:])
 	}
-	return projections.Exec(db.NewRaw(`INSERT INTO news_copy_index (feed_id, news_page_id, item_news_page_id, address, title, signature, bands, effective_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	if err := projections.Exec(db.NewRaw(`INSERT INTO news_copy_index (feed_id, news_page_id, item_news_page_id, address, title, signature, effective_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (feed_id, news_page_id) DO UPDATE SET item_news_page_id = EXCLUDED.item_news_page_id`,
-		feedID, newsPageID, itemNewsPageID, nearcopy.NormalAddress(c.URL), c.Title, sig, pgdialect.Array(bands), at).Exec(ctx))
+		feedID, newsPageID, itemNewsPageID, nearcopy.NormalAddress(c.URL), c.Title, sig, at).Exec(ctx)); err != nil {
+		return err
+	}
+	if len(bands) == 0 {
+		return nil
+	}
+	return projections.Exec(db.NewRaw(`INSERT INTO news_copy_bands (band, feed_id, news_page_id)
+		SELECT unnest(?::bigint[]), ?, ? ON CONFLICT DO NOTHING`, pgdialect.Array(bands), feedID, newsPageID).Exec(ctx))
 }

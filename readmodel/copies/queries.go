@@ -22,53 +22,106 @@ func NewQueries(db bun.IDB) *Queries { return &Queries{db: db} }
 // maxCandidates bounds the articles of a feed compared with a new one.
 const maxCandidates = 50
 
-// CopyOf finds the item of the feed that a is a copy of (commands.CopyFinder):
-// the feed's articles at a's normal address, or sharing a band of its
-// signature and within domain.CopyWindow of it, compared with
-// nearcopy.Compare; the likeliest copy wins. ok is false when none is a
-// copy, or when the feed holds a itself.
-func (q *Queries) CopyOf(ctx context.Context, feedID uuid.UUID, a domain.ArticleDiscovered) (domain.CopyMatch, bool, error) {
+// CopiesOf finds, for each article, the item of the feed that it is a
+// copy of (commands.CopyFinder), with one statement for them all: the
+// feed's articles at one of their normal addresses, or sharing a band of
+// one's signature and within domain.CopyWindow of the batch, each
+// compared with nearcopy.Compare to the articles it may be a copy of; the
+// likeliest copy wins. found[i] is false when none is a copy of article
+// i, or the feed holds article i itself.
+func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.ArticleDiscovered) ([]domain.CopyMatch, []bool, error) {
+	matches, found := make([]domain.CopyMatch, len(as)), make([]bool, len(as))
+	if len(as) == 0 {
+		return matches, found, nil
+	}
+	pages := make([]nearcopy.Page, len(as))
+	addresses := make([]string, len(as))
+	ids := make([]uuid.UUID, len(as))
+	bands := make([][]int64, len(as))
+	allBands := []int64{}
+	from, until := as[0].EffectiveAt, as[0].EffectiveAt
+	for i, a := range as {
+		pages[i], ids[i] = a.Content.Page(), a.NewsPageID
+		addresses[i] = nearcopy.NormalAddress(pages[i].URL)
+		bands[i] = pages[i].Signature.Bands(feedID[:])
+		allBands = append(allBands, bands[i]...)
+		from, until = minTime(from, a.EffectiveAt), maxTime(until, a.EffectiveAt)
+	}
 	var rows []struct {
 		NewsPageID     uuid.UUID `bun:"news_page_id,type:uuid"`
 		ItemNewsPageID uuid.UUID `bun:"item_news_page_id,type:uuid"`
 		Address        string    `bun:"address"`
 		Title          string    `bun:"title"`
 		Signature      string    `bun:"signature"`
+		EffectiveAt    time.Time `bun:"effective_at"`
+		Banded         bool      `bun:"banded"`
 	}
-	page := a.Content.Page()
-	bands := page.Signature.Bands(feedID[:])
-	if bands == nil {
-		bands = []int64{}
-	}
-	err := q.db.NewRaw(`SELECT news_page_id, item_news_page_id, address, title, signature FROM news_copy_index
-		WHERE feed_id = ?0 AND (news_page_id = ?1 OR address = ?2)
+	// Three branches, each on its own index: the primary key, the
+	// addresses, and the bands (a band names its feed: it is hashed with
+	// it; the feed is checked all the same).
+	err := q.db.NewRaw(`SELECT news_page_id, item_news_page_id, address, title, signature, effective_at, false AS banded FROM news_copy_index
+		WHERE feed_id = ?0 AND news_page_id = ANY(?1)
 		UNION ALL
-		(SELECT news_page_id, item_news_page_id, address, title, signature FROM news_copy_index
-		WHERE bands && ?3 AND feed_id = ?0 AND effective_at BETWEEN ?4 AND ?5 LIMIT ?6)`,
-		feedID, a.NewsPageID, nearcopy.NormalAddress(a.Content.URL), pgdialect.Array(bands),
-		a.EffectiveAt.Add(-domain.CopyWindow), a.EffectiveAt.Add(domain.CopyWindow), maxCandidates).Scan(ctx, &rows)
+		SELECT news_page_id, item_news_page_id, address, title, signature, effective_at, false FROM news_copy_index
+		WHERE feed_id = ?0 AND address = ANY(?2)
+		UNION ALL
+		(SELECT i.news_page_id, i.item_news_page_id, i.address, i.title, i.signature, i.effective_at, true FROM news_copy_index AS i
+		WHERE i.feed_id = ?0 AND i.effective_at BETWEEN ?4 AND ?5 AND i.news_page_id IN (
+			SELECT DISTINCT b.news_page_id FROM news_copy_bands AS b WHERE b.band = ANY(?3) AND b.feed_id = ?0)
+		LIMIT ?6)`,
+		feedID, pgdialect.Array(ids), pgdialect.Array(addresses), pgdialect.Array(allBands),
+		from.Add(-domain.CopyWindow), until.Add(domain.CopyWindow), maxCandidates*len(as)).Scan(ctx, &rows)
 	if err != nil {
-		return domain.CopyMatch{}, false, fmt.Errorf("find copies of %s in feed %s: %w", a.Content.URL, feedID, err)
+		return nil, nil, fmt.Errorf("find copies of %d articles in feed %s: %w", len(as), feedID, err)
 	}
-	var best domain.CopyMatch
-	found := false
+	own := make([]bool, len(as))
 	for _, r := range rows {
-		if r.NewsPageID == a.NewsPageID {
-			return domain.CopyMatch{}, false, nil
-		}
-		other := nearcopy.Page{URL: "https://" + r.Address, Title: r.Title}
-		if r.Signature != "" {
-			sig, err := nearcopy.ParseSignature(r.Signature)
-			if err != nil {
-				return domain.CopyMatch{}, false, fmt.Errorf("signature of %s in feed %s: %w", r.NewsPageID, feedID, err)
+		var other *nearcopy.Page
+		for i, a := range as {
+			if own[i] {
+				continue
 			}
-			other.Signature = sig
-		}
-		if v := nearcopy.Compare(other, page); v.Copy && (!found || v.Similarity > best.Verdict.Similarity) {
-			best, found = domain.CopyMatch{NewsPageID: r.ItemNewsPageID, Verdict: v}, true
+			if r.NewsPageID == a.NewsPageID {
+				own[i], found[i] = true, false
+				continue
+			}
+			if r.Address != addresses[i] && !r.Banded {
+				continue
+			}
+			if d := a.EffectiveAt.Sub(r.EffectiveAt); r.Address != addresses[i] && (d > domain.CopyWindow || d < -domain.CopyWindow) {
+				continue
+			}
+			if other == nil {
+				p := nearcopy.Page{URL: "https://" + r.Address, Title: r.Title}
+				if r.Signature != "" {
+					sig, err := nearcopy.ParseSignature(r.Signature)
+					if err != nil {
+						return nil, nil, fmt.Errorf("signature of %s in feed %s: %w", r.NewsPageID, feedID, err)
+					}
+					p.Signature = sig
+				}
+				other = &p
+			}
+			if v := nearcopy.Compare(*other, pages[i]); v.Copy && (!found[i] || v.Similarity > matches[i].Verdict.Similarity) {
+				matches[i], found[i] = domain.CopyMatch{NewsPageID: r.ItemNewsPageID, Verdict: v}, true
+			}
 		}
 	}
-	return best, found, nil
+	return matches, found, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // Copy is one copy of an item: an article found through an attachment of

@@ -3,8 +3,9 @@
 -- copies projector fills them from the whole log on its first run.
 
 -- One row per article a feed holds, as an item (item_news_page_id is its
--- own id) or as a copy of one: its normal address, its MinHash signature
--- and the signature's bands, keyed with the feed (nearcopy.Bands).
+-- own id) or as a copy of one: its normal address and its MinHash
+-- signature; news_copy_bands holds the signature's bands, hashed with the
+-- feed (nearcopy.Bands), one row each.
 CREATE TABLE IF NOT EXISTS news_copy_index (
     feed_id           uuid        NOT NULL,
     news_page_id      uuid        NOT NULL,
@@ -12,11 +13,15 @@ CREATE TABLE IF NOT EXISTS news_copy_index (
     address           text        NOT NULL,
     title             text        NOT NULL,
     signature         text        NOT NULL DEFAULT '',
-    bands             bigint[]    NOT NULL DEFAULT '{}',
     effective_at      timestamptz NOT NULL,
     PRIMARY KEY (feed_id, news_page_id)
 );
-CREATE INDEX IF NOT EXISTS news_copy_index_bands ON news_copy_index USING gin (bands);
+CREATE TABLE IF NOT EXISTS news_copy_bands (
+    band         bigint NOT NULL,
+    feed_id      uuid   NOT NULL,
+    news_page_id uuid   NOT NULL,
+    PRIMARY KEY (band, feed_id, news_page_id)
+);
 CREATE INDEX IF NOT EXISTS news_copy_index_address ON news_copy_index (feed_id, address);
 
 -- The copies of each item, in the order they were found.
