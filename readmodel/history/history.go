@@ -186,14 +186,13 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		switch ev := e.event.(type) {
 		case domain.NewsItemAdded:
 			entry.At, entry.Data = ev.At, newsItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.VersionID, ev.Content.URL, ev.Content.Title}
-		case domain.NewsItemCopyFound:
-			entry.At, entry.Data = ev.At, newsItemCopyFound{ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.Content.URL, ev.Content.Title, ev.By, ev.Similarity}
-		case domain.NewsItemCopySplit:
-			entry.At, entry.Data = ev.At, newsItemCopySplit{ev.NewsPageID, ev.SplitItemID}
+		case domain.NewsItemCopyFound, domain.NewsItemCopySplit, domain.HappeningItemCopyFound:
+			// The released document's entry types are a closed list (a
+			// oneOf): a new one would break clients that read it. An
+			// item's copies are listed by its copies route instead.
+			continue
 		case domain.HappeningItemAdded:
 			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.HappeningID}
-		case domain.HappeningItemCopyFound:
-			entry.At, entry.Data = ev.At, eventItemCopyFound{ev.AttachmentID, ev.SourceID, ev.SourceType, ev.CopyID, ev.URL, ev.Title}
 		case domain.HappeningItemLinked:
 			entry.At, entry.Data = ev.At, eventItemLinked{ev.AttachmentID, ev.SourceID, ev.SourceType}
 		case domain.FeedbackGiven:
@@ -271,28 +270,6 @@ type (
 		NewsPageID   uuid.UUID         `json:"newsPageId"`
 		VersionID    uuid.UUID         `json:"versionId"`
 		URL          string            `json:"url"`
-		Title        string            `json:"title,omitempty"`
-	}
-	newsItemCopyFound struct {
-		AttachmentID uuid.UUID         `json:"attachmentId"`
-		SourceID     uuid.UUID         `json:"sourceId"`
-		SourceType   domain.SourceType `json:"sourceType"`
-		NewsPageID   uuid.UUID         `json:"newsPageId"`
-		URL          string            `json:"url"`
-		Title        string            `json:"title,omitempty"`
-		By           string            `json:"by"`
-		Similarity   float64           `json:"similarity"`
-	}
-	newsItemCopySplit struct {
-		NewsPageID  uuid.UUID `json:"newsPageId"`
-		SplitItemID uuid.UUID `json:"splitItemId"`
-	}
-	eventItemCopyFound struct {
-		AttachmentID uuid.UUID         `json:"attachmentId"`
-		SourceID     uuid.UUID         `json:"sourceId"`
-		SourceType   domain.SourceType `json:"sourceType"`
-		CopyEventID  uuid.UUID         `json:"copyEventId"`
-		URL          string            `json:"url,omitempty"`
 		Title        string            `json:"title,omitempty"`
 	}
 	eventItemAdded struct {

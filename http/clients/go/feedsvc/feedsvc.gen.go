@@ -664,21 +664,6 @@ func (e HistoryEventItemAddedType) Valid() bool {
 	}
 }
 
-// Defines values for HistoryEventItemCopyFoundType.
-const (
-	EventItemCopyFound HistoryEventItemCopyFoundType = "EventItemCopyFound"
-)
-
-// Valid indicates whether the value is a known member of the HistoryEventItemCopyFoundType enum.
-func (e HistoryEventItemCopyFoundType) Valid() bool {
-	switch e {
-	case EventItemCopyFound:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for HistoryEventItemLinkedType.
 const (
 	EventItemLinked HistoryEventItemLinkedType = "EventItemLinked"
@@ -754,54 +739,6 @@ const (
 func (e HistoryNewsItemAddedType) Valid() bool {
 	switch e {
 	case NewsItemAdded:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for HistoryNewsItemCopyFoundDataBy.
-const (
-	HistoryNewsItemCopyFoundDataByAddress HistoryNewsItemCopyFoundDataBy = "address"
-	HistoryNewsItemCopyFoundDataByText    HistoryNewsItemCopyFoundDataBy = "text"
-)
-
-// Valid indicates whether the value is a known member of the HistoryNewsItemCopyFoundDataBy enum.
-func (e HistoryNewsItemCopyFoundDataBy) Valid() bool {
-	switch e {
-	case HistoryNewsItemCopyFoundDataByAddress:
-		return true
-	case HistoryNewsItemCopyFoundDataByText:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for HistoryNewsItemCopyFoundType.
-const (
-	NewsItemCopyFound HistoryNewsItemCopyFoundType = "NewsItemCopyFound"
-)
-
-// Valid indicates whether the value is a known member of the HistoryNewsItemCopyFoundType enum.
-func (e HistoryNewsItemCopyFoundType) Valid() bool {
-	switch e {
-	case NewsItemCopyFound:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for HistoryNewsItemCopySplitType.
-const (
-	NewsItemCopySplit HistoryNewsItemCopySplitType = "NewsItemCopySplit"
-)
-
-// Valid indicates whether the value is a known member of the HistoryNewsItemCopySplitType enum.
-func (e HistoryNewsItemCopySplitType) Valid() bool {
-	switch e {
-	case NewsItemCopySplit:
 		return true
 	default:
 		return false
@@ -1215,16 +1152,16 @@ func (e NewsItemCopiesAnswerSuccess) Valid() bool {
 
 // Defines values for NewsItemCopyDecidedBy.
 const (
-	NewsItemCopyDecidedByAddress NewsItemCopyDecidedBy = "address"
-	NewsItemCopyDecidedByText    NewsItemCopyDecidedBy = "text"
+	Address NewsItemCopyDecidedBy = "address"
+	Text    NewsItemCopyDecidedBy = "text"
 )
 
 // Valid indicates whether the value is a known member of the NewsItemCopyDecidedBy enum.
 func (e NewsItemCopyDecidedBy) Valid() bool {
 	switch e {
-	case NewsItemCopyDecidedByAddress:
+	case Address:
 		return true
-	case NewsItemCopyDecidedByText:
+	case Text:
 		return true
 	default:
 		return false
@@ -3438,45 +3375,6 @@ type HistoryEventItemAdded struct {
 // HistoryEventItemAddedType defines model for HistoryEventItemAdded.Type.
 type HistoryEventItemAddedType string
 
-// HistoryEventItemCopyFound An event found through an attachment of the feed is the item's event as another source lists it (the same start, the same place, the same or a close title), so it did not become an item of its own.
-type HistoryEventItemCopyFound struct {
-	// At UTC with millisecond precision (D2).
-	//
-	// Examples: 2026-11-22T10:04:05.123Z
-	At   Timestamp `json:"at"`
-	Data struct {
-		// AttachmentId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		AttachmentId Uuid `json:"attachmentId"`
-
-		// CopyEventId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		CopyEventId Uuid `json:"copyEventId"`
-
-		// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		SourceId Uuid `json:"sourceId"`
-
-		// SourceType A kind of source, in the real platform spellings (D1).
-		SourceType SourceType `json:"sourceType"`
-		Title      *string    `json:"title,omitempty"`
-		Url        *string    `json:"url,omitempty"`
-	} `json:"data"`
-
-	// Position The event's place in the global log, `commit/prepare` (ordered).
-	Position HistoryPosition `json:"position"`
-
-	// Stream Whose event it is.
-	Stream HistoryStream                 `json:"stream"`
-	Type   HistoryEventItemCopyFoundType `json:"type"`
-}
-
-// HistoryEventItemCopyFoundType defines model for HistoryEventItemCopyFound.Type.
-type HistoryEventItemCopyFoundType string
-
 // HistoryEventItemLinked defines model for HistoryEventItemLinked.
 type HistoryEventItemLinked struct {
 	// At UTC with millisecond precision (D2).
@@ -3611,83 +3509,6 @@ type HistoryNewsItemAdded struct {
 
 // HistoryNewsItemAddedType defines model for HistoryNewsItemAdded.Type.
 type HistoryNewsItemAddedType string
-
-// HistoryNewsItemCopyFound An article found through an attachment of the feed is a copy of the item, so it did not become an item of its own (see "Copies" in the API notes).
-type HistoryNewsItemCopyFound struct {
-	// At UTC with millisecond precision (D2).
-	//
-	// Examples: 2026-11-22T10:04:05.123Z
-	At   Timestamp `json:"at"`
-	Data struct {
-		// AttachmentId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		AttachmentId Uuid `json:"attachmentId"`
-
-		// By What decided it is a copy; the address (the same page under another URL) or the text.
-		By HistoryNewsItemCopyFoundDataBy `json:"by"`
-
-		// NewsPageId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		NewsPageId Uuid `json:"newsPageId"`
-
-		// Similarity The estimated similarity of the two texts (0 when either is too short to compare).
-		Similarity float64 `json:"similarity"`
-
-		// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		SourceId Uuid `json:"sourceId"`
-
-		// SourceType A kind of source, in the real platform spellings (D1).
-		SourceType SourceType `json:"sourceType"`
-		Title      *string    `json:"title,omitempty"`
-		Url        string     `json:"url"`
-	} `json:"data"`
-
-	// Position The event's place in the global log, `commit/prepare` (ordered).
-	Position HistoryPosition `json:"position"`
-
-	// Stream Whose event it is.
-	Stream HistoryStream                `json:"stream"`
-	Type   HistoryNewsItemCopyFoundType `json:"type"`
-}
-
-// HistoryNewsItemCopyFoundDataBy What decided it is a copy; the address (the same page under another URL) or the text.
-type HistoryNewsItemCopyFoundDataBy string
-
-// HistoryNewsItemCopyFoundType defines model for HistoryNewsItemCopyFound.Type.
-type HistoryNewsItemCopyFoundType string
-
-// HistoryNewsItemCopySplit A copy was split off the item and became the item `splitItemId`.
-type HistoryNewsItemCopySplit struct {
-	// At UTC with millisecond precision (D2).
-	//
-	// Examples: 2026-11-22T10:04:05.123Z
-	At   Timestamp `json:"at"`
-	Data struct {
-		// NewsPageId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		NewsPageId Uuid `json:"newsPageId"`
-
-		// SplitItemId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
-		//
-		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
-		SplitItemId Uuid `json:"splitItemId"`
-	} `json:"data"`
-
-	// Position The event's place in the global log, `commit/prepare` (ordered).
-	Position HistoryPosition `json:"position"`
-
-	// Stream Whose event it is.
-	Stream HistoryStream                `json:"stream"`
-	Type   HistoryNewsItemCopySplitType `json:"type"`
-}
-
-// HistoryNewsItemCopySplitType defines model for HistoryNewsItemCopySplit.Type.
-type HistoryNewsItemCopySplitType string
 
 // HistoryPosition The event's place in the global log, `commit/prepare` (ordered).
 type HistoryPosition = string
@@ -6879,74 +6700,6 @@ func (t *HistoryEntry) MergeHistoryNewsItemAdded(v HistoryNewsItemAdded) error {
 	return err
 }
 
-// AsHistoryNewsItemCopyFound returns the union data inside the HistoryEntry as a HistoryNewsItemCopyFound
-func (t HistoryEntry) AsHistoryNewsItemCopyFound() (HistoryNewsItemCopyFound, error) {
-	var body HistoryNewsItemCopyFound
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromHistoryNewsItemCopyFound overwrites any union data inside the HistoryEntry as the provided HistoryNewsItemCopyFound
-func (t *HistoryEntry) FromHistoryNewsItemCopyFound(v HistoryNewsItemCopyFound) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"type":"NewsItemCopyFound"}`))
-	t.union = b
-	return err
-}
-
-// MergeHistoryNewsItemCopyFound performs a merge with any union data inside the HistoryEntry, using the provided HistoryNewsItemCopyFound
-func (t *HistoryEntry) MergeHistoryNewsItemCopyFound(v HistoryNewsItemCopyFound) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"type":"NewsItemCopyFound"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsHistoryNewsItemCopySplit returns the union data inside the HistoryEntry as a HistoryNewsItemCopySplit
-func (t HistoryEntry) AsHistoryNewsItemCopySplit() (HistoryNewsItemCopySplit, error) {
-	var body HistoryNewsItemCopySplit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromHistoryNewsItemCopySplit overwrites any union data inside the HistoryEntry as the provided HistoryNewsItemCopySplit
-func (t *HistoryEntry) FromHistoryNewsItemCopySplit(v HistoryNewsItemCopySplit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"type":"NewsItemCopySplit"}`))
-	t.union = b
-	return err
-}
-
-// MergeHistoryNewsItemCopySplit performs a merge with any union data inside the HistoryEntry, using the provided HistoryNewsItemCopySplit
-func (t *HistoryEntry) MergeHistoryNewsItemCopySplit(v HistoryNewsItemCopySplit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"type":"NewsItemCopySplit"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
 // AsHistoryEventDiscovered returns the union data inside the HistoryEntry as a HistoryEventDiscovered
 func (t HistoryEntry) AsHistoryEventDiscovered() (HistoryEventDiscovered, error) {
 	var body HistoryEventDiscovered
@@ -7083,40 +6836,6 @@ func (t *HistoryEntry) MergeHistoryEventItemLinked(v HistoryEventItemLinked) err
 	return err
 }
 
-// AsHistoryEventItemCopyFound returns the union data inside the HistoryEntry as a HistoryEventItemCopyFound
-func (t HistoryEntry) AsHistoryEventItemCopyFound() (HistoryEventItemCopyFound, error) {
-	var body HistoryEventItemCopyFound
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromHistoryEventItemCopyFound overwrites any union data inside the HistoryEntry as the provided HistoryEventItemCopyFound
-func (t *HistoryEntry) FromHistoryEventItemCopyFound(v HistoryEventItemCopyFound) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"type":"EventItemCopyFound"}`))
-	t.union = b
-	return err
-}
-
-// MergeHistoryEventItemCopyFound performs a merge with any union data inside the HistoryEntry, using the provided HistoryEventItemCopyFound
-func (t *HistoryEntry) MergeHistoryEventItemCopyFound(v HistoryEventItemCopyFound) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"type":"EventItemCopyFound"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
 // AsHistoryFeedbackGiven returns the union data inside the HistoryEntry as a HistoryFeedbackGiven
 func (t HistoryEntry) AsHistoryFeedbackGiven() (HistoryFeedbackGiven, error) {
 	var body HistoryFeedbackGiven
@@ -7209,8 +6928,6 @@ func (t HistoryEntry) ValueByDiscriminator() (interface{}, error) {
 		return t.AsHistoryEventDiscovered()
 	case "EventItemAdded":
 		return t.AsHistoryEventItemAdded()
-	case "EventItemCopyFound":
-		return t.AsHistoryEventItemCopyFound()
 	case "EventItemLinked":
 		return t.AsHistoryEventItemLinked()
 	case "EventSourceDetached":
@@ -7219,10 +6936,6 @@ func (t HistoryEntry) ValueByDiscriminator() (interface{}, error) {
 		return t.AsHistoryFeedbackGiven()
 	case "NewsItemAdded":
 		return t.AsHistoryNewsItemAdded()
-	case "NewsItemCopyFound":
-		return t.AsHistoryNewsItemCopyFound()
-	case "NewsItemCopySplit":
-		return t.AsHistoryNewsItemCopySplit()
 	default:
 		return nil, errors.New("unknown discriminator value: " + discriminator)
 	}
@@ -8577,8 +8290,8 @@ type ClientInterface interface {
 	//
 	// Undoes a merge: the copy becomes an item of its own (listed, and
 	// in the feeds out, as any new item), and is never merged into this
-	// item again. The split is recorded in the item's history
-	// (`NewsItemCopySplit`) and kept when the read models are rebuilt.
+	// item again. The split is an event in the log (`NewsItemCopySplit`),
+	// kept when the read models are rebuilt.
 	// An item without that copy answers 404 (`resource` `copy`).
 	//
 	// Corresponds with POST /feeds/news/{feedId}/items/{itemId}/copies/{newsPageId}/split (the `SplitNewsItemCopy` operationId).
@@ -9865,8 +9578,8 @@ func (c *Client) ListNewsItemCopies(ctx context.Context, feedId NewsFeedId, item
 //
 // Undoes a merge: the copy becomes an item of its own (listed, and
 // in the feeds out, as any new item), and is never merged into this
-// item again. The split is recorded in the item's history
-// (`NewsItemCopySplit`) and kept when the read models are rebuilt.
+// item again. The split is an event in the log (`NewsItemCopySplit`),
+// kept when the read models are rebuilt.
 // An item without that copy answers 404 (`resource` `copy`).
 //
 // Corresponds with POST /feeds/news/{feedId}/items/{itemId}/copies/{newsPageId}/split (the `SplitNewsItemCopy` operationId).
@@ -15216,8 +14929,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Undoes a merge: the copy becomes an item of its own (listed, and
 	// in the feeds out, as any new item), and is never merged into this
-	// item again. The split is recorded in the item's history
-	// (`NewsItemCopySplit`) and kept when the read models are rebuilt.
+	// item again. The split is an event in the log (`NewsItemCopySplit`),
+	// kept when the read models are rebuilt.
 	// An item without that copy answers 404 (`resource` `copy`).
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -30918,8 +30631,8 @@ func (c *ClientWithResponses) ListNewsItemCopiesWithResponse(ctx context.Context
 //
 // Undoes a merge: the copy becomes an item of its own (listed, and
 // in the feeds out, as any new item), and is never merged into this
-// item again. The split is recorded in the item's history
-// (`NewsItemCopySplit`) and kept when the read models are rebuilt.
+// item again. The split is an event in the log (`NewsItemCopySplit`),
+// kept when the read models are rebuilt.
 // An item without that copy answers 404 (`resource` `copy`).
 //
 // Returns a wrapper object for the known response body format(s).

@@ -57,8 +57,8 @@ export interface paths {
          * Split a wrong copy off a news item
          * @description Undoes a merge: the copy becomes an item of its own (listed, and
          *     in the feeds out, as any new item), and is never merged into this
-         *     item again. The split is recorded in the item's history
-         *     (`NewsItemCopySplit`) and kept when the read models are rebuilt.
+         *     item again. The split is an event in the log (`NewsItemCopySplit`),
+         *     kept when the read models are rebuilt.
          *     An item without that copy answers 404 (`resource` `copy`).
          */
         post: operations["splitNewsItemCopy"];
@@ -2319,7 +2319,7 @@ export interface components {
             };
         };
         /** @description One domain event, with a summary whose shape is fixed by its `type`. */
-        HistoryEntry: components["schemas"]["HistoryArticleDiscovered"] | components["schemas"]["HistoryArticleFoundOnSource"] | components["schemas"]["HistoryNewsItemAdded"] | components["schemas"]["HistoryNewsItemCopyFound"] | components["schemas"]["HistoryNewsItemCopySplit"] | components["schemas"]["HistoryEventDiscovered"] | components["schemas"]["HistoryEventChanged"] | components["schemas"]["HistoryEventItemAdded"] | components["schemas"]["HistoryEventItemLinked"] | components["schemas"]["HistoryEventItemCopyFound"] | components["schemas"]["HistoryFeedbackGiven"] | components["schemas"]["HistoryEventSourceDetached"];
+        HistoryEntry: components["schemas"]["HistoryArticleDiscovered"] | components["schemas"]["HistoryArticleFoundOnSource"] | components["schemas"]["HistoryNewsItemAdded"] | components["schemas"]["HistoryEventDiscovered"] | components["schemas"]["HistoryEventChanged"] | components["schemas"]["HistoryEventItemAdded"] | components["schemas"]["HistoryEventItemLinked"] | components["schemas"]["HistoryFeedbackGiven"] | components["schemas"]["HistoryEventSourceDetached"];
         /** @description The event's place in the global log, `commit/prepare` (ordered). */
         HistoryPosition: string;
         /**
@@ -2378,78 +2378,6 @@ export interface components {
                 newsPageId: components["schemas"]["Uuid"];
                 versionId: components["schemas"]["Uuid"];
                 url: string;
-                title?: string;
-            };
-        };
-        /**
-         * NewsItemCopyFound
-         * @description An article found through an attachment of the feed is a copy of the item, so it did not become an item of its own (see "Copies" in the API notes).
-         */
-        HistoryNewsItemCopyFound: {
-            position: components["schemas"]["HistoryPosition"];
-            stream: components["schemas"]["HistoryStream"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "NewsItemCopyFound";
-            at: components["schemas"]["Timestamp"];
-            data: {
-                attachmentId: components["schemas"]["Uuid"];
-                sourceId: components["schemas"]["Uuid"];
-                sourceType: components["schemas"]["SourceType"];
-                newsPageId: components["schemas"]["Uuid"];
-                url: string;
-                title?: string;
-                /**
-                 * @description What decided it is a copy; the address (the same page under another URL) or the text.
-                 * @enum {string}
-                 */
-                by: "address" | "text";
-                /**
-                 * Format: double
-                 * @description The estimated similarity of the two texts (0 when either is too short to compare).
-                 */
-                similarity: number;
-            };
-        };
-        /**
-         * NewsItemCopySplit
-         * @description A copy was split off the item and became the item `splitItemId`.
-         */
-        HistoryNewsItemCopySplit: {
-            position: components["schemas"]["HistoryPosition"];
-            stream: components["schemas"]["HistoryStream"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "NewsItemCopySplit";
-            at: components["schemas"]["Timestamp"];
-            data: {
-                newsPageId: components["schemas"]["Uuid"];
-                splitItemId: components["schemas"]["Uuid"];
-            };
-        };
-        /**
-         * EventItemCopyFound
-         * @description An event found through an attachment of the feed is the item's event as another source lists it (the same start, the same place, the same or a close title), so it did not become an item of its own.
-         */
-        HistoryEventItemCopyFound: {
-            position: components["schemas"]["HistoryPosition"];
-            stream: components["schemas"]["HistoryStream"];
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
-            type: "EventItemCopyFound";
-            at: components["schemas"]["Timestamp"];
-            data: {
-                attachmentId: components["schemas"]["Uuid"];
-                sourceId: components["schemas"]["Uuid"];
-                sourceType: components["schemas"]["SourceType"];
-                copyEventId: components["schemas"]["Uuid"];
-                url?: string;
                 title?: string;
             };
         };
