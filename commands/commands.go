@@ -78,6 +78,12 @@ type Handler struct {
 	lookups Lookups
 	now     func() time.Time
 	sources SourceChecker
+	// copies finds the items articles are copies of (copies.go); nil
+	// when copies are not looked for.
+	copies *copyGuard
+	// happeningCopies finds the event items happenings are copies of
+	// (happeningcopies.go); nil when they are not looked for.
+	happeningCopies *happeningGuard
 	// scope is the idempotent request the commands run as; zero outside
 	// one.
 	scope idempotency.Scope

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -73,6 +74,21 @@ type AddHappeningItem struct {
 // the attachment when another one brought it; nothing when the attachment
 // already did.
 func (h *Handler) AddHappeningItem(ctx context.Context, c AddHappeningItem) (added bool, res Result, err error) {
+	var start time.Time
+	if g := h.happeningCopies; g != nil {
+		f := g.feed(c.FeedID)
+		f.lock.Lock()
+		defer f.lock.Unlock()
+		var done bool
+		if done, res, start, err = h.addHappeningCopy(ctx, c); err != nil || done {
+			return false, res, err
+		}
+		defer func() {
+			if added && !start.IsZero() {
+				g.remember(c.FeedID, c.HappeningID, start, h.now())
+			}
+		}()
+	}
 	_, res, err = decide(ctx, h, change[*domain.HappeningItem]{
 		stream: domain.HappeningItemStream(c.FeedID, c.HappeningID), org: c.OrganizationID,
 		empty: func() *domain.HappeningItem { return &domain.HappeningItem{} },

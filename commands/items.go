@@ -86,18 +86,122 @@ func (h *Handler) AddNewsItem(ctx context.Context, c AddNewsItem) (added bool, r
 
 // AddNewsItems is AddNewsItem for several items, appended together: they
 // commit in one multi-stream append (see decideAll). added says, in
-// order, which feeds did not have their article yet.
+// order, which feeds did not have their article yet. With FindingCopies,
+// an article that is a copy of an item of its feed (one already there, or
+// one added earlier in the call) is recorded as that item's copy instead
+// (NewsItemCopyFound) and is not added.
 func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []bool, res Result, err error) {
-	changes := make([]change[*domain.NewsItem], len(cs))
+	if h.copies == nil {
+		return h.addNewsItems(ctx, cs)
+	}
+	feedIDs := make([]uuid.UUID, len(cs))
 	for i, c := range cs {
-		to := c.ItemTarget
+		feedIDs[i] = c.FeedID
+	}
+	defer h.copies.lock(feedIDs)()
+	now := h.now()
+	// Each item is an add of its own, or a copy of an item (copyOf).
+	copyOf := make([]domain.CopyMatch, len(cs))
+	isCopy := make([]bool, len(cs))
+	// What the read model knows is asked once per feed; what this
+	// process added lately, and what the call adds before, come first.
+	known, at, err := h.copies.findAll(ctx, cs)
+	if err != nil {
+		return nil, Result{}, err
+	}
+	earlier := map[uuid.UUID]*pageIndex{}
+	for i, c := range cs {
+		x := earlier[c.FeedID]
+		if x == nil {
+			x = &pageIndex{}
+			earlier[c.FeedID] = x
+		}
+		r := newRecentItem(c.FeedID, c.Article.NewsPageID, c.Article, now)
+		m, ok, own := bestCopy(r, x.candidates(r))
+		if !ok && !own {
+			m, ok, own = h.copies.recentCopy(c.FeedID, r, now)
+		}
+		if !ok && !own {
+			f := known[c.FeedID]
+			m, ok = f.matches[at[i]], f.ok[at[i]]
+		}
+		if ok {
+			copyOf[i], isCopy[i] = m, true
+			continue
+		}
+		x.add(r)
+	}
+	changes := make([]change[*domain.NewsItem], len(cs))
+	own := make([]bool, len(cs))
+	for i, c := range cs {
+		if !isCopy[i] {
+			changes[i] = h.newsItemChange(c)
+			continue
+		}
+		to, m := c.ItemTarget, copyOf[i]
 		changes[i] = change[*domain.NewsItem]{
-			stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
+			stream: domain.NewsItemStream(c.FeedID, m.NewsPageID), org: c.OrganizationID,
 			empty: func() *domain.NewsItem { return &domain.NewsItem{} },
 			decide: func(it *domain.NewsItem) ([]domain.Event, error) {
-				return it.Add(h.newID("newsItem"), to, c.Article, h.now()), nil
+				events, ownItem := it.AddCopy(to, c.Article, m.Verdict, h.now())
+				own[i] = ownItem
+				return events, nil
 			},
 		}
+	}
+	_, results, err := decideAll(ctx, h, changes)
+	if err != nil {
+		return nil, Result{}, fmt.Errorf("add %d news items: %w", len(cs), err)
+	}
+	added = make([]bool, len(cs))
+	var alone []int // copies that are to be items of their own after all
+	for i, r := range results {
+		res = res.Merge(r)
+		switch {
+		case isCopy[i] && own[i]:
+			alone = append(alone, i)
+		case isCopy[i]:
+			h.copies.remember(cs[i].FeedID, copyOf[i].NewsPageID, cs[i].Article, now)
+		default:
+			added[i] = !r.Empty()
+			h.copies.remember(cs[i].FeedID, cs[i].Article.NewsPageID, cs[i].Article, now)
+		}
+	}
+	if len(alone) > 0 {
+		rest := make([]AddNewsItem, len(alone))
+		for j, i := range alone {
+			rest[j] = cs[i]
+		}
+		more, r, err := h.addNewsItems(ctx, rest)
+		if err != nil {
+			return nil, Result{}, err
+		}
+		res = res.Merge(r)
+		for j, i := range alone {
+			added[i] = more[j]
+			h.copies.remember(cs[i].FeedID, cs[i].Article.NewsPageID, cs[i].Article, now)
+		}
+	}
+	return added, res, nil
+}
+
+// newsItemChange is the add of an article to a feed as an item of its own.
+func (h *Handler) newsItemChange(c AddNewsItem) change[*domain.NewsItem] {
+	to := c.ItemTarget
+	return change[*domain.NewsItem]{
+		stream: domain.NewsItemStream(c.FeedID, c.Article.NewsPageID), org: c.OrganizationID, mostlyNew: true,
+		empty: func() *domain.NewsItem { return &domain.NewsItem{} },
+		decide: func(it *domain.NewsItem) ([]domain.Event, error) {
+			return it.Add(h.newID("newsItem"), to, c.Article, h.now()), nil
+		},
+	}
+}
+
+// addNewsItems adds each article as an item of its own.
+func (h *Handler) addNewsItems(ctx context.Context, cs []AddNewsItem) (added []bool, res Result, err error) {
+	changes := make([]change[*domain.NewsItem], len(cs))
+	for i, c := range cs {
+		changes[i] = h.newsItemChange(c)
 	}
 	_, results, err := decideAll(ctx, h, changes)
 	if err != nil {

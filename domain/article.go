@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain/nearcopy"
 )
 
 // BackfillWindow is how far back a newly attached source is read (api.md 3).
@@ -38,6 +40,10 @@ type ArticleContent struct {
 	// ("en" of "en-GB"), in lower case; empty when it declares none. The
 	// items' full-text search stems words by it.
 	Language string `json:"language,omitempty"`
+	// Signature is the MinHash of the page's title and body text, which
+	// finds copies of the article (copies.go); nil in articles stored
+	// before signatures were, and in posts.
+	Signature *nearcopy.Signature `json:"signature,omitempty"`
 }
 
 // Block returns the content's source block.

@@ -60,6 +60,8 @@ type HappeningItem struct {
 	added       HappeningItemAdded
 	exists      bool
 	attachments map[uuid.UUID]bool
+	// copies are the happenings recorded as the item's (copies.go).
+	copies map[uuid.UUID]bool
 }
 
 // Apply folds a stored event.
@@ -70,8 +72,16 @@ func (i *HappeningItem) Apply(e Event) {
 		i.attachments = map[uuid.UUID]bool{ev.AttachmentID: true}
 	case HappeningItemLinked:
 		i.attachments[ev.AttachmentID] = true
+	case HappeningItemCopyFound:
+		if i.copies == nil {
+			i.copies = map[uuid.UUID]bool{}
+		}
+		i.copies[ev.CopyID] = true
 	}
 }
+
+// Exists reports whether the item was added.
+func (i *HappeningItem) Exists() bool { return i.exists }
 
 // Add decides putting a happening into a feed through an attachment: added
 // the first time, linked through each further attachment, nothing when

@@ -89,12 +89,28 @@ func ItemStream(kind FeedKind, ref ItemRef) string {
 type NewsItem struct {
 	added  NewsItemAdded
 	exists bool
+	// copies are the articles merged into the item (copies.go), split
+	// those split off it.
+	copies map[uuid.UUID]NewsItemCopyFound
+	split  map[uuid.UUID]bool
 }
 
 // Apply folds a stored event.
 func (i *NewsItem) Apply(e Event) {
-	if ev, ok := e.(NewsItemAdded); ok {
+	switch ev := e.(type) {
+	case NewsItemAdded:
 		i.added, i.exists = ev, true
+	case NewsItemCopyFound:
+		if i.copies == nil {
+			i.copies = map[uuid.UUID]NewsItemCopyFound{}
+		}
+		i.copies[ev.NewsPageID] = ev
+	case NewsItemCopySplit:
+		delete(i.copies, ev.NewsPageID)
+		if i.split == nil {
+			i.split = map[uuid.UUID]bool{}
+		}
+		i.split[ev.NewsPageID] = true
 	}
 }
 

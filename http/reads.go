@@ -40,6 +40,8 @@ type Reads struct {
 	Log LogQueries
 	// Extracts are the analysis extracts (extracts.go).
 	Extracts ExtractQueries
+	// Copies are news items' copies (copies.go).
+	Copies CopyQueries
 }
 
 // FeedQueries read feeds and their attachments (readmodel/feeds).

@@ -244,6 +244,8 @@ func (h *handlers) routes(app *fiber.App) {
 	news.Get("/:feedId/items/:itemId", items, h.getNewsItem)
 	news.Post("/:feedId/items/:itemId/feedback", items, h.giveNewsFeedback)
 	news.Get("/:feedId/items/:itemId/history", items, h.itemHistory(domain.FeedNews, "feedId"))
+	news.Get("/:feedId/items/:itemId/copies", items, h.listNewsItemCopies)
+	news.Post("/:feedId/items/:itemId/copies/:newsPageId/split", items, h.splitNewsItemCopy)
 	app.Get("/v0/feeds/news/:feedId/items", items, h.listNewsItemsV0)
 
 	eventsScope := keyauth.RequireScope(auth.ScopeEvents)
@@ -259,6 +261,7 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Get("/:id/items/:itemId", items, h.getEventItem)
 	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
 	events.Get("/:id/items/:itemId/history", items, h.itemHistory(domain.FeedHappenings, "id"))
+	events.Get("/:id/items/:itemId/copies", items, h.listEventItemCopies)
 	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
 	insights := app.Group("/insights", items)

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/nearcopy"
 	"github.com/feedsvc/feedsvc/ingest/connector"
 	"github.com/feedsvc/feedsvc/ingest/crawlstate"
 	"github.com/feedsvc/feedsvc/ingest/document"
@@ -603,6 +604,10 @@ func articleContent(c connector.Candidate, page extract.Article) domain.ArticleC
 		Source:      page.Source,
 		Platform:    page.Platform,
 		Language:    page.Language,
+	}
+	if page.Text != "" {
+		sig := nearcopy.Sign(out.Title, page.Text)
+		out.Signature = &sig
 	}
 	switch {
 	case !page.PublishedAt.IsZero():

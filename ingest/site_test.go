@@ -57,6 +57,10 @@ type fakeArticle struct {
 	// Query is appended to the URL the listings give (a tracking
 	// parameter, say); the page is served and canonical without it.
 	Query string
+	// Body is the article's paragraphs ("Short." when empty); Nav and
+	// Footer the site's template around it.
+	Body        []string
+	Nav, Footer string
 }
 
 func (a *fakeArticle) path() string {
@@ -355,6 +359,10 @@ func (a *fakeArticle) html(base string) string {
 		}
 	}
 	page := `<!doctype html><html><head><meta charset="utf-8">` + head.String() + `</head><body><h1>` + esc(a.Title) + `</h1><p>Short.</p>`
+	if len(a.Body) > 0 {
+		page = `<!doctype html><html><head><meta charset="utf-8">` + head.String() + `</head><body>` + a.Nav + `<article><h1>` + esc(a.Title) + `</h1><p>` +
+			strings.Join(a.Body, "</p>\n<p>") + `</p></article>` + a.Footer
+	}
 	if pad := a.Size - len(page); pad > 0 {
 		page += "<!--" + strings.Repeat("x", pad) + "-->"
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel"
 	"github.com/feedsvc/feedsvc/readmodel/extracts"
+	"github.com/feedsvc/feedsvc/readmodel/copies"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
 	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
@@ -119,7 +120,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Lookups = readmodel.NewLookups(db.Bun)
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
-	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social))
+	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social), commands.FindingCopies(copies.NewQueries(db.Bun)),
+		commands.FindingHappeningCopies(happeningitems.NewQueries(db.Bun)))
 	s.Keys = auth.NewStore(db.Bun)
 	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit, cfg.RateLimitFailure)
 	s.Idempotency = idempotency.NewStore(db.Pool)
@@ -239,7 +241,7 @@ func apiReads(db bun.IDB, lookups *readmodel.Lookups) apihttp.Reads {
 		Happenings: happeningitems.NewQueries(db), Insights: insights.NewQueries(db),
 		NegativeSources: negativesources.NewQueries(db), Webhooks: webhooks.NewQueries(db), Items: lookups,
 		Subscriptions: feedsubscriptions.NewQueries(db), Log: orglog.NewQueries(db),
-		Extracts: extracts.NewQueries(db),
+		Extracts: extracts.NewQueries(db), Copies: copies.NewQueries(db),
 	}
 }
 

@@ -55,6 +55,9 @@ type Article struct {
 	// og:locale or language meta tag, as written (the domain keeps
 	// its primary subtag); empty when it declares none.
 	Language string
+	// Text is the page's running text (body.go); empty for a post and a
+	// page that lists articles.
+	Text string
 }
 
 // Limits of the document fallbacks, chosen so that navigation blurbs and
@@ -110,6 +113,7 @@ func ParseArticle(d document.Document) (Article, error) {
 		ImageURL:    p.image(),
 		PublishedAt: p.published(),
 		Language:    p.language(),
+		Text:        p.bodyText(),
 	}
 	if a.Title == "" {
 		return a, fmt.Errorf("extract article %s: %w", pageURL, ErrNoTitle)

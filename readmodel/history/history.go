@@ -186,6 +186,11 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		switch ev := e.event.(type) {
 		case domain.NewsItemAdded:
 			entry.At, entry.Data = ev.At, newsItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.VersionID, ev.Content.URL, ev.Content.Title}
+		case domain.NewsItemCopyFound, domain.NewsItemCopySplit, domain.HappeningItemCopyFound:
+			// The released document's entry types are a closed list (a
+			// oneOf): a new one would break clients that read it. An
+			// item's copies are listed by its copies route instead.
+			continue
 		case domain.HappeningItemAdded:
 			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.HappeningID}
 		case domain.HappeningItemLinked:

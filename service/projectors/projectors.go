@@ -12,6 +12,7 @@ import (
 	"github.com/feedsvc/feedsvc/ingest/attachments"
 	"github.com/feedsvc/feedsvc/projections"
 	"github.com/feedsvc/feedsvc/readmodel/articles"
+	"github.com/feedsvc/feedsvc/readmodel/copies"
 	"github.com/feedsvc/feedsvc/readmodel/feedback"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/feedsubscriptions"
@@ -30,6 +31,7 @@ func All() []projections.Projector {
 	return []projections.Projector{
 		attachments.Projector{},
 		articles.Projector{},
+		copies.Projector{},
 		feedback.Projector{},
 		feeds.Projector{},
 		feedsubscriptions.Projector{},

@@ -4,6 +4,100 @@
  */
 
 export interface paths {
+    "/feeds/news/{feedId}/items/{itemId}/copies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The other addresses of a news item's story
+         * @description The articles found through the feed's sources that are copies of
+         *     the item (the same page under another URL, or the same text on
+         *     another page), which did not become items of their own, in the
+         *     order they were found. The item itself is the first copy seen; its
+         *     own address and source are the item's. `decidedBy` says what made
+         *     the article a copy: `address` (the same page once tracking
+         *     parameters, AMP and print variants are taken away) or `text`.
+         *     An unknown feed, another organization's, or an item not in the
+         *     feed answer 404.
+         */
+        get: operations["listNewsItemCopies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feeds/news/{feedId}/items/{itemId}/copies/{newsPageId}/split": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+                /** @description The copy's `newsPageId`, as the item's copies list it. */
+                newsPageId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a wrong copy off a news item
+         * @description Undoes a merge: the copy becomes an item of its own (listed, and
+         *     in the feeds out, as any new item), and is never merged into this
+         *     item again. The split is an event in the log (`NewsItemCopySplit`),
+         *     kept when the read models are rebuilt.
+         *     An item without that copy answers 404 (`resource` `copy`).
+         */
+        post: operations["splitNewsItemCopy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feeds/events/{feedId}/items/{itemId}/copies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The event feed's id. */
+                feedId: components["parameters"]["EventFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The other sources that list an event item's event
+         * @description The events found through the feed's sources that are the item's
+         *     event as another source lists it (the same start, the same place:
+         *     the venue, its address or coordinates within 250 m, and the same
+         *     or a close title), which did not become items of their own, in the
+         *     order they were found. An unknown feed, another organization's, or
+         *     an item not in the feed answer 404.
+         */
+        get: operations["listEventItemCopies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/feeds/events": {
         parameters: {
             query?: never;
@@ -1994,6 +2088,54 @@ export interface components {
             error: string;
             /** @constant */
             code: "AUTHENTICATION_FAILED";
+        };
+        EventItemCopiesAnswer: {
+            /** @constant */
+            success: true;
+            data: {
+                copies: components["schemas"]["EventItemCopy"][];
+            };
+        };
+        /** @description An event, as another source lists it, that is the item's event. */
+        EventItemCopy: {
+            eventId: components["schemas"]["Uuid"];
+            attachmentId: components["schemas"]["Uuid"];
+            sourceId: components["schemas"]["Uuid"];
+            sourceType: components["schemas"]["SourceType"];
+            url?: string;
+            title?: string;
+            foundAt: components["schemas"]["Timestamp"];
+        };
+        NewsItemCopiesAnswer: {
+            /** @constant */
+            success: true;
+            data: {
+                copies: components["schemas"]["NewsItemCopy"][];
+            };
+        };
+        /** @description An article that is a copy of the item, where it was found, and what decided it. */
+        NewsItemCopy: {
+            newsPageId: components["schemas"]["Uuid"];
+            attachmentId: components["schemas"]["Uuid"];
+            sourceId: components["schemas"]["Uuid"];
+            sourceType: components["schemas"]["SourceType"];
+            url: string;
+            title?: string;
+            /** @enum {string} */
+            decidedBy: "address" | "text";
+            /**
+             * Format: double
+             * @description The estimated similarity of the two texts (0 when either is too short to compare).
+             */
+            similarity: number;
+            foundAt: components["schemas"]["Timestamp"];
+        };
+        NewsItemSplitAnswer: {
+            /** @constant */
+            success: true;
+            data: {
+                itemId: components["schemas"]["Uuid"];
+            };
         };
         /** @description An event feed (api.md 2.7). */
         EventFeed: {
@@ -4122,7 +4264,7 @@ export interface components {
             };
         };
         /** @description The request is malformed or a value is out of range; `details` names the field. */
-        EventBadRequestOnWrite: {
+        NewsBadRequestOnWrite: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4137,16 +4279,16 @@ export interface components {
                  * @example {
                  *       "success": false,
                  *       "error": {
-                 *         "code": "BAD_REQUEST",
-                 *         "message": "since: must be within 7 days before and 30 days after the current time",
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "name: must be at most 200 characters",
                  *         "details": {
-                 *           "field": "since",
-                 *           "issue": "must be within 7 days before and 30 days after the current time"
+                 *           "field": "name",
+                 *           "issue": "must be at most 200 characters"
                  *         }
                  *       }
                  *     }
                  */
-                "application/json": components["schemas"]["EventValidationError"];
+                "application/json": components["schemas"]["NewsValidationError"];
             };
         };
         /** @description No valid API key (missing, malformed, unknown, expired or revoked; or plain HTTP where HTTPS is required). */
@@ -4196,6 +4338,32 @@ export interface components {
                 "application/json": components["schemas"]["PermissionDenied"];
             };
         };
+        /** @description The resource does not exist, was deleted, or belongs to another organization. */
+        NewsNotFoundOnWrite: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "NOT_FOUND",
+                 *         "message": "feed not found",
+                 *         "resource": "feed",
+                 *         "id": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewsNotFoundError"];
+            };
+        };
         /** @description The change conflicts with what exists, or a request with the same `Idempotency-Key` is still running (then with `Retry-After`; repeat it then for its answer). */
         ConflictOnWrite: {
             headers: {
@@ -4219,6 +4387,151 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ConflictError"];
+            };
+        };
+        /** @description The body is over 1 MiB (field `body`). */
+        NewsPayloadTooLargeOnWrite: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["NewsValidationError"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used in the last 24 hours for a different request (method, path and query, or body); use a new key for a new request. */
+        NewsUnprocessableOnWrite: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "this Idempotency-Key was used in the last 24 hours for a different request (method, path or body); use a new key for a new request",
+                 *         "details": {
+                 *           "field": "Idempotency-Key",
+                 *           "issue": "was used for a different request"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["NewsValidationError"];
+            };
+        };
+        /** @description The key's rate limit is spent; `Retry-After` says when the window ends. The request changed nothing (and counted). */
+        TooManyRequestsOnWrite: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "TOO_MANY_REQUESTS",
+                 *         "message": "rate limit exceeded: this API key may make 600 requests every 60 seconds; retry in 42 seconds"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TooManyRequestsError"];
+            };
+        };
+        /** @description An unexpected failure; retrying is advised. */
+        NewsServerErrorOnWrite: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "INTERNAL_ERROR",
+                 *         "message": "unexpected failure, retrying is advised"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["InternalError"];
+            };
+        };
+        /**
+         * @description The change is stored but its read models lag (`INTERNAL_ERROR`;
+         *     repeat it only with the same `Idempotency-Key`; a create names what
+         *     it stored), or it changed nothing and may be retried shortly
+         *     (`INTERNAL_ERROR`: it lost a race against many concurrent writers,
+         *     or a platform source's platform did not answer or asked to wait;
+         *     `SERVICE_UNAVAILABLE`: the database refused or could not be
+         *     reached). Either way, retry after `Retry-After` with the same
+         *     `Idempotency-Key`.
+         */
+        NewsUnavailableOnWrite: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["InternalError"] | components["schemas"]["ServiceUnavailableError"];
+            };
+        };
+        /** @description The request is malformed or a value is out of range; `details` names the field. */
+        EventBadRequestOnWrite: {
+            headers: {
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "BAD_REQUEST",
+                 *         "message": "since: must be within 7 days before and 30 days after the current time",
+                 *         "details": {
+                 *           "field": "since",
+                 *           "issue": "must be within 7 days before and 30 days after the current time"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventValidationError"];
             };
         };
         /** @description The body is over 1 MiB (field `body`). */
@@ -4264,31 +4577,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["EventValidationError"];
-            };
-        };
-        /** @description The key's rate limit is spent; `Retry-After` says when the window ends. The request changed nothing (and counted). */
-        TooManyRequestsOnWrite: {
-            headers: {
-                "Retry-After": components["headers"]["Retry-After"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "TOO_MANY_REQUESTS",
-                 *         "message": "rate limit exceeded: this API key may make 600 requests every 60 seconds; retry in 42 seconds"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["TooManyRequestsError"];
             };
         };
         /** @description An unexpected failure; retrying is advised. */
@@ -4364,152 +4652,6 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["EventNotFoundError"];
-            };
-        };
-        /** @description The request is malformed or a value is out of range; `details` names the field. */
-        NewsBadRequestOnWrite: {
-            headers: {
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "VALIDATION_ERROR",
-                 *         "message": "name: must be at most 200 characters",
-                 *         "details": {
-                 *           "field": "name",
-                 *           "issue": "must be at most 200 characters"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["NewsValidationError"];
-            };
-        };
-        /** @description The resource does not exist, was deleted, or belongs to another organization. */
-        NewsNotFoundOnWrite: {
-            headers: {
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "NOT_FOUND",
-                 *         "message": "feed not found",
-                 *         "resource": "feed",
-                 *         "id": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["NewsNotFoundError"];
-            };
-        };
-        /** @description The body is over 1 MiB (field `body`). */
-        NewsPayloadTooLargeOnWrite: {
-            headers: {
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["NewsValidationError"];
-            };
-        };
-        /** @description The `Idempotency-Key` was used in the last 24 hours for a different request (method, path and query, or body); use a new key for a new request. */
-        NewsUnprocessableOnWrite: {
-            headers: {
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "VALIDATION_ERROR",
-                 *         "message": "this Idempotency-Key was used in the last 24 hours for a different request (method, path or body); use a new key for a new request",
-                 *         "details": {
-                 *           "field": "Idempotency-Key",
-                 *           "issue": "was used for a different request"
-                 *         }
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["NewsValidationError"];
-            };
-        };
-        /** @description An unexpected failure; retrying is advised. */
-        NewsServerErrorOnWrite: {
-            headers: {
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "INTERNAL_ERROR",
-                 *         "message": "unexpected failure, retrying is advised"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["InternalError"];
-            };
-        };
-        /**
-         * @description The change is stored but its read models lag (`INTERNAL_ERROR`;
-         *     repeat it only with the same `Idempotency-Key`; a create names what
-         *     it stored), or it changed nothing and may be retried shortly
-         *     (`INTERNAL_ERROR`: it lost a race against many concurrent writers,
-         *     or a platform source's platform did not answer or asked to wait;
-         *     `SERVICE_UNAVAILABLE`: the database refused or could not be
-         *     reached). Either way, retry after `Retry-After` with the same
-         *     `Idempotency-Key`.
-         */
-        NewsUnavailableOnWrite: {
-            headers: {
-                "Retry-After": components["headers"]["Retry-After"];
-                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["InternalError"] | components["schemas"]["ServiceUnavailableError"];
             };
         };
         /** @description The body is compressed (field `Content-Encoding`); send it uncompressed. */
@@ -4713,6 +4855,180 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listNewsItemCopies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item's copies (an empty list when it has none). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "copies": [
+                     *           {
+                     *             "newsPageId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b51",
+                     *             "attachmentId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b52",
+                     *             "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b53",
+                     *             "sourceType": "site",
+                     *             "url": "https://other.example/2026/11/22/a-new-chip",
+                     *             "title": "UPDATE: A new chip",
+                     *             "decidedBy": "text",
+                     *             "similarity": 0.83,
+                     *             "foundAt": "2026-11-22T10:09:12.004Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NewsItemCopiesAnswer"];
+                };
+            };
+            400: components["responses"]["NewsBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NewsNotFound"];
+            413: components["responses"]["NewsPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["NewsServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    splitNewsItemCopy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to repeat: for 24 hours the same key with the
+                 *     same request answers the first answer (with `Idempotent-Replayed`);
+                 *     with another request, 422; while the first still runs, 409 with
+                 *     `Retry-After`. 1 to 255 visible ASCII characters, given once (400
+                 *     otherwise).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The news feed's id. */
+                feedId: components["parameters"]["NewsFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+                /** @description The copy's `newsPageId`, as the item's copies list it. */
+                newsPageId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The copy is an item of its own. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "itemId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b60"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NewsItemSplitAnswer"];
+                };
+            };
+            400: components["responses"]["NewsBadRequestOnWrite"];
+            401: components["responses"]["UnauthorizedOnWrite"];
+            403: components["responses"]["ForbiddenOnWrite"];
+            404: components["responses"]["NewsNotFoundOnWrite"];
+            409: components["responses"]["ConflictOnWrite"];
+            413: components["responses"]["NewsPayloadTooLargeOnWrite"];
+            422: components["responses"]["NewsUnprocessableOnWrite"];
+            429: components["responses"]["TooManyRequestsOnWrite"];
+            500: components["responses"]["NewsServerErrorOnWrite"];
+            503: components["responses"]["NewsUnavailableOnWrite"];
+        };
+    };
+    listEventItemCopies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The event feed's id. */
+                feedId: components["parameters"]["EventFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item's copies (an empty list when it has none). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "copies": [
+                     *           {
+                     *             "eventId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b71",
+                     *             "attachmentId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b72",
+                     *             "sourceId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b73",
+                     *             "sourceType": "site",
+                     *             "url": "https://tickets.example/marta-kowalska-trio",
+                     *             "title": "Marta Kowalska Trio – live",
+                     *             "foundAt": "2026-11-22T10:09:12.004Z"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EventItemCopiesAnswer"];
+                };
+            };
+            400: components["responses"]["EventBadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["EventNotFound"];
+            413: components["responses"]["EventPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["EventServerError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listEventFeeds: {
         parameters: {
             query?: never;

@@ -1,0 +1,162 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/nearcopy"
+	"github.com/feedsvc/feedsvc/domain/stream"
+)
+
+// HappeningCopyFinder finds the happenings of an event feed's items that
+// start at a time (the event items read model): the candidates a new
+// happening may be another listing of.
+type HappeningCopyFinder interface {
+	HappeningsStartingAt(ctx context.Context, feedID uuid.UUID, start time.Time) ([]uuid.UUID, error)
+}
+
+// FindingHappeningCopies has a happening that is one of an event feed's
+// items as another source lists it (nearcopy.SameHappening) recorded as
+// that item's (HappeningItemCopyFound) instead of becoming an item.
+func FindingHappeningCopies(f HappeningCopyFinder) Option {
+	return func(h *Handler) {
+		h.happeningCopies = &happeningGuard{finder: f, feeds: map[uuid.UUID]*feedHappenings{}}
+	}
+}
+
+// maxHappeningCandidates bounds the happenings compared with a new one.
+const maxHappeningCandidates = 20
+
+// happeningGuard is copyGuard for event feeds: one add per feed at a time,
+// and what this process added lately remembered, so that a happening two
+// sources list is found though the read model has not caught up.
+type happeningGuard struct {
+	finder HappeningCopyFinder
+	mu     sync.Mutex
+	feeds  map[uuid.UUID]*feedHappenings
+}
+
+type feedHappenings struct {
+	lock   sync.Mutex
+	recent []recentHappening // guarded by happeningGuard.mu
+}
+
+type recentHappening struct {
+	id    uuid.UUID
+	start time.Time
+	at    time.Time
+}
+
+func (g *happeningGuard) feed(id uuid.UUID) *feedHappenings {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f := g.feeds[id]
+	if f == nil {
+		f = &feedHappenings{}
+		g.feeds[id] = f
+	}
+	return f
+}
+
+func (g *happeningGuard) remember(feedID, happeningID uuid.UUID, start, now time.Time) {
+	f := g.feed(feedID)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	f.recent = append(f.recent, recentHappening{id: happeningID, start: start, at: now})
+}
+
+// candidates are the happenings of the feed's items starting at start.
+func (g *happeningGuard) candidates(ctx context.Context, feedID uuid.UUID, start, now time.Time) ([]uuid.UUID, error) {
+	f := g.feed(feedID)
+	var out []uuid.UUID
+	g.mu.Lock()
+	f.recent = slices.DeleteFunc(f.recent, func(r recentHappening) bool { return now.Sub(r.at) > recentFor })
+	for _, r := range f.recent {
+		if r.start.Equal(start) {
+			out = append(out, r.id)
+		}
+	}
+	g.mu.Unlock()
+	found, err := g.finder.HappeningsStartingAt(ctx, feedID, start)
+	if err != nil {
+		return nil, fmt.Errorf("find events of feed %s starting at %s: %w", feedID, start, err)
+	}
+	for _, id := range found {
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// happeningDetails reads a happening's current details.
+func (h *Handler) happeningDetails(ctx context.Context, id uuid.UUID) (domain.HappeningDetails, bool, error) {
+	recs, err := stream.Load(ctx, h.store, domain.HappeningStream(id))
+	if err != nil {
+		return domain.HappeningDetails{}, false, err
+	}
+	var hp domain.Happening
+	apply(&hp, recs)
+	return hp.Details(), hp.Exists(), nil
+}
+
+// addHappeningCopy records c's happening as the copy of an item of its
+// feed when it is one; done is false when c is to be decided as usual
+// (the feed has the happening's own item, or no item it is a copy of).
+// The caller holds the feed's lock.
+func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (done bool, res Result, start time.Time, err error) {
+	own, err := stream.Load(ctx, h.store, domain.HappeningItemStream(c.FeedID, c.HappeningID))
+	if err != nil || len(own) > 0 {
+		return false, Result{}, time.Time{}, err
+	}
+	details, ok, err := h.happeningDetails(ctx, c.HappeningID)
+	if err != nil || !ok {
+		return false, Result{}, time.Time{}, err
+	}
+	listing := details.Listing()
+	if listing.Start.IsZero() {
+		return false, Result{}, time.Time{}, nil
+	}
+	ids, err := h.happeningCopies.candidates(ctx, c.FeedID, listing.Start, h.now())
+	if err != nil {
+		return false, Result{}, listing.Start, err
+	}
+	checked := 0
+	for _, id := range ids {
+		if id == c.HappeningID {
+			continue
+		}
+		if checked++; checked > maxHappeningCandidates {
+			break
+		}
+		other, ok, err := h.happeningDetails(ctx, id)
+		if err != nil {
+			return false, Result{}, listing.Start, err
+		}
+		if !ok || !nearcopy.SameHappening(other.Listing(), listing) {
+			continue
+		}
+		var exists bool
+		_, res, err := decide(ctx, h, change[*domain.HappeningItem]{
+			stream: domain.HappeningItemStream(c.FeedID, id), org: c.OrganizationID,
+			empty: func() *domain.HappeningItem { return &domain.HappeningItem{} },
+			decide: func(i *domain.HappeningItem) ([]domain.Event, error) {
+				exists = i.Exists()
+				return i.AddCopy(c.ItemTarget, c.HappeningID, details, h.now()), nil
+			},
+		})
+		if err != nil {
+			return false, Result{}, listing.Start, fmt.Errorf("record event %s as a copy of %s in feed %s: %w", c.HappeningID, id, c.FeedID, err)
+		}
+		if exists {
+			return true, res, listing.Start, nil
+		}
+	}
+	return false, Result{}, listing.Start, nil
+}
