@@ -2212,24 +2212,6 @@ func (e EventOrderBy) Valid() bool {
 	}
 }
 
-// Defines values for NewsOrderBy.
-const (
-	NewsOrderByCreated   NewsOrderBy = "created"
-	NewsOrderByRelevance NewsOrderBy = "relevance"
-)
-
-// Valid indicates whether the value is a known member of the NewsOrderBy enum.
-func (e NewsOrderBy) Valid() bool {
-	switch e {
-	case NewsOrderByCreated:
-		return true
-	case NewsOrderByRelevance:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ExtractFormat.
 const (
 	ExtractFormatCsv     ExtractFormat = "csv"
@@ -2242,6 +2224,24 @@ func (e ExtractFormat) Valid() bool {
 	case ExtractFormatCsv:
 		return true
 	case ExtractFormatParquet:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for NewsOrderBy.
+const (
+	NewsOrderByCreated   NewsOrderBy = "created"
+	NewsOrderByRelevance NewsOrderBy = "relevance"
+)
+
+// Valid indicates whether the value is a known member of the NewsOrderBy enum.
+func (e NewsOrderBy) Valid() bool {
+	switch e {
+	case NewsOrderByCreated:
+		return true
+	case NewsOrderByRelevance:
 		return true
 	default:
 		return false
