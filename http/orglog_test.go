@@ -18,8 +18,8 @@ import (
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
-// logCaughtUp waits until the orglog projector, which writes do not wait
-// for, has projected the whole log.
+// logCaughtUp waits until the orglog projector has projected the whole
+// log, writes of the setup helpers included.
 func logCaughtUp(t *testing.T, h *servicetest.Harness) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -174,6 +174,24 @@ func positionLess(a, b string) bool {
 		return len(ap) < len(bp)
 	}
 	return ap < bp
+}
+
+// A write answered 2xx is in the log of the next read (the promise every
+// read model keeps): writes wait for the log's projector too.
+func TestAWriteIsInTheLogAsSoonAsItIsAnswered(t *testing.T) {
+	t.Parallel()
+	h := servicetest.Start(t)
+	for i := range 5 {
+		r := h.Do("POST", "/feeds/news", map[string]any{"name": "Read back " + strconv.Itoa(i), "description": "d"})
+		id := wantDataObject(t, r, http.StatusCreated)["id"].(string)
+		found := false
+		for _, e := range readLogOver(t, h, h.Key, url.Values{"feedId": {id}}, 1000) {
+			found = found || e["type"] == "NewsFeedCreated"
+		}
+		if !found {
+			t.Fatalf("feed %s, answered 201, is not in the log read right after", id)
+		}
+	}
 }
 
 func TestLogQueriesAreValidatedWithoutQuotingThem(t *testing.T) {

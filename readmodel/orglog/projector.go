@@ -47,12 +47,6 @@ func (Projector) Tables() []string {
 // beside it; the service's schema applies them with every other owner's.
 func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
-// Unwaited: the log is read by position and followed live, never read
-// back after a write, so writes need not wait for it.
-func (Projector) Unwaited() string {
-	return "the organization's log is read by position and followed, not read after a write"
-}
-
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.FeedCreated, env projections.Envelope) error {

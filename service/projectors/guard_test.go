@@ -63,8 +63,8 @@ func TestWritesWaitForEveryProjectorButTheUnwaited(t *testing.T) {
 			t.Errorf("projector %s: waited for %v, declares Unwaited %v", p.Name(), waited[p.Name()], unwaited)
 		}
 	}
-	if waited["articles"] || !waited["newsitems"] || !waited["ingestion"] {
-		t.Errorf("waited for %v: want every projector the API reads (newsitems, ingestion, …) and not articles", waited)
+	if waited["articles"] || !waited["newsitems"] || !waited["ingestion"] || !waited["orglog"] {
+		t.Errorf("waited for %v: want every projector the API reads (newsitems, ingestion, orglog for GET /log, …) and not articles", waited)
 	}
 }
 
