@@ -53,6 +53,7 @@ type options struct {
 	port, attachers    int
 	perFeed            int
 	feedsvcEnv         stringList
+	pgSet              stringList
 	deadline           time.Duration
 }
 
@@ -88,6 +89,7 @@ func main() {
 	flag.IntVar(&o.port, "port", 18490, "port of every fake site")
 	flag.IntVar(&o.attachers, "attachers", 8, "attach requests at once during the setup")
 	flag.IntVar(&o.perFeed, "per-feed", 500, "feedsvc: sources per news feed (and per event feed)")
+	flag.Var(&o.pgSet, "pg-set", "NAME=VALUE added to -pg-port's cluster settings (repeatable), e.g. shared_preload_libraries=pg_stat_statements to see where Postgres's CPU goes; the headline runs set none")
 	flag.Var(&o.feedsvcEnv, "feedsvc-env", "KEY=VALUE added to feedsvc's environment (repeatable; the headline runs set none)")
 	flag.DurationVar(&o.deadline, "deadline", 0, "on time: listed within this long of publication (default: -interval)")
 	flag.Parse()
@@ -115,7 +117,7 @@ func main() {
 func (o options) main(ctx context.Context) error {
 	if o.pgPort != 0 {
 		// As the machine's server: its settings beyond the defaults.
-		pg, err := systems.StartPostgres(ctx, o.pgBin, o.pgDir, o.pgPort, "autovacuum=off", "fsync=on")
+		pg, err := systems.StartPostgres(ctx, o.pgBin, o.pgDir, o.pgPort, append([]string{"autovacuum=off", "fsync=on"}, o.pgSet...)...)
 		if err != nil {
 			return err
 		}
