@@ -567,3 +567,97 @@ func readable(ctx context.Context, db *database.DB, id uuid.UUID) bool {
 		return err == nil && below
 	})
 }
+
+// createdCounter reads one event type: the pages between its events hold
+// none of its types, and only move its checkpoint (Subscriber.pass).
+type createdCounter struct{}
+
+func (createdCounter) Name() string     { return "created_counter" }
+func (createdCounter) Version() int     { return 1 }
+func (createdCounter) Tables() []string { return []string{"test_event_counts"} }
+func (c createdCounter) Handlers() []projections.Handler {
+	return []projections.Handler{projections.OnEnvelope(func(ctx context.Context, db bun.IDB, _ domain.FeedCreated, e projections.Envelope) error {
+		return counter{}.Project(ctx, db, e)
+	})}
+}
+
+func TestAProjectorOfOneTypeKilledAtRandomMomentsCountsEachOfItsEventsOnceAndItsCheckpointReachesTheHead(t *testing.T) {
+	db, _ := testdb.New(t)
+	ctx := context.Background()
+	if _, err := db.Bun.ExecContext(ctx, "CREATE TABLE test_event_counts (event_id uuid PRIMARY KEY, n int NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	store, cmds := projectortest.Commands(db)
+	projectortest.FeedWorkload(t, cmds, uuid.New(), 40)
+	var created int
+	if err := db.Bun.NewRaw("SELECT count(*) FROM events WHERE event_type LIKE '%FeedCreated'").Scan(ctx, &created); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 10; round++ {
+		runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 3}, createdCounter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- runner.Run(rctx) }()
+		<-runner.Running()
+		time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+		cancel()
+		<-done
+	}
+	projectortest.RunUntilCaughtUp(t, store, db, 3, createdCounter{})
+
+	var rows, sum, maxN int
+	if err := db.Bun.NewRaw("SELECT count(*), coalesce(sum(n),0), coalesce(max(n),0) FROM test_event_counts").Scan(ctx, &rows, &sum, &maxN); err != nil {
+		t.Fatal(err)
+	}
+	if created == 0 || rows != created || sum != created || maxN != 1 {
+		t.Fatalf("counted %d distinct events with sum %d and max %d per event; the log has %d FeedCreated (each must be applied exactly once)", rows, sum, maxN, created)
+	}
+	// Events of other types appended while it runs are pages with none of
+	// its types: the stored checkpoint must still reach the head, or
+	// every restart would read them again.
+	runner, err := projections.NewRunner(store, db.Bun, servicetest.Logger(), projections.RunnerConfig{BatchSize: 3, PollInterval: 20 * time.Millisecond}, createdCounter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(rctx) }()
+	<-runner.Running()
+	org := uuid.New()
+	f, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedNews, Org: org, Name: "typed", Description: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		time.Sleep(30 * time.Millisecond) // each rename a page of its own
+		name := fmt.Sprintf("renamed %d", i)
+		if _, _, err := cmds.UpdateFeed(ctx, commands.UpdateFeed{FeedRef: commands.FeedRef{Kind: domain.FeedNews, Org: org, FeedID: f.ID}, Update: domain.FeedUpdate{Name: &name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	head := projectortest.HeadPosition(t, db)
+	var got eventstore.Position
+	if !wait.Within(10*time.Second, func() bool {
+		var commit, prepare int64
+		if err := db.Bun.NewRaw("SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = 'created_counter'").Scan(ctx, &commit, &prepare); err != nil {
+			t.Fatal(err)
+		}
+		got = eventstore.Position{Commit: uint64(commit), Prepare: uint64(prepare)}
+		return got == head
+	}) {
+		t.Fatalf("stored checkpoint %s never reached the log's head %s", got, head)
+	}
+	cancel()
+	<-done
+	if err := db.Bun.NewRaw("SELECT coalesce(sum(n),0) FROM test_event_counts").Scan(ctx, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum != created+1 {
+		t.Fatalf("counted %d, want %d", sum, created+1)
+	}
+}
