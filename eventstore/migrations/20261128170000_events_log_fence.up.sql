@@ -27,10 +27,20 @@ BEGIN
     END IF;
 END $$;
 --bun:split
+-- The trigger's function repeats eventstore_begin_append() rather than
+-- call it: one call fewer on every append.
 CREATE OR REPLACE FUNCTION events_fence_appender() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM eventstore_begin_append();
+    IF current_setting('eventstore.appending', true) IS DISTINCT FROM 'on' THEN
+        IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+            RAISE EXCEPTION 'events can only be appended by a transaction that appends before it writes anything else'
+                USING ERRCODE = '55000',
+                      HINT = 'append first, or call eventstore_begin_append() at the start of the transaction';
+        END IF;
+        PERFORM pg_advisory_xact_lock_shared(1702259316, 1634758757);
+        PERFORM set_config('eventstore.appending', 'on', true);
+    END IF;
     RETURN NULL;
 END $$;
 --bun:split
