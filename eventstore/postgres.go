@@ -54,6 +54,11 @@
 // transactionid lock can outlive its advisory one. A test caught both
 // (TestTheFenceNeverPassesAnEventThatShowsUpLater).
 //
+// The fence holds only where the appends run: on a hot standby, pg_locks
+// and pg_stat_activity show none of the primary's appenders, so the log
+// must be read on the primary (a read replica may serve read models, not
+// ReadAll).
+//
 // The price: each read of the log reads pg_locks (the lock table, under its
 // partition locks) and the backends' states; each append runs the trigger.
 //
