@@ -10,3 +10,6 @@ const ReadAllOfTypesSQL = readAllOfTypesSQL
 
 // PoolOf lets the contract open a second store on the same database.
 func PoolOf(s *Postgres) *pgxpool.Pool { return s.pool }
+
+// FenceSQL lets the tests read the log's fence alone.
+const FenceSQL = fenceSQL

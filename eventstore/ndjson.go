@@ -156,9 +156,11 @@ const progressEvery = 1 << 14
 // The server sends numbers, the id and the time in binary, which costs it
 // less than rendering them (the line is written in Go), and the rest as
 // text, whose bytes go into the line as they come: rendering jsonb is
-// most of what an export costs the server. The fence is ReadAll's: an
-// export ends where a reader could be sure nothing commits before it, so
-// exporting again from its last position skips nothing. ORDER BY names the
+// most of what an export costs the server. The fence ($8) is ReadAll's,
+// read once in the export's snapshot (exportFenceSQL) so that the header
+// and the events agree on it: an export ends where a reader could be sure
+// nothing commits before it, so exporting again from its last position
+// skips nothing. ORDER BY names the
 // columns with their table: unqualified, transaction_id would be the
 // bigint output column, which the primary key cannot serve.
 const exportSQL = `
@@ -169,12 +171,14 @@ ORDER BY events.transaction_id, events.global_position`
 
 const exportWhere = `
 WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-  AND transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+  AND transaction_id < $8::text::xid8
   AND (cardinality($3::text[]) = 0 OR event_type = ANY($3::text[]))
   AND ($4::text = '' OR starts_with(stream_id, $4::text))
   AND ($5::text = '' OR metadata->>'organizationId' = $5::text)
   AND ($6::timestamptz IS NULL OR recorded_at >= $6::timestamptz)
   AND ($7::timestamptz IS NULL OR recorded_at < $7::timestamptz)`
+
+const exportFenceSQL = `SELECT ` + fenceSQL + `::text`
 
 // exportEndsSQL finds the first and last event an export writes, for its
 // header, in the export's snapshot: two walks of the primary key, one
@@ -228,8 +232,12 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 	if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
 		return ExportProgress{}, fmt.Errorf("export events: %w", err)
 	}
+	var fence string
+	if err := tx.QueryRow(ctx, exportFenceSQL).Scan(&fence); err != nil {
+		return ExportProgress{}, fmt.Errorf("export events: read the log's fence: %w", err)
+	}
 	args := []any{strconv.FormatUint(f.After.Commit, 10), int64(min(f.After.Prepare, uint64(1<<63-1))),
-		types, f.StreamPrefix, org, timeOrNil(f.Since), timeOrNil(f.Until)}
+		types, f.StreamPrefix, org, timeOrNil(f.Since), timeOrNil(f.Until), fence}
 	head := ExportHeader{Version: ExportVersion, Store: id.ID, ExportedAt: time.Now().UTC(), Filters: f.header()}
 	head.Partial = head.Filters.used() || id.Partial != nil
 	var first, last []int64
@@ -483,8 +491,12 @@ func (s *Postgres) Import(ctx context.Context, r io.Reader, o ImportOptions) (Im
 		return Imported{}, fmt.Errorf("import events: %w", err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // no-op after commit
-	// Appends take ROW EXCLUSIVE, which this mode conflicts with; readers
-	// go on.
+	// The log's fence lock first (see postgres.go), before anything gives
+	// the transaction an id; then the table: appends take ROW EXCLUSIVE,
+	// which this mode conflicts with; readers go on.
+	if _, err := tx.Exec(ctx, beginAppendSQL); err != nil {
+		return Imported{}, fmt.Errorf("import events: take the log's append lock: %w", err)
+	}
 	if _, err := tx.Exec(ctx, "LOCK TABLE events IN SHARE ROW EXCLUSIVE MODE"); err != nil {
 		return Imported{}, fmt.Errorf("import events: lock the log: %w", err)
 	}

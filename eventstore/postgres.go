@@ -7,22 +7,60 @@
 //
 // The log is therefore ordered by (transaction_id, global_position), where
 // transaction_id is the appending transaction's xid8 (pg_current_xact_id()),
-// and ReadAll only returns rows whose transaction_id is below
-// pg_snapshot_xmin(pg_current_snapshot()): the oldest transaction still
-// running. Every transaction below that fence has finished, so every event
-// it wrote is either visible now or never will be; and every transaction
-// that may still append gets an xid at or above the fence, so it sorts after
-// everything a reader has been handed. Readers may lag, but they never skip.
-// All events of one append share one xid and become visible atomically, so a
-// page may end in the middle of an append without harm.
+// and ReadAll only returns rows whose transaction_id is below a fence: the
+// oldest transaction that may still append to this log. Every appender
+// below the fence has finished, so every event it wrote is either visible
+// now or never will be; and every transaction that may still append sorts
+// at or above it. Readers may lag, but they never skip. All events of one
+// append share one xid and become visible atomically, so a page may end in
+// the middle of an append without harm.
 //
-// The cost: the fence is the oldest running transaction that holds an xid
-// anywhere in the Postgres cluster (xids are cluster-wide, so this includes
-// other databases on the same server), not just the oldest append. A
-// long-running writing transaction, a forgotten "idle in transaction"
-// session or a prepared (two-phase) transaction holds every reader back
-// until it ends. Appends keep working; only subscribers and projections
-// stall. Read-only transactions get no xid and do not hold the fence.
+// The fence is the log's own (issue 38; it used to be
+// pg_snapshot_xmin(pg_current_snapshot()), the oldest writing transaction
+// anywhere on the server, so a long write in another database stalled every
+// reader). The function eventstore_fence() (migration
+// 20261128170000_events_log_fence) computes it in the reader's statement,
+// from its snapshot S, in three steps that run in this order:
+//
+//  1. the appenders: a trigger on events makes every transaction take a
+//     shared advisory lock before its first insert into events, before it
+//     has an xid (a transaction that already has one is refused), and it
+//     holds the lock to its end, after its commit is visible. pg_locks names
+//     the holders in this database;
+//  2. their xids, read from the backends (pg_stat_get_activity, with the
+//     cached copy dropped) after step 1;
+//  3. the xids S shows running (its xip) that have ended since
+//     (pg_xact_status).
+//
+// The fence is the least of S's xmax, the holders' xids and those ended
+// xids. Why nothing is skipped: take an event with xid X below the fence
+// that S does not show. X is below S's xmax, so X was in S.xip, running
+// when S was taken, with its xid and so with the lock. If X held the lock
+// at step 1 and still ran at step 2, step 2 read X and the fence is at most
+// X. If it had let the lock go by step 1, or ended before step 2, it had
+// ended by step 3 and the fence is at most X. An appender without an xid
+// yet gets one at or above S's xmax. A transaction that does not append, in
+// this database or another, holds no reader back, however long it runs:
+// its xid is in no step's set, and it cannot become an appender later (the
+// trigger refuses it). A long append, a session left idle in a transaction
+// that appended, or a prepared transaction that appended still holds
+// readers back, as it must. If the service's role may not see a holder in
+// pg_stat_activity (another role appends without pg_read_all_stats), or a
+// holder is a prepared transaction, the fence falls back to the oldest
+// running transaction's, as before.
+//
+// pg_locks cannot be read alone for the holders' xids: a committing
+// transaction's locks show under two virtual transaction ids, and its
+// transactionid lock can outlive its advisory one. A test caught both
+// (TestTheFenceNeverPassesAnEventThatShowsUpLater).
+//
+// The fence holds only where the appends run: on a hot standby, pg_locks
+// and pg_stat_activity show none of the primary's appenders, so the log
+// must be read on the primary (a read replica may serve read models, not
+// ReadAll).
+//
+// The price: each read of the log reads pg_locks (the lock table, under its
+// partition locks) and the backends' states; each append runs the trigger.
 //
 // Appends take one round trip: a single statement reads the stream's last
 // revision, checks the expectation and inserts with computed revisions.
@@ -156,6 +194,16 @@ LIMIT $3`
 
 const streamExistsSQL = `SELECT EXISTS (SELECT 1 FROM events WHERE stream_id = $1)`
 
+// fenceSQL is the log's fence (see the top of this file), as a scalar
+// subquery of the reading statement: computed once, with that statement's
+// snapshot.
+const fenceSQL = `(SELECT eventstore_fence())`
+
+// beginAppendSQL takes the appenders' lock as the trigger does, for a
+// transaction that appends after writing something else (it must run
+// before that write).
+const beginAppendSQL = `SELECT eventstore_begin_append()`
+
 // The fence is a scalar subquery so that it is computed once, as an
 // initplan, and becomes an index bound on the primary key together with the
 // row comparison: while the fence holds back, a poll touches no rows above
@@ -164,7 +212,7 @@ const readAllSQL = `
 SELECT ` + recordedColumns + `
 FROM events
 WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-  AND transaction_id < (SELECT pg_snapshot_xmin(pg_current_snapshot()))
+  AND transaction_id < ` + fenceSQL + `
 ORDER BY transaction_id, global_position
 LIMIT $3`
 
@@ -175,7 +223,7 @@ LIMIT $3`
 // data leaving the server. ORDER BY names the columns with their table:
 // the output columns of the second branch have these names.
 const readAllOfTypesSQL = `
-WITH fence AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+WITH fence AS MATERIALIZED (SELECT ` + fenceSQL + ` AS xmin)
 (SELECT ` + recordedColumns + `, false AS head
  FROM events
  WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)

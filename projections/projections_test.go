@@ -306,9 +306,9 @@ func TestTwoProcessesProjectingTogetherKeepReadAfterWriteAndApplyEachEventOnce(t
 		runners = append(runners, r)
 	}
 	// The waiter of "process A" must see progress made by "process B".
-	// Its timeout is generous: the log's fence is cluster-wide, and the
-	// other test packages' CREATE and DROP DATABASE hold it for a second
-	// or more each (1.5 s seen on an idle machine).
+	// Its timeout is generous for a loaded machine. (It had to be: while
+	// the log's fence was cluster-wide, other test packages' CREATE and
+	// DROP DATABASE held it for a second or more each.)
 	waiter := projections.NewWaiter(db.Bun, runners[0], 20*time.Second, ps...)
 	queries := feeds.NewQueries(db.Bun)
 	org := uuid.New()
@@ -417,8 +417,7 @@ func TestARebuildOverAnEventItCannotDecodeFailsNamingIt(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Otherwise the rebuild may end before the event is readable (the
-	// fence is cluster-wide: other tests' transactions hold it too).
+	// Otherwise the rebuild may end before the event is readable.
 	if !readable(ctx, db, bad) {
 		t.Fatal("the event never became readable")
 	}
@@ -524,15 +523,18 @@ func TestARebuildFailsNamingAnUndecodableEventMetWhileCatchingUp(t *testing.T) {
 	projectortest.FeedWorkload(t, cmds, uuid.New(), 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// A transaction with an xid holds the log's fence: what is appended
-	// after it began stays unread until it ends.
+	// An append in flight (a transaction that took the appenders' lock and
+	// has an xid) holds the log's fence: what is appended after it began
+	// stays unread until it ends.
 	fence, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fence.Rollback(context.Background()) //nolint:errcheck // released below
-	if _, err := fence.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil {
-		t.Fatal(err)
+	for _, sql := range []string{"SELECT eventstore_begin_append()", "SELECT pg_current_xact_id()"} {
+		if _, err := fence.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bad := uuid.New()
 	if _, err := store.AppendToStream(ctx, "test-bad", eventstore.Any(),
@@ -540,8 +542,7 @@ func TestARebuildFailsNamingAnUndecodableEventMetWhileCatchingUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Released when the shared read has ended, and the rebuild goes on
-	// only once the event is readable: the fence is cluster-wide, and
-	// other tests' transactions may hold it a moment longer.
+	// only once the event is readable.
 	var released atomic.Bool
 	logger := slog.New(onMessage{prefix: "read the log once for all projectors", once: &sync.Once{}, f: func() {
 		released.Store(fence.Commit(ctx) == nil && readable(ctx, db, bad))
@@ -563,7 +564,7 @@ func readable(ctx context.Context, db *database.DB, id uuid.UUID) bool {
 	deadline, _ := ctx.Deadline()
 	return wait.Within(time.Until(deadline), func() bool {
 		var below bool
-		err := db.Pool.QueryRow(ctx, `SELECT transaction_id < pg_snapshot_xmin(pg_current_snapshot()) FROM events WHERE event_id = $1`, id).Scan(&below)
+		err := db.Pool.QueryRow(ctx, `SELECT transaction_id < eventstore_fence() FROM events WHERE event_id = $1`, id).Scan(&below)
 		return err == nil && below
 	})
 }

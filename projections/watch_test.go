@@ -87,7 +87,7 @@ func TestAnAppendAnnouncedByAnotherProcessIsProjectedLongBeforeTheIdlePoll(t *te
 }
 
 // An announced append may not be readable yet: the fence (the oldest
-// running transaction) holds it back. The watch then reads every poll
+// append still running) holds it back. The watch then reads every poll
 // interval until it reaches the announced position, so the event is
 // projected soon after the fence moves, not at the next idle poll.
 func TestAnAnnouncedAppendHeldBackByTheFenceIsProjectedSoonAfterItMoves(t *testing.T) {
@@ -100,8 +100,8 @@ func TestAnAnnouncedAppendHeldBackByTheFenceIsProjectedSoonAfterItMoves(t *testi
 	stop := runListening(t, db, dsn)
 	defer stop()
 
-	// A transaction with an xid, begun before the append, holds the fence
-	// below it.
+	// An append in flight (a transaction with the appenders' lock and an
+	// xid), begun before the append, holds the fence below it.
 	blocker, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +111,10 @@ func TestAnAnnouncedAppendHeldBackByTheFenceIsProjectedSoonAfterItMoves(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(ctx, "SELECT pg_current_xact_id()"); err != nil {
-		t.Fatal(err)
+	for _, sql := range []string{"SELECT eventstore_begin_append()", "SELECT pg_current_xact_id()"} {
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
 	}
 	projectortest.FeedWorkload(t, cmds, uuid.New(), 1)
 	want := countEvents(t, db)

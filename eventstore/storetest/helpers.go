@@ -59,9 +59,8 @@ func dataIDs(events []eventstore.EventData) []uuid.UUID {
 }
 
 // ReadAllVisible waits until ReadAll returns at least n events after from.
-// A store may hold events back for a while (the Postgres fence is
-// cluster-wide, so a transaction in another test package can); waiting
-// keeps the tests about order, not timing.
+// A store may hold events back for a while (the Postgres fence waits for
+// appends still running); waiting keeps the tests about order, not timing.
 func ReadAllVisible(t testing.TB, s eventstore.Store, from eventstore.Position, n int) []eventstore.RecordedEvent {
 	t.Helper()
 	var events []eventstore.RecordedEvent

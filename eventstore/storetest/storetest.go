@@ -4,7 +4,9 @@
 //
 // Behaviour that only one implementation has, such as how Postgres holds
 // readers back behind a transaction that commits out of order, is tested
-// next to that implementation, not here.
+// next to that implementation, not here. What every store on a shared
+// server owes its readers (that another session's long transaction does
+// not stall them) is here, behind a Features hook.
 package storetest
 
 import (
@@ -20,6 +22,12 @@ type Features struct {
 	// would open it: appends through one do not signal the other's Appended.
 	// Nil when the storage is the Store value itself, as with Memory.
 	Reopen func(t *testing.T, s eventstore.Store) eventstore.Store
+	// HoldWrite opens, in another session, a transaction that writes
+	// something other than the log at site (and so holds a transaction id
+	// the server's other transactions see running), and returns the func
+	// that ends it, which fails if the transaction did not stay open. Nil
+	// when the store has no such transactions, as with Memory.
+	HoldWrite func(t *testing.T, s eventstore.Store, site HoldSite) (release func() error)
 }
 
 // Run runs the contract, each test on a fresh store from newStore.
@@ -53,6 +61,12 @@ func Run(t *testing.T, newStore func(t *testing.T) eventstore.Store, features Fe
 		{"SubscriptionDeliversEveryConcurrentAppendOnceAndInOrder", subscriptionDeliversEveryConcurrentAppendOnceAndInOrder},
 		{"SubscriptionResumesAfterAGivenPosition", subscriptionResumesAfterAGivenPosition},
 		{"SubscriptionEndsWithCloseOrItsContext", subscriptionEndsWithCloseOrItsContext},
+		{"AWritingTransactionInAnotherDatabaseHoldsNoReaderBack", func(t *testing.T, s eventstore.Store) {
+			aHeldWritingTransactionHoldsNoReaderBack(t, s, AnotherDatabase, features.HoldWrite)
+		}},
+		{"AWritingTransactionThatDoesNotAppendHoldsNoReaderBack", func(t *testing.T, s eventstore.Store) {
+			aHeldWritingTransactionHoldsNoReaderBack(t, s, ThisDatabase, features.HoldWrite)
+		}},
 		{"SubscriptionFindsAppendsThroughAnotherStoreOnTheSameStorage", func(t *testing.T, s eventstore.Store) {
 			subscriptionFindsAppendsThroughAnotherStore(t, s, features.Reopen)
 		}},
