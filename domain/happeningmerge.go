@@ -22,13 +22,18 @@ const (
 	PrecedenceOwnPage  = 3
 )
 
-// Precedence ranks the listing d by the extractor's rule, read off what
-// the log keeps of it (the document it was read from is not kept): an
-// iCalendar UID as its identity, or a source page ending in .ics, is a
+// Precedence ranks the listing d by the extractor's rule: the rank the
+// crawl recorded with it (Rank) or, for details recorded before it was
+// kept, the rule read off the details (the document is not in the log):
+// an iCalendar UID as its identity, or a source page ending in .ics, is a
 // calendar; an identity that is the source page's own address is the
-// happening's own page; anything else a listing.
+// happening's own page; anything else a listing. (A calendar file at an
+// address without .ics whose entries name their pages is then taken for a
+// listing.)
 func (d HappeningDetails) Precedence() int {
 	switch {
+	case d.Rank > 0:
+		return d.Rank
 	case strings.HasPrefix(d.Identity, "uid:") || isCalendarAddress(d.Source.URL):
 		return PrecedenceCalendar
 	case d.Source.URL != "" && strings.HasPrefix(d.Identity, "url:") && sameAddress(strings.TrimPrefix(d.Identity, "url:"), d.Source.URL):
