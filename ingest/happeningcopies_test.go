@@ -190,6 +190,24 @@ func TestAConcertListedByTwoSitesIsShownMergedAndASplitRestoresTwoItemsThatSurvi
 		}
 	}
 	apart(t, "split")
+
+	plain := c.do("GET", "/feeds/events/"+feed+"/items/"+trioID+"/history", nil).MustStatus(t, http.StatusOK).Data()
+	if _, ok := plain["copies"]; ok {
+		t.Errorf("the history lists copy facts unasked: %v", plain)
+	}
+	facts, _ := c.do("GET", "/feeds/events/"+feed+"/items/"+trioID+"/history?include=copies", nil).MustStatus(t, http.StatusOK).Data()["copies"].([]any)
+	var types []string
+	for _, f := range facts {
+		f := f.(map[string]any)
+		types = append(types, f["type"].(string))
+		if d := f["data"].(map[string]any); d["eventId"] != copyID {
+			t.Errorf("the copy fact %v names another event than %s", f, copyID)
+		}
+	}
+	if !slices.Equal(types, []string{"EventItemCopyFound", "EventItemCopySplit"}) {
+		t.Errorf("the history's copy facts are %v, want the copy found, then split", types)
+	}
+	c.do("GET", "/feeds/events/"+feed+"/items/"+trioID+"/history?include=source", nil).MustStatus(t, http.StatusBadRequest)
 	if err := h.Service.Rebuilds.Rebuild(context.Background(), happeningitems.Projector{}, copiesmodel.Projector{}); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
