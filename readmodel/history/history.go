@@ -294,6 +294,9 @@ func changedMembers(before, after []byte) ([]string, error) {
 	keys := maps.Clone(a)
 	maps.Copy(keys, b)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k == "rank" {
+			continue // the rank of the document read, not the event (domain.HappeningDetails.Rank)
+		}
 		if !bytes.Equal(a[k], b[k]) {
 			changed = append(changed, k)
 		}
