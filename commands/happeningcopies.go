@@ -160,3 +160,50 @@ func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (don
 	}
 	return false, Result{}, listing.Start, nil
 }
+
+// SplitHappeningCopy splits a happening recorded as an event item's (a
+// wrong merge) off it: the happening becomes an item of its own and is
+// never merged into that item again.
+type SplitHappeningCopy struct {
+	FeedRef
+	ItemID uuid.UUID
+	// CopyID is the copy's happening (its eventId in the item's copies).
+	CopyID uuid.UUID
+}
+
+// SplitHappeningCopy appends the split to the item's stream and the new
+// item to the copy's own item stream, in one multi-stream append; it
+// returns the new item's id (domain.HappeningItemID of the feed and the
+// copy).
+func (h *Handler) SplitHappeningCopy(ctx context.Context, c SplitHappeningCopy) (uuid.UUID, Result, error) {
+	ref, err := h.lookups.ItemRef(ctx, domain.FeedHappenings, c.Org, c.FeedID, c.ItemID)
+	if err != nil {
+		return uuid.Nil, Result{}, err
+	}
+	var added domain.HappeningItemAdded
+	_, results, err := decideAll(ctx, h, []change[*domain.HappeningItem]{{
+		stream: domain.HappeningItemStream(c.FeedID, ref.HappeningID), org: c.Org,
+		empty: func() *domain.HappeningItem { return &domain.HappeningItem{} },
+		decide: func(it *domain.HappeningItem) ([]domain.Event, error) {
+			split, a, err := it.SplitCopy(c.Org, c.ItemID, c.CopyID, h.now())
+			if err != nil {
+				return nil, err
+			}
+			added = a
+			return []domain.Event{split}, nil
+		},
+	}, {
+		stream: domain.HappeningItemStream(c.FeedID, c.CopyID), org: c.Org,
+		empty: func() *domain.HappeningItem { return &domain.HappeningItem{} },
+		decide: func(it *domain.HappeningItem) ([]domain.Event, error) {
+			if it.Exists() {
+				return nil, nil
+			}
+			return []domain.Event{added}, nil
+		},
+	}})
+	if err != nil {
+		return uuid.Nil, Result{}, fmt.Errorf("split event %s off item %s: %w", c.CopyID, c.ItemID, err)
+	}
+	return added.ItemID, results[0].Merge(results[1]), nil
+}

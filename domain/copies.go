@@ -153,11 +153,27 @@ type HappeningItemCopyFound struct {
 	At    time.Time `json:"at"`
 }
 
-// The stored name keeps "Event", as the other event item events do.
+// HappeningItemCopySplit: a happening recorded as the item's was split
+// off it (a wrong merge undone); SplitItemID is the item it became
+// (HappeningItemAdded in its own stream, HappeningItemID of the feed and
+// the copy).
+type HappeningItemCopySplit struct {
+	ItemID         uuid.UUID `json:"itemId"`
+	FeedID         uuid.UUID `json:"feedId"`
+	OrganizationID uuid.UUID `json:"organizationId"`
+	HappeningID    uuid.UUID `json:"eventId"`
+	CopyID         uuid.UUID `json:"copyEventId"`
+	SplitItemID    uuid.UUID `json:"splitItemId"`
+	At             time.Time `json:"at"`
+}
+
+// The stored names keep "Event", as the other event item events do.
 func (HappeningItemCopyFound) EventType() string { return "EventItemCopyFound" }
+func (HappeningItemCopySplit) EventType() string { return "EventItemCopySplit" }
 
 func init() {
 	register(func() Event { return &HappeningItemCopyFound{} })
+	register(func() Event { return &HappeningItemCopySplit{} })
 }
 
 // Listing is what nearcopy compares of a happening: its title, its first
@@ -186,10 +202,10 @@ func (d HappeningDetails) Listing() nearcopy.Listing {
 }
 
 // AddCopy decides recording the happening copy, found through to, as the
-// item's: nothing when the item does not exist, is that happening, or
-// holds it already.
+// item's: nothing when the item does not exist, is that happening, holds
+// it already or had it split off.
 func (i *HappeningItem) AddCopy(to ItemTarget, copyID uuid.UUID, copy HappeningDetails, now time.Time) []Event {
-	if !i.exists || i.added.HappeningID == copyID || i.copies[copyID] {
+	if _, held := i.copies[copyID]; !i.exists || i.added.HappeningID == copyID || held || i.split[copyID] {
 		return nil
 	}
 	return []Event{HappeningItemCopyFound{
@@ -197,4 +213,31 @@ func (i *HappeningItem) AddCopy(to ItemTarget, copyID uuid.UUID, copy HappeningD
 		AttachmentID: to.AttachmentID, SourceID: to.SourceID, SourceType: to.SourceType,
 		HappeningID: i.added.HappeningID, CopyID: copyID, Title: copy.Title, URL: copy.PrimaryURL, At: now,
 	}}
+}
+
+// HasCopy reports whether the item holds the happening as another listing.
+func (i *HappeningItem) HasCopy(copyID uuid.UUID) bool {
+	_, ok := i.copies[copyID]
+	return ok
+}
+
+// SplitCopy decides splitting the happening copyID off the item of org:
+// the split, and the item the copy becomes (to be appended to the copy's
+// own item stream), found through the attachment that found the copy.
+func (i *HappeningItem) SplitCopy(org, itemID, copyID uuid.UUID, now time.Time) (split Event, added HappeningItemAdded, err error) {
+	if !i.exists || i.added.ItemID != itemID || i.added.OrganizationID != org {
+		return nil, HappeningItemAdded{}, notFound("item", itemID.String())
+	}
+	c, ok := i.copies[copyID]
+	if !ok {
+		return nil, HappeningItemAdded{}, notFound("copy", copyID.String())
+	}
+	newID := HappeningItemID(c.FeedID, copyID)
+	return HappeningItemCopySplit{
+			ItemID: itemID, FeedID: i.added.FeedID, OrganizationID: org, HappeningID: i.added.HappeningID,
+			CopyID: copyID, SplitItemID: newID, At: now,
+		}, HappeningItemAdded{
+			ItemID: newID, FeedID: c.FeedID, OrganizationID: c.OrganizationID, AttachmentID: c.AttachmentID,
+			SourceID: c.SourceID, SourceType: c.SourceType, HappeningID: copyID, At: now,
+		}, nil
 }

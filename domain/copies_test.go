@@ -62,3 +62,55 @@ func TestACopyIsRecordedOnceAndASplitCopyIsNeverMergedAgain(t *testing.T) {
 		t.Error("a copy split twice")
 	}
 }
+
+func TestAnEventCopyIsRecordedOnceAndASplitOneBecomesItsOwnItemAndIsNeverMergedAgain(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	venue := domain.ItemTarget{FeedID: uuid.New(), OrganizationID: uuid.New(), AttachmentID: uuid.New(), SourceID: uuid.New(), SourceType: domain.SourceSite}
+	tickets := venue
+	tickets.AttachmentID, tickets.SourceID = uuid.New(), uuid.New()
+	own, copyID := uuid.New(), uuid.New()
+	listing := domain.HappeningDetails{Title: "Trio", PrimaryURL: "https://tickets.example/trio"}
+
+	var item domain.HappeningItem
+	if events := item.AddCopy(tickets, copyID, listing, now); len(events) != 0 {
+		t.Fatalf("a copy of an item that does not exist: %v", events)
+	}
+	for _, e := range item.Add(venue, own, now) {
+		item.Apply(e)
+	}
+	if events := item.AddCopy(tickets, own, listing, now); len(events) != 0 {
+		t.Errorf("the item's own happening taken for its copy: %v", events)
+	}
+	events := item.AddCopy(tickets, copyID, listing, now)
+	if len(events) != 1 {
+		t.Fatalf("a copy: %v", events)
+	}
+	item.Apply(events[0])
+	if again := item.AddCopy(tickets, copyID, listing, now); len(again) != 0 {
+		t.Errorf("a copy recorded twice: %v", again)
+	}
+	itemID := domain.HappeningItemID(venue.FeedID, own)
+	if _, _, err := item.SplitCopy(uuid.New(), itemID, copyID, now); err == nil {
+		t.Error("another organization split the copy")
+	}
+	split, added, err := item.SplitCopy(venue.OrganizationID, itemID, copyID, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if added.ItemID != domain.HappeningItemID(venue.FeedID, copyID) || added.HappeningID != copyID || added.AttachmentID != tickets.AttachmentID {
+		t.Errorf("the split copy's item: %+v", added)
+	}
+	if s := split.(domain.HappeningItemCopySplit); s.SplitItemID != added.ItemID || s.CopyID != copyID || s.ItemID != itemID {
+		t.Errorf("the split names %+v", s)
+	}
+	item.Apply(split)
+	if item.HasCopy(copyID) {
+		t.Error("the split copy is still the item's")
+	}
+	if events := item.AddCopy(tickets, copyID, listing, now); len(events) != 0 {
+		t.Errorf("a split copy merged again: %v", events)
+	}
+	if _, _, err := item.SplitCopy(venue.OrganizationID, itemID, copyID, now); err == nil {
+		t.Error("a copy split twice")
+	}
+}

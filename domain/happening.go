@@ -161,7 +161,7 @@ func latest(a, b *time.Time) *time.Time {
 // trimTo keeps the instances that start within [from, to] (either end
 // open when nil) and forgets how far the expansion reached.
 func trimTo(d HappeningDetails, from, to *time.Time) HappeningDetails {
-	d.Horizon, d.ExpandedFrom = nil, nil
+	d.Horizon, d.ExpandedFrom, d.Rank = nil, nil, 0
 	if from == nil && to == nil {
 		return d
 	}

@@ -44,6 +44,12 @@ type HappeningDetails struct {
 	// Source is the item's source block (api.md 2.4): for a site, the page
 	// the happening was found on.
 	Source SourceBlock `json:"source"`
+	// Rank is the precedence of the document the details were read from
+	// (ingest/calendar.Precedence), when the crawl recorded it; details
+	// recorded before it was kept have none (Precedence reads it off them).
+	// It is not part of what a happening is: a finding that differs only in
+	// its rank is no change.
+	Rank int `json:"rank,omitempty"`
 }
 
 // HappeningTime is the time block of 2.9.

@@ -60,8 +60,10 @@ type HappeningItem struct {
 	added       HappeningItemAdded
 	exists      bool
 	attachments map[uuid.UUID]bool
-	// copies are the happenings recorded as the item's (copies.go).
-	copies map[uuid.UUID]bool
+	// copies are the happenings recorded as the item's (copies.go), split
+	// those split off it.
+	copies map[uuid.UUID]HappeningItemCopyFound
+	split  map[uuid.UUID]bool
 }
 
 // Apply folds a stored event.
@@ -74,9 +76,15 @@ func (i *HappeningItem) Apply(e Event) {
 		i.attachments[ev.AttachmentID] = true
 	case HappeningItemCopyFound:
 		if i.copies == nil {
-			i.copies = map[uuid.UUID]bool{}
+			i.copies = map[uuid.UUID]HappeningItemCopyFound{}
 		}
-		i.copies[ev.CopyID] = true
+		i.copies[ev.CopyID] = ev
+	case HappeningItemCopySplit:
+		delete(i.copies, ev.CopyID)
+		if i.split == nil {
+			i.split = map[uuid.UUID]bool{}
+		}
+		i.split[ev.CopyID] = true
 	}
 }
 

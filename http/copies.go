@@ -129,3 +129,25 @@ func (h *handlers) listEventItemCopies(c *fiber.Ctx) error {
 	}
 	return envelope.OK(c, fiber.StatusOK, out)
 }
+
+// splitEventItemCopy splits a copy off an event item: the other listing
+// becomes an item of its own, and is never merged into the item again.
+func (h *handlers) splitEventItemCopy(c *fiber.Ctx) error {
+	feedID, itemID, err := pathUUIDs(c, "id", "itemId")
+	if err != nil {
+		return err
+	}
+	copyID, err := pathUUID(c, "eventId")
+	if err != nil {
+		return err
+	}
+	cmd := commands.SplitHappeningCopy{
+		FeedRef: commands.FeedRef{Kind: domain.FeedHappenings, Org: organization(c), FeedID: feedID},
+		ItemID:  itemID, CopyID: copyID,
+	}
+	id, err := write(c, h, (*commands.Handler).SplitHappeningCopy, cmd)
+	if err != nil {
+		return err
+	}
+	return envelope.OK(c, fiber.StatusCreated, splitJSON{ItemID: id.String()})
+}

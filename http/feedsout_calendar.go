@@ -50,6 +50,7 @@ func (h *handlers) writeCalendar(c *fiber.Ctx, org, feedID uuid.UUID) error {
 	f := happeningitems.Filter{Since: from, Until: to, Now: now, OrderBy: happeningitems.OrderByOccurrence, Limit: maxItemLimit}
 	var (
 		ids    []uuid.UUID
+		views  []uuid.UUID
 		latest *changes.Key
 	)
 	for len(ids) < calendarMaxEvents {
@@ -64,21 +65,23 @@ func (h *handlers) writeCalendar(c *fiber.Ctx, org, feedID uuid.UUID) error {
 			latest = &k
 		}
 		for _, it := range page.Items {
-			ids = append(ids, it.HappeningID)
+			// An item other sources list too is shown merged (ViewID),
+			// under its own happening's UID.
+			ids, views = append(ids, it.HappeningID), append(views, it.ViewID)
 		}
 		f.Offset += len(page.Items)
 		if len(page.Items) < f.Limit || f.Offset >= page.Total {
 			break
 		}
 	}
-	events, err := h.Reads.Happenings.CalendarHappenings(ctx, ids)
+	events, err := h.Reads.Happenings.CalendarHappenings(ctx, views)
 	if err != nil {
 		return err
 	}
 	modified := feed.UpdatedAt
 	cal := feedout.Calendar{FeedID: feedID, Name: feed.Name, Description: feed.Description, From: from, To: to}
-	for _, id := range ids {
-		ev, ok := events[id]
+	for k, id := range ids {
+		ev, ok := events[views[k]]
 		if !ok {
 			continue
 		}

@@ -262,6 +262,7 @@ func (h *handlers) routes(app *fiber.App) {
 	events.Post("/:id/items/:itemId/feedback", items, h.giveEventFeedback)
 	events.Get("/:id/items/:itemId/history", items, h.itemHistory(domain.FeedHappenings, "id"))
 	events.Get("/:id/items/:itemId/copies", items, h.listEventItemCopies)
+	events.Post("/:id/items/:itemId/copies/:eventId/split", items, h.splitEventItemCopy)
 	app.Get("/v0/feeds/events/:id/items", items, h.listEventItemsV0)
 
 	insights := app.Group("/insights", items)

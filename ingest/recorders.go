@@ -62,7 +62,10 @@ func (s happeningReader) ReadHappenings(doc document.Document) (DocumentHappenin
 		out.CutOff = found.CutOff.String()
 	}
 	for i, d := range found.Happenings {
-		out.Happenings[i] = StatedHappening{ID: domain.HappeningID(d.Identity), Details: d, Precedence: calendar.Precedence(doc, d)}
+		// The details keep their document's rank, which merging the
+		// listings of one event item goes by (domain.MergeHappenings).
+		d.Rank = calendar.Precedence(doc, d)
+		out.Happenings[i] = StatedHappening{ID: domain.HappeningID(d.Identity), Details: d, Precedence: d.Rank}
 	}
 	return out, nil
 }

@@ -10,10 +10,12 @@ import (
 // export rarely word a description alike): the event's own page over a
 // page that lists it among others, over a calendar file, which carries
 // less (no images, offers or capacity).
+// The rule is the domain's (domain.HappeningDetails.Precedence reads it
+// off a stored listing, to merge the listings of one event item).
 const (
-	PrecedenceCalendar = 1
-	PrecedenceListing  = 2
-	PrecedenceOwnPage  = 3
+	PrecedenceCalendar = domain.PrecedenceCalendar
+	PrecedenceListing  = domain.PrecedenceListing
+	PrecedenceOwnPage  = domain.PrecedenceOwnPage
 )
 
 // Precedence ranks doc as a source of the event d it holds.

@@ -37,6 +37,7 @@ func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 func (Projector) Handlers() []projections.Handler {
 	return []projections.Handler{
 		projections.On(projectItem), projections.On(projectCopy), projections.On(projectSplit), projections.On(projectHappeningCopy),
+		projections.On(projectHappeningSplit),
 	}
 }
 
@@ -60,6 +61,12 @@ func projectHappeningCopy(ctx context.Context, db bun.IDB, e domain.HappeningIte
 			source_id, source_type, url, title, found_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (item_id, copy_event_id) DO NOTHING`,
 		e.ItemID, e.FeedID, e.OrganizationID, e.CopyID, e.AttachmentID, e.SourceID, string(e.SourceType), e.URL, e.Title, e.At).Exec(ctx))
+}
+
+// projectHappeningSplit forgets an event item's copy; the item it became
+// (EventItemAdded in its own stream) is listed as any item.
+func projectHappeningSplit(ctx context.Context, db bun.IDB, e domain.HappeningItemCopySplit) error {
+	return projections.Exec(db.NewRaw(`DELETE FROM event_item_copies WHERE item_id = ? AND copy_event_id = ?`, e.ItemID, e.CopyID).Exec(ctx))
 }
 
 // projectSplit forgets the copy; the item it became (NewsItemAdded in its

@@ -98,7 +98,7 @@ func (q *Queries) Feedback(ctx context.Context, r Range, after *Key, limit int) 
 		FROM insight_feedback AS fb
 		LEFT JOIN news_items AS n ON n.id = fb.item_id
 		LEFT JOIN event_items AS ei ON ei.id = fb.item_id
-		LEFT JOIN calendar_events AS ce ON ce.id = ei.event_id
+		LEFT JOIN calendar_events AS ce ON ce.id = coalesce(ei.view_id, ei.event_id)
 		LEFT JOIN feeds AS f ON f.id = fb.feed_id
 		WHERE fb.organization_id = ?
 		  AND (?::timestamptz IS NULL OR fb.given_at > ?::timestamptz) AND (?::timestamptz IS NULL OR fb.given_at < ?::timestamptz)
@@ -141,7 +141,7 @@ func (q *Queries) Items(ctx context.Context, r Range, after *Key, limit int) ([]
 		FROM insight_items AS i
 		LEFT JOIN news_items AS n ON n.id = i.item_id
 		LEFT JOIN event_items AS ei ON ei.id = i.item_id
-		LEFT JOIN calendar_events AS ce ON ce.id = ei.event_id
+		LEFT JOIN calendar_events AS ce ON ce.id = coalesce(ei.view_id, ei.event_id)
 		LEFT JOIN feeds AS f ON f.id = i.feed_id
 		LEFT JOIN LATERAL (SELECT array_agg(a.source_id ORDER BY a.linked_at, a.source_id) AS ids,
 				array_agg(a.source_type ORDER BY a.linked_at, a.source_id) AS types

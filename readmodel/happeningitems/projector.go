@@ -30,11 +30,12 @@ type Projector struct{}
 
 func (Projector) Name() string { return "eventitems" }
 
-// Version 2: items carry their change key; 3: and their relevance score.
-func (Projector) Version() int { return 3 }
+// Version 2: items carry their change key; 3: and their relevance score;
+// 4: an item other sources list too is shown merged (listings.go).
+func (Projector) Version() int { return 4 }
 func (Projector) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
-		"event_feed_spans", "event_detached_attachments", "event_feed_configs"}
+		"event_feed_spans", "event_detached_attachments", "event_feed_configs", "event_item_listings"}
 }
 
 // Migrations are its tables' migrations, in the package migrations
@@ -84,13 +85,19 @@ func (Projector) Handlers() []projections.Handler {
 					UPDATE event_items AS i SET visible = true, added_at = ?5, source_id = ?3, source_type = ?4,
 						change_commit = ?6, change_prepare = ?7
 					FROM link WHERE i.id = link.item_id AND NOT i.visible
-					RETURNING i.id, i.feed_id, i.added_at, i.event_id
+					RETURNING i.id, i.feed_id, i.added_at, coalesce(i.view_id, i.event_id) AS event_id
 				)
 				SELECT shown.id, shown.feed_id, shown.added_at, e.details, c.config
 				FROM shown JOIN calendar_events AS e ON e.id = shown.event_id
 				LEFT JOIN event_feed_configs AS c ON c.feed_id = shown.feed_id`,
 				e.ItemID, e.AttachmentID, e.FeedID, e.SourceID, string(e.SourceType), e.At,
 				int64(env.Position.Commit), int64(env.Position.Prepare))
+		}),
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemCopyFound, env projections.Envelope) error {
+			return projectListing(ctx, db, e, env.Position)
+		}),
+		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.HappeningItemCopySplit, env projections.Envelope) error {
+			return projectListingSplit(ctx, db, e, env.Position)
 		}),
 		projections.OnEnvelope(func(ctx context.Context, db bun.IDB, e domain.SourceDetached, env projections.Envelope) error {
 			if e.Kind != domain.FeedHappenings {
@@ -108,7 +115,11 @@ func (Projector) Handlers() []projections.Handler {
 			return projectConfig(ctx, db, e.FeedID, e.Config)
 		})),
 		projections.On(ofKind(domain.FeedHappenings, func(ctx context.Context, db bun.IDB, e domain.FeedDeleted) error {
-			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_items", "event_feed_spans", "event_feed_configs"} {
+			if err := projections.Exec(db.NewRaw(`DELETE FROM calendar_events WHERE id IN
+				(SELECT view_id FROM event_items WHERE feed_id = ? AND view_id IS NOT NULL)`, e.FeedID).Exec(ctx)); err != nil {
+				return err
+			}
+			for _, table := range []string{"event_item_occurrences", "event_item_attachments", "event_item_listings", "event_items", "event_feed_spans", "event_feed_configs"} {
 				if err := projections.Exec(db.NewRaw("DELETE FROM ? WHERE feed_id = ?", bun.Ident(table), e.FeedID).Exec(ctx)); err != nil {
 					return err
 				}
@@ -122,22 +133,32 @@ func (Projector) Handlers() []projections.Handler {
 // item shapes, and replaces the occurrences of every visible item of it, in
 // every feed: each of them changed at pos.
 func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
-	details, err := json.Marshal(d)
-	if err != nil {
-		return fmt.Errorf("encode details of event %s: %w", id, err)
-	}
-	current, err := shape.RenderStatic(d, false)
-	if err != nil {
+	if err := storeHappening(ctx, db, id, sourceID, d, at, pos); err != nil {
 		return err
 	}
-	legacy, err := shape.RenderStatic(d, true)
-	if err != nil {
-		return err
+	// The items shown merged with other listings (view_id) are merged
+	// anew, whether the happening is theirs or one of their listings.
+	var merged []uuid.UUID
+	if err := db.NewRaw(`SELECT id FROM event_items WHERE event_id = ?0 AND view_id IS NOT NULL
+		UNION SELECT item_id FROM event_item_listings WHERE event_id = ?0`, id).Scan(ctx, &merged); err != nil {
+		return projections.Exec(nil, err)
 	}
-	source, err := shape.SourceBlock(d)
-	if err != nil {
-		return err
+	for _, item := range merged {
+		if err := remerge(ctx, db, item, pos); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// storeHappening stores a happening's state and rewrites the occurrences
+// of the visible items shown from it alone (view_id NULL).
+func storeHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
+	r, err := render(d)
+	if err != nil {
+		return fmt.Errorf("render event %s: %w", id, err)
+	}
+	details, current, legacy, source := r.details, r.current, r.legacy, r.source
 	// One statement stores the happening, drops its items' occurrence rows and
 	// marks and names the items whose rows are to be written anew.
 	var items []visibleItem
@@ -150,9 +171,10 @@ func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d
 				legacy_head = EXCLUDED.legacy_head, legacy_published = EXCLUDED.legacy_published, legacy_tail = EXCLUDED.legacy_tail,
 				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at
 		), old AS (
-			DELETE FROM event_item_occurrences AS o USING event_items AS i WHERE i.event_id = ?0 AND o.item_id = i.id
+			DELETE FROM event_item_occurrences AS o USING event_items AS i
+			WHERE i.event_id = ?0 AND i.view_id IS NULL AND o.item_id = i.id
 		), items AS (
-			UPDATE event_items SET change_commit = ?11, change_prepare = ?12 WHERE event_id = ?0 AND visible
+			UPDATE event_items SET change_commit = ?11, change_prepare = ?12 WHERE event_id = ?0 AND view_id IS NULL AND visible
 			RETURNING id, feed_id, added_at
 		)
 		SELECT items.*, c.config FROM items LEFT JOIN event_feed_configs AS c ON c.feed_id = items.feed_id`,
@@ -166,6 +188,25 @@ func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d
 		return err
 	}
 	return insertOccurrences(ctx, db, items, d)
+}
+
+// render renders a happening in both item shapes and its source block.
+func render(d domain.HappeningDetails) (rendered, error) {
+	var r rendered
+	var err error
+	if r.details, err = json.Marshal(d); err != nil {
+		return rendered{}, fmt.Errorf("encode details: %w", err)
+	}
+	if r.current, err = shape.RenderStatic(d, false); err != nil {
+		return rendered{}, err
+	}
+	if r.legacy, err = shape.RenderStatic(d, true); err != nil {
+		return rendered{}, err
+	}
+	if r.source, err = shape.SourceBlock(d); err != nil {
+		return rendered{}, err
+	}
+	return r, nil
 }
 
 // showItem runs a statement that makes an item visible and returns it with

@@ -39,10 +39,13 @@ type Item struct {
 	ID          uuid.UUID
 	FeedID      uuid.UUID
 	HappeningID uuid.UUID
-	SourceID    uuid.UUID
-	SourceType  string
-	AddedAt     time.Time
-	Static      shape.Static
+	// ViewID is the happening the item is shown as: its own, or its
+	// listings merged (listings.go).
+	ViewID     uuid.UUID
+	SourceID   uuid.UUID
+	SourceType string
+	AddedAt    time.Time
+	Static     shape.Static
 	// Source is the source block, when asked for.
 	Source      []byte
 	Occurrences []shape.Occurrence
@@ -285,11 +288,11 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 // as arrays, their change keys and total. withRemoved keeps the page's
 // hidden items, without renderings or occurrences.
 func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
-	events := "JOIN calendar_events AS e ON e.id = i.event_id"
+	events := "JOIN calendar_events AS e ON e.id = coalesce(i.view_id, i.event_id)"
 	if withRemoved {
-		events = "LEFT JOIN calendar_events AS e ON e.id = i.event_id AND i.visible"
+		events = "LEFT JOIN calendar_events AS e ON e.id = coalesce(i.view_id, i.event_id) AND i.visible"
 	}
-	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
+	return `SELECT i.id, i.feed_id, i.event_id, coalesce(i.view_id, i.event_id), i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
 			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible,
 			i.relevance_score
 		FROM page
@@ -309,6 +312,7 @@ func scanItems(rows pgx.Rows, total *int) ([]Item, error) {
 		var (
 			it                    Item
 			id, feed, event, src  [16]byte
+			view                  [16]byte
 			head, published, tail []byte
 			source                []byte
 			ids, instances        [][16]byte
@@ -318,12 +322,12 @@ func scanItems(rows pgx.Rows, total *int) ([]Item, error) {
 			commit, prepare       int64
 			visible               bool
 		)
-		err := rows.Scan(&id, &feed, &event, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
+		err := rows.Scan(&id, &feed, &event, &view, &src, &it.SourceType, &it.AddedAt, &head, &published, &tail, &source, total,
 			&ids, &instances, &starts, &ends, &statuses, &instanceEnds, &commit, &prepare, &visible, &it.Relevance)
 		if err != nil {
 			return nil, err
 		}
-		it.ID, it.FeedID, it.HappeningID, it.SourceID = id, feed, event, src
+		it.ID, it.FeedID, it.HappeningID, it.ViewID, it.SourceID = id, feed, event, view, src
 		it.Change = changes.Key{Commit: uint64(commit), Prepare: uint64(prepare), Item: id}
 		if !visible {
 			items = append(items, Item{ID: it.ID, FeedID: it.FeedID, HappeningID: it.HappeningID, Change: it.Change, Removed: true})
@@ -384,7 +388,7 @@ func queryCondition(f Filter, item string, first int) (string, []any) {
 	if f.Query.IsZero() {
 		return "", nil
 	}
-	return ` AND (SELECT e.search @@ ` + eventQuery(first) + ` FROM event_items AS qi JOIN calendar_events AS e ON e.id = qi.event_id
+	return ` AND (SELECT e.search @@ ` + eventQuery(first) + ` FROM event_items AS qi JOIN calendar_events AS e ON e.id = coalesce(qi.view_id, qi.event_id)
 		WHERE qi.id = ` + item + `)`, []any{f.Query.String()}
 }
 
@@ -404,7 +408,7 @@ func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
 		// Best match first, then soonest: the rank of the item's event
 		// against the query, the same bound parameter the filter took.
 		ranked = `m.*, (SELECT ts_rank_cd(e.search, ` + eventQuery(n) + `) FROM event_items AS qi
-			JOIN calendar_events AS e ON e.id = qi.event_id WHERE qi.id = m.item_id) AS rank`
+			JOIN calendar_events AS e ON e.id = coalesce(qi.view_id, qi.event_id) WHERE qi.id = m.item_id) AS rank`
 		order = "rank DESC, first_start, item_id"
 	}
 	if f.OrderBy == OrderByCreated || f.OrderBy == OrderByRelevance || f.Status != "" {
@@ -480,9 +484,9 @@ func selectedByFilter(f Filter, first int) (string, []any) {
 	// EXISTS under the OR of the page's condition into a hash of every
 	// happening (and every occurrence in the range), where a page needs a few
 	// index probes.
-	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = i.event_id)"
+	selected := "(SELECT true FROM calendar_events AS e WHERE e.id = coalesce(i.view_id, i.event_id))"
 	if !f.Query.IsZero() {
-		selected = "(SELECT e.search @@ " + eventQuery(param(f.Query.String())) + " FROM calendar_events AS e WHERE e.id = i.event_id)"
+		selected = "(SELECT e.search @@ " + eventQuery(param(f.Query.String())) + " FROM calendar_events AS e WHERE e.id = coalesce(i.view_id, i.event_id))"
 	}
 	if len(conds) > 0 {
 		selected += " AND (SELECT true FROM event_item_occurrences WHERE item_id = i.id AND " + strings.Join(conds, " AND ") + " LIMIT 1)"

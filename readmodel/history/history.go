@@ -131,6 +131,48 @@ func (r *Reader) Item(ctx context.Context, org uuid.UUID, kind domain.FeedKind, 
 	return entries(all, known)
 }
 
+// Copies returns, in log order, the copy facts of the item ref names: the
+// articles or events recorded as its copies and the copies split off it
+// (the item's stream only). The caller has checked that org has the item.
+// They are not entries of Item: the released document's entry types are a
+// closed list, which a new type would break (docs/clients.md).
+func (r *Reader) Copies(ctx context.Context, org uuid.UUID, kind domain.FeedKind, itemID uuid.UUID, ref domain.ItemRef) ([]Entry, error) {
+	item, err := r.read(ctx, StreamItem, domain.ItemStream(kind, ref))
+	if err != nil {
+		return nil, err
+	}
+	out := []Entry{}
+	for _, e := range item {
+		entry := Entry{Position: e.rec.Position, Stream: e.stream, Type: e.rec.Type}
+		switch ev := e.event.(type) {
+		case domain.NewsItemAdded:
+			if ev.ItemID != itemID || ev.OrganizationID != org {
+				return nil, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+			}
+			continue
+		case domain.HappeningItemAdded:
+			if ev.ItemID != itemID || ev.OrganizationID != org {
+				return nil, &domain.NotFoundError{Resource: "item", ID: itemID.String()}
+			}
+			continue
+		case domain.NewsItemCopyFound:
+			entry.At, entry.Data = ev.At, copyFound{NewsPageID: &ev.NewsPageID, AttachmentID: ev.AttachmentID, SourceID: ev.SourceID,
+				SourceType: ev.SourceType, URL: ev.Content.URL, Title: ev.Content.Title, DecidedBy: ev.By, Similarity: &ev.Similarity}
+		case domain.HappeningItemCopyFound:
+			entry.At, entry.Data = ev.At, copyFound{EventID: &ev.CopyID, AttachmentID: ev.AttachmentID, SourceID: ev.SourceID,
+				SourceType: ev.SourceType, URL: ev.URL, Title: ev.Title}
+		case domain.NewsItemCopySplit:
+			entry.At, entry.Data = ev.At, copySplit{NewsPageID: &ev.NewsPageID, SplitItemID: ev.SplitItemID}
+		case domain.HappeningItemCopySplit:
+			entry.At, entry.Data = ev.At, copySplit{EventID: &ev.CopyID, SplitItemID: ev.SplitItemID}
+		default:
+			continue
+		}
+		out = append(out, entry)
+	}
+	return out, nil
+}
+
 func firstEvent(rs []recorded) domain.Event {
 	if len(rs) == 0 {
 		return nil
@@ -186,10 +228,10 @@ func entries(all []recorded, known map[uuid.UUID]bool) ([]Entry, error) {
 		switch ev := e.event.(type) {
 		case domain.NewsItemAdded:
 			entry.At, entry.Data = ev.At, newsItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.NewsPageID, ev.VersionID, ev.Content.URL, ev.Content.Title}
-		case domain.NewsItemCopyFound, domain.NewsItemCopySplit, domain.HappeningItemCopyFound:
+		case domain.NewsItemCopyFound, domain.NewsItemCopySplit, domain.HappeningItemCopyFound, domain.HappeningItemCopySplit:
 			// The released document's entry types are a closed list (a
-			// oneOf): a new one would break clients that read it. An
-			// item's copies are listed by its copies route instead.
+			// oneOf): a new one would break clients that read it. The
+			// copy facts are listed apart (Copies, include=copies).
 			continue
 		case domain.HappeningItemAdded:
 			entry.At, entry.Data = ev.At, eventItemAdded{ev.ItemID, ev.AttachmentID, ev.SourceID, ev.SourceType, ev.HappeningID}
@@ -252,6 +294,9 @@ func changedMembers(before, after []byte) ([]string, error) {
 	keys := maps.Clone(a)
 	maps.Copy(keys, b)
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if k == "rank" {
+			continue // the rank of the document read, not the event (domain.HappeningDetails.Rank)
+		}
 		if !bytes.Equal(a[k], b[k]) {
 			changed = append(changed, k)
 		}
@@ -315,5 +360,22 @@ type (
 	}
 	sourceDetached struct {
 		AttachmentID uuid.UUID `json:"attachmentId"`
+	}
+	// copyFound names the copy by newsPageId (news) or eventId (events).
+	copyFound struct {
+		NewsPageID   *uuid.UUID        `json:"newsPageId,omitempty"`
+		EventID      *uuid.UUID        `json:"eventId,omitempty"`
+		AttachmentID uuid.UUID         `json:"attachmentId"`
+		SourceID     uuid.UUID         `json:"sourceId"`
+		SourceType   domain.SourceType `json:"sourceType"`
+		URL          string            `json:"url,omitempty"`
+		Title        string            `json:"title,omitempty"`
+		DecidedBy    string            `json:"decidedBy,omitempty"`
+		Similarity   *float64          `json:"similarity,omitempty"`
+	}
+	copySplit struct {
+		NewsPageID  *uuid.UUID `json:"newsPageId,omitempty"`
+		EventID     *uuid.UUID `json:"eventId,omitempty"`
+		SplitItemID uuid.UUID  `json:"splitItemId"`
 	}
 )

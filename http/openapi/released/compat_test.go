@@ -117,6 +117,20 @@ func TestTheCheckReportsBreakingEditsAndOnlyThem(t *testing.T) {
 			obj(t, doc, "components", "schemas", "Webhook", "properties")["label"] = map[string]any{"type": "string"}
 			obj(t, doc, "components", "schemas", "WebhookCreate", "properties")["label"] = map[string]any{"type": "string"}
 		}, ""},
+		{"a new type of history entry breaks (the entries are a closed oneOf; copy facts are apart, under include=copies)", func(t *testing.T, doc map[string]any) {
+			schemas := obj(t, doc, "components", "schemas")
+			raw, _ := json.Marshal(schemas["HistoryEventItemLinked"])
+			var added map[string]any
+			if err := json.Unmarshal(raw, &added); err != nil {
+				t.Fatal(err)
+			}
+			added["title"] = "EventItemCopyFound"
+			obj(t, added, "properties", "type")["const"] = "EventItemCopyFound"
+			schemas["HistoryEventItemCopyFound"] = added
+			entry := obj(t, schemas, "HistoryEntry")
+			entry["oneOf"] = append(entry["oneOf"].([]any), map[string]any{"$ref": "#/components/schemas/HistoryEventItemCopyFound"})
+			obj(t, entry, "discriminator", "mapping")["EventItemCopyFound"] = "#/components/schemas/HistoryEventItemCopyFound"
+		}, "response-property-one-of-added"},
 		{"a new path breaks nothing", func(t *testing.T, doc map[string]any) {
 			var copied map[string]any
 			raw, _ := json.Marshal(obj(t, doc, "paths", "/webhooks/test"))

@@ -2230,6 +2230,21 @@ func (e ExtractFormat) Valid() bool {
 	}
 }
 
+// Defines values for HistoryInclude.
+const (
+	HistoryIncludeCopies HistoryInclude = "copies"
+)
+
+// Valid indicates whether the value is a known member of the HistoryInclude enum.
+func (e HistoryInclude) Valid() bool {
+	switch e {
+	case HistoryIncludeCopies:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NewsOrderBy.
 const (
 	NewsOrderByCreated   NewsOrderBy = "created"
@@ -2308,6 +2323,21 @@ const (
 func (e GetEventItem200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case GetEventItem200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEventItemHistoryParamsInclude.
+const (
+	GetEventItemHistoryParamsIncludeCopies GetEventItemHistoryParamsInclude = "copies"
+)
+
+// Valid indicates whether the value is a known member of the GetEventItemHistoryParamsInclude enum.
+func (e GetEventItemHistoryParamsInclude) Valid() bool {
+	switch e {
+	case GetEventItemHistoryParamsIncludeCopies:
 		return true
 	default:
 		return false
@@ -2431,6 +2461,21 @@ const (
 func (e GetNewsItem200JSONResponseBodySuccess) Valid() bool {
 	switch e {
 	case GetNewsItem200JSONResponseBodySuccessTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetNewsItemHistoryParamsInclude.
+const (
+	GetNewsItemHistoryParamsIncludeCopies GetNewsItemHistoryParamsInclude = "copies"
+)
+
+// Valid indicates whether the value is a known member of the GetNewsItemHistoryParamsInclude enum.
+func (e GetNewsItemHistoryParamsInclude) Valid() bool {
+	switch e {
+	case GetNewsItemHistoryParamsIncludeCopies:
 		return true
 	default:
 		return false
@@ -3640,6 +3685,63 @@ type HistoryArticleFoundOnSource struct {
 // HistoryArticleFoundOnSourceType defines model for HistoryArticleFoundOnSource.Type.
 type HistoryArticleFoundOnSourceType string
 
+// HistoryCopyEntry A copy fact of the item, from its stream: an article or event
+// recorded as its copy (`NewsItemCopyFound`, `EventItemCopyFound`),
+// or a copy split off it (`NewsItemCopySplit`, `EventItemCopySplit`),
+// which became the item `splitItemId`. `type` is open: a later
+// version may add types, and a client ignores those it does not know.
+// A news copy is named by `newsPageId`, an event copy by `eventId`.
+type HistoryCopyEntry struct {
+	// At UTC with millisecond precision (D2).
+	//
+	// Examples: 2026-11-22T10:04:05.123Z
+	At   Timestamp `json:"at"`
+	Data struct {
+		// AttachmentId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+		//
+		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+		AttachmentId *Uuid `json:"attachmentId,omitempty"`
+
+		// DecidedBy What made an article a copy: address or text (open, as type is).
+		DecidedBy *string `json:"decidedBy,omitempty"`
+
+		// EventId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+		//
+		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+		EventId *Uuid `json:"eventId,omitempty"`
+
+		// NewsPageId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+		//
+		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+		NewsPageId *Uuid    `json:"newsPageId,omitempty"`
+		Similarity *float64 `json:"similarity,omitempty"`
+
+		// SourceId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+		//
+		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+		SourceId *Uuid `json:"sourceId,omitempty"`
+
+		// SourceType A kind of source, in the real platform spellings (D1).
+		SourceType *SourceType `json:"sourceType,omitempty"`
+
+		// SplitItemId A UUID in its canonical 36-character form (the service writes it in lowercase; paths accept either case).
+		//
+		// Examples: 0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b20
+		SplitItemId *Uuid   `json:"splitItemId,omitempty"`
+		Title       *string `json:"title,omitempty"`
+		Url         *string `json:"url,omitempty"`
+	} `json:"data"`
+
+	// Position The event's place in the global log, `commit/prepare` (ordered).
+	Position HistoryPosition `json:"position"`
+
+	// Stream Whose event it is.
+	Stream HistoryStream `json:"stream"`
+
+	// Type NewsItemCopyFound, NewsItemCopySplit, EventItemCopyFound or EventItemCopySplit; more may come.
+	Type string `json:"type"`
+}
+
 // HistoryEntry One domain event, with a summary whose shape is fixed by its `type`.
 type HistoryEntry struct {
 	union json.RawMessage
@@ -3970,7 +4072,9 @@ type ItemAddedPayloadEvent string
 // ItemHistoryAnswer defines model for ItemHistoryAnswer.
 type ItemHistoryAnswer struct {
 	Data struct {
-		Entries []HistoryEntry `json:"entries"`
+		// Copies With `include=copies` only, every copy fact of the item, in log order.
+		Copies  *[]HistoryCopyEntry `json:"copies,omitempty"`
+		Entries []HistoryEntry      `json:"entries"`
 
 		// Pagination Where a page sits in its list (api.md 2.6).
 		Pagination Pagination `json:"pagination"`
@@ -6017,6 +6121,9 @@ type ExtractSince = string
 // ExtractUntil defines model for ExtractUntil.
 type ExtractUntil = string
 
+// HistoryInclude defines model for HistoryInclude.
+type HistoryInclude string
+
 // HistoryLimit defines model for HistoryLimit.
 type HistoryLimit = int32
 
@@ -6332,6 +6439,16 @@ type GetEventItemParams struct {
 // GetEventItem200JSONResponseBodySuccess defines parameters for GetEventItem.
 type GetEventItem200JSONResponseBodySuccess bool
 
+// SplitEventItemCopyParams defines parameters for SplitEventItemCopy.
+type SplitEventItemCopyParams struct {
+	// IdempotencyKey Makes the write safe to repeat: for 24 hours the same key with the
+	// same request answers the first answer (with `Idempotent-Replayed`);
+	// with another request, 422; while the first still runs, 409 with
+	// `Retry-After`. 1 to 255 visible ASCII characters, given once (400
+	// otherwise).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
 // GiveEventFeedbackParams defines parameters for GiveEventFeedback.
 type GiveEventFeedbackParams struct {
 	// IdempotencyKey Makes the write safe to repeat: for 24 hours the same key with the
@@ -6349,7 +6466,15 @@ type GetEventItemHistoryParams struct {
 
 	// Offset Entries to skip.
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Include `copies` adds `data.copies`: the item's copy facts, whatever the
+	// page (an item has few). They are not in `data.entries`, whose entry
+	// types are a closed list that released clients decode.
+	Include *GetEventItemHistoryParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 }
+
+// GetEventItemHistoryParamsInclude defines parameters for GetEventItemHistory.
+type GetEventItemHistoryParamsInclude string
 
 // ListEventFeedSources200JSONResponseBodySuccess defines parameters for ListEventFeedSources.
 type ListEventFeedSources200JSONResponseBodySuccess bool
@@ -6574,7 +6699,15 @@ type GetNewsItemHistoryParams struct {
 
 	// Offset Entries to skip.
 	Offset *Offset `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Include `copies` adds `data.copies`: the item's copy facts, whatever the
+	// page (an item has few). They are not in `data.entries`, whose entry
+	// types are a closed list that released clients decode.
+	Include *GetNewsItemHistoryParamsInclude `form:"include,omitempty" json:"include,omitempty"`
 }
+
+// GetNewsItemHistoryParamsInclude defines parameters for GetNewsItemHistory.
+type GetNewsItemHistoryParamsInclude string
 
 // ListNewsFeedSources200JSONResponseBodySuccess defines parameters for ListNewsFeedSources.
 type ListNewsFeedSources200JSONResponseBodySuccess bool
@@ -9430,11 +9563,28 @@ type ClientInterface interface {
 	// event as another source lists it (the same start, the same place:
 	// the venue, its address or coordinates within 250 m, and the same
 	// or a close title), which did not become items of their own, in the
-	// order they were found. An unknown feed, another organization's, or
+	// order they were found. The item shows them merged: the details of
+	// the listing of highest precedence (the event's own page, then a
+	// page listing several events, then a calendar file; the first
+	// found among equals), what it leaves out filled in from the others,
+	// and the occurrences of all of them. An unknown feed, another organization's, or
 	// an item not in the feed answer 404.
 	//
 	// Corresponds with GET /feeds/events/{feedId}/items/{itemId}/copies (the `ListEventItemCopies` operationId).
 	ListEventItemCopies(ctx context.Context, feedId EventFeedId, itemId ItemId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SplitEventItemCopy Split a wrong copy off an event item
+	//
+	// Undoes a merge: the other source's listing becomes an event item of
+	// its own (listed, announced by `event.item_added` and in the
+	// calendar feed out as any new item), the item is shown again from
+	// its own listing and those left, and the listing is never merged
+	// into this item again. The split is an event in the log
+	// (`EventItemCopySplit`), kept when the read models are rebuilt.
+	// An item without that copy answers 404 (`resource` `copy`).
+	//
+	// Corresponds with POST /feeds/events/{feedId}/items/{itemId}/copies/{eventId}/split (the `SplitEventItemCopy` operationId).
+	SplitEventItemCopy(ctx context.Context, feedId EventFeedId, itemId ItemId, eventId Uuid, params *SplitEventItemCopyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GiveEventFeedbackWithBody Give feedback on an event item
 	//
@@ -9460,7 +9610,9 @@ type ClientInterface interface {
 	// attachments that brought it, in log order. An event item that left
 	// its feed still has its history (the single item answers 404 then).
 	// Events are shared between organizations: a discovery or change made
-	// through another organization's source shows no `sourceId`.
+	// through another organization's source shows no `sourceId`. With
+	// `include=copies`, `data.copies` lists the item's copy facts too
+	// (see `HistoryCopyEntry`).
 	//
 	// Corresponds with GET /feeds/events/{feedId}/items/{itemId}/history (the `GetEventItemHistory` operationId).
 	GetEventItemHistory(ctx context.Context, feedId EventFeedId, itemId ItemId, params *GetEventItemHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -9749,7 +9901,8 @@ type ClientInterface interface {
 	// source record the organization has not registered or attached is
 	// left out, and a discovery through one shows no `sourceId`. An
 	// unknown feed, another organization's, or an item not in the feed
-	// answer 404 (`resource` `feed` or `item`).
+	// answer 404 (`resource` `feed` or `item`). With `include=copies`,
+	// `data.copies` lists the item's copy facts too (see `HistoryCopyEntry`).
 	//
 	// Corresponds with GET /feeds/news/{feedId}/items/{itemId}/history (the `GetNewsItemHistory` operationId).
 	GetNewsItemHistory(ctx context.Context, feedId NewsFeedId, itemId ItemId, params *GetNewsItemHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -10603,12 +10756,39 @@ func (c *Client) GetEventItem(ctx context.Context, feedId EventFeedId, itemId It
 // event as another source lists it (the same start, the same place:
 // the venue, its address or coordinates within 250 m, and the same
 // or a close title), which did not become items of their own, in the
-// order they were found. An unknown feed, another organization's, or
+// order they were found. The item shows them merged: the details of
+// the listing of highest precedence (the event's own page, then a
+// page listing several events, then a calendar file; the first
+// found among equals), what it leaves out filled in from the others,
+// and the occurrences of all of them. An unknown feed, another organization's, or
 // an item not in the feed answer 404.
 //
 // Corresponds with GET /feeds/events/{feedId}/items/{itemId}/copies (the `ListEventItemCopies` operationId).
 func (c *Client) ListEventItemCopies(ctx context.Context, feedId EventFeedId, itemId ItemId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListEventItemCopiesRequest(c.Server, feedId, itemId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SplitEventItemCopy Split a wrong copy off an event item
+//
+// Undoes a merge: the other source's listing becomes an event item of
+// its own (listed, announced by `event.item_added` and in the
+// calendar feed out as any new item), the item is shown again from
+// its own listing and those left, and the listing is never merged
+// into this item again. The split is an event in the log
+// (`EventItemCopySplit`), kept when the read models are rebuilt.
+// An item without that copy answers 404 (`resource` `copy`).
+//
+// Corresponds with POST /feeds/events/{feedId}/items/{itemId}/copies/{eventId}/split (the `SplitEventItemCopy` operationId).
+func (c *Client) SplitEventItemCopy(ctx context.Context, feedId EventFeedId, itemId ItemId, eventId Uuid, params *SplitEventItemCopyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSplitEventItemCopyRequest(c.Server, feedId, itemId, eventId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10663,7 +10843,9 @@ func (c *Client) GiveEventFeedback(ctx context.Context, feedId EventFeedId, item
 // attachments that brought it, in log order. An event item that left
 // its feed still has its history (the single item answers 404 then).
 // Events are shared between organizations: a discovery or change made
-// through another organization's source shows no `sourceId`.
+// through another organization's source shows no `sourceId`. With
+// `include=copies`, `data.copies` lists the item's copy facts too
+// (see `HistoryCopyEntry`).
 //
 // Corresponds with GET /feeds/events/{feedId}/items/{itemId}/history (the `GetEventItemHistory` operationId).
 func (c *Client) GetEventItemHistory(ctx context.Context, feedId EventFeedId, itemId ItemId, params *GetEventItemHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -11192,7 +11374,8 @@ func (c *Client) GiveNewsFeedback(ctx context.Context, feedId NewsFeedId, itemId
 // source record the organization has not registered or attached is
 // left out, and a discovery through one shows no `sourceId`. An
 // unknown feed, another organization's, or an item not in the feed
-// answer 404 (`resource` `feed` or `item`).
+// answer 404 (`resource` `feed` or `item`). With `include=copies`,
+// `data.copies` lists the item's copy facts too (see `HistoryCopyEntry`).
 //
 // Corresponds with GET /feeds/news/{feedId}/items/{itemId}/history (the `GetNewsItemHistory` operationId).
 func (c *Client) GetNewsItemHistory(ctx context.Context, feedId NewsFeedId, itemId ItemId, params *GetNewsItemHistoryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12935,6 +13118,69 @@ func NewListEventItemCopiesRequest(server string, feedId EventFeedId, itemId Ite
 	return req, nil
 }
 
+// NewSplitEventItemCopyRequest constructs an http.Request for the SplitEventItemCopy method
+func NewSplitEventItemCopyRequest(server string, feedId EventFeedId, itemId ItemId, eventId Uuid, params *SplitEventItemCopyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "feedId", feedId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "itemId", itemId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "eventId", eventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/feeds/events/%s/items/%s/copies/%s/split", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGiveEventFeedbackRequest calls the generic GiveEventFeedback builder with application/json body
 func NewGiveEventFeedbackRequest(server string, feedId EventFeedId, itemId ItemId, params *GiveEventFeedbackParams, body GiveEventFeedbackJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13061,6 +13307,18 @@ func NewGetEventItemHistoryRequest(server string, feedId EventFeedId, itemId Ite
 		if params.Offset != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -14307,6 +14565,18 @@ func NewGetNewsItemHistoryRequest(server string, feedId NewsFeedId, itemId ItemI
 		if params.Offset != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Include != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "include", *params.Include, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -16730,13 +17000,32 @@ type ClientWithResponsesInterface interface {
 	// event as another source lists it (the same start, the same place:
 	// the venue, its address or coordinates within 250 m, and the same
 	// or a close title), which did not become items of their own, in the
-	// order they were found. An unknown feed, another organization's, or
+	// order they were found. The item shows them merged: the details of
+	// the listing of highest precedence (the event's own page, then a
+	// page listing several events, then a calendar file; the first
+	// found among equals), what it leaves out filled in from the others,
+	// and the occurrences of all of them. An unknown feed, another organization's, or
 	// an item not in the feed answer 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /feeds/events/{feedId}/items/{itemId}/copies (the `ListEventItemCopies` operationId).
 	ListEventItemCopiesWithResponse(ctx context.Context, feedId EventFeedId, itemId ItemId, reqEditors ...RequestEditorFn) (*ListEventItemCopiesResponse, error)
+
+	// SplitEventItemCopyWithResponse Split a wrong copy off an event item
+	//
+	// Undoes a merge: the other source's listing becomes an event item of
+	// its own (listed, announced by `event.item_added` and in the
+	// calendar feed out as any new item), the item is shown again from
+	// its own listing and those left, and the listing is never merged
+	// into this item again. The split is an event in the log
+	// (`EventItemCopySplit`), kept when the read models are rebuilt.
+	// An item without that copy answers 404 (`resource` `copy`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /feeds/events/{feedId}/items/{itemId}/copies/{eventId}/split (the `SplitEventItemCopy` operationId).
+	SplitEventItemCopyWithResponse(ctx context.Context, feedId EventFeedId, itemId ItemId, eventId Uuid, params *SplitEventItemCopyParams, reqEditors ...RequestEditorFn) (*SplitEventItemCopyResponse, error)
 
 	// GiveEventFeedbackWithBodyWithResponse Give feedback on an event item
 	//
@@ -16762,7 +17051,9 @@ type ClientWithResponsesInterface interface {
 	// attachments that brought it, in log order. An event item that left
 	// its feed still has its history (the single item answers 404 then).
 	// Events are shared between organizations: a discovery or change made
-	// through another organization's source shows no `sourceId`.
+	// through another organization's source shows no `sourceId`. With
+	// `include=copies`, `data.copies` lists the item's copy facts too
+	// (see `HistoryCopyEntry`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -17083,7 +17374,8 @@ type ClientWithResponsesInterface interface {
 	// source record the organization has not registered or attached is
 	// left out, and a discovery through one shows no `sourceId`. An
 	// unknown feed, another organization's, or an item not in the feed
-	// answer 404 (`resource` `feed` or `item`).
+	// answer 404 (`resource` `feed` or `item`). With `include=copies`,
+	// `data.copies` lists the item's copy facts too (see `HistoryCopyEntry`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -20071,6 +20363,253 @@ func (r ListEventItemCopiesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListEventItemCopiesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SplitEventItemCopyResponse201Headers the declared response headers of an HTTP 201 response for SplitEventItemCopy
+type SplitEventItemCopyResponse201Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse400Headers the declared response headers of an HTTP 400 response for SplitEventItemCopy
+type SplitEventItemCopyResponse400Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse401Headers the declared response headers of an HTTP 401 response for SplitEventItemCopy
+type SplitEventItemCopyResponse401Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	WWWAuthenticate    *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse403Headers the declared response headers of an HTTP 403 response for SplitEventItemCopy
+type SplitEventItemCopyResponse403Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse404Headers the declared response headers of an HTTP 404 response for SplitEventItemCopy
+type SplitEventItemCopyResponse404Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse409Headers the declared response headers of an HTTP 409 response for SplitEventItemCopy
+type SplitEventItemCopyResponse409Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse413Headers the declared response headers of an HTTP 413 response for SplitEventItemCopy
+type SplitEventItemCopyResponse413Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse422Headers the declared response headers of an HTTP 422 response for SplitEventItemCopy
+type SplitEventItemCopyResponse422Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse429Headers the declared response headers of an HTTP 429 response for SplitEventItemCopy
+type SplitEventItemCopyResponse429Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse500Headers the declared response headers of an HTTP 500 response for SplitEventItemCopy
+type SplitEventItemCopyResponse500Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	XRequestId         *string
+}
+
+// SplitEventItemCopyResponse503Headers the declared response headers of an HTTP 503 response for SplitEventItemCopy
+type SplitEventItemCopyResponse503Headers struct {
+	IdempotentReplayed *string
+	RateLimitLimit     *string
+	RateLimitPolicy    *string
+	RateLimitRemaining *string
+	RateLimitReset     *string
+	RetryAfter         *string
+	XRequestId         *string
+}
+
+type SplitEventItemCopyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *NewsItemSplitAnswer
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *EventBadRequestOnWrite
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *UnauthorizedOnWrite
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ForbiddenOnWrite
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *EventNotFoundOnWrite
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ConflictOnWrite
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *EventPayloadTooLargeOnWrite
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *EventUnprocessableOnWrite
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequestsOnWrite
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *EventServerErrorOnWrite
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *EventUnavailableOnWrite
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *SplitEventItemCopyResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *SplitEventItemCopyResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *SplitEventItemCopyResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *SplitEventItemCopyResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *SplitEventItemCopyResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *SplitEventItemCopyResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *SplitEventItemCopyResponse413Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *SplitEventItemCopyResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SplitEventItemCopyResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *SplitEventItemCopyResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SplitEventItemCopyResponse503Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON201() *NewsItemSplitAnswer {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON400() *EventBadRequestOnWrite {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON401() *UnauthorizedOnWrite {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON403() *ForbiddenOnWrite {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON404() *EventNotFoundOnWrite {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON409() *ConflictOnWrite {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON413() *EventPayloadTooLargeOnWrite {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON422() *EventUnprocessableOnWrite {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON429() *TooManyRequestsOnWrite {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON500() *EventServerErrorOnWrite {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SplitEventItemCopyResponse) GetJSON503() *EventUnavailableOnWrite {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SplitEventItemCopyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SplitEventItemCopyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SplitEventItemCopyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SplitEventItemCopyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33142,7 +33681,11 @@ func (c *ClientWithResponses) GetEventItemWithResponse(ctx context.Context, feed
 // event as another source lists it (the same start, the same place:
 // the venue, its address or coordinates within 250 m, and the same
 // or a close title), which did not become items of their own, in the
-// order they were found. An unknown feed, another organization's, or
+// order they were found. The item shows them merged: the details of
+// the listing of highest precedence (the event's own page, then a
+// page listing several events, then a calendar file; the first
+// found among equals), what it leaves out filled in from the others,
+// and the occurrences of all of them. An unknown feed, another organization's, or
 // an item not in the feed answer 404.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -33154,6 +33697,27 @@ func (c *ClientWithResponses) ListEventItemCopiesWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseListEventItemCopiesResponse(rsp)
+}
+
+// SplitEventItemCopyWithResponse Split a wrong copy off an event item
+//
+// Undoes a merge: the other source's listing becomes an event item of
+// its own (listed, announced by `event.item_added` and in the
+// calendar feed out as any new item), the item is shown again from
+// its own listing and those left, and the listing is never merged
+// into this item again. The split is an event in the log
+// (`EventItemCopySplit`), kept when the read models are rebuilt.
+// An item without that copy answers 404 (`resource` `copy`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /feeds/events/{feedId}/items/{itemId}/copies/{eventId}/split (the `SplitEventItemCopy` operationId).
+func (c *ClientWithResponses) SplitEventItemCopyWithResponse(ctx context.Context, feedId EventFeedId, itemId ItemId, eventId Uuid, params *SplitEventItemCopyParams, reqEditors ...RequestEditorFn) (*SplitEventItemCopyResponse, error) {
+	rsp, err := c.SplitEventItemCopy(ctx, feedId, itemId, eventId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSplitEventItemCopyResponse(rsp)
 }
 
 // GiveEventFeedbackWithBodyWithResponse Give feedback on an event item
@@ -33192,7 +33756,9 @@ func (c *ClientWithResponses) GiveEventFeedbackWithResponse(ctx context.Context,
 // attachments that brought it, in log order. An event item that left
 // its feed still has its history (the single item answers 404 then).
 // Events are shared between organizations: a discovery or change made
-// through another organization's source shows no `sourceId`.
+// through another organization's source shows no `sourceId`. With
+// `include=copies`, `data.copies` lists the item's copy facts too
+// (see `HistoryCopyEntry`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -33657,7 +34223,8 @@ func (c *ClientWithResponses) GiveNewsFeedbackWithResponse(ctx context.Context, 
 // source record the organization has not registered or attached is
 // left out, and a discovery through one shows no `sourceId`. An
 // unknown feed, another organization's, or an item not in the feed
-// answer 404 (`resource` `feed` or `item`).
+// answer 404 (`resource` `feed` or `item`). With `include=copies`,
+// `data.copies` lists the item's copy facts too (see `HistoryCopyEntry`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -39944,6 +40511,628 @@ func ParseListEventItemCopiesResponse(rsp *http.Response) (*ListEventItemCopiesR
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListEventItemCopiesResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSplitEventItemCopyResponse parses an HTTP response from a SplitEventItemCopyWithResponse call
+func ParseSplitEventItemCopyResponse(rsp *http.Response) (*SplitEventItemCopyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SplitEventItemCopyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest NewsItemSplitAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest EventBadRequestOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest UnauthorizedOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ForbiddenOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest EventNotFoundOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ConflictOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest EventPayloadTooLargeOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest EventUnprocessableOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequestsOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest EventServerErrorOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest EventUnavailableOnWrite
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers SplitEventItemCopyResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers SplitEventItemCopyResponse400Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers SplitEventItemCopyResponse401Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers SplitEventItemCopyResponse403Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers SplitEventItemCopyResponse404Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers SplitEventItemCopyResponse409Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers SplitEventItemCopyResponse413Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 422:
+		var headers SplitEventItemCopyResponse422Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers SplitEventItemCopyResponse429Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers SplitEventItemCopyResponse500Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers SplitEventItemCopyResponse503Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -86,12 +86,49 @@ export interface paths {
          *     event as another source lists it (the same start, the same place:
          *     the venue, its address or coordinates within 250 m, and the same
          *     or a close title), which did not become items of their own, in the
-         *     order they were found. An unknown feed, another organization's, or
+         *     order they were found. The item shows them merged: the details of
+         *     the listing of highest precedence (the event's own page, then a
+         *     page listing several events, then a calendar file; the first
+         *     found among equals), what it leaves out filled in from the others,
+         *     and the occurrences of all of them. An unknown feed, another organization's, or
          *     an item not in the feed answer 404.
          */
         get: operations["listEventItemCopies"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/feeds/events/{feedId}/items/{itemId}/copies/{eventId}/split": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The event feed's id. */
+                feedId: components["parameters"]["EventFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+                /** @description The copy's `eventId`, as the item's copies list it. */
+                eventId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Split a wrong copy off an event item
+         * @description Undoes a merge: the other source's listing becomes an event item of
+         *     its own (listed, announced by `event.item_added` and in the
+         *     calendar feed out as any new item), the item is shown again from
+         *     its own listing and those left, and the listing is never merged
+         *     into this item again. The split is an event in the log
+         *     (`EventItemCopySplit`), kept when the read models are rebuilt.
+         *     An item without that copy answers 404 (`resource` `copy`).
+         */
+        post: operations["splitEventItemCopy"];
         delete?: never;
         options?: never;
         head?: never;
@@ -639,7 +676,8 @@ export interface paths {
          *     source record the organization has not registered or attached is
          *     left out, and a discovery through one shows no `sourceId`. An
          *     unknown feed, another organization's, or an item not in the feed
-         *     answer 404 (`resource` `feed` or `item`).
+         *     answer 404 (`resource` `feed` or `item`). With `include=copies`,
+         *     `data.copies` lists the item's copy facts too (see `HistoryCopyEntry`).
          */
         get: operations["getNewsItemHistory"];
         put?: never;
@@ -668,7 +706,9 @@ export interface paths {
          *     attachments that brought it, in log order. An event item that left
          *     its feed still has its history (the single item answers 404 then).
          *     Events are shared between organizations: a discovery or change made
-         *     through another organization's source shows no `sourceId`.
+         *     through another organization's source shows no `sourceId`. With
+         *     `include=copies`, `data.copies` lists the item's copy facts too
+         *     (see `HistoryCopyEntry`).
          */
         get: operations["getEventItemHistory"];
         put?: never;
@@ -2483,6 +2523,37 @@ export interface components {
                  */
                 total: number;
                 pagination: components["schemas"]["Pagination"];
+                /** @description With `include=copies` only, every copy fact of the item, in log order. */
+                copies?: components["schemas"]["HistoryCopyEntry"][];
+            };
+        };
+        /**
+         * @description A copy fact of the item, from its stream: an article or event
+         *     recorded as its copy (`NewsItemCopyFound`, `EventItemCopyFound`),
+         *     or a copy split off it (`NewsItemCopySplit`, `EventItemCopySplit`),
+         *     which became the item `splitItemId`. `type` is open: a later
+         *     version may add types, and a client ignores those it does not know.
+         *     A news copy is named by `newsPageId`, an event copy by `eventId`.
+         */
+        HistoryCopyEntry: {
+            position: components["schemas"]["HistoryPosition"];
+            stream: components["schemas"]["HistoryStream"];
+            /** @description NewsItemCopyFound, NewsItemCopySplit, EventItemCopyFound or EventItemCopySplit; more may come. */
+            type: string;
+            at: components["schemas"]["Timestamp"];
+            data: {
+                newsPageId?: components["schemas"]["Uuid"];
+                eventId?: components["schemas"]["Uuid"];
+                attachmentId?: components["schemas"]["Uuid"];
+                sourceId?: components["schemas"]["Uuid"];
+                sourceType?: components["schemas"]["SourceType"];
+                url?: string;
+                title?: string;
+                /** @description What made an article a copy: address or text (open, as type is). */
+                decidedBy?: string;
+                /** Format: double */
+                similarity?: number;
+                splitItemId?: components["schemas"]["Uuid"];
             };
         };
         /** @description One domain event, with a summary whose shape is fixed by its `type`. */
@@ -4534,8 +4605,8 @@ export interface components {
                 "application/json": components["schemas"]["EventValidationError"];
             };
         };
-        /** @description The body is over 1 MiB (field `body`). */
-        EventPayloadTooLargeOnWrite: {
+        /** @description The feed or item does not exist, was deleted, or belongs to another organization. */
+        EventNotFoundOnWrite: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4546,11 +4617,20 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["EventValidationError"];
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "NOT_FOUND",
+                 *         "message": "feed not found"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["EventNotFoundError"];
             };
         };
-        /** @description The body is compressed (field `Content-Encoding`); send it uncompressed. */
-        EventUnsupportedMediaTypeOnWrite: {
+        /** @description The body is over 1 MiB (field `body`). */
+        EventPayloadTooLargeOnWrite: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4630,8 +4710,8 @@ export interface components {
                 "application/json": components["schemas"]["InternalServerError"] | components["schemas"]["ServiceUnavailableError"];
             };
         };
-        /** @description The feed or item does not exist, was deleted, or belongs to another organization. */
-        EventNotFoundOnWrite: {
+        /** @description The body is compressed (field `Content-Encoding`); send it uncompressed. */
+        EventUnsupportedMediaTypeOnWrite: {
             headers: {
                 "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4642,16 +4722,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "NOT_FOUND",
-                 *         "message": "feed not found"
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["EventNotFoundError"];
+                "application/json": components["schemas"]["EventValidationError"];
             };
         };
         /** @description The body is compressed (field `Content-Encoding`); send it uncompressed. */
@@ -4781,6 +4852,12 @@ export interface components {
         IfNoneMatch: string;
         /** @description The `Last-Modified` of an earlier answer (IMF-fixdate); used only without `If-None-Match`. */
         IfModifiedSince: string;
+        /**
+         * @description `copies` adds `data.copies`: the item's copy facts, whatever the
+         *     page (an item has few). They are not in `data.entries`, whose entry
+         *     types are a closed list that released clients decode.
+         */
+        HistoryInclude: "copies";
         /** @description Page size. */
         HistoryLimit: number;
         /** @description `parquet` or `csv`. */
@@ -5027,6 +5104,66 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["EventServerError"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    splitEventItemCopy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to repeat: for 24 hours the same key with the
+                 *     same request answers the first answer (with `Idempotent-Replayed`);
+                 *     with another request, 422; while the first still runs, 409 with
+                 *     `Retry-After`. 1 to 255 visible ASCII characters, given once (400
+                 *     otherwise).
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The event feed's id. */
+                feedId: components["parameters"]["EventFeedId"];
+                /** @description The item's `id`. */
+                itemId: components["parameters"]["ItemId"];
+                /** @description The copy's `eventId`, as the item's copies list it. */
+                eventId: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listing is an item of its own. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "itemId": "0198f3a2-6c1e-7b3d-9a41-5e2f8c7d1b80"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["NewsItemSplitAnswer"];
+                };
+            };
+            400: components["responses"]["EventBadRequestOnWrite"];
+            401: components["responses"]["UnauthorizedOnWrite"];
+            403: components["responses"]["ForbiddenOnWrite"];
+            404: components["responses"]["EventNotFoundOnWrite"];
+            409: components["responses"]["ConflictOnWrite"];
+            413: components["responses"]["EventPayloadTooLargeOnWrite"];
+            422: components["responses"]["EventUnprocessableOnWrite"];
+            429: components["responses"]["TooManyRequestsOnWrite"];
+            500: components["responses"]["EventServerErrorOnWrite"];
+            503: components["responses"]["EventUnavailableOnWrite"];
         };
     };
     listEventFeeds: {
@@ -6413,6 +6550,12 @@ export interface operations {
                 limit?: components["parameters"]["HistoryLimit"];
                 /** @description Entries to skip. */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description `copies` adds `data.copies`: the item's copy facts, whatever the
+                 *     page (an item has few). They are not in `data.entries`, whose entry
+                 *     types are a closed list that released clients decode.
+                 */
+                include?: components["parameters"]["HistoryInclude"];
             };
             header?: never;
             path: {
@@ -6501,6 +6644,12 @@ export interface operations {
                 limit?: components["parameters"]["HistoryLimit"];
                 /** @description Entries to skip. */
                 offset?: components["parameters"]["Offset"];
+                /**
+                 * @description `copies` adds `data.copies`: the item's copy facts, whatever the
+                 *     page (an item has few). They are not in `data.entries`, whose entry
+                 *     types are a closed list that released clients decode.
+                 */
+                include?: components["parameters"]["HistoryInclude"];
             };
             header?: never;
             path: {
