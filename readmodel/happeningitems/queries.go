@@ -329,7 +329,8 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 
 // itemsOfPage selects the items of the CTE page (with item_id and the
 // order's columns) with their renderings, every occurrence of their happenings
-// as arrays, their change keys and total. withRemoved keeps the page's
+// as arrays (kept with the happening; gathered from the item's occurrence
+// rows for a happening written before they were), their change keys and total. withRemoved keeps the page's
 // hidden items, without renderings or occurrences.
 func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 	events := "JOIN calendar_events AS e ON e.id = i.event_id"
@@ -337,7 +338,9 @@ func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 		events = "LEFT JOIN calendar_events AS e ON e.id = i.event_id AND i.visible"
 	}
 	return `SELECT i.id, i.feed_id, i.event_id, i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
-			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible,
+			coalesce(e.occurrence_ids, o.ids), coalesce(e.occurrence_instances, o.instances), coalesce(e.occurrence_starts, o.starts),
+			coalesce(e.occurrence_ends, o.ends), coalesce(e.occurrence_statuses, o.statuses),
+			coalesce(e.occurrence_instance_ends, o.instance_ends), i.change_commit, i.change_prepare, i.visible,
 			i.relevance_score
 		FROM page
 		JOIN event_items AS i ON i.id = page.item_id
@@ -345,7 +348,7 @@ func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 		CROSS JOIN LATERAL (
 			SELECT array_agg(occurrence_id) AS ids, array_agg(instance_id) AS instances, array_agg(starts_at) AS starts,
 				array_agg(end_at) AS ends, array_agg(status) AS statuses, array_agg(instance_ends_at) AS instance_ends
-			FROM event_item_occurrences WHERE item_id = page.item_id
+			FROM event_item_occurrences WHERE item_id = page.item_id AND e.occurrence_ids IS NULL
 		) AS o
 		ORDER BY ` + order
 }
