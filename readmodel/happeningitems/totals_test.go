@@ -120,3 +120,86 @@ func TestARememberedTotalIsTheTotalOfEveryRangeItIsReusedFor(t *testing.T) {
 	}
 	check("after the change")
 }
+
+// A happening written before its occurrences were kept with it (NULL
+// arrays, until the projector's version 4 rebuilds) lists the same
+// occurrences, gathered from its items' occurrence rows.
+func TestAHappeningWithoutItsOccurrenceArraysListsTheSameOccurrences(t *testing.T) {
+	db, _ := testdb.New(t)
+	store, cmds := projectortest.Commands(db)
+	ctx := context.Background()
+	org := uuid.New()
+	feed, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{Kind: domain.FeedHappenings, Org: org, Name: "arrays", Description: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	site := "arrays.example"
+	att, _, err := cmds.AttachSource(ctx, commands.AttachSource{
+		FeedRef: commands.FeedRef{Kind: domain.FeedHappenings, Org: org, FeedID: feed.ID},
+		Request: domain.SourceRequest{SourceType: "site", Domain: &site},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	origin := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for n := range 3 {
+		d := domain.HappeningDetails{Identity: fmt.Sprintf("https://arrays.example/%d", n), Title: "E", Source: domain.SiteBlock("https://arrays.example")}
+		for k := range 2 {
+			in := domain.HappeningInstance{Key: fmt.Sprint(k), Status: domain.StatusScheduled}
+			for m := range 3 {
+				start := origin.Add(time.Duration(n*50+k*20+m) * time.Hour)
+				o := domain.Occurrence{Start: start}
+				if m%2 == 0 {
+					end := start.Add(time.Hour)
+					o.End = &end
+				}
+				in.Occurrences = append(in.Occurrences, o)
+			}
+			d.Instances = append(d.Instances, in)
+		}
+		found, _, err := cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: att.SourceID, Details: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{
+			ItemTarget:  domain.ItemTarget{FeedID: feed.ID, OrganizationID: org, AttachmentID: att.ID, SourceID: att.SourceID, SourceType: att.SourceType},
+			HappeningID: found.HappeningID,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	projectortest.RunUntilCaughtUp(t, store, db, 50, projectors.All()...)
+	f := happeningitems.Filter{Since: origin.Add(-time.Hour), Until: origin.Add(1000 * time.Hour), Limit: 10, Now: origin}
+	occurrences := func() map[uuid.UUID][]string {
+		page, err := happeningitems.NewQueries(db.Bun).Items(ctx, org, feed.ID, f)
+		if err != nil || len(page.Items) != 3 {
+			t.Fatalf("page: %d items, %v", len(page.Items), err)
+		}
+		out := map[uuid.UUID][]string{}
+		for _, it := range page.Items {
+			for _, o := range it.Occurrences {
+				end := "none"
+				if o.End != nil {
+					end = o.End.UTC().String()
+				}
+				out[it.ID] = append(out[it.ID], fmt.Sprint(o.ID, o.InstanceID, o.Start.UTC(), end, o.Stated, o.InstanceEnds.UTC()))
+			}
+			slices.Sort(out[it.ID])
+			if len(out[it.ID]) != 6 {
+				t.Fatalf("item %s lists %d occurrences, want 6", it.ID, len(out[it.ID]))
+			}
+		}
+		return out
+	}
+	kept := occurrences()
+	if _, err := db.Bun.ExecContext(ctx, `UPDATE calendar_events SET occurrence_ids = NULL, occurrence_instances = NULL,
+		occurrence_starts = NULL, occurrence_ends = NULL, occurrence_statuses = NULL, occurrence_instance_ends = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	gathered := occurrences()
+	for id, want := range kept {
+		if !slices.Equal(gathered[id], want) {
+			t.Fatalf("item %s: gathered from the rows\n%v\nkept with the happening\n%v", id, gathered[id], want)
+		}
+	}
+}
