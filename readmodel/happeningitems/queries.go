@@ -214,8 +214,10 @@ func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (P
 	case hit && known.latest == latest:
 		page.Total, counted = known.total, true
 	case hit:
-		// The feed changed since the total was counted: count again.
+		// The feed changed since the total was counted: count again, and
+		// forget it, so that the next list counts and remembers anew.
 		counted = false
+		q.totals.forget(feedID, known.latest)
 	case len(listed) == 0 && f.Offset > 0:
 		// A page past the end has no row to carry the total.
 		counted = false
@@ -330,8 +332,9 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 // itemsOfPage selects the items of the CTE page (with item_id and the
 // order's columns) with their renderings, every occurrence of their happenings
 // as arrays (kept with the happening; gathered from the item's occurrence
-// rows for a happening written before they were), their change keys and total. withRemoved keeps the page's
-// hidden items, without renderings or occurrences.
+// rows for a happening written before they were), their change keys and
+// total. withRemoved keeps the page's hidden items, without renderings or
+// occurrences.
 func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 	events := "JOIN calendar_events AS e ON e.id = i.event_id"
 	if withRemoved {

@@ -65,6 +65,15 @@ func (t *totals) put(feed uuid.UUID, c countedTotal) {
 	t.feeds[feed] = c
 }
 
+// forget drops feed's total if it is still the one counted at latest.
+func (t *totals) forget(feed uuid.UUID, latest changes.Key) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c, ok := t.feeds[feed]; ok && c.latest == latest {
+		delete(t.feeds, feed)
+	}
+}
+
 // farFuture stands for a bound no occurrence sets.
 var farFuture = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 

@@ -118,6 +118,13 @@ func TestARememberedTotalIsTheTotalOfEveryRangeItIsReusedFor(t *testing.T) {
 	if after.Total != before.Total+1 {
 		t.Fatalf("after an item was added to [%s, %s): total %d, before %d", f.Since, f.Until, after.Total, before.Total)
 	}
+	// The total counted again is remembered anew; asked twice, it holds.
+	for range 2 {
+		again, err := q.Items(ctx, org, feed.ID, f)
+		if err != nil || again.Total != after.Total {
+			t.Fatalf("asked again after the change: total %d, %v; want %d", again.Total, err, after.Total)
+		}
+	}
 	check("after the change")
 }
 
