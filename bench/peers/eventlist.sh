@@ -45,7 +45,9 @@ for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 
 ticks=$(getconf CLK_TCK)
 # cpu PID...: user+system ticks of the processes (children not included).
 cpu() { for p in "$@"; do awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0; done | awk '{s+=$1} END {print s+0}'; }
-backends() { grep -l -a "postgres: .* $dbname " /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | tr '\n' ' '; }
+# grep fails when a process it lists exits meanwhile (other work on the
+# machine); with pipefail that ended the script halfway through a round.
+backends() { { grep -l -a "postgres: .* $dbname " /proc/[0-9]*/cmdline 2>/dev/null || true; } | cut -d/ -f3 | tr '\n' ' '; }
 
 run() { # name url -> "answers p50 p99 server_ms pg_ms" per request
 	local pids s0 b0 s1 b1 out n

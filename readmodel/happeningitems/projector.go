@@ -31,8 +31,9 @@ type Projector struct{}
 func (Projector) Name() string { return "eventitems" }
 
 // Version 2: items carry their change key; 3: and their relevance score;
-// 4: an item other sources list too is shown merged (listings.go).
-func (Projector) Version() int { return 4 }
+// 4: an item other sources list too is shown merged (listings.go); 5: and
+// happenings carry their occurrences as the list's arrays.
+func (Projector) Version() int { return 5 }
 func (Projector) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
 		"event_feed_spans", "event_detached_attachments", "event_feed_configs", "event_item_listings"}
@@ -152,24 +153,32 @@ func projectHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d
 }
 
 // storeHappening stores a happening's state and rewrites the occurrences
-// of the visible items shown from it alone (view_id NULL).
+// of the visible items shown from it alone (view_id NULL). A merged view's
+// row (listings.go) keeps no arrays: a page gathers its occurrences from
+// the item's rows.
 func storeHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d domain.HappeningDetails, at time.Time, pos eventstore.Position) error {
 	r, err := render(d)
 	if err != nil {
 		return fmt.Errorf("render event %s: %w", id, err)
 	}
 	details, current, legacy, source := r.details, r.current, r.legacy, r.source
+	occ := occurrenceArrays(occurrenceRows(d))
 	// One statement stores the happening, drops its items' occurrence rows and
 	// marks and names the items whose rows are to be written anew.
 	var items []visibleItem
 	err = db.NewRaw(`WITH event AS (
 			INSERT INTO calendar_events (id, source_id, details, current_head, current_published, current_tail,
-				legacy_head, legacy_published, legacy_tail, source_block, discovered_at, updated_at)
-			VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+				legacy_head, legacy_published, legacy_tail, source_block, discovered_at, updated_at,
+				occurrence_ids, occurrence_instances, occurrence_starts, occurrence_ends, occurrence_statuses, occurrence_instance_ends)
+			VALUES (?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10,
+				?13::uuid[], ?14::uuid[], ?15::timestamptz[], ?16::timestamptz[], ?17::text[], ?18::timestamptz[])
 			ON CONFLICT (id) DO UPDATE SET source_id = EXCLUDED.source_id, details = EXCLUDED.details,
 				current_head = EXCLUDED.current_head, current_published = EXCLUDED.current_published, current_tail = EXCLUDED.current_tail,
 				legacy_head = EXCLUDED.legacy_head, legacy_published = EXCLUDED.legacy_published, legacy_tail = EXCLUDED.legacy_tail,
-				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at
+				source_block = EXCLUDED.source_block, updated_at = EXCLUDED.updated_at,
+				occurrence_ids = EXCLUDED.occurrence_ids, occurrence_instances = EXCLUDED.occurrence_instances,
+				occurrence_starts = EXCLUDED.occurrence_starts, occurrence_ends = EXCLUDED.occurrence_ends,
+				occurrence_statuses = EXCLUDED.occurrence_statuses, occurrence_instance_ends = EXCLUDED.occurrence_instance_ends
 		), old AS (
 			DELETE FROM event_item_occurrences AS o USING event_items AS i
 			WHERE i.event_id = ?0 AND i.view_id IS NULL AND o.item_id = i.id
@@ -180,7 +189,9 @@ func storeHappening(ctx context.Context, db bun.IDB, id, sourceID uuid.UUID, d d
 		SELECT items.*, c.config FROM items LEFT JOIN event_feed_configs AS c ON c.feed_id = items.feed_id`,
 		id, sourceID, string(details), string(current.Head), string(current.Published), string(current.Tail),
 		string(legacy.Head), string(legacy.Published), string(legacy.Tail), string(source), at,
-		int64(pos.Commit), int64(pos.Prepare)).Scan(ctx, &items)
+		int64(pos.Commit), int64(pos.Prepare),
+		pgdialect.Array(occ.ids), pgdialect.Array(occ.instances), pgdialect.Array(occ.starts), pgdialect.Array(occ.ends),
+		pgdialect.Array(occ.statuses), pgdialect.Array(occ.instanceEnds)).Scan(ctx, &items)
 	if err != nil {
 		return projections.Exec(nil, err)
 	}
@@ -393,6 +404,25 @@ func insertOccurrences(ctx context.Context, db bun.IDB, items []visibleItem, d d
 		pgdialect.Array(ids), pgdialect.Array(instances), pgdialect.Array(starts), pgdialect.Array(stated), pgdialect.Array(ends),
 		pgdialect.Array(prevEnds), pgdialect.Array(prevStarts), pgdialect.Array(statuses), pgdialect.Array(instanceEnds),
 	).Exec(ctx))
+}
+
+// occurrenceColumns are a happening's occurrences as the arrays a list
+// reads (calendar_events.occurrence_*): the columns of its occurrence rows.
+type occurrenceColumns struct {
+	ids, instances, statuses []string
+	starts, instanceEnds     []time.Time
+	ends                     []*time.Time
+}
+
+func occurrenceArrays(rows []occurrenceRow) occurrenceColumns {
+	n := len(rows)
+	c := occurrenceColumns{ids: make([]string, n), instances: make([]string, n), statuses: make([]string, n),
+		starts: make([]time.Time, n), instanceEnds: make([]time.Time, n), ends: make([]*time.Time, n)}
+	for i, r := range rows {
+		c.ids[i], c.instances[i], c.statuses[i] = r.ID.String(), r.InstanceID.String(), r.Stated
+		c.starts[i], c.instanceEnds[i], c.ends[i] = r.Start, r.InstanceEnds, r.End
+	}
+	return c
 }
 
 // occurrenceRow is one occurrence of a happening as the range index holds it.

@@ -81,10 +81,14 @@ func (s Shape) columns() string {
 type Queries struct {
 	db    bun.IDB
 	feeds *feeds.Queries
+	// totals are the range totals counted last, per feed (totals.go).
+	totals *totals
 }
 
 // NewQueries returns the event items' query side over db.
-func NewQueries(db bun.IDB) *Queries { return &Queries{db: db, feeds: feeds.NewQueries(db)} }
+func NewQueries(db bun.IDB) *Queries {
+	return &Queries{db: db, feeds: feeds.NewQueries(db), totals: &totals{}}
+}
 
 // Event item orders (api.md 4.6), and by how well an item matches the
 // filter's Query.
@@ -156,12 +160,21 @@ type Page struct {
 // before the page, in the same round trip, for the page's Changes.
 func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (Page, error) {
 	page := Page{Items: []Item{}}
-	statement, args := itemsSQL(feedID, f)
+	// A range total counted before, for the same latest change, is
+	// reused rather than walked again (totals.go).
+	remembers := f.After == nil && f.Status == "" && f.Query.IsZero()
+	known, hit := countedTotal{}, false
+	if remembers {
+		known, hit = q.totals.get(feedID)
+		hit = hit && known.holds(f.Since, f.Until)
+	}
+	statement, args := itemsSQL(feedID, f, !hit)
 	if f.After != nil {
 		// One more than the page: whether more changes follow.
 		statement, args = changesSQL(feedID, f, f.Limit+1)
 	}
-	var latest changes.Key
+	var latest, latestAfter changes.Key
+	var sinceBefore, untilUpTo pgtype.Timestamptz
 	var listed []Item
 	err := q.withPgx(ctx, func(conn *pgx.Conn) error {
 		batch := &pgx.Batch{}
@@ -180,6 +193,16 @@ func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (P
 			count, args := changesTotalSQL(feedID, f)
 			batch.Queue(count, args...).QueryRow(func(row pgx.Row) error { return row.Scan(&page.Total) })
 		}
+		if remembers && !hit {
+			// Where the total counted now holds, and whether anything
+			// changed while it was counted.
+			batch.Queue(boundsSQL, feedID, f.Since, f.Until).QueryRow(func(row pgx.Row) error {
+				return row.Scan(&sinceBefore, &untilUpTo)
+			})
+			batch.Queue(changes.LatestSQL("event_items", "$1"), feedID).QueryRow(func(row pgx.Row) error {
+				return scanChangeKey(row, &latestAfter)
+			})
+		}
 		return conn.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
@@ -189,8 +212,26 @@ func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (P
 		return changesPage(page, listed, latest, f), nil
 	}
 	page.Items, page.Next = listed, latest
-	if len(page.Items) == 0 && f.Offset > 0 {
+	counted := !hit
+	switch {
+	case hit && known.latest == latest:
+		page.Total, counted = known.total, true
+	case hit:
+		// The feed changed since the total was counted: count again, and
+		// forget it, so that the next list counts and remembers anew.
+		counted = false
+		q.totals.forget(feedID, known.latest)
+	case len(listed) == 0 && f.Offset > 0:
 		// A page past the end has no row to carry the total.
+		counted = false
+	case latest == latestAfter:
+		q.totals.put(feedID, countedTotal{
+			latest: latest, total: page.Total,
+			since: f.Since, sinceBefore: boundOrFar(sinceBefore),
+			until: f.Until, untilUpTo: boundOrFar(untilUpTo),
+		})
+	}
+	if !counted {
 		statement, args := countSQL(feedID, f)
 		err := q.withPgx(ctx, func(conn *pgx.Conn) error { return conn.QueryRow(ctx, statement, args...).Scan(&page.Total) })
 		if err != nil {
@@ -198,6 +239,14 @@ func (q *Queries) Items(ctx context.Context, org, feedID uuid.UUID, f Filter) (P
 		}
 	}
 	return page, nil
+}
+
+// boundOrFar is a bound of boundsSQL; none when no occurrence sets it.
+func boundOrFar(t pgtype.Timestamptz) time.Time {
+	if !t.Valid {
+		return farFuture
+	}
+	return t.Time
 }
 
 // changesPage splits a page of changes into the items and those removed,
@@ -285,15 +334,19 @@ func notFoundAsIs(err error, format string, id uuid.UUID) error {
 
 // itemsOfPage selects the items of the CTE page (with item_id and the
 // order's columns) with their renderings, every occurrence of their happenings
-// as arrays, their change keys and total. withRemoved keeps the page's
-// hidden items, without renderings or occurrences.
+// as arrays (kept with the happening; gathered from the item's occurrence
+// rows for a happening written before they were), their change keys and
+// total. withRemoved keeps the page's hidden items, without renderings or
+// occurrences.
 func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 	events := "JOIN calendar_events AS e ON e.id = coalesce(i.view_id, i.event_id)"
 	if withRemoved {
 		events = "LEFT JOIN calendar_events AS e ON e.id = coalesce(i.view_id, i.event_id) AND i.visible"
 	}
 	return `SELECT i.id, i.feed_id, i.event_id, coalesce(i.view_id, i.event_id), i.source_id, i.source_type, i.added_at, ` + s.columns() + `, ` + total + `,
-			o.ids, o.instances, o.starts, o.ends, o.statuses, o.instance_ends, i.change_commit, i.change_prepare, i.visible,
+			coalesce(e.occurrence_ids, o.ids), coalesce(e.occurrence_instances, o.instances), coalesce(e.occurrence_starts, o.starts),
+			coalesce(e.occurrence_ends, o.ends), coalesce(e.occurrence_statuses, o.statuses),
+			coalesce(e.occurrence_instance_ends, o.instance_ends), i.change_commit, i.change_prepare, i.visible,
 			i.relevance_score
 		FROM page
 		JOIN event_items AS i ON i.id = page.item_id
@@ -301,7 +354,7 @@ func itemsOfPage(s Shape, total, order string, withRemoved bool) string {
 		CROSS JOIN LATERAL (
 			SELECT array_agg(occurrence_id) AS ids, array_agg(instance_id) AS instances, array_agg(starts_at) AS starts,
 				array_agg(end_at) AS ends, array_agg(status) AS statuses, array_agg(instance_ends_at) AS instance_ends
-			FROM event_item_occurrences WHERE item_id = page.item_id
+			FROM event_item_occurrences WHERE item_id = page.item_id AND e.occurrence_ids IS NULL
 		) AS o
 		ORDER BY ` + order
 }
@@ -392,7 +445,9 @@ func queryCondition(f Filter, item string, first int) (string, []any) {
 		WHERE qi.id = ` + item + `)`, []any{f.Query.String()}
 }
 
-func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
+// itemsSQL is the page of the filter (without After) and, with
+// withTotal, the total on every row (0 otherwise).
+func itemsSQL(feedID uuid.UUID, f Filter, withTotal bool) (string, []any) {
 	m, extra := candidates(f)
 	args := append([]any{feedID, f.Since, f.Until}, extra...)
 	n := len(args)
@@ -415,9 +470,13 @@ func itemsSQL(feedID uuid.UUID, f Filter) (string, []any) {
 		materialized = "MATERIALIZED"
 	}
 	args = append(args, f.Limit, f.Offset)
+	total := "0"
+	if withTotal {
+		total = "(SELECT count(*) FROM m)"
+	}
 	return fmt.Sprintf(`WITH m AS %s (%s),
 		page AS (SELECT %s FROM m ORDER BY %s LIMIT $%d OFFSET $%d) `, materialized, m, ranked, order, n+1, n+2) +
-		itemsOfPage(f.Shape, "(SELECT count(*) FROM m)", "page."+strings.ReplaceAll(order, ", ", ", page."), false), args
+		itemsOfPage(f.Shape, total, "page."+strings.ReplaceAll(order, ", ", ", page."), false), args
 }
 
 // changesSQL pages through the changes of feed $1 after the key
