@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/wait"
 )
@@ -278,6 +280,14 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 		if got := eventList("/feeds/events/", "q=hall+OR+library&orderBy=relevance"); len(got) != 2 {
 			t.Errorf("q=hall OR library by relevance found %q", got)
 		}
+	})
+
+	t.Run("a rebuild from the log searches the same body text", func(t *testing.T) {
+		bodyOnly := func() any { return sorted(titlesOf(list("q=" + url.QueryEscape(`quay OR "lighthouse keepers"`)))) }
+		if got := bodyOnly().([]string); !slices.Equal(got, []string{"Harbour works begin"}) {
+			t.Fatalf("before the rebuild the body's words find %q", got)
+		}
+		projectortest.RebuildAnswersTheSame(t, h.DSN, h.Service.DB, h.Service.Store, newsitems.Projector{}, bodyOnly)
 	})
 
 	t.Run("polling with q lists exactly the new matching items", func(t *testing.T) {
