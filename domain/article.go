@@ -44,6 +44,21 @@ type ArticleContent struct {
 	// finds copies of the article (copies.go); nil in articles stored
 	// before signatures were, and in posts.
 	Signature *nearcopy.Signature `json:"signature,omitempty"`
+	// Text is the start of the page's running text (at most MaxTextBytes),
+	// which the items' full-text search reads besides the title and the
+	// description. Only ArticleDiscovered carries it: the items of the
+	// article take their words from it (readmodel/newsitems), and the
+	// events that copy an article's content into a feed leave it out
+	// (WithoutText). Empty in articles stored before texts were, and in
+	// pages with no running text (posts, lists of articles).
+	Text string `json:"text,omitempty"`
+}
+
+// WithoutText is the content without its running text, as the events
+// that copy it into a feed carry it.
+func (c ArticleContent) WithoutText() ArticleContent {
+	c.Text = ""
+	return c
 }
 
 // Block returns the content's source block.
@@ -58,6 +73,10 @@ func (c ArticleContent) Block() SourceBlock {
 const (
 	maxTitleRunes       = 1000
 	maxDescriptionRunes = 10000
+	// MaxTextBytes bounds an article's running text as recorded: the first
+	// 8 KiB of it, most of a news article, is what search reads, and it
+	// keeps one long page from bloating the log.
+	MaxTextBytes = 8 << 10
 )
 
 // NewArticleContent trims and bounds extracted fields; the URL must be an
@@ -71,6 +90,7 @@ func NewArticleContent(c ArticleContent) (ArticleContent, error) {
 	c.Title = truncateRunes(cleanText(c.Title), maxTitleRunes)
 	c.Description = truncateRunes(cleanText(c.Description), maxDescriptionRunes)
 	c.ImageURL = cleanText(c.ImageURL)
+	c.Text = truncateBytes(cleanText(c.Text), MaxTextBytes)
 	c.Language = PrimaryLanguage(c.Language)
 	if c.Source != nil {
 		b := c.Source.cleaned()
@@ -102,6 +122,17 @@ func truncateRunes(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n])
+}
+
+// truncateBytes cuts s to at most n bytes, at a rune boundary.
+func truncateBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ArticleDiscovered: an article was found for the first time.

@@ -103,7 +103,7 @@ func (i *NewsItem) AddCopy(to ItemTarget, article ArticleDiscovered, v nearcopy.
 	return []Event{NewsItemCopyFound{
 		ItemID: i.added.ItemID, FeedID: i.added.FeedID, OrganizationID: i.added.OrganizationID,
 		AttachmentID: to.AttachmentID, SourceID: to.SourceID, SourceType: to.SourceType,
-		ItemNewsPageID: i.added.NewsPageID, NewsPageID: article.NewsPageID, VersionID: article.VersionID, Content: article.Content,
+		ItemNewsPageID: i.added.NewsPageID, NewsPageID: article.NewsPageID, VersionID: article.VersionID, Content: article.Content.WithoutText(),
 		By: v.By, Similarity: v.Similarity, At: now,
 	}}, false
 }

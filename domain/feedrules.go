@@ -15,7 +15,8 @@ import (
 // FeedRules are a news feed's keyword rules, each a query in the syntax of
 // domain/search: an article enters the feed only when its title or
 // description matches one of the include rules (any, when there are
-// none) and none of the exclude rules. Items already in the feed stay when
+// none) and none of the exclude rules, its words stemmed in its language
+// as a list's q stems them. Items already in the feed stay when
 // the rules change; crawls and backfills offer articles the one way that
 // applies them (package ingest, offerArticles).
 type FeedRules struct {
@@ -66,21 +67,46 @@ func (r FeedRules) Equal(o FeedRules) bool {
 	return slices.Equal(r.Include, o.Include) && slices.Equal(r.Exclude, o.Exclude)
 }
 
+// Queries are the rules' queries in their canonical form (search.Query's
+// String), include rules first: what a matcher tests an article against.
+func (r FeedRules) Queries() []string {
+	out := make([]string, 0, len(r.include)+len(r.exclude))
+	for _, q := range slices.Concat(r.include, r.exclude) {
+		out = append(out, q.String())
+	}
+	return out
+}
+
+// Decide is whether an article may enter the feed, given whether it
+// matches each of Queries (matches[i] for Queries()[i]): one include rule
+// at least (when there are any), no exclude rule.
+func (r FeedRules) Decide(matches []bool) bool {
+	if r.IsZero() {
+		return true
+	}
+	include, exclude := matches[:len(r.include)], matches[len(r.include):]
+	if len(include) > 0 && !slices.Contains(include, true) {
+		return false
+	}
+	return !slices.Contains(exclude, true)
+}
+
 // Admits is whether an article of the title and description may enter
-// the feed.
+// the feed, its words compared without case or accents and without
+// stemming. The crawler matches rules as q matches items instead, stemmed
+// in the article's language, in Postgres (ingest/attachments, RulesMatch);
+// this is the rules' meaning for text of no known language.
 func (r FeedRules) Admits(title, description string) bool {
 	if r.IsZero() {
 		return true
 	}
 	text := search.Fold(title, description)
-	if len(r.include) > 0 && !slices.ContainsFunc(r.include, func(q search.Query) bool { return q.Matches(text) }) {
-		return false
+	matches := make([]bool, 0, len(r.include)+len(r.exclude))
+	for _, q := range slices.Concat(r.include, r.exclude) {
+		matches = append(matches, q.Matches(text))
 	}
-	return !slices.ContainsFunc(r.exclude, func(q search.Query) bool { return q.Matches(text) })
+	return r.Decide(matches)
 }
-
-// AdmitsArticle is Admits for an article's content.
-func (r FeedRules) AdmitsArticle(c ArticleContent) bool { return r.Admits(c.Title, c.Description) }
 
 // UnmarshalJSON reads stored rules, parsing them again.
 func (r *FeedRules) UnmarshalJSON(b []byte) error {

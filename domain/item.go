@@ -122,7 +122,7 @@ func (i *NewsItem) Add(id uuid.UUID, to ItemTarget, article ArticleDiscovered, n
 	return []Event{NewsItemAdded{
 		ItemID: id, FeedID: to.FeedID, OrganizationID: to.OrganizationID, AttachmentID: to.AttachmentID,
 		SourceID: to.SourceID, SourceType: to.SourceType, NewsPageID: article.NewsPageID,
-		VersionID: article.VersionID, Content: article.Content, At: now,
+		VersionID: article.VersionID, Content: article.Content.WithoutText(), At: now,
 	}}
 }
 

@@ -206,3 +206,107 @@ func TestExtractsReadBackInDuckDBWithTheirTypesAndTheInsightsCounts(t *testing.T
 		}
 	})
 }
+
+// pandasPython is a python3 that imports pandas (Debian's python3-pandas is
+// for Debian's python3, which may not be the first on the PATH). Without
+// one the test skips, unless FEEDSVC_REQUIRE_PANDAS=1 (CI, whose .ci/run
+// installs it) makes that a failure.
+func pandasPython(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import pandas").Run() == nil {
+			return p
+		}
+	}
+	if os.Getenv("FEEDSVC_REQUIRE_PANDAS") == "1" {
+		t.Fatal("no python3 here imports pandas (Debian: python3-pandas)")
+	}
+	t.Skip("no python3 here imports pandas (Debian: python3-pandas; .ci/run installs it)")
+	return ""
+}
+
+// pandasRecipe is the Python block of docs/analysts.md, between its markers.
+func pandasRecipe(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "analysts.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "<!-- pandas:begin -->")
+	body, _, ok2 := strings.Cut(rest, "<!-- pandas:end -->")
+	if !ok || !ok2 {
+		t.Fatal("docs/analysts.md has no pandas block between its markers")
+	}
+	body = strings.TrimPrefix(strings.TrimSpace(body), "```python")
+	return strings.TrimSuffix(strings.TrimSpace(body), "```")
+}
+
+// The CSV extracts read in pandas as docs/analysts.md reads them (its
+// block, run as written): ids as strings, times with their zone, the
+// sources as lists, and the feedback's counts per feed those of
+// GET /insights/feedback. (pandas reads Parquet only with pyarrow, which
+// CI cannot install here: DuckDB reads the Parquet above.)
+func TestTheCSVExtractsReadInPandasWithTheirTypesAndTheInsightsCounts(t *testing.T) {
+	t.Parallel()
+	python := pandasPython(t)
+	h := servicetest.Start(t)
+	servicetest.WriteFeedbackHistory(h, 9)
+	dir := t.TempDir()
+	for name, path := range map[string]string{"feedback.csv": "/log/extracts/feedback?format=csv", "items.csv": "/log/extracts/items?format=csv"} {
+		file := download(t, h, h.Key, path, name)
+		if err := os.Rename(file, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := `
+out = {
+    "feedback": {c: str(t) for c, t in feedback.dtypes.items()},
+    "items": {c: str(t) for c, t in items.dtypes.items()},
+    "rows": len(feedback), "item_rows": len(items),
+    "lists": bool(len(items)) and all(isinstance(v, list) and len(v) > 0 for v in items["source_ids"])
+        and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in items["source_types"]),
+    "feeds": {str(f): "%d/%d/%d" % tuple(int(r.get(k, 0)) for k in ("positive", "negative", "neutral"))
+              for f, r in by_feed.to_dict("index").items()},
+}
+print(json.dumps(out))
+`
+	cmd := exec.Command(python, "-c", pandasRecipe(t)+"\n"+check)
+	cmd.Dir = dir
+	raw, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("pandas: %v\n%s", err, stderr)
+	}
+	var got struct {
+		Feedback, Items map[string]string
+		Rows            int
+		ItemRows        int `json:"item_rows"`
+		Lists           bool
+		Feeds           map[string]string
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("the script's answer %s: %v", raw, err)
+	}
+	for c, want := range map[string]string{
+		"feedback_id": "string", "item_id": "string", "feed_id": "string", "source_id": "string", "rating": "string",
+		"given_at": "datetime64[ns, UTC]", "item_added_at": "datetime64[ns, UTC]", "item_published_at": "datetime64[ns, UTC]",
+	} {
+		if got.Feedback[c] != want {
+			t.Errorf("feedback column %s reads as %q, want %q", c, got.Feedback[c], want)
+		}
+	}
+	for c, want := range map[string]string{
+		"item_id": "string", "feed_id": "string", "added_at": "datetime64[ns, UTC]", "source_ids": "object", "source_types": "object",
+	} {
+		if got.Items[c] != want {
+			t.Errorf("items column %s reads as %q, want %q", c, got.Items[c], want)
+		}
+	}
+	if !got.Lists {
+		t.Errorf("the items' sources do not read as lists of strings (%d items)", got.ItemRows)
+	}
+	sameCounts(t, "pandas", got.Feeds, insightCountsByFeed(t, h, h.Key, ""))
+}

@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 	"github.com/feedsvc/feedsvc/service/config"
+	"github.com/feedsvc/feedsvc/testkit/projectortest"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 	"github.com/feedsvc/feedsvc/testkit/wait"
 )
@@ -22,7 +24,10 @@ import (
 // article as the site goes on.
 type searchSite struct {
 	*httptest.Server
-	lang   string
+	lang string
+	// bodies are the running text of the pages with these titles, past
+	// their description.
+	bodies map[string]string
 	mu     sync.Mutex
 	pages  []searchPage
 	events []searchEvent
@@ -84,8 +89,9 @@ func (s *searchSite) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprintf(w, `<!doctype html><html%s><head><title>%s</title><meta name="description" content="%s">
-<meta property="article:published_time" content="%s"></head><body><article><h1>%[2]s</h1><p>%[3]s</p></article></body></html>`,
-			lang, html.EscapeString(pages[i].title), html.EscapeString(pages[i].description), now.Add(-time.Hour).Format(time.RFC3339))
+<meta property="article:published_time" content="%s"></head><body><article><h1>%[2]s</h1><p>%[3]s</p><p>%[5]s</p></article></body></html>`,
+			lang, html.EscapeString(pages[i].title), html.EscapeString(pages[i].description), now.Add(-time.Hour).Format(time.RFC3339),
+			html.EscapeString(s.bodies[pages[i].title]))
 	case strings.HasPrefix(p, "/events/"):
 		i := slices.IndexFunc(events, func(e searchEvent) bool { return "/events/"+e.slug == p })
 		if i < 0 {
@@ -130,7 +136,10 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 		searchPage{"Council debates climate policy", "Councillors argued about emissions targets for the city."},
 		searchPage{"Runners gather for the charity race", "Hundreds were running through the park on Sunday."},
 		searchPage{"Football final tonight", "The world cup final is on television; no climate talk."},
+		searchPage{"Harbour works begin", "The port authority starts dredging."},
 	)
+	// Words only the body of a page says.
+	english.bodies = map[string]string{"Harbour works begin": "Engineers will also rebuild the old lighthouse keepers' cottages by the quay."}
 	english.events = []searchEvent{
 		{"jazz", "Harbour jazz night", "Blue Note Hall", "Kaiweg 3, Hamburg", "Jazz Society", time.Now().UTC().Add(72 * time.Hour).Truncate(time.Hour)},
 		{"chess", "Chess tournament", "Town library", "Marktplatz 1, Bremen", "Chess Club", time.Now().UTC().Add(96 * time.Hour).Truncate(time.Hour)},
@@ -142,6 +151,7 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 	unknown := newSearchSite(t, "",
 		searchPage{"Weather report: rain all week", "Meteorologists link the storms to climate change."},
 		searchPage{"Cafe review: the best espresso", "A cafe with a view of the harbour."},
+		searchPage{"Lighthouse open day", "Visitors climb the tower."},
 	)
 	h := servicetest.Start(t, servicetest.WithCrawler(), func(c *config.Config) {
 		c.PollInterval, c.MinPollInterval = 300*time.Millisecond, 300*time.Millisecond
@@ -160,9 +170,9 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 		return h.Do("GET", "/feeds/news/"+feed+"/items?"+query, nil).MustStatus(t, http.StatusOK)
 	}
 	list := func(query string) servicetest.Response { return page(t, "limit=100&"+query) }
-	// Nine articles: seven pages and the two event pages (each is an
+	// Eleven articles: nine pages and the two event pages (each is an
 	// article too).
-	wait.Until(t, 60*time.Second, "the feed's nine articles", func() bool { return len(titlesOf(list(""))) == 9 })
+	wait.Until(t, 60*time.Second, "the feed's eleven articles", func() bool { return len(titlesOf(list(""))) == 11 })
 
 	cases := []struct {
 		name, q string
@@ -182,6 +192,10 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 		{"a French stemmed form", "propriétaire", []string{"Le café du port ferme ses portes"}},
 		{"no stemming without a language", "reports", nil},
 		{"a word of no item", "volcano", nil},
+		{"a word of the body only", "quay", []string{"Harbour works begin"}},
+		{"a stemmed word of the body", "cottage", []string{"Harbour works begin"}},
+		{"a phrase of the body", `"lighthouse keepers"`, []string{"Harbour works begin"}},
+		{"a word of a title and of a body", "lighthouse", []string{"Harbour works begin", "Lighthouse open day"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,6 +244,12 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 			t.Errorf("ranked %q, want the title match first", got)
 		}
 	})
+	t.Run("orderBy=relevance ranks a title match above a body match", func(t *testing.T) {
+		got := titlesOf(list("q=lighthouse&orderBy=relevance"))
+		if !slices.Equal(got, []string{"Lighthouse open day", "Harbour works begin"}) {
+			t.Errorf("ranked %q, want the title match first", got)
+		}
+	})
 	t.Run("q combines with since", func(t *testing.T) {
 		future := time.Now().UTC().Add(time.Hour).Format(time.RFC3339)
 		if got := titlesOf(list("q=climate&since=" + url.QueryEscape(future))); len(got) != 0 {
@@ -262,6 +282,14 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 		}
 	})
 
+	t.Run("a rebuild from the log searches the same body text", func(t *testing.T) {
+		bodyOnly := func() any { return sorted(titlesOf(list("q=" + url.QueryEscape(`quay OR "lighthouse keepers"`)))) }
+		if got := bodyOnly().([]string); !slices.Equal(got, []string{"Harbour works begin"}) {
+			t.Fatalf("before the rebuild the body's words find %q", got)
+		}
+		projectortest.RebuildAnswersTheSame(t, h.DSN, h.Service.DB, h.Service.Store, newsitems.Projector{}, bodyOnly)
+	})
+
 	t.Run("polling with q lists exactly the new matching items", func(t *testing.T) {
 		first := list("q=climate&cursor=")
 		if got := sorted(titlesOf(first)); len(got) != 3 {
@@ -270,7 +298,7 @@ func TestQFindsExactlyTheMatchingItemsOfAFeedOfThreeSites(t *testing.T) {
 		cursor := first.Data()["pagination"].(map[string]any)["nextCursor"].(string)
 		unknown.publish(searchPage{"Harbour festival this weekend", "Boats and music."})
 		unknown.publish(searchPage{"Climate summit opens", "Delegates arrive."})
-		wait.Until(t, 60*time.Second, "the two new articles", func() bool { return len(titlesOf(list(""))) == 11 })
+		wait.Until(t, 60*time.Second, "the two new articles", func() bool { return len(titlesOf(list(""))) == 13 })
 		r := list("q=climate&cursor=" + url.QueryEscape(cursor))
 		if got := titlesOf(r); !slices.Equal(got, []string{"Climate summit opens"}) {
 			t.Errorf("the poll after the cursor found %q, want only the new climate item", got)

@@ -54,13 +54,37 @@ func (w *Worker) distribute(ctx context.Context, sourceID uuid.UUID, articles []
 // backfills offer articles this one way.
 func (w *Worker) offerArticles(ctx context.Context, offers []ArticleOffer) (added []bool, err error) {
 	added = make([]bool, len(offers))
-	byKind := map[domain.FeedKind][]int{}
-	var kinds []domain.FeedKind
+	take := make([]bool, len(offers))
+	var (
+		checks  []attachments.RuleCheck
+		checked []int // the offer of each check
+	)
 	for i, o := range offers {
 		if _, ok := w.intakes.For(o.To.FeedKind); !ok {
 			return added, fmt.Errorf("add article %s to feed %s: no intake for %s feeds", o.Article.NewsPageID, o.To.FeedID, o.To.FeedKind)
 		}
-		if _, ok := w.intakes.articles(o.To.FeedKind); !ok || !o.To.AcceptsArticle(o.Article) {
+		_, ok := w.intakes.articles(o.To.FeedKind)
+		take[i] = ok && o.To.Accepts(o.Article.EffectiveAt)
+		if take[i] && o.To.HasRules() {
+			checks = append(checks, attachments.RuleCheck{Rules: *o.To.FeedRules, Content: o.Article.Content})
+			checked = append(checked, i)
+		}
+	}
+	// The feeds' keyword rules, matched in Postgres as q is (stemmed in
+	// each article's language), for every offer at once.
+	if len(checks) > 0 {
+		admitted, err := w.attachments.RulesAdmit(ctx, checks)
+		if err != nil {
+			return added, err
+		}
+		for j, ok := range admitted {
+			take[checked[j]] = ok
+		}
+	}
+	byKind := map[domain.FeedKind][]int{}
+	var kinds []domain.FeedKind
+	for i, o := range offers {
+		if !take[i] {
 			continue
 		}
 		if _, seen := byKind[o.To.FeedKind]; !seen {

@@ -604,6 +604,8 @@ func articleContent(c connector.Candidate, page extract.Article) domain.ArticleC
 		Source:      page.Source,
 		Platform:    page.Platform,
 		Language:    page.Language,
+		// Bounded by domain.NewArticleContent (MaxTextBytes).
+		Text: page.Text,
 	}
 	if page.Text != "" {
 		sig := nearcopy.Sign(out.Title, page.Text)

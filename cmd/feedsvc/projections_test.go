@@ -32,7 +32,7 @@ func TestProjectionsListShowsEachReadModelsVersionAndItsLastRebuild(t *testing.T
 		`(?m)^NAME +VERSION +TABLES +CHECKPOINT +UPDATED +REBUILD$`,
 		`(?m)^feeds +1 +\[feeds feed_sources\] +\d+/\d+ +\S+ +v1 done \S+ \(\d+ events in \d+s\)$`,
 		`(?m)^sources +0 \(code 1: outdated, serve rebuilds it\) +\[sources source_organizations\] +0/0 +\S+ +-$`,
-		`(?m)^newsitems +- \(code 2\) +\[news_items news_feed_item_counts\] +0/0 +never run +-$`,
+		`(?m)^newsitems +- \(code 2\) +\[news_items news_feed_item_counts news_article_texts\] +0/0 +never run +-$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out.String()) {
 			t.Errorf("the list does not match %s:\n%s", want, out.String())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
 )
@@ -56,10 +57,53 @@ func (a Attachment) Accepts(effectiveAt time.Time) bool {
 	return domain.Accepts(a.Enabled(), a.AcceptingSince(), effectiveAt)
 }
 
-// AcceptsArticle is Accepts for an article, which must also pass the
-// feed's keyword rules (domain.FeedRules).
-func (a Attachment) AcceptsArticle(article domain.ArticleDiscovered) bool {
-	return a.Accepts(article.EffectiveAt) && (a.FeedRules == nil || a.FeedRules.AdmitsArticle(article.Content))
+// HasRules says whether the attachment's feed has keyword rules
+// (domain.FeedRules), which an article must pass too (RulesAdmit).
+func (a Attachment) HasRules() bool { return a.FeedRules != nil && !a.FeedRules.IsZero() }
+
+// RuleCheck is an article offered to a feed with rules.
+type RuleCheck struct {
+	Rules   domain.FeedRules
+	Content domain.ArticleContent
+}
+
+// RulesAdmit says, for each check, whether the article passes its feed's
+// rules, matched as a list's q matches items: its title and description
+// read in its language (stemmed by Postgres's dictionary for it, word for
+// word when it has none or none is known; case and accents never matter),
+// each rule read in that language too (readmodel/newsitems' migrations,
+// item_search and item_body_search). One statement for every check.
+func (q *Queries) RulesAdmit(ctx context.Context, checks []RuleCheck) ([]bool, error) {
+	var langs, titles, desc, queries []string
+	for _, c := range checks {
+		for _, query := range c.Rules.Queries() {
+			langs, titles, desc = append(langs, c.Content.Language), append(titles, c.Content.Title), append(desc, c.Content.Description)
+			queries = append(queries, query)
+		}
+	}
+	out := make([]bool, len(checks))
+	if len(queries) == 0 {
+		for i, c := range checks {
+			out[i] = c.Rules.Decide(nil)
+		}
+		return out, nil
+	}
+	var matched []bool
+	err := q.db.NewRaw(`SELECT coalesce(feedsvc_news_search(r.lang, r.title, r.description, NULL)
+			@@ websearch_to_tsquery(feedsvc_search_config(r.lang), r.query), false)
+		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS r(lang, title, description, query, ord)
+		ORDER BY r.ord`, pgdialect.Array(langs), pgdialect.Array(titles), pgdialect.Array(desc), pgdialect.Array(queries)).Scan(ctx, &matched)
+	if err != nil {
+		return nil, fmt.Errorf("match %d articles against their feeds' rules: %w", len(checks), err)
+	}
+	if len(matched) != len(queries) {
+		return nil, fmt.Errorf("match articles against rules: %d answers for %d rules", len(matched), len(queries))
+	}
+	for i, c := range checks {
+		n := len(c.Rules.Queries())
+		out[i], matched = c.Rules.Decide(matched[:n]), matched[n:]
+	}
+	return out, nil
 }
 
 // SourceDetails decodes the details of the attachment's source.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 
@@ -21,22 +22,56 @@ import (
 // visibility, checked at read time, hides them.
 type Projector struct{}
 
-func (Projector) Name() string     { return "newsitems" }
-func (Projector) Version() int     { return 2 } // 2: items carry their change key
-func (Projector) Tables() []string { return []string{"news_items", "news_feed_item_counts"} }
+func (Projector) Name() string { return "newsitems" }
+func (Projector) Version() int { return 2 } // 2: items carry their change key
+func (Projector) Tables() []string {
+	return []string{"news_items", "news_feed_item_counts", "news_article_texts"}
+}
 
 // Migrations are its tables' migrations, in the package migrations
 // beside it; the service's schema applies them with every other owner's.
 func (Projector) Migrations() migrate.Owner { return migrations.Owner }
 
 func (Projector) Handlers() []projections.Handler {
-	return []projections.Handler{projections.OnEnvelope(projectNewsItem)}
+	return []projections.Handler{projections.On(projectArticleText), projections.OnEnvelope(projectNewsItem)}
 }
 
 // IndexesLast: a rebuild creates the list and change indexes after the
 // catch-up (projections.IndexesLast).
 func (Projector) IndexesLast() string {
-	return "it only inserts; ON CONFLICT uses the primary key and the unique (feed, page) index"
+	return "it only inserts; ON CONFLICT uses the primary keys and the unique (feed, page) index, and an item finds its article's text by the text's primary key"
+}
+
+// projectArticleText keeps an article's running text, which every item of
+// the article is searched by (its words are worked out when the item is
+// inserted, from this table: migrations, item_body_search). An article's
+// discovery always precedes its items in the log; in a batch, the texts
+// are written before the items.
+func projectArticleText(ctx context.Context, db bun.IDB, e domain.ArticleDiscovered) error {
+	if e.Content.Text == "" {
+		return nil
+	}
+	t := articleText{page: e.NewsPageID, text: e.Content.Text}
+	if w, ok := projections.Deferred(ctx, newsItemRowsKey{}, func() *newsItemRows { return &newsItemRows{} }); ok {
+		w.texts = append(w.texts, t)
+		return nil
+	}
+	return insertArticleTexts(ctx, db, []articleText{t})
+}
+
+// articleText is a row of news_article_texts.
+type articleText struct {
+	page uuid.UUID
+	text string
+}
+
+func insertArticleTexts(ctx context.Context, db bun.IDB, texts []articleText) error {
+	pages, bodies := make([][16]byte, len(texts)), make([]string, len(texts))
+	for i, t := range texts {
+		pages[i], bodies[i] = t.page, t.text
+	}
+	return projections.ExecArrays(ctx, db, `INSERT INTO news_article_texts (news_page_id, text)
+		SELECT * FROM unnest($1::uuid[], $2::text[]) ON CONFLICT DO NOTHING`, pages, bodies)
 }
 
 // projectNewsItem defers the row to the end of the batch when it runs in one:
@@ -62,10 +97,20 @@ func projectNewsItem(ctx context.Context, db bun.IDB, e domain.NewsItemAdded, en
 
 type newsItemRowsKey struct{}
 
-// newsItemRows are a batch's items, in log order.
-type newsItemRows struct{ rows []NewsItem }
+// newsItemRows are a batch's article texts and items, in log order.
+type newsItemRows struct {
+	texts []articleText
+	rows  []NewsItem
+}
 
 func (w *newsItemRows) Flush(ctx context.Context, db bun.IDB) error {
+	for texts := w.texts; len(texts) > 0; {
+		n := min(len(texts), projections.MaxRowsPerInsert)
+		if err := insertArticleTexts(ctx, db, texts[:n]); err != nil {
+			return err
+		}
+		texts = texts[n:]
+	}
 	for rows := w.rows; len(rows) > 0; {
 		n := min(len(rows), projections.MaxRowsPerInsert)
 		if err := insertNewsItems(ctx, db, rows[:n]); err != nil {
@@ -135,16 +180,17 @@ const insertNewsItemsSQL = `
 WITH ins AS (
     INSERT INTO news_items (id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
         source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
-        change_commit, change_prepare, language)
-    SELECT id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
-        source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
-        change_commit, change_prepare, language
+        change_commit, change_prepare, language, search)
+    SELECT r.id, r.feed_id, r.organization_id, r.news_page_id, r.version_id, r.source_id, r.attachment_id,
+        r.source_type, r.url, r.title, r.description, r.image_url, r.published_at, r.created_at, r.updated_at, r.source, r.platform,
+        r.change_commit, r.change_prepare, r.language, feedsvc_news_search(r.language, r.title, r.description, t.text)
     FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[],
         $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
         $13::timestamptz[], $14::timestamptz[], $15::timestamptz[], $16::jsonb[], $17::jsonb[], $18::bigint[], $19::bigint[], $20::text[])
         WITH ORDINALITY AS r(id, feed_id, organization_id, news_page_id, version_id, source_id, attachment_id,
             source_type, url, title, description, image_url, published_at, created_at, updated_at, source, platform,
             change_commit, change_prepare, language, ord)
+    LEFT JOIN news_article_texts AS t ON t.news_page_id = r.news_page_id
     ORDER BY ord
     ON CONFLICT DO NOTHING
     RETURNING feed_id

@@ -87,8 +87,8 @@ type ItemFilter struct {
 	// After, when set, pages through the changes after it instead of by
 	// offset: the items added after it, in change order.
 	After *changes.Key
-	// Query, unless zero, keeps the items whose title or description
-	// match it (full-text search, in each item's language).
+	// Query, unless zero, keeps the items whose title, description or
+	// body text match it (full-text search, in each item's language).
 	Query search.Query
 	// ByRelevance orders the items that match Query by how well they
 	// match, best first, then in the list's order; only with a Query and
@@ -144,12 +144,16 @@ func (q *Queries) NewsItems(ctx context.Context, org, feedID uuid.UUID, f ItemFi
 	return ItemPage{Items: items, Total: total, Changes: changes.Changes{Next: latest}}, nil
 }
 
-// searchItems is NewsItems with a Query: the matching items are found
-// once, in the (feed, search) index, and both counted and ordered from
-// there (a CTE read twice, which Postgres materializes), rather than
-// walking the list's order index and testing every item on the way to a
-// page of rare matches. Ordered by relevance, the rank is worked out for
-// the matches only.
+// searchItems is NewsItems with a Query. The query's reading in every
+// language (feedsvc_websearch_exact) is exact in the (feed, words) index,
+// so the total is a count of the index's matches that reads no item's
+// words (and, on pages the visibility map marks all-visible, no item at
+// all). The page is then read the cheaper of two ways, as the count says:
+// when matches are dense enough that walking the list's order index finds
+// the page within walkBudget items, that walk (testing each item's words
+// on the way); otherwise the matches are found in the index, and ordered
+// from there. Ordered by relevance, the rank is worked out for the
+// matches only.
 func (q *Queries) searchItems(ctx context.Context, org, feedID uuid.UUID, f ItemFilter) (ItemPage, error) {
 	if _, err := q.feeds.Feed(ctx, domain.FeedNews, org, feedID); err != nil {
 		return ItemPage{}, err
@@ -158,19 +162,7 @@ func (q *Queries) searchItems(ctx context.Context, org, feedID uuid.UUID, f Item
 	if err != nil {
 		return ItemPage{}, err
 	}
-	matches := q.db.NewSelect().Model((*NewsItem)(nil)).Column("id", "created_at", "published_at").Where("feed_id = ?", feedID)
-	applyRange(matches, f)
-	order := func(alias string) string { return itemOrder(alias) }
-	if f.ByRelevance {
-		matches.ColumnExpr("ts_rank_cd(search, websearch_to_tsquery(feedsvc_search_config(language), ?)) AS rank", f.Query.String())
-		order = func(alias string) string { return alias + ".rank DESC, " + itemOrder(alias) }
-	}
-	page := q.db.NewSelect().TableExpr("matches").ColumnExpr("matches.*").
-		OrderExpr(order("matches")).Limit(int64(f.Limit)).Offset(int64(f.Offset))
-	var rows []struct {
-		NewsItem `bun:",extend"`
-		Total    int `bun:"total"`
-	}
+	out := ItemPage{Items: []NewsItem{}, Changes: changes.Changes{Next: latest}}
 	// Without JIT: Postgres estimates a tsquery's matches poorly and then
 	// compiles the statement, which costs more than running it (at
 	// 1,000,000 items, a rare word's page took 450 ms with JIT and 40-110
@@ -179,25 +171,65 @@ func (q *Queries) searchItems(ctx context.Context, org, feedID uuid.UUID, f Item
 		if _, err := tx.ExecContext(ctx, "SET LOCAL jit = off"); err != nil {
 			return err
 		}
-		return tx.NewSelect().With("matches", matches).Model(&rows).
-			ColumnExpr(itemColumns(q.db)).ColumnExpr("(SELECT count(*) FROM matches) AS total").
+		count := tx.NewSelect().Model((*NewsItem)(nil)).Where("feed_id = ?", feedID)
+		applyRange(count, f)
+		n, err := count.Count(ctx)
+		if err != nil {
+			return fmt.Errorf("count: %w", err)
+		}
+		if out.Total = int(n); n == 0 || f.Offset >= out.Total {
+			return nil
+		}
+		var all int
+		if err := tx.NewRaw("SELECT coalesce((SELECT items FROM news_feed_item_counts WHERE feed_id = ?), 0)", feedID).Scan(ctx, &all); err != nil {
+			return fmt.Errorf("count the feed: %w", err)
+		}
+		if !f.ByRelevance && walkFinds(f.Offset+f.Limit, out.Total, all) {
+			// The planner cannot know the matches are dense (it estimates a
+			// tsquery's matches poorly): it is kept to the order index.
+			if _, err := tx.ExecContext(ctx, "SET LOCAL enable_bitmapscan = off"); err != nil {
+				return err
+			}
+			sel := tx.NewSelect().Model(&out.Items).Where("feed_id = ?", feedID)
+			applyRange(sel, f)
+			return sel.OrderExpr(itemOrder("")).Limit(int64(f.Limit)).Offset(int64(f.Offset)).Scan(ctx)
+		}
+		matches := tx.NewSelect().Model((*NewsItem)(nil)).Column("id", "created_at", "published_at").Where("feed_id = ?", feedID)
+		applyRange(matches, f)
+		order := itemOrder
+		if f.ByRelevance {
+			matches.ColumnExpr("ts_rank_cd(search, websearch_to_tsquery(feedsvc_search_config(language), ?)) AS rank", f.Query.String())
+			order = func(alias string) string { return alias + ".rank DESC, " + itemOrder(alias) }
+		}
+		// OFFSET 0 keeps the matches a subquery of their own, found in the
+		// words index, rather than letting the planner walk the order
+		// index testing every item for a rare word (a rare word's page took
+		// 0.7 s so at 1,000,000 items, and seconds under load).
+		page := tx.NewSelect().TableExpr("(? OFFSET 0) AS matches", matches).ColumnExpr("matches.*").
+			OrderExpr(order("matches")).Limit(int64(f.Limit)).Offset(int64(f.Offset))
+		return tx.NewSelect().Model(&out.Items).ColumnExpr(itemColumns(q.db)).
 			Join("JOIN (?) AS page ON page.id = news_item.id", page).
 			OrderExpr(order("page")).Scan(ctx)
 	})
 	if err != nil {
 		return ItemPage{}, fmt.Errorf("search items of feed %s: %w", feedID, err)
 	}
-	out := ItemPage{Items: make([]NewsItem, len(rows)), Changes: changes.Changes{Next: latest}}
-	for i, r := range rows {
-		out.Items[i], out.Total = r.NewsItem, r.Total
-	}
-	if len(rows) == 0 && f.Offset > 0 {
-		// A page past the end has no row to carry the total.
-		if out.Total, err = q.countItems(ctx, feedID, f); err != nil {
-			return ItemPage{}, err
-		}
-	}
 	return out, nil
+}
+
+// walkBudget is how many items a page of a search may test on its way
+// down the list's order index; past it, the matches are found in the
+// words index instead. An item's words are tested in microseconds, a
+// match found in the index costs a read of its row: at 1,000,000 items,
+// 5,000 tests took about as long as ordering 50,000 matches found in the
+// index (bench/docs/search.md).
+const walkBudget = 5000
+
+// walkFinds is whether walking a list of all items, of which matches
+// match, is expected to reach the end of a page ending at upTo within
+// walkBudget items (matches spread evenly over the list).
+func walkFinds(upTo, matches, all int) bool {
+	return matches > 0 && int64(upTo)*int64(max(all, matches)) <= int64(walkBudget)*int64(matches)
 }
 
 // itemColumns are a NewsItem's columns of news_items AS news_item (not
@@ -319,12 +351,11 @@ func applyRange(sel *bun.SelectQuery, f ItemFilter) {
 		sel.Where("created_at < ?", *f.Until)
 	}
 	if !f.Query.IsZero() {
-		// The query travels as a bound parameter, in its canonical form.
-		// The first test finds candidates in the (feed, search) index, the
-		// second holds each to its own language (see feedsvc_websearch_any).
-		text := f.Query.String()
-		sel.Where("search @@ feedsvc_websearch_any(?)", text).
-			Where("search @@ websearch_to_tsquery(feedsvc_search_config(language), ?)", text)
+		// The query travels as a bound parameter, in its canonical form,
+		// read in every language, each reading for the items of its
+		// language (feedsvc_websearch_exact): one test, which the (feed,
+		// search) index answers exactly.
+		sel.Where("search @@ feedsvc_websearch_exact(?)", f.Query.String())
 	}
 }
 

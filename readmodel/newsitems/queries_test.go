@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/search"
 	"github.com/feedsvc/feedsvc/readmodel/feeds"
 	"github.com/feedsvc/feedsvc/readmodel/newsitems"
 	"github.com/feedsvc/feedsvc/testkit/testdb"
@@ -116,5 +118,91 @@ func TestItemPagesAgreeOnBothSidesOfTheDeepOffsetSwitch(t *testing.T) {
 		if _, err := q.NewsItems(ctx, uuid.New(), feed, f); !errors.As(err, &nf) {
 			t.Fatalf("another organization's read: %v, want not found", err)
 		}
+	}
+}
+
+// A search's page is read by walking the list's order index when matches
+// are dense and from the words index when they are rare; both give the
+// list's order and the exact total, by offset too.
+func TestASearchPagesTheSameWhetherItsMatchesAreDenseOrRare(t *testing.T) {
+	db, _ := testdb.New(t)
+	ctx := context.Background()
+	org, feed := uuid.New(), uuid.New()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := db.Bun.NewInsert().Model(&feeds.Feed{Kind: domain.FeedNews,
+		ID: feed, OrganizationID: org, Name: "f", Enabled: true, CreatedAt: base, UpdatedAt: base,
+	}).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 1200
+	rows := make([]newsitems.NewsItem, 0, n)
+	for i := range n {
+		title := fmt.Sprintf("item %d", i)
+		if i%2 == 0 {
+			title += " climate"
+		}
+		if i%150 == 7 {
+			title += " volcanoes"
+		}
+		at := base.Add(time.Duration(i/3) * time.Minute) // ties, so id breaks them
+		rows = append(rows, newsitems.NewsItem{
+			ID: uuid.New(), FeedID: feed, OrganizationID: org, NewsPageID: uuid.New(), VersionID: uuid.New(),
+			SourceID: uuid.New(), AttachmentID: uuid.New(), SourceType: "site", URL: fmt.Sprintf("https://example.com/%d", i),
+			Title: title, CreatedAt: at, UpdatedAt: at, Language: "en",
+		})
+	}
+	if _, err := db.Bun.NewInsert().Model(&rows).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The words as the projector writes them.
+	if _, err := db.Bun.ExecContext(ctx, `UPDATE news_items SET search = feedsvc_news_search(language, title, description, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Bun.ExecContext(ctx, "INSERT INTO news_feed_item_counts (feed_id, items) VALUES (?, ?)", feed, n); err != nil {
+		t.Fatal(err)
+	}
+	q := newsitems.NewQueries(db.Bun)
+	// walkFinds: a page ending at upTo walks when upTo * 1,200 <= 5,000 *
+	// matches: always for the 600 dense matches here, never for 8 matches
+	// and pages of 50.
+	for _, tc := range []struct {
+		name, query, word string
+		limit             int
+		offsets           []int
+	}{
+		{"dense: half the items, walked", "climate", "climate", 5, []int{0, 3, 590, 601}},
+		{"rare: eight items, a stemmed form, from the index", "volcano", "volcanoes", 50, []int{0, 3, 9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var want []uuid.UUID
+			if err := db.Bun.NewSelect().Model((*newsitems.NewsItem)(nil)).Column("id").Where("feed_id = ? AND title LIKE ?", feed, "%"+tc.word+"%").
+				OrderExpr("created_at DESC, published_at DESC NULLS LAST, id DESC").Scan(ctx, &want); err != nil {
+				t.Fatal(err)
+			}
+			parsed, err := search.Parse(tc.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) != map[bool]int{true: 600, false: 8}[tc.word == "climate"] {
+				t.Fatalf("%d items say %s", len(want), tc.word)
+			}
+			for _, offset := range tc.offsets {
+				page, err := q.NewsItems(ctx, org, feed, newsitems.ItemFilter{Limit: tc.limit, Offset: offset, Query: parsed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if page.Total != len(want) {
+					t.Errorf("offset %d: total %d, want %d", offset, page.Total, len(want))
+				}
+				exp := want[min(offset, len(want)):min(offset+tc.limit, len(want))]
+				got := make([]uuid.UUID, len(page.Items))
+				for i, it := range page.Items {
+					got[i] = it.ID
+				}
+				if !slices.Equal(got, exp) {
+					t.Errorf("offset %d: page %v, want %v", offset, got, exp)
+				}
+			}
+		})
 	}
 }

@@ -3191,8 +3191,10 @@ export interface components {
          *     (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
          *     feed only when its title or description matches one of `include`
          *     (any article, when `include` is empty) and none of `exclude`. They
-         *     are matched without regard to case or accents, word for word (no
-         *     stemming). They apply to every article offered to the feed from then
+         *     are matched as `q` matches items: without regard to case or accents,
+         *     words stemmed in the article's language where it is known (`sport`
+         *     keeps out an English article about `sports`), as written otherwise.
+         *     They apply to every article offered to the feed from then
          *     on, from crawls and from backfills alike; articles already in the
          *     feed stay. At most 20 rules in each list, each at most 256
          *     characters; a rule that names nothing to look for answers 400 naming
