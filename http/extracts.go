@@ -165,58 +165,49 @@ func tooLarge(n int) error {
 
 // feedbackExtract answers GET /log/extracts/feedback.
 func (h *handlers) feedbackExtract(c *fiber.Ctx) error {
-	format, r, err := extractRequest(c)
-	if err != nil {
-		return err
-	}
-	n, err := h.Reads.Extracts.CountFeedback(c.UserContext(), r)
-	if err != nil {
-		return err
-	}
-	if err := tooLarge(n); err != nil {
-		return err
-	}
-	read := func(ctx context.Context, after *extracts.Key) ([]feedbackParquet, *extracts.Key, error) {
-		rows, err := h.Reads.Extracts.Feedback(ctx, r, after, extractPage)
-		if err != nil || len(rows) == 0 {
-			return nil, nil, err
-		}
-		out := make([]feedbackParquet, len(rows))
-		for i, row := range rows {
-			out[i] = feedbackOut(row)
-		}
-		last := rows[len(rows)-1]
-		return out, &extracts.Key{At: last.GivenAt, ID: last.FeedbackID}, nil
-	}
-	return streamExtract(c, h, "feedback", format, feedbackCSVHeader, read, func(r feedbackParquet) ([]string, error) { return r.csv(), nil })
+	return answerExtract(c, h, "feedback", feedbackCSVHeader, h.Reads.Extracts.CountFeedback, h.Reads.Extracts.Feedback,
+		feedbackOut, func(r extracts.Feedback) extracts.Key { return extracts.Key{At: r.GivenAt, ID: r.FeedbackID} },
+		func(r feedbackParquet) ([]string, error) { return r.csv(), nil })
 }
 
 // itemsExtract answers GET /log/extracts/items.
 func (h *handlers) itemsExtract(c *fiber.Ctx) error {
+	return answerExtract(c, h, "items", itemCSVHeader, h.Reads.Extracts.CountItems, h.Reads.Extracts.Items,
+		itemOut, func(r extracts.Item) extracts.Key { return extracts.Key{At: r.AddedAt, ID: r.ItemID} },
+		itemParquet.csv)
+}
+
+// answerExtract answers an extract of the rows count counts and page reads,
+// page by page after the last row's key, each written as out shapes it:
+// the request is read and its range refused past maxExtractRows first.
+func answerExtract[Row, Out any](c *fiber.Ctx, h *handlers, name string, header []string,
+	count func(context.Context, extracts.Range) (int, error),
+	page func(context.Context, extracts.Range, *extracts.Key, int) ([]Row, error),
+	out func(Row) Out, key func(Row) extracts.Key, csvRow func(Out) ([]string, error)) error {
 	format, r, err := extractRequest(c)
 	if err != nil {
 		return err
 	}
-	n, err := h.Reads.Extracts.CountItems(c.UserContext(), r)
+	n, err := count(c.UserContext(), r)
 	if err != nil {
 		return err
 	}
 	if err := tooLarge(n); err != nil {
 		return err
 	}
-	read := func(ctx context.Context, after *extracts.Key) ([]itemParquet, *extracts.Key, error) {
-		rows, err := h.Reads.Extracts.Items(ctx, r, after, extractPage)
+	read := func(ctx context.Context, after *extracts.Key) ([]Out, *extracts.Key, error) {
+		rows, err := page(ctx, r, after, extractPage)
 		if err != nil || len(rows) == 0 {
 			return nil, nil, err
 		}
-		out := make([]itemParquet, len(rows))
+		shaped := make([]Out, len(rows))
 		for i, row := range rows {
-			out[i] = itemOut(row)
+			shaped[i] = out(row)
 		}
-		last := rows[len(rows)-1]
-		return out, &extracts.Key{At: last.AddedAt, ID: last.ItemID}, nil
+		last := key(rows[len(rows)-1])
+		return shaped, &last, nil
 	}
-	return streamExtract(c, h, "items", format, itemCSVHeader, read, itemParquet.csv)
+	return streamExtract(c, h, name, format, header, read, csvRow)
 }
 
 // streamExtract answers an extract named name in format, its rows read
