@@ -136,9 +136,7 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 	}
 
 	var (
-		got       = make(map[uuid.UUID]bool)
-		prev      eventstore.Position
-		nextRev   = make(map[string]uint64)
+		seen      = newDelivery()
 		appending = make(chan struct{})
 		slowest   time.Duration
 		tick      = time.NewTicker(100 * time.Millisecond)
@@ -146,7 +144,7 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 	defer tick.Stop()
 	go func() { wg.Wait(); close(appending) }()
 	total := -1 // known once every writer is done
-	for total < 0 || len(got) < total {
+	for total < 0 || len(seen.got) < total {
 		select {
 		case <-appending:
 			appending = nil
@@ -159,18 +157,7 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 			if !ok {
 				t.Fatalf("subscription ended: %v", sub.Err())
 			}
-			if got[e.ID] {
-				t.Fatalf("event %s delivered twice", e.ID)
-			}
-			got[e.ID] = true
-			if !prev.Less(e.Position) {
-				t.Fatalf("event at %s delivered after %s", e.Position, prev)
-			}
-			prev = e.Position
-			if e.Revision != nextRev[e.StreamID] {
-				t.Fatalf("stream %s: revision %d delivered, want %d", e.StreamID, e.Revision, nextRev[e.StreamID])
-			}
-			nextRev[e.StreamID]++
+			seen.take(t, e)
 			mu.Lock()
 			at, ok := appended[e.ID]
 			mu.Unlock()
@@ -181,7 +168,7 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 			// An append not delivered within visibleWithin is held back.
 			mu.Lock()
 			for id, at := range appended {
-				if !got[id] && time.Since(at) > visibleWithin {
+				if !seen.got[id] && time.Since(at) > visibleWithin {
 					mu.Unlock()
 					t.Fatalf("event %s appended %s ago is not delivered while a writing transaction in %s is open: the log's fence waits for it",
 						id, time.Since(at).Round(time.Millisecond), site)
@@ -189,7 +176,7 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 			}
 			mu.Unlock()
 		case <-ctx.Done():
-			t.Fatalf("received %d events, want %d (-1: writers still running)", len(got), total)
+			t.Fatalf("received %d events, want %d (-1: writers still running)", len(seen.got), total)
 		}
 	}
 	// The transaction was open all along: the case proves nothing if it
@@ -198,10 +185,10 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 	if err := release(); err != nil {
 		t.Fatalf("the held transaction in %s did not stay open: %v", site, err)
 	}
-	if len(got) != len(appended) {
-		t.Fatalf("delivered %d events, appended %d", len(got), len(appended))
+	if len(seen.got) != len(appended) {
+		t.Fatalf("delivered %d events, appended %d", len(seen.got), len(appended))
 	}
-	for id := range got {
+	for id := range seen.got {
 		if _, ok := appended[id]; !ok {
 			t.Errorf("delivered event %s that nobody appended", id)
 		}
@@ -211,9 +198,9 @@ func aHeldWritingTransactionHoldsNoReaderBack(t *testing.T, s eventstore.Store, 
 	if err != nil {
 		t.Fatalf("read all: %v", err)
 	}
-	if len(all) != len(got) {
-		t.Fatalf("read all returned %d events, the subscription delivered %d", len(all), len(got))
+	if len(all) != len(seen.got) {
+		t.Fatalf("read all returned %d events, the subscription delivered %d", len(all), len(seen.got))
 	}
 	t.Logf("%d events from %d writers over %s with a writing transaction open in %s; slowest delivery %s",
-		len(got), writers, d, site, slowest.Round(time.Millisecond))
+		len(seen.got), writers, d, site, slowest.Round(time.Millisecond))
 }

@@ -163,14 +163,12 @@ func subscriptionDeliversEveryConcurrentAppendOnceAndInOrder(t *testing.T, s eve
 	}
 
 	var (
-		got       = make(map[uuid.UUID]bool)
-		prev      eventstore.Position
-		nextRev   = make(map[string]uint64)
+		d         = newDelivery()
 		appending = make(chan struct{})
 	)
 	go func() { wg.Wait(); close(appending) }()
 	total := -1 // known once every writer is done
-	for total < 0 || len(got) < total {
+	for total < 0 || len(d.got) < total {
 		select {
 		case <-appending:
 			appending = nil
@@ -183,20 +181,9 @@ func subscriptionDeliversEveryConcurrentAppendOnceAndInOrder(t *testing.T, s eve
 			if !ok {
 				t.Fatalf("subscription ended: %v", sub.Err())
 			}
-			if got[e.ID] {
-				t.Fatalf("event %s delivered twice", e.ID)
-			}
-			got[e.ID] = true
-			if !prev.Less(e.Position) {
-				t.Fatalf("event at %s delivered after %s", e.Position, prev)
-			}
-			prev = e.Position
-			if e.Revision != nextRev[e.StreamID] {
-				t.Fatalf("stream %s: revision %d delivered, want %d", e.StreamID, e.Revision, nextRev[e.StreamID])
-			}
-			nextRev[e.StreamID]++
+			d.take(t, e)
 		case <-ctx.Done():
-			t.Fatalf("received %d events, want %d (-1: writers still running)", len(got), total)
+			t.Fatalf("received %d events, want %d (-1: writers still running)", len(d.got), total)
 		}
 	}
 	select {
@@ -204,16 +191,16 @@ func subscriptionDeliversEveryConcurrentAppendOnceAndInOrder(t *testing.T, s eve
 		t.Fatalf("append: %v", err)
 	default:
 	}
-	for id := range got {
+	for id := range d.got {
 		if !appended[id] {
 			t.Errorf("delivered event %s that nobody appended", id)
 		}
 	}
-	if len(got) != len(appended) {
-		t.Fatalf("delivered %d events, appended %d", len(got), len(appended))
+	if len(d.got) != len(appended) {
+		t.Fatalf("delivered %d events, appended %d", len(d.got), len(appended))
 	}
 	ReceiveNothing(t, sub, 100*time.Millisecond)
-	t.Logf("%d events from %d writers delivered in order", len(got), writers)
+	t.Logf("%d events from %d writers delivered in order", len(d.got), writers)
 }
 
 func subscriptionResumesAfterAGivenPosition(t *testing.T, s eventstore.Store) {
@@ -312,4 +299,32 @@ func subscriptionFindsAppendsThroughAnotherStore(t *testing.T, s eventstore.Stor
 	if !slices.Equal(IDs(got), dataIDs(written)) {
 		t.Fatalf("delivered %v, want %v", IDs(got), dataIDs(written))
 	}
+}
+
+// delivery checks a subscription's events as they arrive: each once, in
+// log order, each stream's revisions consecutive.
+type delivery struct {
+	got     map[uuid.UUID]bool
+	prev    eventstore.Position
+	nextRev map[string]uint64
+}
+
+func newDelivery() *delivery {
+	return &delivery{got: map[uuid.UUID]bool{}, nextRev: map[string]uint64{}}
+}
+
+func (d *delivery) take(t testing.TB, e eventstore.RecordedEvent) {
+	t.Helper()
+	if d.got[e.ID] {
+		t.Fatalf("event %s delivered twice", e.ID)
+	}
+	d.got[e.ID] = true
+	if !d.prev.Less(e.Position) {
+		t.Fatalf("event at %s delivered after %s", e.Position, d.prev)
+	}
+	d.prev = e.Position
+	if e.Revision != d.nextRev[e.StreamID] {
+		t.Fatalf("stream %s: revision %d delivered, want %d", e.StreamID, e.Revision, d.nextRev[e.StreamID])
+	}
+	d.nextRev[e.StreamID]++
 }
