@@ -187,6 +187,12 @@ func TestAConcertListedByTwoSitesIsShownMergedAndASplitRestoresTwoItemsThatSurvi
 	merged(t, "after a rebuild")
 
 	copyID := copies[0].(map[string]any)["eventId"].(string)
+	// Another organization finds neither the copies nor anything to split,
+	// and its attempt changes nothing (the merged checks below still hold).
+	globex := client{h, h.NewKey("globex")}
+	globex.do("GET", "/feeds/events/"+feed+"/items/"+trioID+"/copies", nil).MustStatus(t, http.StatusNotFound)
+	globex.do("POST", "/feeds/events/"+feed+"/items/"+trioID+"/copies/"+copyID+"/split", nil).MustStatus(t, http.StatusNotFound)
+	merged(t, "after another organization tried to split it")
 	split := c.do("POST", "/feeds/events/"+feed+"/items/"+trioID+"/copies/"+copyID+"/split", nil).MustStatus(t, http.StatusCreated).Data()["itemId"].(string)
 	c.do("POST", "/feeds/events/"+feed+"/items/"+trioID+"/copies/"+copyID+"/split", nil).MustStatus(t, http.StatusNotFound)
 	apart := func(t *testing.T, when string) {
