@@ -234,6 +234,10 @@ func FuzzIdempotentWrites(f *testing.F) {
 		if !httpguts.ValidHeaderFieldValue(key) {
 			t.Skip("not a header value a client can send")
 		}
+		// Spaces and tabs around a header's value are not part of it (RFC
+		// 9110, 5.5): the server reads "0 " as "0", so the document is
+		// checked against the key as sent.
+		key = strings.Trim(key, " \t")
 		if key == "" {
 			t.Skip("no key: FuzzRequestDecoding's")
 		}
