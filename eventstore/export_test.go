@@ -13,3 +13,10 @@ func PoolOf(s *Postgres) *pgxpool.Pool { return s.pool }
 
 // FenceSQL lets the tests read the log's fence alone.
 const FenceSQL = fenceSQL
+
+// OnExportSnapshot runs f between an export's snapshot and its fence
+// until the test ends.
+func OnExportSnapshot(t interface{ Cleanup(func()) }, f func()) {
+	exportSnapshotTaken = f
+	t.Cleanup(func() { exportSnapshotTaken = func() {} })
+}

@@ -178,7 +178,73 @@ WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
   AND ($6::timestamptz IS NULL OR recorded_at >= $6::timestamptz)
   AND ($7::timestamptz IS NULL OR recorded_at < $7::timestamptz)`
 
-const exportFenceSQL = `SELECT ` + fenceSQL + `::text`
+// exportFenceSQL reads the fence in the export's snapshot and whether it
+// is settled: at the snapshot's xmax, or at a transaction still running
+// (an appender the export must stop before). A fence at a transaction that
+// has ended since the snapshot was taken is not settled: the snapshot
+// listed it as running, and the fence cannot tell whether it appended, so
+// it stops there; in a repeatable-read export that would hold for the
+// whole export, however long ago the transaction ended (a long write in
+// another database that ends at the wrong moment, and the export is
+// empty). CASE keeps pg_xact_status from being asked about the xmax,
+// which is in the future.
+const exportFenceSQL = `
+SELECT f::text, CASE WHEN f = pg_snapshot_xmax(pg_current_snapshot()) THEN true
+                     ELSE pg_xact_status(f) = 'in progress' END
+FROM (SELECT ` + fenceSQL + ` AS f) AS fence`
+
+// exportSnapshotTaken runs between the export's snapshot and its fence;
+// the tests end a transaction there.
+var exportSnapshotTaken = func() {}
+
+// exportTries bounds how often an export takes a new snapshot for a
+// fence that is not settled. A fresh snapshot no longer lists the
+// transaction that ended, so one more is nearly always enough.
+const exportTries = 5
+
+// beginExport opens the export's read-only repeatable-read transaction
+// and reads its fence, taking a new snapshot while the fence is not
+// settled (exportFenceSQL). The header's first and last position and the
+// events then come from one snapshot and one fence. Past exportTries the
+// export goes on with the fence it has: it is safe (it skips nothing and
+// an export from its last position continues it), only shorter.
+func (s *Postgres) beginExport(ctx context.Context) (pgx.Tx, string, error) {
+	for try := 1; ; try++ {
+		tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead})
+		if err != nil {
+			return nil, "", fmt.Errorf("export events: %w", err)
+		}
+		fence, settled, err := exportFence(ctx, tx)
+		if err != nil || settled || try == exportTries {
+			if err != nil {
+				tx.Rollback(ctx) //nolint:errcheck // read only: nothing to keep
+				return nil, "", err
+			}
+			return tx, fence, nil
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			return nil, "", fmt.Errorf("export events: %w", err)
+		}
+	}
+}
+
+func exportFence(ctx context.Context, tx pgx.Tx) (fence string, settled bool, err error) {
+	// Walk the primary key, which is log order. For a large part of the
+	// log the planner would rather sort a sequential scan: a gigabyte of
+	// temporary files per million events before the first line.
+	if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
+		return "", false, fmt.Errorf("export events: %w", err)
+	}
+	// The snapshot is taken by the first statement that reads.
+	if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+		return "", false, fmt.Errorf("export events: take the snapshot: %w", err)
+	}
+	exportSnapshotTaken()
+	if err := tx.QueryRow(ctx, exportFenceSQL).Scan(&fence, &settled); err != nil {
+		return "", false, fmt.Errorf("export events: read the log's fence: %w", err)
+	}
+	return fence, settled, nil
+}
 
 // exportEndsSQL finds the first and last event an export writes, for its
 // header, in the export's snapshot: two walks of the primary key, one
@@ -219,23 +285,11 @@ func (s *Postgres) Export(ctx context.Context, w io.Writer, f ExportFilter, prog
 	if types == nil {
 		types = []string{}
 	}
-	// Repeatable read: the header's first and last position and the
-	// events come from one snapshot (and so from one fence).
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead})
+	tx, fence, err := s.beginExport(ctx)
 	if err != nil {
-		return ExportProgress{}, fmt.Errorf("export events: %w", err)
+		return ExportProgress{}, err
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read only: nothing to keep
-	// Walk the primary key, which is log order. For a large part of the
-	// log the planner would rather sort a sequential scan: a gigabyte of
-	// temporary files per million events before the first line.
-	if _, err := tx.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
-		return ExportProgress{}, fmt.Errorf("export events: %w", err)
-	}
-	var fence string
-	if err := tx.QueryRow(ctx, exportFenceSQL).Scan(&fence); err != nil {
-		return ExportProgress{}, fmt.Errorf("export events: read the log's fence: %w", err)
-	}
 	args := []any{strconv.FormatUint(f.After.Commit, 10), int64(min(f.After.Prepare, uint64(1<<63-1))),
 		types, f.StreamPrefix, org, timeOrNil(f.Since), timeOrNil(f.Until), fence}
 	head := ExportHeader{Version: ExportVersion, Store: id.ID, ExportedAt: time.Now().UTC(), Filters: f.header()}

@@ -160,6 +160,34 @@ func TestAnExportWritesEveryEventAsOneLineInLogOrder(t *testing.T) {
 	}
 }
 
+// An export reads in one snapshot. A write in another database that
+// began before the log's events and ends just after the export's snapshot
+// was taken is listed running by the snapshot and ended by the time the
+// fence is read: the fence cannot tell whether it appended and stops
+// there. The export takes a new snapshot rather than write none of the
+// events (CI saw an export of a log of twelve events come out empty).
+func TestAnExportIsNotCutShortByAWriteElsewhereThatEndsAsItStarts(t *testing.T) {
+	s, _, _ := newStore(t)
+	release := holdWrite(t, s, storetest.AnotherDatabase)
+	seedLog(t, s)
+	var snapshots int
+	eventstore.OnExportSnapshot(t, func() {
+		snapshots++
+		if snapshots == 1 {
+			if err := release(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	lines, _ := exportAll(t, s, eventstore.ExportFilter{})
+	if len(lines) != 19 {
+		t.Fatalf("the export wrote %d of the 19 events", len(lines))
+	}
+	if snapshots != 2 {
+		t.Fatalf("the export took %d snapshots, want 2: the first one's fence stopped at the write that ended", snapshots)
+	}
+}
+
 func jsonEqual(t *testing.T, a, b []byte) bool {
 	t.Helper()
 	var x, y any
