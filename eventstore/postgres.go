@@ -59,8 +59,10 @@
 // must be read on the primary (a read replica may serve read models, not
 // ReadAll).
 //
-// The price: each read of the log reads pg_locks (the lock table, under its
-// partition locks) and the backends' states; each append runs the trigger.
+// The price: computing the fence reads pg_locks (the lock table, under its
+// partition locks) and the backends' states, so reads that run at the same
+// time share one computation (fenceshare.go says why that is safe); each
+// append runs the trigger.
 //
 // Appends take one round trip: a single statement reads the stream's last
 // revision, checks the expectation and inserts with computed revisions.
@@ -124,6 +126,7 @@ type Postgres struct {
 
 	appendSignal
 	announcer announcer
+	fences    fenceShare
 }
 
 var _ Store = (*Postgres)(nil)
@@ -204,15 +207,17 @@ const fenceSQL = `(SELECT eventstore_fence())`
 // before that write).
 const beginAppendSQL = `SELECT eventstore_begin_append()`
 
-// The fence is a scalar subquery so that it is computed once, as an
-// initplan, and becomes an index bound on the primary key together with the
-// row comparison: while the fence holds back, a poll touches no rows above
-// it instead of filtering through all of them.
+// fenceValueSQL computes the fence for the reads below, which take it as a
+// parameter: concurrent reads share one computation (fenceShare). As a
+// bound on the primary key together with the row comparison, it keeps a
+// poll from touching rows above it while the fence holds back.
+const fenceValueSQL = `SELECT ` + fenceSQL + `::text`
+
 const readAllSQL = `
 SELECT ` + recordedColumns + `
 FROM events
 WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-  AND transaction_id < ` + fenceSQL + `
+  AND transaction_id < $4::text::xid8
 ORDER BY transaction_id, global_position
 LIMIT $3`
 
@@ -223,11 +228,10 @@ LIMIT $3`
 // data leaving the server. ORDER BY names the columns with their table:
 // the output columns of the second branch have these names.
 const readAllOfTypesSQL = `
-WITH fence AS MATERIALIZED (SELECT ` + fenceSQL + ` AS xmin)
 (SELECT ` + recordedColumns + `, false AS head
  FROM events
  WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-   AND transaction_id < (SELECT xmin FROM fence)
+   AND transaction_id < $5::text::xid8
    AND event_type = ANY($4::text[])
  ORDER BY events.transaction_id, events.global_position
  LIMIT $3)
@@ -235,9 +239,21 @@ UNION ALL
 (SELECT NULL, NULL, NULL, NULL, NULL, NULL, transaction_id::text::bigint, global_position, NULL, true
  FROM events
  WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-   AND transaction_id < (SELECT xmin FROM fence)
+   AND transaction_id < $5::text::xid8
  ORDER BY events.transaction_id DESC, events.global_position DESC
  LIMIT 1)`
+
+// fence returns the log's fence, computed after the call began, shared
+// with the reads that run at the same time (fenceShare).
+func (s *Postgres) fence(ctx context.Context) (string, error) {
+	return s.fences.get(ctx, func(ctx context.Context) (string, error) {
+		var f string
+		if err := s.pool.QueryRow(ctx, fenceValueSQL).Scan(&f); err != nil {
+			return "", fmt.Errorf("read the log's fence: %w", err)
+		}
+		return f, nil
+	})
+}
 
 // AppendToStream appends events atomically to stream. See Store. An event
 // with the zero ID gets a random one. Empty Data is stored as {} and empty
@@ -518,8 +534,12 @@ func (s *Postgres) ReadStream(ctx context.Context, stream string, from uint64, m
 // stopping at the fence described at the top of this file. A max of zero or
 // less reads everything up to the fence.
 func (s *Postgres) ReadAll(ctx context.Context, from Position, max int) ([]RecordedEvent, error) {
+	fence, err := s.fence(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read all after %s: %w", from, err)
+	}
 	events, err := s.query(ctx, readAllSQL, max,
-		strconv.FormatUint(from.Commit, 10), int64(min(from.Prepare, math.MaxInt64)), limitParam(max))
+		strconv.FormatUint(from.Commit, 10), int64(min(from.Prepare, math.MaxInt64)), limitParam(max), fence)
 	if err != nil {
 		return nil, fmt.Errorf("read all after %s: %w", from, err)
 	}
@@ -532,8 +552,12 @@ func (s *Postgres) ReadAllOfTypes(ctx context.Context, from Position, max int, t
 	if max <= 0 {
 		max = math.MaxInt32
 	}
+	fence, err := s.fence(ctx)
+	if err != nil {
+		return nil, from, fmt.Errorf("read all of %v after %s: %w", types, from, err)
+	}
 	rows, err := s.pool.Query(ctx, readAllOfTypesSQL,
-		strconv.FormatUint(from.Commit, 10), int64(min(from.Prepare, math.MaxInt64)), int64(max), types)
+		strconv.FormatUint(from.Commit, 10), int64(min(from.Prepare, math.MaxInt64)), int64(max), types, fence)
 	if err != nil {
 		return nil, from, fmt.Errorf("read all of %v after %s: %w", types, from, err)
 	}
