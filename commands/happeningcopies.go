@@ -95,8 +95,9 @@ func (g *happeningGuard) candidates(ctx context.Context, feedID uuid.UUID, start
 	return out, nil
 }
 
-// happeningDetails reads a happening's current details.
-func (h *Handler) happeningDetails(ctx context.Context, id uuid.UUID) (domain.HappeningDetails, bool, error) {
+// HappeningDetails reads a happening's current details, and whether it
+// was recorded.
+func (h *Handler) HappeningDetails(ctx context.Context, id uuid.UUID) (domain.HappeningDetails, bool, error) {
 	recs, err := stream.Load(ctx, h.store, domain.HappeningStream(id))
 	if err != nil {
 		return domain.HappeningDetails{}, false, err
@@ -115,7 +116,7 @@ func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (don
 	if err != nil || len(own) > 0 {
 		return false, Result{}, time.Time{}, err
 	}
-	details, ok, err := h.happeningDetails(ctx, c.HappeningID)
+	details, ok, err := h.HappeningDetails(ctx, c.HappeningID)
 	if err != nil || !ok {
 		return false, Result{}, time.Time{}, err
 	}
@@ -135,7 +136,7 @@ func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (don
 		if checked++; checked > maxHappeningCandidates {
 			break
 		}
-		other, ok, err := h.happeningDetails(ctx, id)
+		other, ok, err := h.HappeningDetails(ctx, id)
 		if err != nil {
 			return false, Result{}, listing.Start, err
 		}

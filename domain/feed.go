@@ -58,7 +58,7 @@ type FeedState struct {
 	Reason    string
 	// Config is an event feed's configuration; nil for news feeds.
 	Config *FeedConfig
-	// Rules are a news feed's keyword rules (FeedRules); zero when none.
+	// Rules are the feed's keyword rules (FeedRules); zero when none.
 	Rules     FeedRules
 	CreatedAt time.Time
 	UpdatedAt time.Time
@@ -168,7 +168,7 @@ type FeedUpdate struct {
 	Description *string
 	Enabled     *bool
 	Config      *FeedConfig
-	// Rules, when set, replace a news feed's rules.
+	// Rules, when set, replace the feed's rules.
 	Rules  *FeedRules
 	By     string
 	Reason string
@@ -209,9 +209,6 @@ func (f *Feed) Update(u FeedUpdate, now time.Time) ([]Event, error) {
 		}
 	}
 	if u.Rules != nil {
-		if f.kind != FeedNews {
-			return nil, invalid("rules", "are offered on news feeds only")
-		}
 		if !u.Rules.Equal(f.rules) {
 			events = append(events, FeedRulesChanged{Kind: f.kind, FeedID: f.id, Rules: *u.Rules, At: now})
 		}

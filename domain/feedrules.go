@@ -12,13 +12,15 @@ import (
 	"github.com/feedsvc/feedsvc/domain/search"
 )
 
-// FeedRules are a news feed's keyword rules, each a query in the syntax of
-// domain/search: an article enters the feed only when its title or
+// FeedRules are a feed's keyword rules, each a query in the syntax of
+// domain/search: an article enters a news feed only when its title or
 // description matches one of the include rules (any, when there are
 // none) and none of the exclude rules, its words stemmed in its language
-// as a list's q stems them. Items already in the feed stay when
-// the rules change; crawls and backfills offer articles the one way that
-// applies them (package ingest, offerArticles).
+// as a list's q stems them; an event enters an event feed the same way by
+// its title, description, venue, address and organizer, word for word
+// (AdmitsHappening). Items already in the feed stay when the rules
+// change; crawls and backfills offer articles and events the one way that
+// applies them (package ingest, offerArticles and offerHappening).
 type FeedRules struct {
 	Include []string `json:"include"`
 	Exclude []string `json:"exclude"`
@@ -100,7 +102,22 @@ func (r FeedRules) Admits(title, description string) bool {
 	if r.IsZero() {
 		return true
 	}
-	text := search.Fold(title, description)
+	return r.admitsText(search.Fold(title, description))
+}
+
+// AdmitsHappening is whether an event of details d may enter the event
+// feed: its title, description, venue, address or organizer (d's
+// SearchText) match the rules without regard to case or accents and
+// without stemming, since events carry no language: as q matches an event
+// list's items and a webhook's filter matches events.
+func (r FeedRules) AdmitsHappening(d HappeningDetails) bool {
+	if r.IsZero() {
+		return true
+	}
+	return r.admitsText(search.Fold(d.SearchText()...))
+}
+
+func (r FeedRules) admitsText(text search.Text) bool {
 	matches := make([]bool, 0, len(r.include)+len(r.exclude))
 	for _, q := range slices.Concat(r.include, r.exclude) {
 		matches = append(matches, q.Matches(text))
@@ -122,7 +139,7 @@ func (r *FeedRules) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// FeedRulesChanged: a news feed's rules were replaced (emptied, when
+// FeedRulesChanged: a feed's rules were replaced (emptied, when
 // Rules has none).
 type FeedRulesChanged struct {
 	Kind   FeedKind  `json:"-"`

@@ -1,7 +1,6 @@
 package domain_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -76,8 +75,45 @@ func TestChangingAFeedsRulesIsAnEventOnlyWhenTheyChange(t *testing.T) {
 	for _, e := range events {
 		ev.Apply(e)
 	}
-	var invalid *domain.ValidationError
-	if _, err := ev.Update(domain.FeedUpdate{Rules: &rules}, now); !errors.As(err, &invalid) || invalid.Field != "rules" {
-		t.Errorf("an event feed's rules: %v", err)
+	events, err = ev.Update(domain.FeedUpdate{Rules: &rules}, now)
+	if err != nil || len(events) != 1 || events[0].EventType() != "EventFeedRulesChanged" {
+		t.Fatalf("setting an event feed's rules decided %v, %v", events, err)
+	}
+	ev.Apply(events[0])
+	if !ev.State().Rules.Equal(rules) {
+		t.Fatalf("the event feed's state holds rules %+v", ev.State().Rules)
+	}
+}
+
+// An event feed's rules read an event's title, description, venue,
+// address and organizer, word for word (events carry no language).
+func TestEventFeedRulesReadAnEventsTitleDescriptionVenueAddressAndOrganizer(t *testing.T) {
+	jazz := domain.HappeningDetails{Title: "Late night session", Description: "Three sets.",
+		Location:  &domain.Location{Venue: &domain.Venue{Name: "Blue Note Hall", Address: "Kaiweg 3, Hamburg"}, DisplayAddress: "Kaiweg 3, Hamburg"},
+		Organizer: &domain.Organizer{Name: "Jazz Society"}}
+	cases := []struct {
+		name             string
+		include, exclude []string
+		want             bool
+	}{
+		{"a word of the organizer", []string{"jazz"}, nil, true},
+		{"a word of the venue", []string{`"blue note"`}, nil, true},
+		{"a word of the address, without its accent or case", []string{"HAMBURG"}, nil, true},
+		{"a word of the description", []string{"sets"}, nil, true},
+		{"no stemming: a plural the text does not have", []string{"societies"}, nil, false},
+		{"a word it does not have", []string{"chess"}, nil, false},
+		{"an exclusion of the venue's word", nil, []string{"hall"}, false},
+		{"no rules", nil, nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := domain.ParseFeedRules(tc.include, tc.exclude)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.AdmitsHappening(jazz); got != tc.want {
+				t.Errorf("admits %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

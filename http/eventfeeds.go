@@ -24,6 +24,8 @@ type eventFeedJSON struct {
 	Config        *domain.FeedConfig `json:"config"`
 	CreatedAt     string             `json:"createdAt"`
 	UpdatedAt     string             `json:"updatedAt"`
+	// Rules are shown when the feed has any.
+	Rules *rulesJSON `json:"rules,omitempty"`
 }
 
 var jsonNull = json.RawMessage("null")
@@ -39,6 +41,9 @@ func eventFeedOut(f domain.FeedState, created bool) eventFeedJSON {
 	if out.Config == nil {
 		c := domain.DefaultFeedConfig()
 		out.Config = &c
+	}
+	if !f.Rules.IsZero() {
+		out.Rules = &rulesJSON{Include: f.Rules.Include, Exclude: f.Rules.Exclude}
 	}
 	switch {
 	case f.Reason != "":

@@ -41,7 +41,7 @@ type feedBody struct {
 	Rules json.RawMessage `json:"rules"`
 }
 
-// rulesJSON is a news feed's keyword rules, as an update takes them and a
+// rulesJSON is a feed's keyword rules, as an update takes them and a
 // read shows them.
 type rulesJSON struct {
 	Include []string `json:"include"`

@@ -34,6 +34,9 @@ type HappeningRecorder interface {
 	// on the event (see holders.go): it is recorded only when the event is
 	// new, and otherwise just reports the event as it stands.
 	RecordHappening(ctx context.Context, sourceID uuid.UUID, e StatedHappening, deferred bool) (RecordedHappening, error)
+	// HappeningDetails reads a recorded event's details as they stand
+	// now, and whether it was recorded.
+	HappeningDetails(ctx context.Context, id uuid.UUID) (domain.HappeningDetails, bool, error)
 }
 
 // DocumentHappenings is what one document holds.
@@ -62,6 +65,10 @@ type RecordedHappening struct {
 	ChangedAt time.Time `bun:"changed_at"`
 	// LastEnd is when its last known occurrence ends.
 	LastEnd time.Time `bun:"last_end"`
+	// Details are its details as they stand after the recording; nil when
+	// not read (a backfill's known events), read then only for a feed
+	// with rules (offerHappening).
+	Details *domain.HappeningDetails `bun:"-"`
 }
 
 // acceptsHappening is domain.AcceptsHappening for the attachment a.
@@ -211,8 +218,9 @@ func (w *Worker) markHappeningsFound(ctx context.Context, sourceID uuid.UUID, ev
 }
 
 // offerHappening adds a happening to every feed among atts whose kind takes
-// events and that accepts it; the backfill offers a source's known events
-// the same way.
+// events, that accepts it and whose keyword rules admit it
+// (domain.FeedRules.AdmitsHappening, on its details as they stand when it
+// is offered); the backfill offers a source's known events the same way.
 func (w *Worker) offerHappening(ctx context.Context, atts []Attachment, e RecordedHappening) (int, error) {
 	added := 0
 	for _, a := range atts {
@@ -222,6 +230,21 @@ func (w *Worker) offerHappening(ctx context.Context, atts []Attachment, e Record
 		in, ok := w.intakes.happenings(a.FeedKind)
 		if !ok || !acceptsHappening(a, e, w.now()) {
 			continue
+		}
+		if a.HasRules() {
+			if e.Details == nil {
+				d, found, err := w.happenings.HappeningDetails(ctx, e.ID)
+				if err != nil {
+					return added, fmt.Errorf("read event %s for the rules of feed %s: %w", e.ID, a.FeedID, err)
+				}
+				if !found {
+					continue
+				}
+				e.Details = &d
+			}
+			if !a.FeedRules.AdmitsHappening(*e.Details) {
+				continue
+			}
 		}
 		ok, err := in.AddHappening(ctx, a, e.ID)
 		if err != nil {

@@ -75,5 +75,9 @@ func (s happeningReader) RecordHappening(ctx context.Context, sourceID uuid.UUID
 	if err != nil {
 		return RecordedHappening{}, err
 	}
-	return RecordedHappening{ID: ev.HappeningID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd()}, nil
+	return RecordedHappening{ID: ev.HappeningID, ChangedAt: ev.At, LastEnd: ev.Details.LastEnd(), Details: &ev.Details}, nil
+}
+
+func (s happeningReader) HappeningDetails(ctx context.Context, id uuid.UUID) (domain.HappeningDetails, bool, error) {
+	return s.cmds.HappeningDetails(ctx, id)
 }

@@ -3190,6 +3190,20 @@ type EventFeed struct {
 	Id   Uuid   `json:"id"`
 	Name string `json:"name"`
 
+	// Rules An event feed's keyword rules (shown only when it has some), each a
+	// query in the syntax of the item lists' `q` (words, `"phrases"`,
+	// `OR`, `-exclusions`): an event enters the feed only when its title,
+	// description, venue, address or organizer matches one of `include`
+	// (any event, when `include` is empty) and none of `exclude`. They
+	// are matched as `q` matches an event list's items: without regard to
+	// case or accents, word for word (events carry no language, so no
+	// stemming). They apply to every event offered to the feed from then
+	// on, from crawls and from backfills alike, as the event stands when
+	// it is offered; events already in the feed stay. At most 20 rules in
+	// each list, each at most 256 characters; a rule that names nothing
+	// to look for answers 400 naming it (`rules.include[0]`).
+	Rules *EventFeedRules `json:"rules,omitempty"`
+
 	// UpdatedAt UTC with millisecond precision (D2).
 	//
 	// Examples: 2026-11-22T10:04:05.123Z
@@ -3256,6 +3270,23 @@ type EventFeedCreate struct {
 	Name    string `json:"name"`
 }
 
+// EventFeedRules An event feed's keyword rules (shown only when it has some), each a
+// query in the syntax of the item lists' `q` (words, `"phrases"`,
+// `OR`, `-exclusions`): an event enters the feed only when its title,
+// description, venue, address or organizer matches one of `include`
+// (any event, when `include` is empty) and none of `exclude`. They
+// are matched as `q` matches an event list's items: without regard to
+// case or accents, word for word (events carry no language, so no
+// stemming). They apply to every event offered to the feed from then
+// on, from crawls and from backfills alike, as the event stands when
+// it is offered; events already in the feed stay. At most 20 rules in
+// each list, each at most 256 characters; a rule that names nothing
+// to look for answers 400 naming it (`rules.include[0]`).
+type EventFeedRules struct {
+	Exclude *[]string `json:"exclude,omitempty"`
+	Include *[]string `json:"include,omitempty"`
+}
+
 // EventFeedSource An event feed source association (api.md 2.8).
 type EventFeedSource struct {
 	// CreatedAt UTC with millisecond precision (D2).
@@ -3309,6 +3340,9 @@ type EventFeedUpdate struct {
 	Description *string               `json:"description,omitempty"`
 	Enabled     *bool                 `json:"enabled,omitempty"`
 	Name        *string               `json:"name,omitempty"`
+
+	// Rules Replaces the feed's keyword rules (`{}` removes them); null leaves them as they are.
+	Rules *EventFeedRules `json:"rules,omitempty"`
 }
 
 // EventItem An event item in the current shape (api.md 2.9): optional members are
@@ -9472,6 +9506,11 @@ type ClientInterface interface {
 	//
 	// Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
 	//
+	// `rules` sets keyword rules that every event must pass to enter the
+	// feed (see `EventFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+	// keeps a city calendar's other events out of a music feed.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PATCH /feeds/events/{feedId} (the `UpdateEventFeed` operationId).
@@ -9480,6 +9519,11 @@ type ClientInterface interface {
 	// UpdateEventFeed Change an event feed
 	//
 	// Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
+	//
+	// `rules` sets keyword rules that every event must pass to enter the
+	// feed (see `EventFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+	// keeps a city calendar's other events out of a music feed.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -10605,6 +10649,11 @@ func (c *Client) GetEventFeed(ctx context.Context, feedId EventFeedId, reqEditor
 //
 // Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
 //
+// `rules` sets keyword rules that every event must pass to enter the
+// feed (see `EventFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+// keeps a city calendar's other events out of a music feed.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PATCH /feeds/events/{feedId} (the `UpdateEventFeed` operationId).
@@ -10623,6 +10672,11 @@ func (c *Client) UpdateEventFeedWithBody(ctx context.Context, feedId EventFeedId
 // UpdateEventFeed Change an event feed
 //
 // Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
+//
+// `rules` sets keyword rules that every event must pass to enter the
+// feed (see `EventFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+// keeps a city calendar's other events out of a music feed.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -16901,6 +16955,11 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
 	//
+	// `rules` sets keyword rules that every event must pass to enter the
+	// feed (see `EventFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+	// keeps a city calendar's other events out of a music feed.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PATCH /feeds/events/{feedId} (the `UpdateEventFeed` operationId).
@@ -16909,6 +16968,11 @@ type ClientWithResponsesInterface interface {
 	// UpdateEventFeedWithResponse Change an event feed
 	//
 	// Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
+	//
+	// `rules` sets keyword rules that every event must pass to enter the
+	// feed (see `EventFeedRules`); the answer shows them. For example
+	// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+	// keeps a city calendar's other events out of a music feed.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -33546,6 +33610,11 @@ func (c *ClientWithResponses) GetEventFeedWithResponse(ctx context.Context, feed
 //
 // Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
 //
+// `rules` sets keyword rules that every event must pass to enter the
+// feed (see `EventFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+// keeps a city calendar's other events out of a music feed.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PATCH /feeds/events/{feedId} (the `UpdateEventFeed` operationId).
@@ -33560,6 +33629,11 @@ func (c *ClientWithResponses) UpdateEventFeedWithBodyWithResponse(ctx context.Co
 // UpdateEventFeedWithResponse Change an event feed
 //
 // Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
+//
+// `rules` sets keyword rules that every event must pass to enter the
+// feed (see `EventFeedRules`); the answer shows them. For example
+// `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+// keeps a city calendar's other events out of a music feed.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

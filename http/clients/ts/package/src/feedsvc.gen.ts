@@ -186,6 +186,11 @@ export interface paths {
         /**
          * Change an event feed
          * @description Every member is optional. A `config` replaces the whole object (members are not merged). An enable or disable through the API sets `enabledSource` to `api` and clears `enabledReason`.
+         *
+         *     `rules` sets keyword rules that every event must pass to enter the
+         *     feed (see `EventFeedRules`); the answer shows them. For example
+         *     `{"rules": {"include": ["jazz OR blues"], "exclude": ["cancelled"]}}`
+         *     keeps a city calendar's other events out of a music feed.
          */
         patch: operations["updateEventFeed"];
         trace?: never;
@@ -2193,6 +2198,34 @@ export interface components {
             config: components["schemas"]["EventFeedConfig"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
+            rules?: components["schemas"]["EventFeedRules"];
+        };
+        /**
+         * @description An event feed's keyword rules (shown only when it has some), each a
+         *     query in the syntax of the item lists' `q` (words, `"phrases"`,
+         *     `OR`, `-exclusions`): an event enters the feed only when its title,
+         *     description, venue, address or organizer matches one of `include`
+         *     (any event, when `include` is empty) and none of `exclude`. They
+         *     are matched as `q` matches an event list's items: without regard to
+         *     case or accents, word for word (events carry no language, so no
+         *     stemming). They apply to every event offered to the feed from then
+         *     on, from crawls and from backfills alike, as the event stands when
+         *     it is offered; events already in the feed stay. At most 20 rules in
+         *     each list, each at most 256 characters; a rule that names nothing
+         *     to look for answers 400 naming it (`rules.include[0]`).
+         * @example {
+         *       "include": [
+         *         "jazz OR blues",
+         *         "\"Blue Note\""
+         *       ],
+         *       "exclude": [
+         *         "cancelled"
+         *       ]
+         *     }
+         */
+        EventFeedRules: {
+            include?: string[];
+            exclude?: string[];
         };
         EventFeedAnswer: {
             /** @constant */
@@ -2261,6 +2294,8 @@ export interface components {
             description?: string | null;
             enabled?: boolean | null;
             config?: components["schemas"]["EventFeedConfigInput"];
+            /** @description Replaces the feed's keyword rules (`{}` removes them); null leaves them as they are. */
+            rules?: components["schemas"]["EventFeedRules"] | null;
         };
         EventSourceRequest: {
             /**
@@ -5400,11 +5435,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "enabled": false
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventFeedUpdate"];
             };
         };
