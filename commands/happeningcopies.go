@@ -95,6 +95,18 @@ func (g *happeningGuard) candidates(ctx context.Context, feedID uuid.UUID, start
 	return out, nil
 }
 
+// ArticleText reads the running text an article was discovered with
+// (domain.ArticleContent.Text): only its ArticleDiscovered carries it.
+func (h *Handler) ArticleText(ctx context.Context, canonicalURL string) (string, error) {
+	recs, err := stream.Load(ctx, h.store, domain.ArticleStream(canonicalURL))
+	if err != nil {
+		return "", err
+	}
+	var a domain.Article
+	apply(&a, recs)
+	return a.Discovery().Content.Text, nil
+}
+
 // HappeningDetails reads a happening's current details, and whether it
 // was recorded.
 func (h *Handler) HappeningDetails(ctx context.Context, id uuid.UUID) (domain.HappeningDetails, bool, error) {

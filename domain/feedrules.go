@@ -13,8 +13,8 @@ import (
 )
 
 // FeedRules are a feed's keyword rules, each a query in the syntax of
-// domain/search: an article enters a news feed only when its title or
-// description matches one of the include rules (any, when there are
+// domain/search: an article enters a news feed only when its title,
+// description or body text matches one of the include rules (any, when there are
 // none) and none of the exclude rules, its words stemmed in its language
 // as a list's q stems them; an event enters an event feed the same way by
 // its title, description, venue, address and organizer, word for word

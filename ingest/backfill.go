@@ -185,6 +185,15 @@ func (w *Worker) backfillArticles(ctx context.Context, a Attachment) (found, add
 		offers := make([]ArticleOffer, len(chunk))
 		for i, r := range chunk {
 			offers[i] = ArticleOffer{To: a, Article: r.Discovery(a.SourceID)}
+			if a.HasRules() {
+				// Rules read the body text as a crawl's offer carries it;
+				// the articles read model does not keep it.
+				text, err := w.articles.ArticleText(ctx, r.URL)
+				if err != nil {
+					return len(rows), added, fmt.Errorf("read the text of article %s for the rules of feed %s: %w", r.ID, a.FeedID, err)
+				}
+				offers[i].Article.Content.Text = text
+			}
 		}
 		got, err := w.offerArticles(ctx, offers)
 		for _, ok := range got {

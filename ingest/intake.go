@@ -27,6 +27,10 @@ type ArticleRecorder interface {
 	// commit, where the store allows) and returns each as stored, in
 	// order, and whether it was new.
 	RecordArticles(ctx context.Context, found []FoundArticle) ([]RecordedArticle, error)
+	// ArticleText reads the running text an article was recorded with,
+	// which the read models keep only for items: a backfill offering an
+	// article to a feed with rules reads it here.
+	ArticleText(ctx context.Context, canonicalURL string) (string, error)
 }
 
 // FoundArticle is an article as a crawl found it through a source.

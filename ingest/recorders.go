@@ -38,6 +38,10 @@ func (a articleRecorder) RecordArticles(ctx context.Context, found []FoundArticl
 	return out, nil
 }
 
+func (a articleRecorder) ArticleText(ctx context.Context, canonicalURL string) (string, error) {
+	return a.cmds.ArticleText(ctx, canonicalURL)
+}
+
 // happeningReader reads documents for events (ingest/calendar) within the
 // document bounds and records them through commands.
 type happeningReader struct {

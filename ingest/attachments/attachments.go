@@ -68,17 +68,17 @@ type RuleCheck struct {
 }
 
 // RulesAdmit says, for each check, whether the article passes its feed's
-// rules, matched as a list's q matches items: its title and description
-// read in its language (stemmed by Postgres's dictionary for it, word for
+// rules, matched as a list's q matches items: its title, description and
+// body text read in its language (stemmed by Postgres's dictionary for it, word for
 // word when it has none or none is known; case and accents never matter),
 // each rule read in that language too (readmodel/newsitems' migrations,
 // item_search and item_body_search). One statement for every check.
 func (q *Queries) RulesAdmit(ctx context.Context, checks []RuleCheck) ([]bool, error) {
-	var langs, titles, desc, queries []string
+	var langs, titles, desc, bodies, queries []string
 	for _, c := range checks {
 		for _, query := range c.Rules.Queries() {
 			langs, titles, desc = append(langs, c.Content.Language), append(titles, c.Content.Title), append(desc, c.Content.Description)
-			queries = append(queries, query)
+			bodies, queries = append(bodies, c.Content.Text), append(queries, query)
 		}
 	}
 	out := make([]bool, len(checks))
@@ -89,10 +89,10 @@ func (q *Queries) RulesAdmit(ctx context.Context, checks []RuleCheck) ([]bool, e
 		return out, nil
 	}
 	var matched []bool
-	err := q.db.NewRaw(`SELECT coalesce(feedsvc_news_search(r.lang, r.title, r.description, NULL)
+	err := q.db.NewRaw(`SELECT coalesce(feedsvc_news_search(r.lang, r.title, r.description, r.body)
 			@@ websearch_to_tsquery(feedsvc_search_config(r.lang), r.query), false)
-		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS r(lang, title, description, query, ord)
-		ORDER BY r.ord`, pgdialect.Array(langs), pgdialect.Array(titles), pgdialect.Array(desc), pgdialect.Array(queries)).Scan(ctx, &matched)
+		FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) WITH ORDINALITY AS r(lang, title, description, body, query, ord)
+		ORDER BY r.ord`, pgdialect.Array(langs), pgdialect.Array(titles), pgdialect.Array(desc), pgdialect.Array(bodies), pgdialect.Array(queries)).Scan(ctx, &matched)
 	if err != nil {
 		return nil, fmt.Errorf("match %d articles against their feeds' rules: %w", len(checks), err)
 	}

@@ -3224,7 +3224,8 @@ export interface components {
          * @description A news feed's keyword rules (shown only when it has some), each a
          *     query in the syntax of the item lists' `q`
          *     (words, `"phrases"`, `OR`, `-exclusions`): an article enters the
-         *     feed only when its title or description matches one of `include`
+         *     feed only when its title, description or body text (as `q` reads
+         *     it) matches one of `include`
          *     (any article, when `include` is empty) and none of `exclude`. They
          *     are matched as `q` matches items: without regard to case or accents,
          *     words stemmed in the article's language where it is known (`sport`
