@@ -156,8 +156,9 @@ func TestRulesThatAreNotQueriesAnswer400NamingTheRule(t *testing.T) {
 // An event feed's keyword rules through the service with its crawler:
 // they read an event's title, description, venue, address and organizer;
 // events that fail them enter the feed neither from a backfill nor from a
-// crawl, while a feed without rules on the same source takes them all; and
-// the read models rebuilt from the log answer the same.
+// crawl, while a feed without rules on the same source takes them all;
+// rules changed later keep the items the feed has; and the read models
+// rebuilt from the log answer the same.
 func TestAnEventFeedsRulesKeepOtherEventsOutOfBackfillsAndCrawls(t *testing.T) {
 	t.Parallel()
 	at := func(days int) time.Time {
@@ -225,6 +226,25 @@ func TestAnEventFeedsRulesKeepOtherEventsOutOfBackfillsAndCrawls(t *testing.T) {
 		want := []string{"Late set", "Sunday brunch"}
 		if got := titles(ruled); !slices.Equal(got, want) {
 			t.Errorf("the ruled feed holds %q, want %q (a venue's word admits, an excluded word keeps out)", got, want)
+		}
+	})
+	t.Run("changed rules keep what the feed has and judge what comes next", func(t *testing.T) {
+		r := c.do(t, "PATCH", "/feeds/events/"+ruled, map[string]any{"rules": map[string]any{"include": []string{"chess"}}})
+		if got := wantDataObject(t, r, http.StatusOK)["rules"].(map[string]any); got["include"].([]any)[0] != "chess" {
+			t.Fatalf("the answer shows rules %v", got)
+		}
+		venue.mu.Lock()
+		venue.events = append(venue.events,
+			searchEvent{"simul", "Simultaneous exhibition", "Town library", "Marktplatz 1, Bremen", "Chess Club", at(8)},
+			searchEvent{"jam", "Jam session", "Blue Note Hall", "Kaiweg 3, Hamburg", "Jazz Society", at(9)},
+		)
+		venue.mu.Unlock()
+		wait.Until(t, 60*time.Second, "the feed without rules to take the two new events", func() bool { return len(titles(open)) == 7 })
+		// The chess tournament was known before the change: rules judge
+		// what is offered after it, they do not backfill again.
+		want := []string{"Late set", "Simultaneous exhibition", "Sunday brunch"}
+		if got := titles(ruled); !slices.Equal(got, want) {
+			t.Errorf("the ruled feed holds %q, want %q (its jazz events stay, the new rule admits the chess club's new event only)", got, want)
 		}
 	})
 
