@@ -9,8 +9,8 @@ import (
 // fence. Computing it (eventstore_fence(): pg_locks, the appenders'
 // backends, the snapshot's ended transactions) was most of a log read's
 // cost: an append wakes a dozen projectors, each of which read it for
-// itself (a profile at 1,000 polled sites: a fifth of Postgres's time in
-// the process's statements).
+// itself (a profile at 1,000 polled sites: a third of the Postgres time of
+// the process's statements, bench/freshness/README.md).
 //
 // Why a fence computed for one reader serves another: a fence F computed
 // from a snapshot S says that every transaction with an xid below F that
@@ -56,17 +56,16 @@ func (f *fenceShare) get(ctx context.Context, compute func(context.Context) (str
 		if c == nil {
 			break
 		}
+		// Wait it out, then look again: if it began after this call and
+		// succeeded it is f.last now; if it began before, or failed (its
+		// caller's context ended, say), a later one serves, or this call
+		// computes it.
 		f.mu.Unlock()
 		select {
 		case <-c.done:
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
-		if c.seq > arrived && c.err == nil {
-			return c.value, nil
-		}
-		// Begun before this call, or failed (its caller's context ended,
-		// say): look again, and compute it if nobody is.
 		f.mu.Lock()
 	}
 	f.started++
