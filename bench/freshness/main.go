@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/feedsvc/feedsvc/bench/internal/fakeweb"
 	"github.com/feedsvc/feedsvc/bench/internal/systems"
 )
@@ -55,6 +57,7 @@ type options struct {
 	feedsvcEnv         stringList
 	pgSet              stringList
 	deadline           time.Duration
+	together           bool
 }
 
 type stringList []string
@@ -92,6 +95,7 @@ func main() {
 	flag.Var(&o.pgSet, "pg-set", "NAME=VALUE added to -pg-port's cluster settings (repeatable), e.g. shared_preload_libraries=pg_stat_statements to see where Postgres's CPU goes; the headline runs set none")
 	flag.Var(&o.feedsvcEnv, "feedsvc-env", "KEY=VALUE added to feedsvc's environment (repeatable; the headline runs set none)")
 	flag.DurationVar(&o.deadline, "deadline", 0, "on time: listed within this long of publication (default: -interval)")
+	flag.BoolVar(&o.together, "together", false, "run the systems at the same time, each on sites of its own that publish the same articles at the same instants (a second web on -port+1, ...) and a Postgres cluster of its own (-pg-port+1, ...), their windows aligned: the same publications and the same outside load for each")
 	flag.Parse()
 	var err error
 	if o.busyRates, err = parseRates(busy); err != nil {
@@ -115,49 +119,132 @@ func main() {
 }
 
 func (o options) main(ctx context.Context) error {
-	if o.pgPort != 0 {
+	var names []string
+	for _, name := range strings.Split(o.systems, ",") {
+		if !strings.HasPrefix(name, "miniflux") || o.miniflux != "" {
+			names = append(names, name)
+		}
+	}
+	if o.together && o.pgPort == 0 {
+		return fmt.Errorf("-together needs -pg-port: each system's Postgres CPU is counted on a cluster of its own")
+	}
+	// A cluster (and with -together a web) per system that runs at once.
+	clusters, webs := 1, 1
+	if o.together {
+		clusters, webs = len(names), len(names)
+	}
+	admins := make([]string, clusters)
+	for i := range admins {
+		admins[i] = o.admin
+		if o.pgPort == 0 {
+			continue
+		}
+		dir := o.pgDir
+		if i > 0 {
+			dir = fmt.Sprintf("%s-%d", o.pgDir, i)
+		}
 		// As the machine's server: its settings beyond the defaults.
-		pg, err := systems.StartPostgres(ctx, o.pgBin, o.pgDir, o.pgPort, append([]string{"autovacuum=off", "fsync=on"}, o.pgSet...)...)
+		pg, err := systems.StartPostgres(ctx, o.pgBin, dir, o.pgPort+i, append([]string{"autovacuum=off", "fsync=on"}, o.pgSet...)...)
 		if err != nil {
 			return err
 		}
 		defer pg.Stop()
-		o.admin = pg.Admin
+		admins[i] = pg.Admin
 	}
 	p := newPlan(o)
 	start := time.Now()
-	w, err := fakeweb.New(o.n, o.port, fakeweb.Options{FeedItems: o.feedItems, SitemapItems: o.sitemap},
-		p.history(start, o.history, max(o.feedItems, o.sitemap)), func(i int) bool { return p.venue[i] })
-	if err != nil {
-		return err
+	history := p.history(start, o.history, max(o.feedItems, o.sitemap))
+	ws := make([]*fakeweb.Web, webs)
+	for i := range ws {
+		w, err := fakeweb.New(o.n, o.port+i, fakeweb.Options{FeedItems: o.feedItems, SitemapItems: o.sitemap},
+			history, func(i int) bool { return p.venue[i] })
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		ws[i] = w
 	}
-	defer w.Close()
-	go p.run(w)
+	go p.run(ws[0], ws[1:]...)
 	defer p.stop()
 	load, _ := os.ReadFile("/proc/loadavg")
 	where := "the machine's server"
 	if o.pgPort != 0 {
 		where = fmt.Sprintf("a cluster of the run's own on port %d", o.pgPort)
+		if o.together {
+			where = fmt.Sprintf("a cluster of each system's own on ports %d to %d", o.pgPort, o.pgPort+clusters-1)
+		}
 	}
-	fmt.Printf("sites %d, interval %v, window %v (drain up to %v), on time: listed within %v; seed %d; Postgres: %s; load at start %s",
-		o.n, o.interval, o.window, o.drain, o.deadline, o.seed, where, load)
+	how := "one after the other"
+	if o.together {
+		how = "at the same time, windows aligned"
+	}
+	fmt.Printf("sites %d, interval %v, window %v (drain up to %v), on time: listed within %v; seed %d; systems %s; Postgres: %s; load at start %s",
+		o.n, o.interval, o.window, o.drain, o.deadline, o.seed, how, where, load)
 	fmt.Printf("publishing: %s\n", p.describe())
-	var results []*result
-	for _, name := range strings.Split(o.systems, ",") {
-		if strings.HasPrefix(name, "miniflux") && o.miniflux == "" {
-			continue
+	results := make([]*result, len(names))
+	if o.together {
+		// Each system sets up at its own pace; the windows open together
+		// once every one is ready.
+		g, gctx := errgroup.WithContext(ctx)
+		ready := newBarrier(gctx, len(names))
+		for i, name := range names {
+			g.Go(func() error {
+				r, err := o.run(gctx, ws[i], p, name, admins[i], ready.wait)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				results[i] = r
+				return nil
+			})
 		}
-		r, err := o.run(ctx, w, p, name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		if err := g.Wait(); err != nil {
+			return err
 		}
-		r.print(o, p)
-		results = append(results, r)
+		for _, r := range results {
+			r.print(o, p)
+		}
+	} else {
+		for i, name := range names {
+			r, err := o.run(ctx, ws[0], p, name, admins[0], func() error { return nil })
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			r.print(o, p)
+			results[i] = r
+		}
 	}
 	summary(o, p, results)
 	load, _ = os.ReadFile("/proc/loadavg")
 	fmt.Printf("\nload at the end %s", load)
 	return nil
+}
+
+// barrier lets n goroutines wait until all of them have arrived (or ctx
+// ends, when one of them failed).
+type barrier struct {
+	ctx  context.Context
+	mu   sync.Mutex
+	left int
+	all  chan struct{}
+}
+
+func newBarrier(ctx context.Context, n int) *barrier {
+	return &barrier{ctx: ctx, left: n, all: make(chan struct{})}
+}
+
+func (b *barrier) wait() error {
+	b.mu.Lock()
+	b.left--
+	if b.left == 0 {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+		return nil
+	case <-b.ctx.Done():
+		return b.ctx.Err()
+	}
 }
 
 // result is one system's run.
@@ -181,13 +268,13 @@ func (r *result) cpu() time.Duration { return r.service + r.pgLive + r.pgOut }
 // run measures one system: start it, attach every site, wait for the
 // setup, open the observers, count a window's publications and the CPU
 // in it, then wait for its publications to be delivered.
-func (o options) run(ctx context.Context, w *fakeweb.Web, p *plan, name string) (*result, error) {
+func (o options) run(ctx context.Context, w *fakeweb.Web, p *plan, name, admin string, ready func() error) (*result, error) {
 	res := &result{system: name, obs: newObservations(w)}
 	db := "bench_freshness_" + strings.ReplaceAll(name, "-", "_")
-	if err := systems.Recreate(ctx, o.admin, db); err != nil {
+	if err := systems.Recreate(ctx, admin, db); err != nil {
 		return nil, err
 	}
-	dsn := systems.DSNOf(o.admin, db)
+	dsn := systems.DSNOf(admin, db)
 	port, err := systems.FreePort()
 	if err != nil {
 		return nil, err
@@ -243,8 +330,11 @@ func (o options) run(ctx context.Context, w *fakeweb.Web, p *plan, name string) 
 	if err := observe(); err != nil {
 		return nil, err
 	}
+	if err := ready(); err != nil {
+		return nil, err
+	}
 
-	cpu, err := systems.NewBackendCPU(ctx, o.admin, db)
+	cpu, err := systems.NewBackendCPU(ctx, admin, db)
 	if err != nil {
 		return nil, err
 	}

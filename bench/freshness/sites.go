@@ -101,9 +101,15 @@ func newPlan(o options) *plan {
 // has a past), then its process run backwards over the history span,
 // capped to what its listings show.
 func (p *plan) history(now time.Time, span time.Duration, keep int) func(int) []time.Time {
+	memo := map[int][]time.Time{}
 	return func(i int) []time.Time {
 		p.rngMu.Lock()
 		defer p.rngMu.Unlock()
+		// Every web of a run (one per system with -together) is the
+		// same sites with the same past.
+		if back, ok := memo[i]; ok {
+			return slices.Clone(back)
+		}
 		var back []time.Time
 		t := now
 		for len(back) < keep {
@@ -117,6 +123,7 @@ func (p *plan) history(now time.Time, span time.Duration, keep int) func(int) []
 			back = append(back, now.Add(-30*24*time.Hour))
 		}
 		slices.Reverse(back)
+		memo[i] = slices.Clone(back)
 		return back
 	}
 }
@@ -128,7 +135,7 @@ func (p *plan) gap(i int) time.Duration {
 
 // run publishes on every site at its rate until stop, recording each
 // publication.
-func (p *plan) run(w *fakeweb.Web) {
+func (p *plan) run(w *fakeweb.Web, others ...*fakeweb.Web) {
 	now := time.Now()
 	h := &dueHeap{}
 	p.rngMu.Lock()
@@ -147,6 +154,9 @@ func (p *plan) run(w *fakeweb.Web) {
 		case <-t.C:
 		}
 		k, at := w.Sites[next.site].Publish()
+		for _, o := range others {
+			o.Sites[next.site].PublishAt(at)
+		}
 		p.mu.Lock()
 		p.pubs = append(p.pubs, publication{next.site, k, at})
 		p.mu.Unlock()

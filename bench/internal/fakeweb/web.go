@@ -107,12 +107,18 @@ func (w *Web) Hosts() []string {
 // Publish adds an article published now and returns its number and
 // instant: the listings show it from that instant on.
 func (s *Site) Publish() (int, time.Time) {
+	at := time.Now()
+	return s.PublishAt(at), at
+}
+
+// PublishAt publishes the site's next article, dated at, and returns its
+// number: a second web publishing what the first did at the same instant.
+func (s *Site) PublishAt(at time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	at := time.Now()
 	s.pub = append(s.pub, at)
 	s.render()
-	return len(s.pub) - 1, at
+	return len(s.pub) - 1
 }
 
 // Published is the publication instant of article k, if there is one.
