@@ -58,6 +58,7 @@ type options struct {
 	pgSet              stringList
 	deadline           time.Duration
 	together           bool
+	sharedWeb          bool
 }
 
 type stringList []string
@@ -96,6 +97,7 @@ func main() {
 	flag.Var(&o.feedsvcEnv, "feedsvc-env", "KEY=VALUE added to feedsvc's environment (repeatable; the headline runs set none)")
 	flag.DurationVar(&o.deadline, "deadline", 0, "on time: listed within this long of publication (default: -interval)")
 	flag.BoolVar(&o.together, "together", false, "run the systems at the same time, each on sites of its own that publish the same articles at the same instants (a second web on -port+1, ...) and a Postgres cluster of its own (-pg-port+1, ...), their windows aligned: the same publications and the same outside load for each")
+	flag.BoolVar(&o.sharedWeb, "shared-web", false, "with -together, one web for every system (a web listens on one address per site: two webs of 10,000 sites pass a 20,000 open-file limit); the requests at the sites are then counted for all systems together")
 	flag.Parse()
 	var err error
 	if o.busyRates, err = parseRates(busy); err != nil {
@@ -132,6 +134,9 @@ func (o options) main(ctx context.Context) error {
 	clusters, webs := 1, 1
 	if o.together {
 		clusters, webs = len(names), len(names)
+		if o.sharedWeb {
+			webs = 1
+		}
 	}
 	admins := make([]string, clusters)
 	for i := range admins {
@@ -189,7 +194,7 @@ func (o options) main(ctx context.Context) error {
 		ready := newBarrier(gctx, len(names))
 		for i, name := range names {
 			g.Go(func() error {
-				r, err := o.run(gctx, ws[i], p, name, admins[i], ready.wait)
+				r, err := o.run(gctx, ws[min(i, len(ws)-1)], p, name, admins[i], ready.wait)
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}

@@ -136,7 +136,11 @@ func (r *result) print(o options, p *plan) {
 	fmt.Printf("  CPU in the window: service %.1f s + Postgres %.1f s (backends alive %.1f + exited %.1f) = %.4f cores; %.1f CPU-s per 1,000 sites per hour (service %.1f + Postgres %.1f)\n",
 		r.service.Seconds(), (r.pgLive + r.pgOut).Seconds(), r.pgLive.Seconds(), r.pgOut.Seconds(), cores,
 		r.perThousandHour(r.cpu(), o), r.perThousandHour(r.service, o), r.perThousandHour(r.pgLive+r.pgOut, o))
-	fmt.Printf("  at the web: %s; observer's API reads %d; unmatched items %d\n", r.web, r.reads, r.obs.unmatched.Load())
+	shared := ""
+	if o.together && o.sharedWeb {
+		shared = " (every system's requests: the web is shared)"
+	}
+	fmt.Printf("  at the web%s: %s; observer's API reads %d; unmatched items %d\n", shared, r.web, r.reads, r.obs.unmatched.Load())
 	fmt.Printf("  freshness per CPU-second: %d of %d listed within %v / %.1f CPU-s = %.2f\n",
 		r.onTime(p, o), len(r.pubs), o.deadline, r.cpu().Seconds(), r.freshnessPerCPUSecond(p, o))
 }
