@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/domain/nearcopy"
 )
 
 // Article is a row of the articles read model.
@@ -24,6 +25,7 @@ type Article struct {
 	VersionID    uuid.UUID  `bun:"version_id"`
 	DiscoveredAt time.Time  `bun:"discovered_at"`
 	Language     string     `bun:"language"`
+	Signature    *string    `bun:"signature"`
 }
 
 // Discovery rebuilds the article's discovery through a source, as the
@@ -34,7 +36,7 @@ func (r Article) Discovery(sourceID uuid.UUID) domain.ArticleDiscovered {
 		t := r.PublishedAt.UTC()
 		published = &t
 	}
-	return domain.ArticleDiscovered{
+	d := domain.ArticleDiscovered{
 		NewsPageID: r.ID, VersionID: r.VersionID, SourceID: sourceID,
 		Content: domain.ArticleContent{
 			URL: r.URL, Title: r.Title, Description: r.Description, ImageURL: r.ImageURL, PublishedAt: published,
@@ -42,6 +44,16 @@ func (r Article) Discovery(sourceID uuid.UUID) domain.ArticleDiscovered {
 		},
 		EffectiveAt: r.EffectiveAt.UTC(), At: r.DiscoveredAt.UTC(),
 	}
+	// The signature lets a backfill's copy check compare the article's
+	// text, as a crawl's does. One the projector wrote is always
+	// readable; were it not, the article would be compared by address
+	// only, as one without text is.
+	if r.Signature != nil {
+		if sig, err := nearcopy.ParseSignature(*r.Signature); err == nil {
+			d.Content.Signature = &sig
+		}
+	}
+	return d
 }
 
 // Queries read the articles read model.
@@ -60,7 +72,7 @@ func (q *Queries) OfSource(ctx context.Context, sourceID uuid.UUID, since time.T
 		strs[i] = id.String()
 	}
 	var rows []Article
-	err := q.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at, language
+	err := q.db.NewRaw(`SELECT id, url, title, description, image_url, published_at, effective_at, version_id, discovered_at, language, signature
 		FROM articles
 		WHERE id IN (SELECT article_id FROM article_sources WHERE source_id = ? AND effective_at >= ?
 		             UNION SELECT unnest(?::uuid[]))

@@ -1,0 +1,1 @@
+ALTER TABLE articles DROP COLUMN IF EXISTS signature;
