@@ -87,6 +87,9 @@ type Service struct {
 	// connection's application_name starts with "feedsvc:" + Instance + ":".
 	Budget   database.Budget
 	Instance string
+	// Replica serves the API's reads when DATABASE_READ_URL is set; nil
+	// otherwise.
+	Replica *database.Replica
 	logger   *slog.Logger
 }
 
@@ -204,6 +207,25 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Metrics.MustRegister(ingest.Metrics())
 	s.Metrics.MustRegister(s.WebSub.Collector())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
+	// Reads go through one handle: the primary, or the replica router
+	// when a standby is configured. Writes wait for it to replay them.
+	var reads bun.IDB = db.Bun
+	readLookups := s.Lookups
+	var waiter commands.Waiter = s.Waiter
+	if cfg.DatabaseReadURL != "" && cfg.Roles[config.RoleAPI] {
+		readDSN, err := database.WithPool(cfg.DatabaseReadURL, budget.Main, database.AppName(instance, "replica"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if s.Replica, err = database.OpenReplica(db, readDSN, cfg.ReplicaWait, logger); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Metrics.MustRegister(s.Replica.Collectors()...)
+		reads, readLookups = s.Replica, readmodel.NewLookups(s.Replica)
+		waiter = replicaWaiter{Waiter: s.Waiter, replica: s.Replica}
+	}
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
@@ -211,7 +233,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			PerKey: cfg.StreamsPerKey, Total: cfg.StreamsMax, KeepAlive: cfg.StreamKeepAlive, Poll: cfg.StreamPoll, MaxAge: cfg.StreamMaxAge,
 		},
 	}, apihttp.Deps{
-		Commands: s.Commands, Reads: apiReads(db.Bun, s.Lookups), Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, Reads: apiReads(reads, readLookups), Waiter: waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		Webhooks: s.Webhooks,
 		History:  history.New(s.Store, sources.NewQueries(db.Bun)),
 		Parser:   parse.New(client, logger).WithLimits(cfg.Documents),
@@ -232,6 +254,25 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		},
 	})
 	return s, nil
+}
+
+// replicaWaiter makes a write visible on the read replica too: after the
+// projectors applied it on the primary, it waits for the standby to
+// replay the primary's WAL up to then (or, past the bound, reads fall back
+// to the primary until it has).
+type replicaWaiter struct {
+	*projections.Waiter
+	replica *database.Replica
+}
+
+func (w replicaWaiter) Wait(ctx context.Context, pos eventstore.Position, eventTypes []string) error {
+	if err := w.Waiter.Wait(ctx, pos, eventTypes); err != nil {
+		return err
+	}
+	if len(eventTypes) == 0 {
+		return nil
+	}
+	return w.replica.WaitReplayed(ctx)
 }
 
 // apiReads are the read models' queries the API answers from.
@@ -281,6 +322,9 @@ func (s *Service) Run(ctx context.Context) error {
 			}
 			s.logger.Info("api listening", "addr", ln.Addr().String())
 			go s.housekeep(ctx)
+			if s.Replica != nil {
+				go s.Replica.Run(ctx)
+			}
 			if err := s.Serve(ln); err != nil {
 				errs <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 			}
@@ -388,6 +432,9 @@ func (s *Service) Close() {
 	if s.Webhooks != nil {
 		s.Webhooks.Close()
 	}
+	if s.Replica != nil {
+		s.Replica.Close()
+	}
 	s.DB.Close()
 }
 
@@ -396,6 +443,11 @@ func (s *Service) Close() {
 func (s *Service) Ready(ctx context.Context) error {
 	if err := s.DB.Pool.Ping(ctx); err != nil {
 		return fmt.Errorf("database unreachable: %w", err)
+	}
+	if s.Replica != nil {
+		if err := s.Replica.Status(); err != nil {
+			return err
+		}
 	}
 	if s.Runner == nil {
 		return nil
