@@ -90,7 +90,7 @@ type Service struct {
 	// Replica serves the API's reads when DATABASE_READ_URL is set; nil
 	// otherwise.
 	Replica *database.Replica
-	logger   *slog.Logger
+	logger  *slog.Logger
 }
 
 // New opens and migrates the database and wires every part. Nothing runs
@@ -241,7 +241,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			p, ok, err := ingest.PollingOf(ctx, db.Bun, org, sourceID)
 			return apihttp.SourcePolling(p), ok, err
 		},
-		WebSub: s.WebSub,
+		WebSub:  s.WebSub,
+		Replica: replicaStatus(s.Replica),
 		Push: func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error) {
 			return websub.PushOf(ctx, db.Bun, sourceID)
 		},
@@ -273,6 +274,14 @@ func (w replicaWaiter) Wait(ctx context.Context, pos eventstore.Position, eventT
 		return nil
 	}
 	return w.replica.WaitReplayed(ctx)
+}
+
+// replicaStatus is the readyz view of the replica; nil without one.
+func replicaStatus(r *database.Replica) func() error {
+	if r == nil {
+		return nil
+	}
+	return r.Status
 }
 
 // apiReads are the read models' queries the API answers from.
@@ -443,11 +452,6 @@ func (s *Service) Close() {
 func (s *Service) Ready(ctx context.Context) error {
 	if err := s.DB.Pool.Ping(ctx); err != nil {
 		return fmt.Errorf("database unreachable: %w", err)
-	}
-	if s.Replica != nil {
-		if err := s.Replica.Status(); err != nil {
-			return err
-		}
 	}
 	if s.Runner == nil {
 		return nil
