@@ -212,7 +212,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	var reads bun.IDB = db.Bun
 	readLookups := s.Lookups
 	var waiter commands.Waiter = s.Waiter
-	if cfg.DatabaseReadURL != "" && cfg.Roles[config.RoleAPI] {
+	if cfg.DatabaseReadURL != "" {
 		readDSN, err := database.WithPool(cfg.DatabaseReadURL, budget.Main, database.AppName(instance, "replica"))
 		if err != nil {
 			s.Close()
@@ -322,6 +322,11 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.Webhooks.Start(context.WithoutCancel(ctx)); err != nil {
 		errs <- err
 	}
+	// The replica's measures run wherever the API's handlers read from it,
+	// served on a listener or not.
+	if s.Replica != nil {
+		go s.Replica.Run(ctx)
+	}
 	if s.Config.Roles[config.RoleAPI] {
 		go func() {
 			ln, err := net.Listen("tcp", s.Config.Addr)
@@ -331,9 +336,6 @@ func (s *Service) Run(ctx context.Context) error {
 			}
 			s.logger.Info("api listening", "addr", ln.Addr().String())
 			go s.housekeep(ctx)
-			if s.Replica != nil {
-				go s.Replica.Run(ctx)
-			}
 			if err := s.Serve(ln); err != nil {
 				errs <- fmt.Errorf("serve on %s: %w", ln.Addr(), err)
 			}

@@ -160,10 +160,12 @@ func (r *Replica) replayPosition(ctx context.Context) (int64, error) {
 	return pos.Int64, nil
 }
 
-// PrimaryPosition is the primary's current WAL position.
+// PrimaryPosition is the primary's WAL insert position: with
+// synchronous_commit off a commit returns before its record is written,
+// so pg_current_wal_lsn() (the write position) can be short of it.
 func (r *Replica) PrimaryPosition(ctx context.Context) (int64, error) {
 	var pos int64
-	if err := r.primaryPool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint`).Scan(&pos); err != nil {
+	if err := r.primaryPool.QueryRow(ctx, `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint`).Scan(&pos); err != nil {
 		return 0, fmt.Errorf("primary WAL position: %w", err)
 	}
 	return pos, nil

@@ -1,0 +1,109 @@
+package service_test
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/feedsvc/feedsvc/testkit/pgstandby"
+	"github.com/feedsvc/feedsvc/testkit/servicetest"
+)
+
+// TestReadsFromAReplicaKeepReadYourWrites runs the service on a private
+// primary with DATABASE_READ_URL at a real streaming standby of it, and
+// stops and restarts the standby.
+func TestReadsFromAReplicaKeepReadYourWrites(t *testing.T) {
+	pair := pgstandby.Start(t)
+	h := servicetest.StartOn(t, pair.Primary.Database("feedsvc"),
+		servicetest.WithReadURL(pair.Database("feedsvc"), 2*time.Second))
+	if h.Service.Replica == nil {
+		t.Fatal("DATABASE_READ_URL set, and the service has no replica")
+	}
+	readsFrom := func() string {
+		r := h.Do("GET", "/readyz", nil).MustStatus(t, 200)
+		s, _ := r.Body["reads"].(string)
+		return s
+	}
+	waitReads := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for readsFrom() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("readyz: reads never went to the %s: %v", want, h.Service.Replica.Status())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitReads("replica")
+
+	// A write's answer is reflected by the next read, served by the
+	// standby: the write waited for it to replay the projection.
+	first := h.Do("POST", "/feeds/news", map[string]string{"name": "on the replica", "description": "d"}).MustStatus(t, 201).Data()["id"].(string)
+	if !h.Service.Replica.OnReplica() {
+		t.Fatalf("after a write within the bound, reads left the replica: %v", h.Service.Replica.Status())
+	}
+	got := h.Do("GET", "/feeds/news/"+first, nil).MustStatus(t, 200).Data()
+	if got["name"] != "on the replica" {
+		t.Fatalf("read from the replica after the write: %v", got)
+	}
+
+	// A stopped standby: writes still answer, reads fall back to the
+	// primary and still reflect them, readyz and the metrics say so.
+	pair.Stop()
+	second := h.Do("POST", "/feeds/news", map[string]string{"name": "standby down", "description": "d"}).MustStatus(t, 201).Data()["id"].(string)
+	if h.Service.Replica.OnReplica() {
+		t.Fatal("with the standby down, reads still go to it")
+	}
+	if got := h.Do("GET", "/feeds/news/"+second, nil).MustStatus(t, 200).Data(); got["name"] != "standby down" {
+		t.Fatalf("read after a write with the standby down: %v", got)
+	}
+	h.Do("GET", "/feeds/news/"+first, nil).MustStatus(t, 200)
+	waitReads("primary")
+	if m := metricsText(t, h); !strings.Contains(m, "feedsvc_replica_up 0") || !strings.Contains(m, "feedsvc_replica_fallback 1") {
+		t.Fatalf("metrics with the standby down lack feedsvc_replica_up 0 / feedsvc_replica_fallback 1:\n%s", grepLines(m, "feedsvc_replica"))
+	}
+
+	// Restarted, the standby catches up and serves reads again, with
+	// everything written while it was down.
+	pair.Restart()
+	waitReads("replica")
+	if got := h.Do("GET", "/feeds/news/"+second, nil).MustStatus(t, 200).Data(); got["name"] != "standby down" {
+		t.Fatalf("read from the restarted replica: %v", got)
+	}
+	third := h.Do("POST", "/feeds/news", map[string]string{"name": "back", "description": "d"}).MustStatus(t, 201).Data()["id"].(string)
+	if !h.Service.Replica.OnReplica() {
+		t.Fatalf("after the standby came back, a write left reads on the primary: %v", h.Service.Replica.Status())
+	}
+	if got := h.Do("GET", "/feeds/news/"+third, nil).MustStatus(t, 200).Data(); got["name"] != "back" {
+		t.Fatalf("read from the restarted replica after a write: %v", got)
+	}
+	if m := metricsText(t, h); !strings.Contains(m, "feedsvc_replica_up 1") {
+		t.Fatalf("metrics with the standby back lack feedsvc_replica_up 1:\n%s", grepLines(m, "feedsvc_replica"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func metricsText(t *testing.T, h *servicetest.Harness) string {
+	t.Helper()
+	resp, err := h.Test(httptest.NewRequest("GET", "/metrics", nil))
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read /metrics: %v", err)
+	}
+	return string(b)
+}
