@@ -44,9 +44,20 @@ type Replica struct {
 	// replayed it: reads stay on the primary until replayed reaches it.
 	replayed, owed int64
 	lagBytes       int64
+	// unreplayed are primary positions measured and not yet replayed by
+	// the standby, oldest first, with when they were measured: the oldest
+	// one's age is the replay lag in time, and past Bound this process
+	// reads from the primary, as the process that answered a write in
+	// that time does (another API process's write may be among them).
+	unreplayed []measured
 
-	lagGauge, upGauge, fallbackGauge prometheus.Gauge
-	fallbacks                        prometheus.Counter
+	lagGauge, lagSecondsGauge, upGauge, fallbackGauge prometheus.Gauge
+	fallbacks                                         prometheus.Counter
+}
+
+type measured struct {
+	at  time.Time
+	pos int64
 }
 
 // OpenReplica opens a pool on the standby at dsn without waiting for it:
@@ -67,6 +78,10 @@ func OpenReplica(primary *DB, dsn string, bound time.Duration, logger *slog.Logg
 		lagGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "feedsvc_replica_replay_lag_bytes", Help: "WAL bytes the read replica has not replayed yet, at the last measure.",
 		}),
+		lagSecondsGauge: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "feedsvc_replica_replay_lag_seconds",
+			Help: "How long ago the primary had written WAL the read replica has not replayed yet (0 when caught up), measured every 200 ms.",
+		}),
 		upGauge: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "feedsvc_replica_up", Help: "1 when the last measure of the read replica succeeded.",
 		}),
@@ -83,7 +98,7 @@ func OpenReplica(primary *DB, dsn string, bound time.Duration, logger *slog.Logg
 
 // Collectors are the replica's metrics.
 func (r *Replica) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.lagGauge, r.upGauge, r.fallbackGauge, r.fallbacks}
+	return []prometheus.Collector{r.lagGauge, r.lagSecondsGauge, r.upGauge, r.fallbackGauge, r.fallbacks}
 }
 
 // Close releases the standby's connections.
@@ -125,6 +140,27 @@ func (r *Replica) Measure(ctx context.Context) {
 		r.lagBytes = max(0, current-replayed)
 		r.lagGauge.Set(float64(r.lagBytes))
 		r.upGauge.Set(1)
+		now := time.Now()
+		switch n := len(r.unreplayed); {
+		case current <= r.replayed || (n > 0 && r.unreplayed[n-1].pos >= current):
+		case n >= 1024:
+			// A standby stuck for minutes: the newest measure replaces
+			// the last, which only keeps reads on the primary longer.
+			r.unreplayed[n-1].pos = current
+		default:
+			r.unreplayed = append(r.unreplayed, measured{at: now, pos: current})
+		}
+		for len(r.unreplayed) > 0 && r.unreplayed[0].pos <= r.replayed {
+			r.unreplayed = r.unreplayed[1:]
+		}
+		lag := time.Duration(0)
+		if len(r.unreplayed) > 0 {
+			lag = now.Sub(r.unreplayed[0].at)
+			if lag > r.Bound {
+				r.owed = max(r.owed, r.unreplayed[0].pos)
+			}
+		}
+		r.lagSecondsGauge.Set(lag.Seconds())
 	} else {
 		r.upGauge.Set(0)
 	}
