@@ -1,11 +1,14 @@
 package service_test
 
 import (
+	"context"
 	"io"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/feedsvc/feedsvc/testkit/pgstandby"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
@@ -106,4 +109,63 @@ func metricsText(t *testing.T, h *servicetest.Harness) string {
 		t.Fatalf("read /metrics: %v", err)
 	}
 	return string(b)
+}
+
+// TestALaggingReplicaSendsReadsToThePrimary pauses the standby's replay:
+// a write waits the bound, is answered, and is read back from the
+// primary; readyz and the lag metric show it until replay resumes.
+func TestALaggingReplicaSendsReadsToThePrimary(t *testing.T) {
+	pair := pgstandby.Start(t)
+	h := servicetest.StartOn(t, pair.Primary.Database("feedsvc"),
+		servicetest.WithReadURL(pair.Database("feedsvc"), 300*time.Millisecond))
+	replica := h.Service.Replica
+	deadline := time.Now().Add(20 * time.Second)
+	for !replica.OnReplica() {
+		if time.Now().After(deadline) {
+			t.Fatalf("reads never went to the replica: %v", replica.Status())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ctx := context.Background()
+	standby, err := pgx.Connect(ctx, pair.Database("feedsvc"))
+	if err != nil {
+		t.Fatalf("connect to the standby: %v", err)
+	}
+	defer standby.Close(ctx)
+	if _, err := standby.Exec(ctx, "SELECT pg_wal_replay_pause()"); err != nil {
+		t.Fatalf("pause replay: %v", err)
+	}
+
+	start := time.Now()
+	id := h.Do("POST", "/feeds/news", map[string]string{"name": "while lagging", "description": "d"}).MustStatus(t, 201).Data()["id"].(string)
+	if waited := time.Since(start); waited < 300*time.Millisecond {
+		t.Fatalf("the write was answered after %s, before the bound, with replay paused", waited)
+	}
+	if replica.OnReplica() {
+		t.Fatal("a write past the bound left reads on the lagging replica")
+	}
+	if got := h.Do("GET", "/feeds/news/"+id, nil).MustStatus(t, 200).Data(); got["name"] != "while lagging" {
+		t.Fatalf("read after a write past the bound: %v", got)
+	}
+	if r := h.Do("GET", "/readyz", nil).MustStatus(t, 200); r.Body["reads"] != "primary" {
+		t.Fatalf("readyz with a lagging replica: %v", r.Body)
+	}
+	time.Sleep(time.Second)
+	if m := metricsText(t, h); strings.Contains(m, "feedsvc_replica_replay_lag_seconds 0\n") {
+		t.Fatalf("replay paused for a second, and the lag reads 0:\n%s", grepLines(m, "feedsvc_replica"))
+	}
+
+	if _, err := standby.Exec(ctx, "SELECT pg_wal_replay_resume()"); err != nil {
+		t.Fatalf("resume replay: %v", err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for !replica.OnReplica() {
+		if time.Now().After(deadline) {
+			t.Fatalf("replay resumed, and reads never went back to the replica: %v", replica.Status())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := h.Do("GET", "/feeds/news/"+id, nil).MustStatus(t, 200).Data(); got["name"] != "while lagging" {
+		t.Fatalf("read from the caught-up replica: %v", got)
+	}
 }
