@@ -219,8 +219,15 @@ func (r *Replica) WaitReplayed(ctx context.Context) error {
 		return err
 	}
 	deadline := time.Now().Add(r.Bound)
+	// The standby's answers are bounded too: one that stopped answering
+	// (a host gone, not refusing) must not hold the write past the bound.
+	bounded, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for {
-		replayed, err := r.replayPosition(ctx)
+		replayed, err := r.replayPosition(bounded)
+		if ctx.Err() != nil {
+			return fmt.Errorf("wait for the read replica: %w", ctx.Err())
+		}
 		if err == nil && replayed >= pos {
 			r.mu.Lock()
 			r.replayed = max(r.replayed, replayed)
