@@ -52,6 +52,9 @@ func TestReadsFromAReplicaKeepReadYourWrites(t *testing.T) {
 		t.Fatalf("read from the replica after the write: %v", got)
 	}
 
+	// Reads go on all along: the standby stopped and restarted under load.
+	load := readUnderLoad(t, h, "/feeds/news/"+first)
+
 	// A stopped standby: writes still answer, reads fall back to the
 	// primary and still reflect them, readyz and the metrics say so.
 	pair.Stop()
@@ -64,6 +67,7 @@ func TestReadsFromAReplicaKeepReadYourWrites(t *testing.T) {
 	}
 	h.Do("GET", "/feeds/news/"+first, nil).MustStatus(t, 200)
 	waitReads("primary")
+	fellBack := time.Now()
 	if m := metricsText(t, h); !strings.Contains(m, "feedsvc_replica_up 0") || !strings.Contains(m, "feedsvc_replica_fallback 1") {
 		t.Fatalf("metrics with the standby down lack feedsvc_replica_up 0 / feedsvc_replica_fallback 1:\n%s", grepLines(m, "feedsvc_replica"))
 	}
@@ -81,6 +85,28 @@ func TestReadsFromAReplicaKeepReadYourWrites(t *testing.T) {
 	}
 	if got := h.Do("GET", "/feeds/news/"+third, nil).MustStatus(t, 200).Data(); got["name"] != "back" {
 		t.Fatalf("read from the restarted replica after a write: %v", got)
+	}
+	answers := load()
+	var after int
+	for _, a := range answers {
+		switch {
+		case a.status == 404:
+			t.Fatalf("a read under load missed the feed written before (404 at %s)", a.at.Format(time.RFC3339Nano))
+		case a.status != 200 && a.at.After(fellBack):
+			t.Fatalf("a read under load answered %d after readyz showed the fallback", a.status)
+		case a.status == 200 && a.at.After(fellBack):
+			after++
+		}
+	}
+	failed := 0
+	for _, a := range answers {
+		if a.status != 200 {
+			failed++
+		}
+	}
+	t.Logf("reads under load: %d, %d answered after the fallback, %d failed before it", len(answers), after, failed)
+	if after < 10 {
+		t.Fatalf("only %d reads under load were answered after the fallback, of %d", after, len(answers))
 	}
 	if m := metricsText(t, h); !strings.Contains(m, "feedsvc_replica_up 1") {
 		t.Fatalf("metrics with the standby back lack feedsvc_replica_up 1:\n%s", grepLines(m, "feedsvc_replica"))
@@ -167,5 +193,46 @@ func TestALaggingReplicaSendsReadsToThePrimary(t *testing.T) {
 	}
 	if got := h.Do("GET", "/feeds/news/"+id, nil).MustStatus(t, 200).Data(); got["name"] != "while lagging" {
 		t.Fatalf("read from the caught-up replica: %v", got)
+	}
+}
+
+type answer struct {
+	at     time.Time
+	status int
+}
+
+// readUnderLoad GETs path in a loop until the returned stop is called,
+// which gives every answer's status and time (0: no answer).
+func readUnderLoad(t *testing.T, h *servicetest.Harness, path string) (stop func() []answer) {
+	t.Helper()
+	done := make(chan struct{})
+	out := make(chan []answer)
+	go func() {
+		var answers []answer
+		for {
+			select {
+			case <-done:
+				out <- answers
+				return
+			default:
+			}
+			// An answer counts at the time its read began: one begun after
+			// the fallback was noticed must have gone to the primary.
+			began := time.Now()
+			req := httptest.NewRequest("GET", path, nil)
+			req.Header.Set("Authorization", "Bearer "+h.Key)
+			status := 0
+			if resp, err := h.Test(req); err == nil {
+				status = resp.StatusCode
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			answers = append(answers, answer{at: began, status: status})
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	return func() []answer {
+		close(done)
+		return <-out
 	}
 }
