@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,7 +95,38 @@ func OpenReplica(primary *DB, dsn string, bound time.Duration, logger *slog.Logg
 		}),
 	}
 	r.fallbackGauge.Set(1)
+	r.standby.AddQueryHook(downOnConnectionError{r})
 	return r, nil
+}
+
+// downOnConnectionError sends reads to the primary as soon as a query on
+// the standby fails for want of a connection, rather than at the next
+// measure: reads begun after it do not fail too.
+type downOnConnectionError struct{ r *Replica }
+
+func (downOnConnectionError) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (h downOnConnectionError) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	var pgErr *pgconn.PgError
+	if e.Err == nil || ctx.Err() != nil || errors.Is(e.Err, sql.ErrNoRows) {
+		return // the caller gone: not the standby's state
+	}
+	// The server's own errors say nothing of the standby's state, but for
+	// a shutdown (57P01-57P03: a stopping standby ends its sessions so)
+	// and a lost connection (class 08).
+	if errors.As(e.Err, &pgErr) && !strings.HasPrefix(pgErr.Code, "57P") && !strings.HasPrefix(pgErr.Code, "08") {
+		return
+	}
+	h.r.mu.Lock()
+	defer h.r.mu.Unlock()
+	if h.r.up {
+		h.r.logger.Warn("read replica query failed: reads fall back to the primary", "err", e.Err)
+	}
+	h.r.up, h.r.err = false, e.Err
+	h.r.upGauge.Set(0)
+	h.r.setFallbackLocked()
 }
 
 // Collectors are the replica's metrics.
