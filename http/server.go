@@ -61,8 +61,12 @@ type Deps struct {
 	// Idempotency-Key.
 	Idempotency *idempotency.Store
 	// Ready reports whether the service can answer requests (readyz).
-	Ready  func(ctx context.Context) error
-	Logger *slog.Logger
+	Ready func(ctx context.Context) error
+	// Replica, when set (DATABASE_READ_URL), says why reads are not served
+	// by the read replica at the moment, or nil when they are; readyz
+	// shows it without failing, since the primary serves them meanwhile.
+	Replica func() error
+	Logger  *slog.Logger
 	// Metrics, when set, records requests and is served at /metrics.
 	Metrics *metrics.Registry
 	// History reads an item's events from the event store.
@@ -343,5 +347,14 @@ func (h *handlers) readyz(c *fiber.Ctx) error {
 		h.Logger.Warn("not ready", "err", err)
 		return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable"})
 	}
-	return c.JSON(fiber.Map{"status": "ready"})
+	if h.Replica == nil {
+		return c.JSON(fiber.Map{"status": "ready"})
+	}
+	// A lagging or unreachable replica leaves the process ready (the
+	// primary answers its reads) but shows where reads go.
+	if err := h.Replica(); err != nil {
+		h.Logger.Warn("reads served by the primary", "err", err)
+		return c.JSON(fiber.Map{"status": "ready", "reads": "primary"})
+	}
+	return c.JSON(fiber.Map{"status": "ready", "reads": "replica"})
 }

@@ -87,7 +87,10 @@ type Service struct {
 	// connection's application_name starts with "feedsvc:" + Instance + ":".
 	Budget   database.Budget
 	Instance string
-	logger   *slog.Logger
+	// Replica serves the API's reads when DATABASE_READ_URL is set; nil
+	// otherwise.
+	Replica *database.Replica
+	logger  *slog.Logger
 }
 
 // New opens and migrates the database and wires every part. Nothing runs
@@ -204,6 +207,25 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	s.Metrics.MustRegister(ingest.Metrics())
 	s.Metrics.MustRegister(s.WebSub.Collector())
 	s.Waiter = projections.NewWaiter(db.Bun, s.Runner, cfg.ConsistencyTimeout, projectors.Consistent()...)
+	// Reads go through one handle: the primary, or the replica router
+	// when a standby is configured. Writes wait for it to replay them.
+	var reads bun.IDB = db.Bun
+	readLookups := s.Lookups
+	var waiter commands.Waiter = s.Waiter
+	if cfg.DatabaseReadURL != "" {
+		readDSN, err := database.WithPool(cfg.DatabaseReadURL, budget.Main, database.AppName(instance, "replica"))
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		if s.Replica, err = database.OpenReplica(db, readDSN, cfg.ReplicaWait, logger); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Metrics.MustRegister(s.Replica.Collectors()...)
+		reads, readLookups = s.Replica, readmodel.NewLookups(s.Replica)
+		waiter = replicaWaiter{Waiter: s.Waiter, replica: s.Replica}
+	}
 	s.App = apihttp.New(apihttp.Config{
 		RequireHTTPS: cfg.RequireHTTPS, TrustedProxies: cfg.TrustedProxies,
 		HeaderTimeout: cfg.HeaderTimeout, AllowPrivateNetworks: cfg.AllowPrivateNetworks,
@@ -211,7 +233,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			PerKey: cfg.StreamsPerKey, Total: cfg.StreamsMax, KeepAlive: cfg.StreamKeepAlive, Poll: cfg.StreamPoll, MaxAge: cfg.StreamMaxAge,
 		},
 	}, apihttp.Deps{
-		Commands: s.Commands, Reads: apiReads(db.Bun, s.Lookups), Waiter: s.Waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
+		Commands: s.Commands, Reads: apiReads(reads, readLookups), Waiter: waiter, Keys: s.Keys, Limiter: s.Limiter, Idempotency: s.Idempotency, Ready: s.Ready, Logger: logger, Metrics: s.Metrics,
 		Webhooks: s.Webhooks,
 		History:  history.New(s.Store, sources.NewQueries(db.Bun)),
 		Parser:   parse.New(client, logger).WithLimits(cfg.Documents),
@@ -219,7 +241,8 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			p, ok, err := ingest.PollingOf(ctx, db.Bun, org, sourceID)
 			return apihttp.SourcePolling(p), ok, err
 		},
-		WebSub: s.WebSub,
+		WebSub:  s.WebSub,
+		Replica: replicaStatus(s.Replica),
 		Push: func(ctx context.Context, sourceID uuid.UUID) (websub.Push, bool, error) {
 			return websub.PushOf(ctx, db.Bun, sourceID)
 		},
@@ -232,6 +255,33 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 		},
 	})
 	return s, nil
+}
+
+// replicaWaiter makes a write visible on the read replica too: after the
+// projectors applied it on the primary, it waits for the standby to
+// replay the primary's WAL up to then (or, past the bound, reads fall back
+// to the primary until it has).
+type replicaWaiter struct {
+	*projections.Waiter
+	replica *database.Replica
+}
+
+func (w replicaWaiter) Wait(ctx context.Context, pos eventstore.Position, eventTypes []string) error {
+	if err := w.Waiter.Wait(ctx, pos, eventTypes); err != nil {
+		return err
+	}
+	if len(eventTypes) == 0 {
+		return nil
+	}
+	return w.replica.WaitReplayed(ctx)
+}
+
+// replicaStatus is the readyz view of the replica; nil without one.
+func replicaStatus(r *database.Replica) func() error {
+	if r == nil {
+		return nil
+	}
+	return r.Status
 }
 
 // apiReads are the read models' queries the API answers from.
@@ -271,6 +321,11 @@ func (s *Service) Run(ctx context.Context) error {
 	// flight get to finish and record themselves.
 	if err := s.Webhooks.Start(context.WithoutCancel(ctx)); err != nil {
 		errs <- err
+	}
+	// The replica's measures run wherever the API's handlers read from it,
+	// served on a listener or not.
+	if s.Replica != nil {
+		go s.Replica.Run(ctx)
 	}
 	if s.Config.Roles[config.RoleAPI] {
 		go func() {
@@ -387,6 +442,9 @@ func (s *Service) shutdown() error {
 func (s *Service) Close() {
 	if s.Webhooks != nil {
 		s.Webhooks.Close()
+	}
+	if s.Replica != nil {
+		s.Replica.Close()
 	}
 	s.DB.Close()
 }

@@ -40,7 +40,8 @@ commands:
   feeds events enable|disable FEED_ID [--reason TEXT]
                              switch an event feed as the operator (enabledSource admin)
 
-configuration is read from the environment: DATABASE_URL, FEEDSVC_ADDR,
+configuration is read from the environment: DATABASE_URL, DATABASE_READ_URL
+and FEEDSVC_REPLICA_WAIT (reads from a streaming replica), FEEDSVC_ADDR,
 FEEDSVC_ROLES, FEEDSVC_POLL_INTERVAL (every source is checked at least this
 often unless its site asks for less), FEEDSVC_MIN_POLL_INTERVAL (busy sources,
 sooner), FEEDSVC_MAX_POLL_INTERVAL (quiet sources, later, if the operator wants),

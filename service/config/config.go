@@ -32,6 +32,13 @@ const DefaultRateLimit = "6000/min"
 // Config is every setting of the service.
 type Config struct {
 	DatabaseURL string
+	// DatabaseReadURL is a streaming standby of DatabaseURL the API reads
+	// the read models from (docs/operating.md, "Running with a read
+	// replica"); empty reads everything from the primary.
+	DatabaseReadURL string
+	// ReplicaWait bounds how long a write waits for the standby to replay
+	// it before reads fall back to the primary.
+	ReplicaWait time.Duration
 	Addr        string
 	// PollInterval is the longest any enabled source waits between two
 	// checks unless its site asks for less; busy sources are checked
@@ -101,11 +108,12 @@ type Config struct {
 // FromEnv reads the configuration; malformed values are errors, not defaults.
 func FromEnv() (Config, error) {
 	c := Config{
-		DatabaseURL: env("DATABASE_URL", database.DefaultURL),
-		Addr:        env("FEEDSVC_ADDR", ":8080"),
-		LogLevel:    env("FEEDSVC_LOG_LEVEL", "info"),
-		LogFormat:   env("FEEDSVC_LOG_FORMAT", "json"),
-		Roles:       map[string]bool{},
+		DatabaseURL:     env("DATABASE_URL", database.DefaultURL),
+		DatabaseReadURL: env("DATABASE_READ_URL", ""),
+		Addr:            env("FEEDSVC_ADDR", ":8080"),
+		LogLevel:        env("FEEDSVC_LOG_LEVEL", "info"),
+		LogFormat:       env("FEEDSVC_LOG_FORMAT", "json"),
+		Roles:           map[string]bool{},
 	}
 	var err error
 	if c.PollInterval, err = duration("FEEDSVC_POLL_INTERVAL", 10*time.Minute); err != nil {
@@ -127,6 +135,9 @@ func FromEnv() (Config, error) {
 		return Config{}, err
 	}
 	if c.ConsistencyTimeout, err = duration("FEEDSVC_CONSISTENCY_TIMEOUT", 10*time.Second); err != nil {
+		return Config{}, err
+	}
+	if c.ReplicaWait, err = duration("FEEDSVC_REPLICA_WAIT", 2*time.Second); err != nil {
 		return Config{}, err
 	}
 	if c.HeaderTimeout, err = duration("FEEDSVC_HEADER_TIMEOUT", 10*time.Second); err != nil {

@@ -74,3 +74,26 @@ func TestTheIntervalsBesideThePollIntervalDefaultToTheCrawlersOwn(t *testing.T) 
 		})
 	}
 }
+
+func TestTheReadReplicaSettingsAreReadFromTheEnvironment(t *testing.T) {
+	cases := []struct {
+		name, url, wait string
+		wantURL         string
+		wantWait        time.Duration
+		fails           bool
+	}{
+		{"unset reads from the primary and waits 2s", "", "", "", 2 * time.Second, false},
+		{"a read URL and a wait are taken", "postgres://standby:5433/feedsvc", "500ms", "postgres://standby:5433/feedsvc", 500 * time.Millisecond, false},
+		{"a malformed wait is an error, not a default", "postgres://standby/feedsvc", "soon", "", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("DATABASE_READ_URL", c.url)
+			t.Setenv("FEEDSVC_REPLICA_WAIT", c.wait)
+			cfg, err := FromEnv()
+			if c.fails != (err != nil) || !c.fails && (cfg.DatabaseReadURL != c.wantURL || cfg.ReplicaWait != c.wantWait) {
+				t.Fatalf("read url %q, wait %s, %v", cfg.DatabaseReadURL, cfg.ReplicaWait, err)
+			}
+		})
+	}
+}

@@ -62,6 +62,22 @@ func StartLogged(t testing.TB, logger *slog.Logger, opts ...Option) *Harness {
 	return h
 }
 
+// StartOn runs the service with every role on the database at dsn
+// (migrated on start), for tests that bring their own server
+// (testkit/pgstandby).
+func StartOn(t testing.TB, dsn string, opts ...Option) *Harness {
+	t.Helper()
+	h := startOn(t, dsn, Logger(), opts)
+	h.Key = h.NewKey("acme")
+	return h
+}
+
+// WithReadURL reads the read models from the standby at url
+// (DATABASE_READ_URL), waiting at most wait for it to replay a write.
+func WithReadURL(url string, wait time.Duration) Option {
+	return func(c *config.Config) { c.DatabaseReadURL, c.ReplicaWait = url, wait }
+}
+
 // Another starts a second service on the harness's database, as a second
 // process of the same deployment (or the same one restarted, after Stop)
 // would be: it shares nothing with the first but the database. Its Key is

@@ -251,3 +251,15 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// ServerBinaries is the directory of the newest installed Postgres server
+// binaries (POSTGRES_BIN overrides it), for packages that run servers of
+// their own (testkit/pgstandby).
+func ServerBinaries() (string, error) { return serverBinaries() }
+
+// ClusterOwner is the OS user a private server runs as: postgres when this
+// process is root, nil (this process's own) otherwise.
+func ClusterOwner() (*syscall.Credential, error) { return clusterOwner() }
+
+// FreePort is a loopback TCP port free at the time of the call.
+func FreePort() (int, error) { return freePort() }
