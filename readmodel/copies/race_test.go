@@ -90,5 +90,5 @@ func TestTwoProcessesAddingCopiesOfOneStoryMakeOneItem(t *testing.T) {
 
 // racingOptions are the options each racing process's handler has.
 func racingOptions(h *servicetest.Harness, f commands.CopyFinder) []commands.Option {
-	return []commands.Option{commands.FindingCopies(f)}
+	return []commands.Option{commands.FindingCopies(f), commands.DecidingCopiesAlone(copies.NewFeedLocks(h.Service.DB.Bun))}
 }
