@@ -2,11 +2,13 @@ package copies_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -91,4 +93,67 @@ func TestTwoProcessesAddingCopiesOfOneStoryMakeOneItem(t *testing.T) {
 // racingOptions are the options each racing process's handler has.
 func racingOptions(h *servicetest.Harness, f commands.CopyFinder) []commands.Option {
 	return []commands.Option{commands.FindingCopies(f), commands.DecidingCopiesAlone(copies.NewFeedLocks(h.Service.DB.Bun))}
+}
+
+// TestAFeedsCopyLockHoldsOnlyThatFeed holds one feed's copy lock, as a
+// process deciding for it does, and has another process add articles: to
+// another feed they are added at once, to the held feed they wait.
+func TestAFeedsCopyLockHoldsOnlyThatFeed(t *testing.T) {
+	h := servicetest.Start(t)
+	ctx := context.Background()
+	locks := copies.NewFeedLocks(h.Service.DB.Bun)
+	other := commands.New(h.Service.Store, h.Service.Lookups, racingOptions(h, copies.NewQueries(h.Service.DB.Bun))...)
+	held, free := newFeedTarget(t, h), newFeedTarget(t, h)
+	release, err := locks.Hold(ctx, []uuid.UUID{held.FeedID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = release(ctx, commands.Result{}) }()
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, tc := range []struct {
+		name  string
+		to    domain.ItemTarget
+		waits bool
+	}{
+		{"another feed's article is added while the lock is held", free, false},
+		{"the held feed's article waits for the lock", held, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stored, _, err := other.DiscoverArticles(ctx, []commands.DiscoverArticle{{SourceID: tc.to.SourceID, Content: article(r, "lock.example", i)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Long enough for an unlocked add, far shorter than the
+			// held lock.
+			actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			added, _, err := other.AddNewsItems(actx, []commands.AddNewsItem{{ItemTarget: tc.to, Article: stored[0].ArticleDiscovered}})
+			switch {
+			case tc.waits && err == nil:
+				t.Fatalf("added %v while another process held the feed's lock", added)
+			case tc.waits && !errors.Is(err, context.DeadlineExceeded):
+				t.Fatalf("waiting for the lock: %v", err)
+			case !tc.waits && err != nil:
+				t.Fatal(err)
+			case !tc.waits && !added[0]:
+				t.Fatal("the article was not added")
+			}
+		})
+	}
+}
+
+// newFeedTarget makes a news feed with a site attached, and returns where
+// that site's articles go.
+func newFeedTarget(t *testing.T, h *servicetest.Harness) domain.ItemTarget {
+	t.Helper()
+	auth := map[string]string{"Authorization": "Bearer " + h.Key}
+	feed := h.DoWith("POST", "/feeds/news", map[string]any{"name": "locks", "description": "locks"}, auth).Data()["id"].(string)
+	var org uuid.UUID
+	if err := h.Service.DB.Bun.NewRaw(`SELECT organization_id FROM feeds WHERE id = ?`, feed).Scan(context.Background(), &org); err != nil {
+		t.Fatal(err)
+	}
+	site := strings.ReplaceAll(uuid.NewString(), "-", "") + ".example"
+	att := h.DoWith("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site}, auth).Data()
+	return domain.ItemTarget{FeedID: uuid.MustParse(feed), OrganizationID: org, AttachmentID: uuid.MustParse(att["id"].(string)),
+		SourceID: uuid.MustParse(att["sourceId"].(string)), SourceType: domain.SourceSite}
 }
