@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"time"
@@ -21,8 +20,9 @@ import (
 // feed, held on a transaction of their own from before the copies are
 // looked for until this read model shows what was appended, so the next
 // process to decide for the feed finds it. Feeds lock on keys of their
-// own: unrelated feeds never wait for each other, short of two feeds
-// folding to one 32-bit key (feedKey), which only makes them take turns.
+// own (the hash of "copies:feed:" and its id, as the event store and the
+// projectors key their locks): unrelated feeds never wait for each other,
+// short of a 64-bit hash collision, which only makes two feeds take turns.
 type FeedLocks struct {
 	db       *bun.DB
 	interval time.Duration
@@ -32,10 +32,6 @@ type FeedLocks struct {
 func NewFeedLocks(db *bun.DB) *FeedLocks { return &FeedLocks{db: db, interval: 5 * time.Millisecond} }
 
 var _ commands.FeedLocks = (*FeedLocks)(nil)
-
-// lockSpace keeps these advisory keys apart from other users' of the
-// two-int form; the one-bigint form is used elsewhere (projections).
-const lockSpace = 0x636f7069 // "copi"
 
 // Hold takes the feeds' locks in one order (no two callers deadlock).
 func (l *FeedLocks) Hold(ctx context.Context, feedIDs []uuid.UUID) (func(context.Context, commands.Result) error, error) {
@@ -47,7 +43,7 @@ func (l *FeedLocks) Hold(ctx context.Context, feedIDs []uuid.UUID) (func(context
 		return nil, fmt.Errorf("begin the feed locks' transaction: %w", err)
 	}
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?, ?)`, lockSpace, feedKey(id)); err != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, "copies:feed:"+id.String()); err != nil {
 			_ = tx.Rollback()
 			return nil, fmt.Errorf("lock feed %s for its copies: %w", id, err)
 		}
@@ -60,11 +56,6 @@ func (l *FeedLocks) Hold(ctx context.Context, feedIDs []uuid.UUID) (func(context
 		}
 		return l.waitVisible(ctx, res.Position)
 	}, nil
-}
-
-// feedKey folds a feed id to the 32-bit key of its lock.
-func feedKey(id uuid.UUID) int32 {
-	return int32(binary.BigEndian.Uint32(id[0:4]) ^ binary.BigEndian.Uint32(id[4:8]) ^ binary.BigEndian.Uint32(id[8:12]) ^ binary.BigEndian.Uint32(id[12:16]))
 }
 
 // waitVisible polls the copies projector's checkpoint until it reached pos.
