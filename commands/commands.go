@@ -81,6 +81,9 @@ type Handler struct {
 	// copies finds the items articles are copies of (copies.go); nil
 	// when copies are not looked for.
 	copies *copyGuard
+	// feedLocks serialises copy decisions of a feed across processes
+	// (DecidingCopiesAlone); nil leaves the in-process guard alone.
+	feedLocks FeedLocks
 	// happeningCopies finds the event items happenings are copies of
 	// (happeningcopies.go); nil when they are not looked for.
 	happeningCopies *happeningGuard

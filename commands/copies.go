@@ -29,6 +29,28 @@ func FindingCopies(f CopyFinder) Option {
 	return func(h *Handler) { h.copies = &copyGuard{finder: f, feeds: map[uuid.UUID]*feedCopies{}} }
 }
 
+// FeedLocks closes, across processes, the window in which the finder
+// cannot know an item another process has just added: Hold takes the
+// feeds' locks shared by every process (feeds in any order), and release,
+// after the call's append at res.Position, waits until the finder's read
+// model shows that position before letting the next decider in. Feeds
+// not in feedIDs are never waited on.
+type FeedLocks interface {
+	Hold(ctx context.Context, feedIDs []uuid.UUID) (release func(ctx context.Context, res Result) error, err error)
+}
+
+// DecidingCopiesAlone has FindingCopies take the feeds' cross-process
+// locks (FeedLocks) around finding copies and appending: two processes
+// crawling for one feed at once then decide its copies one after the
+// other, each seeing what the other added.
+func DecidingCopiesAlone(l FeedLocks) Option {
+	return func(h *Handler) { h.feedLocks = l }
+}
+
+// copyVisibleWithin bounds the wait, before a feed's locks are let go, for
+// the finder's read model to show the call's append (the projection lag).
+const copyVisibleWithin = 10 * time.Second
+
 // recentFor is how long the guard remembers what it added: longer than a
 // read model takes to reflect an append.
 const recentFor = 2 * time.Minute
@@ -37,7 +59,8 @@ const recentFor = 2 * time.Minute
 // which the finder cannot know an item this process has just added: a
 // feed's items are decided one call at a time (its lock), and what a call
 // added is remembered for recentFor. Two processes crawling for one feed
-// at once can still each add a copy in that window.
+// at once can still each add a copy in that window unless FeedLocks closes
+// it (DecidingCopiesAlone).
 type copyGuard struct {
 	finder CopyFinder
 	mu     sync.Mutex

@@ -99,6 +99,21 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 		feedIDs[i] = c.FeedID
 	}
 	defer h.copies.lock(feedIDs)()
+	if h.feedLocks != nil {
+		release, err := h.feedLocks.Hold(ctx, feedIDs)
+		if err != nil {
+			return nil, Result{}, fmt.Errorf("hold the copy locks of %d feeds: %w", len(feedIDs), err)
+		}
+		defer func() {
+			// The wait is on a context of its own: a caller gone must
+			// still let the next decider in once the append is visible.
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), copyVisibleWithin)
+			defer cancel()
+			if rerr := release(wctx, res); rerr != nil && err == nil {
+				err = fmt.Errorf("release the copy locks of %d feeds: %w", len(feedIDs), rerr)
+			}
+		}()
+	}
 	now := h.now()
 	// Each item is an add of its own, or a copy of an item (copyOf).
 	copyOf := make([]domain.CopyMatch, len(cs))

@@ -123,7 +123,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Lookups = readmodel.NewLookups(db.Bun)
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
-	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social), commands.FindingCopies(copies.NewQueries(db.Bun)),
+	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social), commands.FindingCopies(copies.NewQueries(db.Bun)), commands.DecidingCopiesAlone(copies.NewFeedLocks(db.Bun)),
 		commands.FindingHappeningCopies(happeningitems.NewQueries(db.Bun)))
 	s.Keys = auth.NewStore(db.Bun)
 	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit, cfg.RateLimitFailure)

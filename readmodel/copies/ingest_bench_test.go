@@ -42,7 +42,8 @@ func article(r *rand.Rand, site string, i int) domain.ArticleContent {
 // to one feed, as the crawler's batch does (commands.DiscoverArticles,
 // then commands.AddNewsItems): today's exact-URL identity alone, and with
 // the copy check (every article's candidates looked up in the feed's
-// index, and compared). ns/op is per batch; item-µs is per article.
+// index, and compared), and with the feed's cross-process lock besides
+// (held from the lookup until the copies read model shows the append). ns/op is per batch; item-µs is per article.
 func BenchmarkIngestingArticles(b *testing.B) {
 	h := servicetest.Start(b)
 	ctx := context.Background()
@@ -52,6 +53,8 @@ func BenchmarkIngestingArticles(b *testing.B) {
 	}{
 		{"exact URL only", commands.New(h.Service.Store, h.Service.Lookups)},
 		{"with the copy check", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)))},
+		{"with the copy check and the feed lock", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)),
+			commands.DecidingCopiesAlone(copies.NewFeedLocks(h.Service.DB.Bun)))},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			feed := h.DoWith("POST", "/feeds/news", map[string]any{"name": tc.name, "description": "bench"}, map[string]string{"Authorization": "Bearer " + h.Key}).Data()["id"].(string)
