@@ -2746,6 +2746,24 @@ func (e ParsePage200JSONResponseBodySuccess) Valid() bool {
 	}
 }
 
+// Defines values for Readyz200JSONResponseBodyReads.
+const (
+	Primary Readyz200JSONResponseBodyReads = "primary"
+	Replica Readyz200JSONResponseBodyReads = "replica"
+)
+
+// Valid indicates whether the value is a known member of the Readyz200JSONResponseBodyReads enum.
+func (e Readyz200JSONResponseBodyReads) Valid() bool {
+	switch e {
+	case Primary:
+		return true
+	case Replica:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Readyz200JSONResponseBodyStatus.
 const (
 	Ready Readyz200JSONResponseBodyStatus = "ready"
@@ -6967,6 +6985,9 @@ type ParsePage422JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// Readyz200JSONResponseBodyReads defines parameters for Readyz.
+type Readyz200JSONResponseBodyReads string
+
 // Readyz200JSONResponseBodyStatus defines parameters for Readyz.
 type Readyz200JSONResponseBodyStatus string
 
@@ -10298,7 +10319,7 @@ type ClientInterface interface {
 
 	// Readyz Whether the service can answer requests
 	//
-	// Checks the database, and that no projector run by this process is failing.
+	// Checks the database, and that no projector run by this process is failing. A process with a read replica (`DATABASE_READ_URL`) also says where its reads go: `reads` is `replica`, or `primary` while the replica lags past the bound or cannot be reached (the process stays ready: the primary answers its reads).
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -12011,7 +12032,7 @@ func (c *Client) ParsePage(ctx context.Context, params *ParsePageParams, body Pa
 
 // Readyz Whether the service can answer requests
 //
-// Checks the database, and that no projector run by this process is failing.
+// Checks the database, and that no projector run by this process is failing. A process with a read replica (`DATABASE_READ_URL`) also says where its reads go: `reads` is `replica`, or `primary` while the replica lags past the bound or cannot be reached (the process stays ready: the primary answers its reads).
 //
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -17823,7 +17844,7 @@ type ClientWithResponsesInterface interface {
 
 	// ReadyzWithResponse Whether the service can answer requests
 	//
-	// Checks the database, and that no projector run by this process is failing.
+	// Checks the database, and that no projector run by this process is failing. A process with a read replica (`DATABASE_READ_URL`) also says where its reads go: `reads` is `replica`, or `primary` while the replica lags past the bound or cannot be reached (the process stays ready: the primary answers its reads).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29580,6 +29601,7 @@ type ReadyzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
+		Reads  *Readyz200JSONResponseBodyReads `json:"reads,omitempty"`
 		Status Readyz200JSONResponseBodyStatus `json:"status"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -29602,6 +29624,7 @@ type ReadyzResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReadyzResponse) GetJSON200() *struct {
+	Reads  *Readyz200JSONResponseBodyReads `json:"reads,omitempty"`
 	Status Readyz200JSONResponseBodyStatus `json:"status"`
 } {
 	return r.JSON200
@@ -34820,7 +34843,7 @@ func (c *ClientWithResponses) ParsePageWithResponse(ctx context.Context, params 
 
 // ReadyzWithResponse Whether the service can answer requests
 //
-// Checks the database, and that no projector run by this process is failing.
+// Checks the database, and that no projector run by this process is failing. A process with a read replica (`DATABASE_READ_URL`) also says where its reads go: `reads` is `replica`, or `primary` while the replica lags past the bound or cannot be reached (the process stays ready: the primary answers its reads).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -62061,6 +62084,7 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
+			Reads  *Readyz200JSONResponseBodyReads `json:"reads,omitempty"`
 			Status Readyz200JSONResponseBodyStatus `json:"status"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

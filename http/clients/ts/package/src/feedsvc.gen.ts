@@ -1477,7 +1477,7 @@ export interface paths {
         };
         /**
          * Whether the service can answer requests
-         * @description Checks the database, and that no projector run by this process is failing.
+         * @description Checks the database, and that no projector run by this process is failing. A process with a read replica (`DATABASE_READ_URL`) also says where its reads go: `reads` is `replica`, or `primary` while the replica lags past the bound or cannot be reached (the process stays ready: the primary answers its reads).
          */
         get: operations["readyz"];
         put?: never;
@@ -9610,6 +9610,8 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         status: "ready";
+                        /** @enum {string} */
+                        reads?: "replica" | "primary";
                     };
                 };
             };
