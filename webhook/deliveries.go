@@ -165,5 +165,8 @@ func (s *Service) Redeliver(ctx context.Context, org, webhookID, id uuid.UUID) (
 	if err != nil {
 		return Delivery{}, err
 	}
+	// In the webhooks role's process the stopped job client starts at
+	// once; elsewhere that process's gate finds the job at its next look.
+	s.wakeGate()
 	return answer, nil
 }

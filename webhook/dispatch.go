@@ -136,9 +136,6 @@ func (d *dispatcher) newBatch() *batch { return &batch{svc: d.svc} }
 // changes, so that each is matched against the subscriptions as they
 // stood at its position in the log.
 func (d *dispatcher) queuePending(ctx context.Context, db bun.IDB) error {
-	// A subscription is changing: the deliveries it brings need the job
-	// client (gate.go).
-	d.svc.wakeGate()
 	if b, ok := projections.Deferred(ctx, d, d.newBatch); ok {
 		return b.Flush(ctx, db)
 	}
@@ -308,6 +305,9 @@ func (s *Service) queue(ctx context.Context, db bun.IDB, payloads []payloadRow, 
 	if _, err := s.river.InsertManyTx(ctx, tx.Tx, jobs); err != nil {
 		return fmt.Errorf("queue deliveries: %w", err)
 	}
+	// The job client may be stopped (gate.go): it starts once this
+	// transaction commits.
+	s.wakeGate()
 	return nil
 }
 

@@ -11,8 +11,8 @@ import (
 // DeliveryRetention is how long the delivery log keeps a finished delivery.
 const DeliveryRetention = 30 * 24 * time.Hour
 
-// housekeepArgs is the hourly clean-up (a River periodic job, run by one
-// process at a time).
+// housekeepArgs is the hourly clean-up (a River job the gate queues once
+// an hour, unique for the hour, so one process runs it).
 type housekeepArgs struct{}
 
 func (housekeepArgs) Kind() string { return "webhook_housekeep" }
@@ -28,8 +28,9 @@ func (w *housekeepWorker) Work(ctx context.Context, _ *river.Job[housekeepArgs])
 
 // Housekeep marks deliveries whose job ended without an outcome unknown,
 // and removes unused secrets, finished deliveries past retention with
-// their bodies, and the failure streaks of deleted webhooks. River runs it
-// hourly and when the webhooks role starts, in one process at a time.
+// their bodies, and the failure streaks of deleted webhooks. The webhooks
+// role's gate queues it hourly and when the role starts (gate.go); River
+// keeps it to one run an hour across processes.
 func (s *Service) Housekeep(ctx context.Context) error {
 	now := s.cfg.Now()
 	if err := s.markUnknown(ctx, now); err != nil {

@@ -21,7 +21,6 @@ package webhook
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -86,6 +85,9 @@ type Config struct {
 	// Instance names the process in the sender's and the listener's
 	// application_name (database.AppName); unset, they keep the main pool's.
 	Instance string
+	// SenderIdle is how long the job client runs with no job to work
+	// before it stops (gate.go; default DefaultSenderIdle).
+	SenderIdle time.Duration
 	// RecordPatience is how long a sent attempt's outcome is retried to be
 	// recorded before the job gives up on it (default 15 s; tests shorten
 	// it).
@@ -113,6 +115,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SenderConns <= 0 {
 		c.SenderConns = senderConns
+	}
+	if c.SenderIdle <= 0 {
+		c.SenderIdle = DefaultSenderIdle
 	}
 	if c.RecordPatience <= 0 {
 		c.RecordPatience = recordPatience
@@ -151,7 +156,7 @@ type Service struct {
 	sender  *Sender
 	secrets *Secrets
 	metrics *Metrics
-	// gate starts the job client once there are webhooks (gate.go).
+	// gate runs the job client while it has jobs (gate.go).
 	gate gate
 	// loads and records batch the attempts' statements (webhooks role).
 	loads   *batcher[uuid.UUID, attempt]
@@ -263,9 +268,6 @@ func (s *Service) riverConfig() *river.Config {
 	cfg.FetchCooldown = min(poll, 10*time.Millisecond)
 	cfg.JobTimeout = s.cfg.jobTimeout()
 	cfg.RescueStuckJobsAfter = s.cfg.RescueAfter
-	cfg.PeriodicJobs = []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-		func() (river.JobArgs, *river.InsertOpts) { return housekeepArgs{}, &river.InsertOpts{Queue: queueName} },
-		&river.PeriodicJobOpts{RunOnStart: true})}
 	return cfg
 }
 
@@ -288,26 +290,15 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop lets attempts in flight finish for a while, then cancels them
-// (a cancelled attempt is retried later, like a failed one).
+// Stop stops the gate, then the job client if it runs: attempts in flight
+// finish for a while, then are cancelled (a cancelled attempt is retried
+// later, like a failed one).
 func (s *Service) Stop(ctx context.Context) error {
 	if s.gate.stop != nil {
 		s.gate.stop()
 		<-s.gate.done
 	}
-	if !s.senderStarted() {
-		return nil
-	}
-	soft, cancel := context.WithTimeout(ctx, s.cfg.AttemptTimeout+2*time.Second)
-	defer cancel()
-	err := s.river.Stop(soft)
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = s.river.StopAndCancel(ctx)
-	}
-	if err != nil {
-		return fmt.Errorf("stop webhook sender: %w", err)
-	}
-	return nil
+	return s.stopSender(ctx)
 }
 
 // Close releases the sender's connections, after Stop.
