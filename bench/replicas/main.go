@@ -467,19 +467,22 @@ func (m *meter) measure(setup, window string, do func() load) result {
 func report(w io.Writer, results []result, o options) {
 	fmt.Fprintf(w, "GET /feeds/news/{id}/items?limit=50 of a random feed of %d (%d items in all); fixed rate %.0f/s, saturation %d in flight; windows of %s (idle %s)\n\n",
 		o.feeds, o.items, o.rate, o.clients, o.window, o.idle)
-	fmt.Fprintln(w, "| Setup | Window | Answers/s | Errors | p50 | p99 | API CPU s (each) | Primary PG CPU s | Standby PG CPU s | Load generator CPU s | Primary PG CPU ms / 1,000 answers | Load (1 min) before → after |")
+	fmt.Fprintln(w, "| Setup | Window | Answers/s | Errors | p50 | p99 | API CPU s (each) | Primary PG CPU s | Standby PG CPU s | Load generator CPU s | Per 1,000 answers: API / primary PG / standby PG CPU ms | Load (1 min) before → after |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range results {
 		var each []string
+		var apiCPU time.Duration
 		for _, c := range r.apiCPU {
 			each = append(each, fmt.Sprintf("%.2f", c.Seconds()))
+			apiCPU += c
 		}
 		rate, p50, p99, per := "–", "–", "–", "–"
 		if r.load.answers > 0 {
 			rate = fmt.Sprintf("%.0f", float64(r.load.answers)/r.load.took.Seconds())
 			p50 = fmtDur(percentile(r.load.latencies, 0.50))
 			p99 = fmtDur(percentile(r.load.latencies, 0.99))
-			per = fmt.Sprintf("%.0f", float64(r.primaryCPU.Milliseconds())/float64(r.load.answers)*1000)
+			perK := func(d time.Duration) float64 { return float64(d.Milliseconds()) / float64(r.load.answers) * 1000 }
+			per = fmt.Sprintf("%.0f / %.0f / %.0f", perK(apiCPU), perK(r.primaryCPU), perK(r.standbyCPU))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s → %s |\n",
 			r.setup, r.window, rate, r.load.errors, p50, p99, strings.Join(each, " + "),
