@@ -171,6 +171,7 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	catchUp := fs.Bool("catchup", true, "run the projections until they reach the head of the log and report the rate")
 	timeout := fs.Duration("timeout", 30*time.Minute, "give up after this long")
 	verbose := fs.Bool("v", false, "log projection progress")
+	spread := fs.Bool("spread", false, "spread the items over every feed created (round robin) instead of the big feed alone")
 	topics := fs.Bool("topics", false, "vary the items' text for full-text search (issue 37): each title names one of 20 topics, every 997th description says volcano, and items declare English")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -187,11 +188,16 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	defer db.Close()
 
 	t0 := time.Now()
+	var itemFeeds []uuid.UUID
 	for i := range *feeds {
-		if _, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
+		st, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
 			Kind: domain.FeedNews, Org: orgID, Name: fmt.Sprintf("Bench feed %03d", i), Description: "A feed created by bench/seed for GET /feeds/news.",
-		}); err != nil {
+		})
+		if err != nil {
 			return err
+		}
+		if *spread {
+			itemFeeds = append(itemFeeds, st.ID)
 		}
 	}
 	bigFeedState, _, err := cmds.CreateFeed(ctx, commands.CreateFeed{
@@ -202,7 +208,7 @@ func seedAPI(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(os.Stderr, "created %d feeds in %s\n", *feeds+1, time.Since(t0).Round(time.Millisecond))
 
-	gen := newItemGen(orgID, []uuid.UUID{bigFeedState.ID})
+	gen := newItemGen(orgID, append(itemFeeds, bigFeedState.ID))
 	gen.topics = *topics
 	t0 = time.Now()
 	switch *load {
