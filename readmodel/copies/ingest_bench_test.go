@@ -54,7 +54,7 @@ func BenchmarkIngestingArticles(b *testing.B) {
 		{"exact URL only", commands.New(h.Service.Store, h.Service.Lookups)},
 		{"with the copy check", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)))},
 		{"with the copy check and the feed lock", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)),
-			commands.DecidingCopiesAlone(copies.NewFeedLocks(h.Service.DB.Bun)))},
+			commands.DecidingCopiesAlone(feedLocks(h)))},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			feed := h.DoWith("POST", "/feeds/news", map[string]any{"name": tc.name, "description": "bench"}, map[string]string{"Authorization": "Bearer " + h.Key}).Data()["id"].(string)
