@@ -87,7 +87,7 @@ func racingHappeningOptions(h *servicetest.Harness) []commands.Option {
 
 // newEventFeed makes an event feed with sites sites attached, and returns
 // where each site's happenings go.
-func newEventFeed(t *testing.T, h *servicetest.Harness, sites int) []domain.ItemTarget {
+func newEventFeed(t testing.TB, h *servicetest.Harness, sites int) []domain.ItemTarget {
 	t.Helper()
 	ctx := context.Background()
 	org := uuid.New()
