@@ -29,27 +29,45 @@ func FindingCopies(f CopyFinder) Option {
 	return func(h *Handler) { h.copies = &copyGuard{finder: f, feeds: map[uuid.UUID]*feedCopies{}} }
 }
 
-// FeedLocks closes, across processes, the window in which the finder
-// cannot know an item another process has just added: Hold takes the
-// feeds' locks shared by every process (feeds in any order), and release,
-// after the call's append at res.Position, waits until the finder's read
-// model shows that position before letting the next decider in. Feeds
-// not in feedIDs are never waited on.
+// FeedLocks closes, across processes, the window in which a copy lookup
+// (the CopyFinder's or the HappeningCopyFinder's read model) cannot know
+// an item another process has just added: Hold takes the feeds' locks
+// shared by every process (feeds in any order), and release, after the
+// call's append at res.Position, waits until the lookups' read models
+// that res's events change show it before letting the next decider in.
+// Feeds not in feedIDs are never waited on. The wait is bounded by the
+// locks; past the bound release lets go anyway and says so in the log,
+// not to its caller: the append is kept, so the call has not failed,
+// though the next decider may not see what it added.
 type FeedLocks interface {
-	Hold(ctx context.Context, feedIDs []uuid.UUID) (release func(ctx context.Context, res Result) error, err error)
+	Hold(ctx context.Context, feedIDs []uuid.UUID) (release func(ctx context.Context, res Result), err error)
 }
 
-// DecidingCopiesAlone has FindingCopies take the feeds' cross-process
-// locks (FeedLocks) around finding copies and appending: two processes
-// crawling for one feed at once then decide its copies one after the
-// other, each seeing what the other added.
+// DecidingCopiesAlone has FindingCopies and FindingHappeningCopies take
+// the feeds' cross-process locks (FeedLocks) around finding copies and
+// appending: two processes crawling for one feed at once then decide its
+// copies one after the other, each seeing what the other added.
 func DecidingCopiesAlone(l FeedLocks) Option {
 	return func(h *Handler) { h.feedLocks = l }
 }
 
-// copyVisibleWithin bounds the wait, before a feed's locks are let go, for
-// the finder's read model to show the call's append (the projection lag).
-const copyVisibleWithin = 10 * time.Second
+// holdFeeds takes the feeds' cross-process locks when the handler has
+// them; the release it returns is to be deferred with the call's result,
+// and does nothing without them.
+func (h *Handler) holdFeeds(ctx context.Context, feedIDs []uuid.UUID) (release func(res Result), err error) {
+	if h.feedLocks == nil {
+		return func(Result) {}, nil
+	}
+	rel, err := h.feedLocks.Hold(ctx, feedIDs)
+	if err != nil {
+		return nil, fmt.Errorf("hold the copy locks of %d feeds: %w", len(feedIDs), err)
+	}
+	return func(res Result) {
+		// The wait is on a context of its own: a caller gone must still
+		// let the next decider in once the append is visible.
+		rel(context.WithoutCancel(ctx), res)
+	}, nil
+}
 
 // recentFor is how long the guard remembers what it added: longer than a
 // read model takes to reflect an append.

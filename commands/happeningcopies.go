@@ -119,26 +119,31 @@ func (h *Handler) HappeningDetails(ctx context.Context, id uuid.UUID) (domain.Ha
 	return hp.Details(), hp.Exists(), nil
 }
 
-// addHappeningCopy records c's happening as the copy of an item of its
-// feed when it is one; done is false when c is to be decided as usual
-// (the feed has the happening's own item, or no item it is a copy of).
-// The caller holds the feed's lock.
-func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (done bool, res Result, start time.Time, err error) {
+// happeningListing reads what deciding whether c's happening is a copy
+// takes; decides is false when there is nothing to decide: the feed has
+// the happening's own item already, the happening is not recorded, or its
+// listing has no start to find other listings by.
+func (h *Handler) happeningListing(ctx context.Context, c AddHappeningItem) (details domain.HappeningDetails, listing nearcopy.Listing, decides bool, err error) {
 	own, err := stream.Load(ctx, h.store, domain.HappeningItemStream(c.FeedID, c.HappeningID))
 	if err != nil || len(own) > 0 {
-		return false, Result{}, time.Time{}, err
+		return details, listing, false, err
 	}
 	details, ok, err := h.HappeningDetails(ctx, c.HappeningID)
 	if err != nil || !ok {
-		return false, Result{}, time.Time{}, err
+		return details, listing, false, err
 	}
-	listing := details.Listing()
-	if listing.Start.IsZero() {
-		return false, Result{}, time.Time{}, nil
-	}
+	listing = details.Listing()
+	return details, listing, !listing.Start.IsZero(), nil
+}
+
+// addHappeningCopy records c's happening (details, listing) as the copy
+// of an item of its feed when it is one; done is false when c is to be
+// decided as usual (the feed has no item it is a copy of). The caller
+// holds the feed's locks.
+func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem, details domain.HappeningDetails, listing nearcopy.Listing) (done bool, res Result, err error) {
 	ids, err := h.happeningCopies.candidates(ctx, c.FeedID, listing.Start, h.now())
 	if err != nil {
-		return false, Result{}, listing.Start, err
+		return false, Result{}, err
 	}
 	checked := 0
 	for _, id := range ids {
@@ -150,7 +155,7 @@ func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (don
 		}
 		other, ok, err := h.HappeningDetails(ctx, id)
 		if err != nil {
-			return false, Result{}, listing.Start, err
+			return false, Result{}, err
 		}
 		if !ok || !nearcopy.SameHappening(other.Listing(), listing) {
 			continue
@@ -165,13 +170,13 @@ func (h *Handler) addHappeningCopy(ctx context.Context, c AddHappeningItem) (don
 			},
 		})
 		if err != nil {
-			return false, Result{}, listing.Start, fmt.Errorf("record event %s as a copy of %s in feed %s: %w", c.HappeningID, id, c.FeedID, err)
+			return false, Result{}, fmt.Errorf("record event %s as a copy of %s in feed %s: %w", c.HappeningID, id, c.FeedID, err)
 		}
 		if exists {
-			return true, res, listing.Start, nil
+			return true, res, nil
 		}
 	}
-	return false, Result{}, listing.Start, nil
+	return false, Result{}, nil
 }
 
 // SplitHappeningCopy splits a happening recorded as an event item's (a

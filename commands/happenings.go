@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -72,22 +71,41 @@ type AddHappeningItem struct {
 // AddHappeningItem appends the item when the feed does not have the happening yet
 // (added is true: this is what event.item_added announces), or links it to
 // the attachment when another one brought it; nothing when the attachment
-// already did.
+// already did. With FindingHappeningCopies, a happening that is another
+// listing of an item of the feed is recorded as that item's copy instead;
+// with DecidingCopiesAlone too, that decision is made under the feed's
+// cross-process lock, held until the event items read model shows it.
 func (h *Handler) AddHappeningItem(ctx context.Context, c AddHappeningItem) (added bool, res Result, err error) {
-	var start time.Time
 	if g := h.happeningCopies; g != nil {
 		f := g.feed(c.FeedID)
 		f.lock.Lock()
 		defer f.lock.Unlock()
-		var done bool
-		if done, res, start, err = h.addHappeningCopy(ctx, c); err != nil || done {
-			return false, res, err
+		details, listing, decides, err := h.happeningListing(ctx, c)
+		if err != nil {
+			return false, Result{}, err
 		}
-		defer func() {
-			if added && !start.IsZero() {
-				g.remember(c.FeedID, c.HappeningID, start, h.now())
+		// A happening the feed has an item of, or one without a start,
+		// is no copy of anything: it is added or linked as usual, and
+		// no other process's decision can change that, so it takes no
+		// cross-process lock (a crawl finding what it found before).
+		if decides {
+			release, err := h.holdFeeds(ctx, []uuid.UUID{c.FeedID})
+			if err != nil {
+				return false, Result{}, err
 			}
-		}()
+			// Every return below that appended returns what it
+			// appended as res.
+			defer func() { release(res) }()
+			var done bool
+			if done, res, err = h.addHappeningCopy(ctx, c, details, listing); err != nil || done {
+				return false, res, err
+			}
+			defer func() {
+				if added {
+					g.remember(c.FeedID, c.HappeningID, listing.Start, h.now())
+				}
+			}()
+		}
 	}
 	_, res, err = decide(ctx, h, change[*domain.HappeningItem]{
 		stream: domain.HappeningItemStream(c.FeedID, c.HappeningID), org: c.OrganizationID,

@@ -99,21 +99,14 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 		feedIDs[i] = c.FeedID
 	}
 	defer h.copies.lock(feedIDs)()
-	if h.feedLocks != nil {
-		release, err := h.feedLocks.Hold(ctx, feedIDs)
-		if err != nil {
-			return nil, Result{}, fmt.Errorf("hold the copy locks of %d feeds: %w", len(feedIDs), err)
-		}
-		defer func() {
-			// The wait is on a context of its own: a caller gone must
-			// still let the next decider in once the append is visible.
-			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), copyVisibleWithin)
-			defer cancel()
-			if rerr := release(wctx, res); rerr != nil && err == nil {
-				err = fmt.Errorf("release the copy locks of %d feeds: %w", len(feedIDs), rerr)
-			}
-		}()
+	release, err := h.holdFeeds(ctx, feedIDs)
+	if err != nil {
+		return nil, Result{}, err
 	}
+	// kept is what the call appended, which the next decider is to see
+	// even when a later append of the call fails.
+	var kept Result
+	defer func() { release(kept) }()
 	now := h.now()
 	// Each item is an add of its own, or a copy of an item (copyOf).
 	copyOf := make([]domain.CopyMatch, len(cs))
@@ -182,6 +175,7 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 			h.copies.remember(cs[i].FeedID, cs[i].Article.NewsPageID, cs[i].Article, now)
 		}
 	}
+	kept = res
 	if len(alone) > 0 {
 		rest := make([]AddNewsItem, len(alone))
 		for j, i := range alone {
@@ -192,6 +186,7 @@ func (h *Handler) AddNewsItems(ctx context.Context, cs []AddNewsItem) (added []b
 			return nil, Result{}, err
 		}
 		res = res.Merge(r)
+		kept = res
 		for j, i := range alone {
 			added[i] = more[j]
 			h.copies.remember(cs[i].FeedID, cs[i].Article.NewsPageID, cs[i].Article, now)

@@ -123,7 +123,10 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 	}
 	s.Lookups = readmodel.NewLookups(db.Bun)
 	s.Social = social.New(social.Providers(cfg.Platforms, cfg.AllowPrivateNetworks), logger)
-	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social), commands.FindingCopies(copies.NewQueries(db.Bun)), commands.DecidingCopiesAlone(copies.NewFeedLocks(db.Bun)),
+	// The feeds' copy locks wake on the runner's progress once it exists
+	// (WakeOn below): the runner needs the handler that holds them.
+	feedLocks := copies.NewFeedLocks(db.Bun, logger)
+	s.Commands = commands.New(s.Store, s.Lookups, commands.CheckingSources(s.Social), commands.FindingCopies(copies.NewQueries(db.Bun)), commands.DecidingCopiesAlone(feedLocks),
 		commands.FindingHappeningCopies(happeningitems.NewQueries(db.Bun)))
 	s.Keys = auth.NewStore(db.Bun)
 	s.Limiter = auth.NewLimiter(db.Pool, cfg.RateLimit, cfg.RateLimitFailure)
@@ -159,6 +162,7 @@ func New(ctx context.Context, cfg config.Config, logger *slog.Logger) (*Service,
 			s.Close()
 			return nil, err
 		}
+		feedLocks.WakeOn(s.Runner)
 	}
 	// One crawling client per process, so that its per-host limits and
 	// robots.txt cache hold for the crawler and the parse endpoint alike.

@@ -3,6 +3,7 @@ package copies_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/domain/nearcopy"
 	"github.com/feedsvc/feedsvc/readmodel/copies"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
@@ -43,7 +45,10 @@ func article(r *rand.Rand, site string, i int) domain.ArticleContent {
 // then commands.AddNewsItems): today's exact-URL identity alone, and with
 // the copy check (every article's candidates looked up in the feed's
 // index, and compared), and with the feed's cross-process lock besides
-// (held from the lookup until the copies read model shows the append). ns/op is per batch; item-µs is per article.
+// (held from the lookup until the copies read model shows the append),
+// waking on the runner's progress as a process running the projectors
+// does, or polling their checkpoints as a crawler-only process does. ns/op
+// is per batch; item-µs is per article.
 func BenchmarkIngestingArticles(b *testing.B) {
 	h := servicetest.Start(b)
 	ctx := context.Background()
@@ -54,7 +59,9 @@ func BenchmarkIngestingArticles(b *testing.B) {
 		{"exact URL only", commands.New(h.Service.Store, h.Service.Lookups)},
 		{"with the copy check", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)))},
 		{"with the copy check and the feed lock", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)),
-			commands.DecidingCopiesAlone(copies.NewFeedLocks(h.Service.DB.Bun)))},
+			commands.DecidingCopiesAlone(feedLocks(h)))},
+		{"with the copy check and the feed lock, polling", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)),
+			commands.DecidingCopiesAlone(pollingFeedLocks(h)))},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			feed := h.DoWith("POST", "/feeds/news", map[string]any{"name": tc.name, "description": "bench"}, map[string]string{"Authorization": "Bearer " + h.Key}).Data()["id"].(string)
@@ -96,4 +103,57 @@ func BenchmarkIngestingArticles(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "item-µs")
 		})
 	}
+}
+
+// BenchmarkAddingHappenings stores a new happening and adds it to one
+// event feed, as the crawler does for each happening it finds
+// (commands.DiscoverHappening, then commands.AddHappeningItem): without
+// the copy check, with it (the feed's items starting at the happening's
+// start looked up and compared), and with the feed's cross-process lock
+// besides (held from the lookup until the event items read model shows
+// the append), waking on the runner's progress or polling checkpoints.
+// ns/op is per happening.
+func BenchmarkAddingHappenings(b *testing.B) {
+	h := servicetest.Start(b)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		cmds *commands.Handler
+	}{
+		{"identity only", commands.New(h.Service.Store, h.Service.Lookups)},
+		{"with the copy check", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingHappeningCopies(happeningitems.NewQueries(h.Service.DB.Bun)))},
+		{"with the copy check and the feed lock", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingHappeningCopies(happeningitems.NewQueries(h.Service.DB.Bun)),
+			commands.DecidingCopiesAlone(feedLocks(h)))},
+		{"with the copy check and the feed lock, polling", commands.New(h.Service.Store, h.Service.Lookups, commands.FindingHappeningCopies(happeningitems.NewQueries(h.Service.DB.Bun)),
+			commands.DecidingCopiesAlone(pollingFeedLocks(h)))},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			to := newEventFeed(b, h, 1)[0]
+			first := time.Date(2027, 6, 1, 18, 0, 0, 0, time.UTC)
+			n := 0
+			for b.Loop() {
+				// A concert every quarter of an hour: each has other
+				// items starting near it, none at its start.
+				details := concert(to, n, fmt.Sprintf("Ensemble %d", n), first.Add(time.Duration(n)*15*time.Minute))
+				n++
+				found, _, err := tc.cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: to.SourceID, Details: details})
+				if err != nil {
+					b.Fatal(err)
+				}
+				added, _, err := tc.cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: to, HappeningID: found.HappeningID})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !added {
+					b.Fatalf("concert %d was not added", n)
+				}
+			}
+		})
+	}
+}
+
+// pollingFeedLocks are the feed locks of a process that runs no
+// projectors (the crawler role alone): their waits poll the checkpoints.
+func pollingFeedLocks(h *servicetest.Harness) *copies.FeedLocks {
+	return copies.NewFeedLocks(h.Service.DB.Bun, slog.New(slog.NewTextHandler(h.T.Output(), nil)))
 }

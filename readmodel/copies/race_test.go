@@ -1,9 +1,11 @@
 package copies_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/feedsvc/feedsvc/commands"
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/readmodel/copies"
+	"github.com/feedsvc/feedsvc/readmodel/happeningitems"
 	"github.com/feedsvc/feedsvc/testkit/servicetest"
 )
 
@@ -92,7 +95,13 @@ func TestTwoProcessesAddingCopiesOfOneStoryMakeOneItem(t *testing.T) {
 
 // racingOptions are the options each racing process's handler has.
 func racingOptions(h *servicetest.Harness, f commands.CopyFinder) []commands.Option {
-	return []commands.Option{commands.FindingCopies(f), commands.DecidingCopiesAlone(copies.NewFeedLocks(h.Service.DB.Bun))}
+	return []commands.Option{commands.FindingCopies(f), commands.DecidingCopiesAlone(feedLocks(h))}
+}
+
+// feedLocks are the feed locks a process of h has, as service.New makes
+// them: waking on its runner, logging to the test.
+func feedLocks(h *servicetest.Harness) *copies.FeedLocks {
+	return copies.NewFeedLocks(h.Service.DB.Bun, slog.New(slog.NewTextHandler(h.T.Output(), nil))).WakeOn(h.Service.Runner)
 }
 
 // TestAFeedsCopyLockHoldsOnlyThatFeed holds one feed's copy lock, as a
@@ -101,14 +110,14 @@ func racingOptions(h *servicetest.Harness, f commands.CopyFinder) []commands.Opt
 func TestAFeedsCopyLockHoldsOnlyThatFeed(t *testing.T) {
 	h := servicetest.Start(t)
 	ctx := context.Background()
-	locks := copies.NewFeedLocks(h.Service.DB.Bun)
+	locks := feedLocks(h)
 	other := commands.New(h.Service.Store, h.Service.Lookups, racingOptions(h, copies.NewQueries(h.Service.DB.Bun))...)
 	held, free := newFeedTarget(t, h), newFeedTarget(t, h)
 	release, err := locks.Hold(ctx, []uuid.UUID{held.FeedID})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = release(ctx, commands.Result{}) }()
+	defer release(ctx, commands.Result{})
 	r := rand.New(rand.NewPCG(5, 6))
 	for i, tc := range []struct {
 		name  string
@@ -156,4 +165,81 @@ func newFeedTarget(t *testing.T, h *servicetest.Harness) domain.ItemTarget {
 	att := h.DoWith("POST", "/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": site}, auth).Data()
 	return domain.ItemTarget{FeedID: uuid.MustParse(feed), OrganizationID: org, AttachmentID: uuid.MustParse(att["id"].(string)),
 		SourceID: uuid.MustParse(att["sourceId"].(string)), SourceType: domain.SourceSite}
+}
+
+// TestALookupTooFarBehindLetsTheFeedGoAndTheAddSucceeds has the read
+// model a feed's copy lookup asks fall behind (its projector waits on a
+// lock of its table) while an item is added under the feed's lock: past
+// the lock's bound the add returns as done, its append kept, and the log
+// says the lock was let go early.
+func TestALookupTooFarBehindLetsTheFeedGoAndTheAddSucceeds(t *testing.T) {
+	h := servicetest.Start(t)
+	ctx := context.Background()
+	const bound = 300 * time.Millisecond
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name string
+		// table is what the lookup's projector writes the add to.
+		table string
+		// prepare makes the feed and finds what add adds to it.
+		prepare func(t *testing.T, cmds *commands.Handler) (add func() (bool, error))
+	}{
+		{"a news item waits for the copies read model", "news_copy_index", func(t *testing.T, cmds *commands.Handler) func() (bool, error) {
+			to := newFeedTarget(t, h)
+			stored, _, err := cmds.DiscoverArticles(ctx, []commands.DiscoverArticle{{SourceID: to.SourceID, Content: article(r, "lag.example", 0)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() (bool, error) {
+				added, _, err := cmds.AddNewsItems(ctx, []commands.AddNewsItem{{ItemTarget: to, Article: stored[0].ArticleDiscovered}})
+				return err == nil && added[0], err
+			}
+		}},
+		{"an event item waits for the event items read model", "event_items", func(t *testing.T, cmds *commands.Handler) func() (bool, error) {
+			to := newEventFeed(t, h, 1)[0]
+			found, _, err := cmds.DiscoverHappening(ctx, commands.DiscoverHappening{SourceID: to.SourceID,
+				Details: concert(to, 0, "Late Trio", time.Date(2027, 5, 1, 20, 0, 0, 0, time.UTC))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func() (bool, error) {
+				added, _, err := cmds.AddHappeningItem(ctx, commands.AddHappeningItem{ItemTarget: to, HappeningID: found.HappeningID})
+				return added, err
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			locks := copies.NewFeedLocks(h.Service.DB.Bun, slog.New(slog.NewTextHandler(&log, nil))).WakeOn(h.Service.Runner).WaitingAtMost(bound)
+			cmds := commands.New(h.Service.Store, h.Service.Lookups, commands.FindingCopies(copies.NewQueries(h.Service.DB.Bun)),
+				commands.FindingHappeningCopies(happeningitems.NewQueries(h.Service.DB.Bun)), commands.DecidingCopiesAlone(locks))
+			add := tc.prepare(t, cmds)
+			// SHARE lets the lookup read the table and keeps the
+			// projector from writing to it until the rollback.
+			tx, err := h.Service.DB.Bun.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			if _, err := tx.ExecContext(ctx, `LOCK TABLE `+tc.table+` IN SHARE MODE`); err != nil {
+				t.Fatal(err)
+			}
+			began := time.Now()
+			added, err := add()
+			took := time.Since(began)
+			switch {
+			case err != nil:
+				t.Fatalf("the add was reported failed: %v", err)
+			case !added:
+				t.Fatal("the item was not added")
+			case took < bound:
+				t.Errorf("the add returned after %s, before the lock's bound of %s: it did not wait for the read model", took, bound)
+			case took > 5*bound:
+				t.Errorf("the add returned after %s, long past the lock's bound of %s", took, bound)
+			}
+			if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "another process may add a copy") {
+				t.Errorf("the early release is not logged as a warning: %q", log.String())
+			}
+		})
+	}
 }
