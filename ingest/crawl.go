@@ -63,6 +63,9 @@ type crawlStats struct {
 	// Unchanged are the event documents re-read and found as they were
 	// (ingestCandidate).
 	Unchanged []string
+	// DueBy, when set, is the latest the next poll may be due: this one
+	// was quick (quick.go).
+	DueBy time.Time
 	// Offered is the latest domain.AcceptingSince of the source's
 	// attachments as the crawl found them: an event document read whole
 	// is trusted on a re-read only while it is the latest (an attachment
@@ -284,8 +287,19 @@ func (w *Worker) candidatesOf(ctx context.Context, l leased, conn connector.Conn
 		return bl.rest, bl.listings, bl, false, nil
 	}
 	validators = listingsFor(l.Listings, since)
-	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators}, since)
+	// The schedule's clock (a release's Ended), not the crawl's dates'.
+	began := time.Now()
+	quick, dueBy := w.quick(l.SourceID, began, since)
+	found, err := conn.Discover(ctx, connector.Source{ID: l.SourceID, Details: details, State: l.State, Validators: validators, Quick: quick}, since)
 	stats.Listings, stats.ListingErrors = found.Listings, found.ListingErrors
+	switch {
+	case err != nil:
+	case found.Partial:
+		validators.partial = true
+		stats.DueBy = dueBy
+	case found.ListingErrors == 0:
+		w.readWhole(l.SourceID, began, since)
+	}
 	// An unchanged state is not written again: most polls change nothing.
 	if found.State != nil && !bytes.Equal(found.State, l.State) {
 		if err := w.store.SaveState(ctx, l.SourceID, found.State); err != nil {

@@ -41,6 +41,9 @@ type listingValidators struct {
 	// those that answered (in full or 304), with what they answered.
 	requested map[string]bool
 	answered  map[string]document.Validators
+	// partial: the crawl was quick and left listings unread (quick.go);
+	// their stored rows stay as they are.
+	partial bool
 }
 
 // listingsFor keeps of the source's stored validators (read with its
@@ -76,7 +79,7 @@ func (lv *listingValidators) SetValidators(url string, v document.Validators) {
 func (lv *listingValidators) unchanged() bool {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	if len(lv.requested) != len(lv.stored) {
+	if len(lv.requested) != len(lv.stored) && !lv.partial {
 		return false
 	}
 	for u := range lv.requested {
@@ -131,6 +134,13 @@ func (w *Worker) saveListings(ctx context.Context, sourceID uuid.UUID, lv *listi
 		}
 		keep = append(keep, u)
 		save = append(save, crawlstate.ListingValidators{URL: u, ETag: v.ETag, LastModified: v.LastModified})
+	}
+	if lv.partial {
+		for u := range lv.stored {
+			if !lv.requested[u] {
+				keep = append(keep, u)
+			}
+		}
 	}
 	lv.mu.Unlock()
 	return w.store.SaveListings(ctx, sourceID, keep, save, lv.since)

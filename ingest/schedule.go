@@ -171,7 +171,7 @@ func (w *Worker) release(ctx context.Context, l leased, how outcome, stats *craw
 	switch how {
 	case succeeded:
 		w.releases.add(pendingRelease{Release: crawlstate.Release{SourceID: l.SourceID, Ended: time.Now(), Note: stats.cutOffNote(),
-			Backlog: stats.Backlog, Covered: stats.Covered, Fresh: stats.Fresh, Throttle: stats.Throttle}, stopRenew: stopRenew})
+			Backlog: stats.Backlog, Covered: stats.Covered, Fresh: stats.Fresh, Throttle: stats.Throttle, DueBy: stats.DueBy}, stopRenew: stopRenew})
 		return nil
 	case failed:
 		delay, reason := w.failureDelay(l.Failures+1, crawlErr)

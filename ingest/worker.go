@@ -214,6 +214,8 @@ type Worker struct {
 	now           func() time.Time
 	// backlogs are what crawls cut short left for the next (backlog.go).
 	backlogs *backlogs
+	// whole are the sources' last whole reads, for quick polls (quick.go).
+	whole wholeReads
 	// articleQueues batch the articles crawls store (articles.go).
 	articleQueues articleQueues
 	// releases are the successful crawls whose leases are still to be

@@ -144,3 +144,63 @@ func TestAServeProcessChecksABusySourceSeveralTimesWithinOneInterval(t *testing.
 		t.Errorf("the quiet source's polling says %v, want interval", p["intervalReason"])
 	}
 }
+
+// A busy site is checked through its feed between the polls that keep the
+// promise: its sitemap, which names every article, is read once per
+// interval, not at every check, and a new article still shows at the
+// next check.
+func TestABusySitesQuickChecksReadItsFeedAndItsSitemapOncePerInterval(t *testing.T) {
+	const interval = 16 * time.Second
+	srv := startServed(t, "FEEDSVC_POLL_INTERVAL="+interval.String(), "FEEDSVC_MIN_POLL_INTERVAL=1s")
+	api := srv.api
+	// Twenty articles half a minute apart, the newest just out: checked
+	// every 1.5 s (twenty polls per article).
+	var ago []time.Duration
+	for i := range 20 {
+		ago = append(ago, time.Duration(i)*30*time.Second)
+	}
+	busy := crawltest.NewNewsSite(t, ago...)
+	feed := api.post("/feeds/news", map[string]any{"name": "busy", "description": "a busy site"})["id"].(string)
+	api.post("/feeds/news/"+feed+"/sources", map[string]any{"sourceType": "site", "domain": busy.Domain()})
+
+	// The sitemap's reads, timed as the test sees them (every 20 ms).
+	var reads []time.Time
+	watch := func(until func() bool, within time.Duration, what string) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for !until() {
+			if n := busy.Hits("/sitemap.xml"); n > len(reads) {
+				for range n - len(reads) {
+					reads = append(reads, time.Now())
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within %v (feed read %d times, sitemap %d)", what, within, busy.Hits("/feed.xml"), busy.Hits("/sitemap.xml"))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	watch(func() bool { return len(reads) >= 1 }, 30*time.Second, "the first whole read")
+	feedAtFirst := busy.Hits("/feed.xml")
+
+	// The quick checks read the feed again and again, the sitemap not.
+	watch(func() bool { return busy.Hits("/feed.xml") >= feedAtFirst+5 }, interval, "five quick checks of the feed")
+	if len(reads) != 1 {
+		t.Errorf("the sitemap was read %d times within five checks of the feed, want once", len(reads))
+	}
+	// A new article shows at the next check, through the feed.
+	url := busy.Publish("Breaking on the busy site")
+	published := time.Now()
+	watch(func() bool { return api.lists(feed, url) }, 10*time.Second, "the new article listed")
+	t.Logf("a new article listed %v after its publication", time.Since(published).Round(100*time.Millisecond))
+
+	// The promise holds for the sitemap: read again within one interval
+	// of its last read (and a poll's length), twice over.
+	watch(func() bool { return len(reads) >= 3 }, 3*interval, "two more whole reads")
+	for i := 1; i < len(reads); i++ {
+		if gap := reads[i].Sub(reads[i-1]); gap > interval+2*time.Second {
+			t.Errorf("the sitemap's read %d came %v after the one before, want within the interval %v", i+1, gap.Round(100*time.Millisecond), interval)
+		}
+	}
+	t.Logf("feed read %d times, sitemap %d, in %v", busy.Hits("/feed.xml"), len(reads), time.Since(reads[0]).Round(time.Second))
+}

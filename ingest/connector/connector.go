@@ -48,6 +48,13 @@ type Source struct {
 	// between crawls, for conditional requests. The worker keeps what they
 	// answered only once it has dealt with everything they listed.
 	Validators document.ValidatorStore
+	// Quick: the source is checked sooner than the polling promise
+	// because it publishes often, and its slow listings were read whole
+	// within the promise. A connector may then read only the listings
+	// that show a new document first (a site's feeds, not its sitemaps)
+	// and say so (Discovery.Partial); the worker sees to it that every
+	// listing is read at least once per promise interval.
+	Quick bool
 }
 
 // Discovery is what Discover found.
@@ -67,6 +74,9 @@ type Discovery struct {
 	// listing names it again. A website's listings name only what is new,
 	// so its event pages are re-read whether listed or not.
 	Exhaustive bool
+	// Partial: a Quick discovery left listings unread; their stored
+	// validators are kept for the next whole read.
+	Partial bool
 }
 
 // Candidate is a document a source lists, with whatever the listing said

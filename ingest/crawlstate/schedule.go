@@ -239,6 +239,10 @@ type Release struct {
 	// Fresh and Throttle are what the listings said about when to read
 	// them again.
 	Fresh, Throttle document.Hint
+	// DueBy, when set, is the latest the next poll may be due, unless the
+	// site asked for longer than the poll interval (a quick poll's, in
+	// package ingest: the next whole read keeps the promise).
+	DueBy time.Time
 }
 
 // FlushReleases writes successful crawls in one statement: each row,
@@ -251,6 +255,7 @@ func (s *Store) FlushReleases(ctx context.Context, rs []Release) error {
 	ids, notes, backlogs := make([]uuid.UUID, n), make([]string, n), make([]bool, n)
 	covered, ago := make([]*time.Time, n), make([]int64, n)
 	fresh, freshBy, throttle, throttleBy := make([]int64, n), make([]string, n), make([]int64, n), make([]string, n)
+	dueBy := make([]int64, n)
 	now := time.Now()
 	for i, r := range rs {
 		ids[i], notes[i], backlogs[i] = r.SourceID, r.Note, r.Backlog
@@ -260,8 +265,12 @@ func (s *Store) FlushReleases(ctx context.Context, rs []Release) error {
 		fresh[i], freshBy[i] = r.Fresh.For.Milliseconds(), r.Fresh.By
 		throttle[i], throttleBy[i] = r.Throttle.For.Milliseconds(), r.Throttle.By
 		ago[i] = now.Sub(r.Ended).Milliseconds()
+		if !r.DueBy.IsZero() {
+			// Milliseconds from the crawl's end; at least 1, as 0 is none.
+			dueBy[i] = max(r.DueBy.Sub(r.Ended).Milliseconds(), 1)
+		}
 	}
-	_, err := s.pool.Exec(ctx, s.releaseSQL, ids, notes, backlogs, covered, fresh, freshBy, throttle, throttleBy, ago, s.owner)
+	_, err := s.pool.Exec(ctx, s.releaseSQL, ids, notes, backlogs, covered, fresh, freshBy, throttle, throttleBy, ago, s.owner, dueBy)
 	if err != nil {
 		return fmt.Errorf("release %d sources: %w", n, err)
 	}
@@ -326,8 +335,8 @@ func buildReleaseSQL(sch Schedule) string {
 			freshness_reason = CASE WHEN v.fresh > 0 THEN v.fresh_by ELSE freshness_reason END,
 			watched_since = coalesce(watched_since, CASE WHEN NOT v.backlog THEN ` + ended + ` END),
 			` + scheduleSQL(sch, ended) + `
-		FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[])
-			AS v(id, note, backlog, covered, fresh, fresh_by, throttle, throttle_by, ago)
+		FROM unnest($1::uuid[], $2::text[], $3::boolean[], $4::timestamptz[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::bigint[], $11::bigint[])
+			AS v(id, note, backlog, covered, fresh, fresh_by, throttle, throttle_by, ago, due_by)
 		WHERE crawl_state.source_id = v.id AND crawl_state.lease_owner = $10`
 }
 
@@ -371,7 +380,9 @@ func scheduleSQL(sch Schedule, ended string) string {
 	}
 	return fmt.Sprintf(`(observed_interval_ms, interval_ms, interval_reason, next_at) = (
 		SELECT o.observed, s.interval, s.reason,
-			%[1]s + CASE WHEN v.backlog THEN 0 ELSE s.interval * (0.9 + random() * 0.1) END * interval '1 millisecond'
+			%[1]s + CASE WHEN v.backlog THEN 0
+				WHEN v.due_by > 0 AND s.interval <= %[3]d THEN least(v.due_by, s.interval * (0.9 + random() * 0.1))
+				ELSE s.interval * (0.9 + random() * 0.1) END * interval '1 millisecond'
 		FROM (SELECT %[2]s AS observed,
 				%[14]s AS pushed
 			OFFSET 0) o

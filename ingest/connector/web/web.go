@@ -142,8 +142,15 @@ func (c *Connector) listings(ctx context.Context, src connector.Source, out *con
 	}
 	out.State = state
 	var listings []listing
-	for _, u := range site.Sitemaps {
-		listings = append(listings, listing{"sitemap", u})
+	if src.Quick && len(site.Feeds) > 0 && len(site.Sitemaps) > 0 {
+		// A feed shows a site's new article first, in a few entries; its
+		// sitemaps name every article, and are read on the polls that
+		// keep the promise.
+		out.Partial = true
+	} else {
+		for _, u := range site.Sitemaps {
+			listings = append(listings, listing{"sitemap", u})
+		}
 	}
 	for _, u := range site.Feeds {
 		listings = append(listings, listing{"feed", u})
