@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -205,6 +206,24 @@ type IndexesLast interface {
 	IndexesLast() string
 }
 
+// storageParameters are the statements that give the shadow of table t
+// the live table's storage parameters (WITH (...), such as
+// toast_tuple_target), which LIKE ... INCLUDING ALL does not copy: the
+// rebuilt rows are to be stored as the live ones are, and the swapped-in
+// table is to keep them.
+func storageParameters(ctx context.Context, db *bun.DB, schema, t string) ([]string, error) {
+	var opts []string
+	err := db.NewRaw(`SELECT coalesce(reloptions, '{}') FROM pg_class WHERE oid = to_regclass(?)`, "public."+t).
+		Scan(ctx, pgdialect.Array(&opts))
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("storage parameters of %s: %w", t, err)
+	}
+	if len(opts) == 0 {
+		return nil, nil
+	}
+	return []string{fmt.Sprintf("ALTER TABLE %s.%s SET (%s)", schema, t, strings.Join(opts, ", "))}, nil
+}
+
 // prepareShadow creates the shadow schema with p's tables and their
 // constraints and indexes, and resets the shadow's checkpoint. It returns
 // the index statements it left for finishShadow: the non-unique indexes
@@ -218,6 +237,11 @@ func prepareShadow(ctx context.Context, db *bun.DB, schema string, p Projector) 
 	var later []string
 	for _, t := range p.Tables() {
 		stmts = append(stmts, fmt.Sprintf("CREATE TABLE %s.%s (LIKE public.%s INCLUDING ALL EXCLUDING INDEXES)", schema, t, t))
+		params, err := storageParameters(ctx, db, schema, t)
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, params...)
 		idx, err := indexStatements(ctx, db, schema, t)
 		if err != nil {
 			return nil, err

@@ -32,8 +32,10 @@ func (Projector) Name() string { return "eventitems" }
 
 // Version 2: items carry their change key; 3: and their relevance score;
 // 4: an item other sources list too is shown merged (listings.go); 5: and
-// happenings carry their occurrences as the list's arrays.
-func (Projector) Version() int { return 5 }
+// happenings carry their occurrences as the list's arrays; 6: and keep
+// what a list reads of them in their rows, uncompressed (the migration
+// 20261129034000_event_list_inline: rows are stored so only when written).
+func (Projector) Version() int { return 6 }
 func (Projector) Tables() []string {
 	return []string{"calendar_events", "event_items", "event_item_attachments", "event_item_occurrences",
 		"event_feed_spans", "event_detached_attachments", "event_feed_configs", "event_item_listings"}

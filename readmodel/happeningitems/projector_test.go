@@ -41,6 +41,18 @@ func TestTheEventItemsReadModelRebuiltFromTheLogEqualsTheLiveOne(t *testing.T) {
 	if rebuilt := projectortest.Dump(t, db.Bun, p); rebuilt != live {
 		t.Fatalf("rebuilt model differs from the live one:\nlive:\n%s\nrebuilt:\n%s", live, rebuilt)
 	}
+	// The rebuilt table keeps the live one's storage parameters (LIKE does
+	// not copy them), so its rows keep what a list reads uncompressed.
+	var params string
+	var compressed int
+	if err := db.Bun.NewRaw(`SELECT array_to_string(reloptions, ','),
+		(SELECT count(*) FROM calendar_events WHERE pg_column_compression(current_tail) IS NOT NULL)
+		FROM pg_class WHERE oid = 'calendar_events'::regclass`).Scan(context.Background(), &params, &compressed); err != nil {
+		t.Fatal(err)
+	}
+	if params != "toast_tuple_target=8160" || compressed != 0 {
+		t.Fatalf("rebuilt calendar_events: storage parameters %q, %d compressed renderings; want toast_tuple_target=8160 and none", params, compressed)
+	}
 }
 
 // A list reads four of the projector's tables in one statement; the swap
