@@ -31,6 +31,8 @@ import (
 type wholeReads struct {
 	mu sync.Mutex
 	m  map[uuid.UUID]wholeRead
+	// pruned is when entries past any use were last dropped.
+	pruned time.Time
 }
 
 // wholeRead is when a source's listings were last all read, and the date
@@ -56,9 +58,9 @@ func (w *Worker) quick(id uuid.UUID, now, since time.Time) (bool, time.Time) {
 }
 
 // readWhole records that a poll that started at began read every listing
-// of the source with the date window since. Entries older than the
-// interval are dropped on the way, so that detached sources do not pile
-// up.
+// of the source with the date window since. Once an interval, entries
+// older than the interval (no use to quick) are dropped, so that detached
+// sources do not pile up.
 func (w *Worker) readWhole(id uuid.UUID, began, since time.Time) {
 	w.whole.mu.Lock()
 	defer w.whole.mu.Unlock()
@@ -66,7 +68,8 @@ func (w *Worker) readWhole(id uuid.UUID, began, since time.Time) {
 		w.whole.m = map[uuid.UUID]wholeRead{}
 	}
 	w.whole.m[id] = wholeRead{at: began, since: since}
-	if len(w.whole.m)%1024 == 0 {
+	if began.Sub(w.whole.pruned) >= w.cfg.PollInterval {
+		w.whole.pruned = began
 		for k, r := range w.whole.m {
 			if began.Sub(r.at) > w.cfg.PollInterval {
 				delete(w.whole.m, k)
