@@ -181,6 +181,14 @@ func (s *Service) runGate(ctx context.Context) {
 			woken = true
 		case <-t.C:
 		}
+		if woken && s.senderStarted() {
+			// The running client hears of the jobs itself (River's
+			// notifications): a wake only says it is not idle. Looking
+			// here would cost a busy sender a query per queued batch,
+			// and the commit wait below, once its jobs were done, 200.
+			idleSince = time.Time{}
+			continue
+		}
 		warn(s.queueHousekeeping(ctx))
 		pending, err := s.pendingJobs(ctx)
 		// Woken by the dispatcher before its transaction committed: wait
