@@ -61,6 +61,13 @@ func (s *site) listen(host string) {
 	}
 }
 
+// renew dates the same articles from now again (the newest an hour ago)
+// and renders them again. Only between runs: nothing is being served.
+func (s *site) renew() {
+	s.newest = time.Now().Add(-time.Hour).Truncate(time.Second)
+	s.listen(s.host)
+}
+
 // reset clears the counters between runs.
 func (s *site) reset() {
 	s.mu.Lock()
