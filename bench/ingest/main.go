@@ -68,6 +68,7 @@ type options struct {
 	verbose   bool
 
 	miniflux     string
+	before       string
 	systems      string
 	pgPort       int
 	pgBin, pgDir string
@@ -92,7 +93,8 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the last run's database")
 	flag.BoolVar(&o.verbose, "v", false, "show the service's log (info level)")
 	flag.StringVar(&o.miniflux, "miniflux", "", "Miniflux binary built from its source (outside the repository); empty runs feedsvc alone")
-	flag.StringVar(&o.systems, "systems", "feedsvc,miniflux-crawler,miniflux", "systems of each round with -miniflux, run one at a time, the order reversed every other round: feedsvc; miniflux-crawler (subscribed with its crawler on); miniflux (crawler off)")
+	flag.StringVar(&o.before, "feedsvc-before", "", "a second feedsvc binary (another build), run in each round as the system feedsvc-before, beside -feedsvc's")
+	flag.StringVar(&o.systems, "systems", "", "systems of each round, run one at a time, the order reversed every other round: feedsvc; feedsvc-before (-feedsvc-before); miniflux-crawler (subscribed with its crawler on); miniflux (crawler off); default: feedsvc, then feedsvc-before with -feedsvc-before, then both Miniflux's with -miniflux")
 	flag.IntVar(&o.pgPort, "pg-port", -1, "start a Postgres cluster of the run's own on this port (the machine's binaries, its settings autovacuum=off and fsync=on); 0 uses -db's server; default: 15599 with -miniflux, 0 without")
 	flag.StringVar(&o.pgBin, "pg-bin", "/usr/lib/postgresql/15/bin", "Postgres binaries, for -pg-port")
 	flag.StringVar(&o.pgDir, "pg-dir", "/tmp/bench-ingest-pg", "data directory of -pg-port's cluster (emptied first, removed after)")
@@ -157,7 +159,13 @@ type result struct {
 
 func run(ctx context.Context, o options, out io.Writer) error {
 	names := []string{"feedsvc"}
+	if o.before != "" {
+		names = append(names, "feedsvc-before")
+	}
 	if o.miniflux != "" {
+		names = append(names, "miniflux-crawler", "miniflux")
+	}
+	if o.systems != "" {
 		names = strings.Split(o.systems, ",")
 	}
 	where := "the server of -db"
@@ -202,6 +210,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			switch name {
 			case "feedsvc":
 				r, err = o.runOnce(ctx, s, i == o.runs-1 && o.keep)
+			case "feedsvc-before":
+				b := o
+				b.feedsvc = b.before
+				r, err = b.runOnce(ctx, s, false)
 			case "miniflux", "miniflux-crawler":
 				r, err = o.runMiniflux(ctx, s, name == "miniflux-crawler")
 			default:
@@ -226,7 +238,7 @@ func (r result) print(out io.Writer, run, items int) {
 	n := float64(items)
 	fmt.Fprintf(out, "run %d %s: load %.2f  %d items in %.2fs = %.0f items/s  CPU/item: service %.2f ms, postgres %.2f ms (%d backends)  = %.0f items per CPU-second\n",
 		run, r.System, r.Load, items, r.Elapsed.Seconds(), n/r.Elapsed.Seconds(), ms(r.Service)/n, ms(r.Postgres)/n, r.Backends, r.perCPUSecond(items))
-	if r.System == "feedsvc" {
+	if strings.HasPrefix(r.System, "feedsvc") {
 		fmt.Fprintf(out, "       first item after %.2fs, then %.0f items/s; last article served after %.2fs; database: %.1f transactions per item; longest write transaction of another database: %.1fs\n",
 			r.FirstItems.Seconds(), (n-1)/(r.Elapsed-r.FirstItems).Seconds(), r.Crawled.Seconds(), float64(r.Transactions)/n, r.Outside.Seconds())
 	} else {
