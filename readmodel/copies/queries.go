@@ -41,8 +41,9 @@ func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.Ar
 	allBands := []int64{}
 	from, until := as[0].EffectiveAt, as[0].EffectiveAt
 	for i, a := range as {
-		pages[i], ids[i] = a.Content.Page(), a.NewsPageID
-		addresses[i] = nearcopy.NormalAddress(pages[i].URL)
+		// Normalized once: each is compared with every banded row.
+		pages[i], ids[i] = a.Content.Page().Normalized(), a.NewsPageID
+		addresses[i] = pages[i].Normal
 		bands[i] = pages[i].Signature.Bands(feedID[:])
 		allBands = append(allBands, bands[i]...)
 		from, until = minTime(from, a.EffectiveAt), maxTime(until, a.EffectiveAt)
@@ -93,6 +94,7 @@ func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.Ar
 			}
 			if other == nil {
 				p := nearcopy.Page{URL: "https://" + r.Address, Title: r.Title}
+				p = p.Normalized()
 				if r.Signature != "" {
 					sig, err := nearcopy.ParseSignature(r.Signature)
 					if err != nil {
