@@ -69,6 +69,7 @@ type options struct {
 
 	miniflux     string
 	before       string
+	variedText   bool
 	systems      string
 	pgPort       int
 	pgBin, pgDir string
@@ -93,6 +94,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the last run's database")
 	flag.BoolVar(&o.verbose, "v", false, "show the service's log (info level)")
 	flag.StringVar(&o.miniflux, "miniflux", "", "Miniflux binary built from its source (outside the repository); empty runs feedsvc alone")
+	flag.BoolVar(&o.variedText, "varied-text", false, "articles' bodies drawn from a vocabulary (no two pages alike) instead of one template with the numbers changed (every page near-alike to every other: the copy check's worst case)")
 	flag.StringVar(&o.before, "feedsvc-before", "", "a second feedsvc binary (another build), run in each round as the system feedsvc-before, beside -feedsvc's")
 	flag.StringVar(&o.systems, "systems", "", "systems of each round, run one at a time, the order reversed every other round: feedsvc; feedsvc-before (-feedsvc-before); miniflux-crawler (subscribed with its crawler on); miniflux (crawler off); default: feedsvc, then feedsvc-before with -feedsvc-before, then both Miniflux's with -miniflux")
 	flag.IntVar(&o.pgPort, "pg-port", -1, "start a Postgres cluster of the run's own on this port (the machine's binaries, its settings autovacuum=off and fsync=on); 0 uses -db's server; default: 15599 with -miniflux, 0 without")
@@ -180,6 +182,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		where = fmt.Sprintf("a cluster of the run's own on port %d (every backend counted, exited ones through the postmaster)", o.pgPort)
 	}
 	s := newSite(o.articles, o.pageBytes, domain.BackfillWindow)
+	s.variedText = o.variedText
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen for the site: %w", err)
