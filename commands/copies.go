@@ -100,9 +100,11 @@ type recentItem struct {
 }
 
 func newRecentItem(feedID, itemNewsPageID uuid.UUID, a domain.ArticleDiscovered, now time.Time) *recentItem {
-	page := a.Content.Page()
+	// Normalized once: the item is compared with every later article of
+	// the feed that shares a band with it.
+	page := a.Content.Page().Normalized()
 	return &recentItem{
-		newsPageID: a.NewsPageID, itemNewsPageID: itemNewsPageID, page: page, address: nearcopy.NormalAddress(page.URL),
+		newsPageID: a.NewsPageID, itemNewsPageID: itemNewsPageID, page: page, address: page.Normal,
 		bands: page.Signature.Bands(feedID[:]), effectiveAt: a.EffectiveAt, at: now,
 	}
 }
@@ -131,9 +133,14 @@ func (x *pageIndex) add(r *recentItem) {
 // article having one URL) or sharing a band with it, each once.
 func (x *pageIndex) candidates(r *recentItem) []*recentItem {
 	out := slices.Clone(x.byAddress[r.address])
+	seen := make(map[*recentItem]bool, len(out))
+	for _, c := range out {
+		seen[c] = true
+	}
 	for _, b := range r.bands {
 		for _, c := range x.byBand[b] {
-			if !slices.Contains(out, c) {
+			if !seen[c] {
+				seen[c] = true
 				out = append(out, c)
 			}
 		}

@@ -14,7 +14,17 @@
 //	go build -o /tmp/feedsvc ./cmd/feedsvc
 //	go run ./bench/ingest -feedsvc /tmp/feedsvc -runs 3
 //
-// Only the database named by -db is created and dropped.
+// With -miniflux (a binary built from Miniflux's source) each round also
+// subscribes Miniflux to the same site's RSS feed, once with its crawler
+// ("fetch original content": every article page fetched and extracted, as
+// feedsvc does) and once without (the feed's items only), and reports
+// items per CPU-second (service + Postgres) of each beside feedsvc's.
+// Miniflux's workers open a connection per statement, so its Postgres CPU
+// is counted through the postmaster (systems.BackendCPU), which needs a
+// cluster of the run's own: -pg-port (on by default with -miniflux).
+//
+// Only the database named by -db (or the cluster of -pg-port) is created
+// and dropped.
 package main
 
 import (
@@ -25,12 +35,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +66,18 @@ type options struct {
 	env       []string
 	keep      bool
 	verbose   bool
+
+	miniflux     string
+	before       string
+	variedText   bool
+	systems      string
+	pgPort       int
+	pgBin, pgDir string
+	pgSet        stringList
+	// private is set when the run has a cluster of its own: every
+	// backend's CPU is then counted, those that exited included.
+	private bool
+	admin   string
 }
 
 func main() {
@@ -69,8 +93,26 @@ func main() {
 	flag.Var(&env, "env", "KEY=VALUE added to the service's environment (repeatable)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the last run's database")
 	flag.BoolVar(&o.verbose, "v", false, "show the service's log (info level)")
+	flag.StringVar(&o.miniflux, "miniflux", "", "Miniflux binary built from its source (outside the repository); empty runs feedsvc alone")
+	flag.BoolVar(&o.variedText, "varied-text", false, "articles' bodies drawn from a vocabulary (no two pages alike) instead of one template with the numbers changed (every page near-alike to every other: the copy check's worst case)")
+	flag.StringVar(&o.before, "feedsvc-before", "", "a second feedsvc binary (another build), run in each round as the system feedsvc-before, beside -feedsvc's")
+	flag.StringVar(&o.systems, "systems", "", "systems of each round, run one at a time, the order reversed every other round: feedsvc; feedsvc-before (-feedsvc-before); miniflux-crawler (subscribed with its crawler on); miniflux (crawler off); default: feedsvc, then feedsvc-before with -feedsvc-before, then both Miniflux's with -miniflux")
+	flag.IntVar(&o.pgPort, "pg-port", -1, "start a Postgres cluster of the run's own on this port (the machine's binaries, its settings autovacuum=off and fsync=on); 0 uses -db's server; default: 15599 with -miniflux, 0 without")
+	flag.StringVar(&o.pgBin, "pg-bin", "/usr/lib/postgresql/15/bin", "Postgres binaries, for -pg-port")
+	flag.StringVar(&o.pgDir, "pg-dir", "/tmp/bench-ingest-pg", "data directory of -pg-port's cluster (emptied first, removed after)")
+	flag.Var(&o.pgSet, "pg-set", "NAME=VALUE added to -pg-port's cluster settings (repeatable)")
 	flag.Parse()
 	o.env = env
+	if o.pgPort < 0 {
+		o.pgPort = 0
+		if o.miniflux != "" {
+			o.pgPort = 15599
+		}
+	}
+	if o.miniflux != "" && o.pgPort == 0 {
+		fmt.Fprintln(os.Stderr, "ingest: -miniflux needs -pg-port: Miniflux's short-lived backends are counted through the postmaster of a cluster of the run's own")
+		os.Exit(2)
+	}
 	if o.feedsvc == "" || o.articles < 1 || o.articles > 99_999 || o.runs < 1 || o.pageBytes < 8_000 {
 		fmt.Fprintln(os.Stderr, "ingest: -feedsvc is required; -articles in [1, 99999], -runs ≥ 1, -page-bytes ≥ 8000")
 		os.Exit(2)
@@ -99,6 +141,7 @@ func defaultDB() string {
 
 // result is one run's figures.
 type result struct {
+	System   string
 	Elapsed  time.Duration
 	Service  time.Duration // CPU of the service process
 	Postgres time.Duration // CPU of the database's backends
@@ -117,7 +160,29 @@ type result struct {
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
+	names := []string{"feedsvc"}
+	if o.before != "" {
+		names = append(names, "feedsvc-before")
+	}
+	if o.miniflux != "" {
+		names = append(names, "miniflux-crawler", "miniflux")
+	}
+	if o.systems != "" {
+		names = strings.Split(o.systems, ",")
+	}
+	where := "the server of -db"
+	if o.pgPort != 0 {
+		pg, err := systems.StartPostgres(ctx, o.pgBin, o.pgDir, o.pgPort, append([]string{"autovacuum=off", "fsync=on"}, o.pgSet...)...)
+		if err != nil {
+			return err
+		}
+		defer pg.Stop()
+		o.private, o.admin = true, pg.Admin
+		o.dsn = systems.DSNOf(pg.Admin, "feedsvc_bench_ingest")
+		where = fmt.Sprintf("a cluster of the run's own on port %d (every backend counted, exited ones through the postmaster)", o.pgPort)
+	}
 	s := newSite(o.articles, o.pageBytes, domain.BackfillWindow)
+	s.variedText = o.variedText
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen for the site: %w", err)
@@ -127,25 +192,107 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 
-	fmt.Fprintf(out, "site: %d articles of %d bytes, sitemap %d bytes, RSS %d bytes, at http://%s\n",
-		o.articles, len(s.pages[0]), len(s.sitemap), len(s.feed), s.host)
-	var results []result
+	fmt.Fprintf(out, "site: %d articles of %d bytes, sitemap %d bytes, RSS %d bytes, at http://%s; Postgres: %s\n",
+		o.articles, len(s.pages[0]), len(s.sitemap), len(s.feed), s.host, where)
+	var rounds [][]result
 	for i := range o.runs {
-		s.reset()
-		r, err := o.runOnce(ctx, s, i == o.runs-1 && o.keep)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", i+1, err)
+		order := slices.Clone(names)
+		if i%2 == 1 {
+			slices.Reverse(order)
 		}
-		results = append(results, r)
-		n := float64(o.articles)
-		fmt.Fprintf(out, "run %d: load %.2f  %d items in %.2fs = %.0f items/s  CPU/item: service %.2f ms, postgres %.2f ms (%d backends)\n",
-			i+1, r.Load, o.articles, r.Elapsed.Seconds(), n/r.Elapsed.Seconds(), ms(r.Service)/n, ms(r.Postgres)/n, r.Backends)
-		fmt.Fprintf(out, "       first item after %.2fs, then %.0f items/s; last article served after %.2fs; database: %.1f transactions per item; longest write transaction of another database: %.1fs\n",
-			r.FirstItems.Seconds(), (n-1)/(r.Elapsed-r.FirstItems).Seconds(), r.Crawled.Seconds(), float64(r.Transactions)/n, r.Outside.Seconds())
-		fmt.Fprintf(out, "       site: at most %d requests at once; requests %v (304: %d); %d articles fetched, %d fetched again\n",
-			r.Site.MaxConcurrent, r.Site.Requests, r.Site.NotModified, r.Site.Articles, r.Site.Refetched)
+		if i > 0 {
+			// The same articles, dated from now again: a long series
+			// keeps every article within the 14-day window.
+			s.renew()
+		}
+		var round []result
+		for _, name := range order {
+			s.reset()
+			var r result
+			var err error
+			switch name {
+			case "feedsvc":
+				r, err = o.runOnce(ctx, s, i == o.runs-1 && o.keep)
+			case "feedsvc-before":
+				b := o
+				b.feedsvc = b.before
+				r, err = b.runOnce(ctx, s, false)
+			case "miniflux", "miniflux-crawler":
+				r, err = o.runMiniflux(ctx, s, name == "miniflux-crawler")
+			default:
+				err = fmt.Errorf("unknown system %q", name)
+			}
+			if err != nil {
+				return fmt.Errorf("run %d, %s: %w", i+1, name, err)
+			}
+			r.System = name
+			round = append(round, r)
+			r.print(out, i+1, o.articles)
+		}
+		rounds = append(rounds, round)
+	}
+	if len(names) > 1 {
+		summarize(out, rounds, o.articles)
 	}
 	return nil
+}
+
+func (r result) print(out io.Writer, run, items int) {
+	n := float64(items)
+	fmt.Fprintf(out, "run %d %s: load %.2f  %d items in %.2fs = %.0f items/s  CPU/item: service %.2f ms, postgres %.2f ms (%d backends)  = %.0f items per CPU-second\n",
+		run, r.System, r.Load, items, r.Elapsed.Seconds(), n/r.Elapsed.Seconds(), ms(r.Service)/n, ms(r.Postgres)/n, r.Backends, r.perCPUSecond(items))
+	if strings.HasPrefix(r.System, "feedsvc") {
+		fmt.Fprintf(out, "       first item after %.2fs, then %.0f items/s; last article served after %.2fs; database: %.1f transactions per item; longest write transaction of another database: %.1fs\n",
+			r.FirstItems.Seconds(), (n-1)/(r.Elapsed-r.FirstItems).Seconds(), r.Crawled.Seconds(), float64(r.Transactions)/n, r.Outside.Seconds())
+	} else {
+		fmt.Fprintf(out, "       last article served after %.2fs; database: %.1f transactions per item\n",
+			r.Crawled.Seconds(), float64(r.Transactions)/n)
+	}
+	fmt.Fprintf(out, "       site: at most %d requests at once; requests %v (304: %d); %d articles fetched, %d fetched again\n",
+		r.Site.MaxConcurrent, r.Site.Requests, r.Site.NotModified, r.Site.Articles, r.Site.Refetched)
+}
+
+// perCPUSecond is items per CPU-second of the service and its Postgres
+// backends together.
+func (r result) perCPUSecond(items int) float64 {
+	return float64(items) / (r.Service + r.Postgres).Seconds()
+}
+
+// summarize prints, for each round, feedsvc's items per CPU-second over
+// each peer's in the same round, and the medians.
+func summarize(out io.Writer, rounds [][]result, items int) {
+	ratios := map[string][]float64{}
+	fmt.Fprintln(out, "\nitems per CPU-second, feedsvc over each peer of the same round:")
+	for i, round := range rounds {
+		var own float64
+		for _, r := range round {
+			if r.System == "feedsvc" {
+				own = r.perCPUSecond(items)
+			}
+		}
+		fmt.Fprintf(out, "run %d:", i+1)
+		for _, r := range round {
+			if r.System == "feedsvc" || own == 0 {
+				continue
+			}
+			x := own / r.perCPUSecond(items)
+			ratios[r.System] = append(ratios[r.System], x)
+			fmt.Fprintf(out, "  over %s %.2fx (%.0f against %.0f)", r.System, x, own, r.perCPUSecond(items))
+		}
+		fmt.Fprintln(out)
+	}
+	for _, name := range slices.Sorted(maps.Keys(ratios)) {
+		fmt.Fprintf(out, "median over %s: %.2fx\n", name, median(ratios[name]))
+	}
+}
+
+func median(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -259,6 +406,10 @@ func (o options) runOnce(ctx context.Context, s *site, keep bool) (result, error
 	}
 	r.Service = svcEnd - svcBase
 	r.Postgres, r.Backends = pg.Sampled()
+	if o.private {
+		// Every backend, exited ones too, as for Miniflux.
+		r.Postgres, r.Backends = pg.Total()
+	}
 	r.Outside = pg.OutsideTransaction()
 	r.Site = s.stats()
 	r.Crawled = r.Site.LastArticle.Sub(start)

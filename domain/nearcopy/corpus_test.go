@@ -165,3 +165,30 @@ func TestTheHappeningCorpusIsSortedWithPrecisionAtLeast099(t *testing.T) {
 		t.Errorf("recall %.3f is below 0.9", s.recall())
 	}
 }
+
+// Pages whose normal address was computed once (Page.Normalized) compare
+// as the same pages without it, on every pair of the corpus both ways,
+// and across the forms of one address (www., AMP, tracking, http).
+func TestNormalizedPagesCompareAsThePagesThemselves(t *testing.T) {
+	pages := readArticles(t)
+	first := pages[0].page
+	for _, u := range []string{"http://www." + strings.TrimPrefix(first.URL, "https://") + "?utm_source=x", first.URL + "/amp", ""} {
+		p := first
+		p.URL = u
+		pages = append(pages, corpusPage{name: "variant " + u, page: p})
+	}
+	for _, a := range pages {
+		for _, b := range pages {
+			want := nearcopy.Compare(a.page, b.page)
+			for _, got := range []nearcopy.Verdict{
+				nearcopy.Compare(a.page.Normalized(), b.page.Normalized()),
+				nearcopy.Compare(a.page.Normalized(), b.page),
+				nearcopy.Compare(a.page, b.page.Normalized()),
+			} {
+				if got != want {
+					t.Fatalf("%s against %s: %+v normalized, %+v without", a.name, b.name, got, want)
+				}
+			}
+		}
+	}
+}

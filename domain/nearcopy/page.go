@@ -11,6 +11,24 @@ type Page struct {
 	URL       string
 	Title     string
 	Signature Signature
+	// Normal, when not empty, is NormalAddress(URL), computed once by a
+	// caller that compares the page with many (Normalized); Compare
+	// computes it otherwise, for each comparison.
+	Normal string
+}
+
+// Normalized is the page with Normal set.
+func (p Page) Normalized() Page {
+	p.Normal = NormalAddress(p.URL)
+	return p
+}
+
+// normal is NormalAddress(p.URL).
+func (p Page) normal() string {
+	if p.Normal != "" {
+		return p.Normal
+	}
+	return NormalAddress(p.URL)
 }
 
 // Verdict is how two pages compare.
@@ -44,14 +62,15 @@ type Verdict struct {
 // headlines have different texts.
 func Compare(a, b Page) Verdict {
 	sim := Similarity(a.Signature, b.Signature)
-	if a.URL != "" && SameAddress(a.URL, b.URL) {
+	na, nb := a.normal(), b.normal()
+	if a.URL != "" && na == nb {
 		return Verdict{Copy: true, By: "address", Similarity: sim}
 	}
 	v := Verdict{Similarity: sim}
 	if sim == 0 {
 		return v
 	}
-	if host(a.URL) == host(b.URL) {
+	if hostOf(na) == hostOf(nb) {
 		if sim >= SameSiteCopyAt {
 			v.Copy, v.By = true, "text"
 		}
@@ -79,9 +98,9 @@ func Containment(a, b Signature) float64 {
 	return min(1, both/min(na, nb))
 }
 
-// host is the normal host of an address (NormalAddress), or the address.
-func host(addr string) string {
-	h, _, _ := strings.Cut(NormalAddress(addr), "/")
+// hostOf is the host of a normal address (NormalAddress).
+func hostOf(normal string) string {
+	h, _, _ := strings.Cut(normal, "/")
 	return h
 }
 

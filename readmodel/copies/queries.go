@@ -41,8 +41,9 @@ func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.Ar
 	allBands := []int64{}
 	from, until := as[0].EffectiveAt, as[0].EffectiveAt
 	for i, a := range as {
-		pages[i], ids[i] = a.Content.Page(), a.NewsPageID
-		addresses[i] = nearcopy.NormalAddress(pages[i].URL)
+		// Normalized once: each is compared with every banded row.
+		pages[i], ids[i] = a.Content.Page().Normalized(), a.NewsPageID
+		addresses[i] = pages[i].Normal
 		bands[i] = pages[i].Signature.Bands(feedID[:])
 		allBands = append(allBands, bands[i]...)
 		from, until = minTime(from, a.EffectiveAt), maxTime(until, a.EffectiveAt)
@@ -58,7 +59,12 @@ func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.Ar
 	}
 	// Three branches, each on its own index: the primary key, the
 	// addresses, and the bands (a band names its feed: it is hashed with
-	// it; the feed is checked all the same).
+	// it; the feed is checked all the same). The banded pages are listed
+	// once (an ARRAY of the subquery, an InitPlan) and read by the primary
+	// key: written as IN (subquery), a planner without statistics on the
+	// tables (fresh ones, autovacuum off) joined the feed's index rows to
+	// the subquery's result in a nested loop, 3.8 s for a batch of 32 at
+	// 800 items of a site whose pages all share bands (132 ms this way).
 	err := q.db.NewRaw(`SELECT news_page_id, item_news_page_id, address, title, signature, effective_at, false AS banded FROM news_copy_index
 		WHERE feed_id = ?0 AND news_page_id = ANY(?1)
 		UNION ALL
@@ -66,8 +72,8 @@ func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.Ar
 		WHERE feed_id = ?0 AND address = ANY(?2)
 		UNION ALL
 		(SELECT i.news_page_id, i.item_news_page_id, i.address, i.title, i.signature, i.effective_at, true FROM news_copy_index AS i
-		WHERE i.feed_id = ?0 AND i.effective_at BETWEEN ?4 AND ?5 AND i.news_page_id IN (
-			SELECT DISTINCT b.news_page_id FROM news_copy_bands AS b WHERE b.band = ANY(?3) AND b.feed_id = ?0)
+		WHERE i.feed_id = ?0 AND i.effective_at BETWEEN ?4 AND ?5 AND i.news_page_id = ANY(ARRAY(
+			SELECT DISTINCT b.news_page_id FROM news_copy_bands AS b WHERE b.band = ANY(?3) AND b.feed_id = ?0))
 		LIMIT ?6)`,
 		feedID, pgdialect.Array(ids), pgdialect.Array(addresses), pgdialect.Array(allBands),
 		from.Add(-domain.CopyWindow), until.Add(domain.CopyWindow), maxCandidates*len(as)).Scan(ctx, &rows)
@@ -93,6 +99,7 @@ func (q *Queries) CopiesOf(ctx context.Context, feedID uuid.UUID, as []domain.Ar
 			}
 			if other == nil {
 				p := nearcopy.Page{URL: "https://" + r.Address, Title: r.Title}
+				p = p.Normalized()
 				if r.Signature != "" {
 					sig, err := nearcopy.ParseSignature(r.Signature)
 					if err != nil {

@@ -20,6 +20,10 @@ type APIClient struct {
 	Base       string
 	Header     map[string]string
 	User, Pass string
+	// Client, when set, sends the requests instead of the shared client
+	// (whose timeout is a minute): for a request that does a long job
+	// before it answers, such as Miniflux's subscription with its crawler.
+	Client *http.Client
 }
 
 var httpClient = &http.Client{Timeout: 60 * time.Second}
@@ -77,7 +81,11 @@ func (c *APIClient) Do(ctx context.Context, method, path string, body, into any)
 		if c.User != "" {
 			req.SetBasicAuth(c.User, c.Pass)
 		}
-		resp, err := httpClient.Do(req)
+		client := httpClient
+		if c.Client != nil {
+			client = c.Client
+		}
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
