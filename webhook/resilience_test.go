@@ -208,3 +208,56 @@ func TestASlowReceiverDoesNotDelayTheOthers(t *testing.T) {
 		t.Fatal("the slow receiver got nothing: it was not delivered to alongside")
 	}
 }
+
+// A success ends a webhook's failure streak: failures after it count from
+// their own start, so 71 hours of failures, a success, then 2 hours of
+// failures do not disable it (the streak is kept in webhook_health by the
+// record statement, and ended by it).
+func TestASuccessEndsTheFailureStreakSoLaterFailuresCountAfresh(t *testing.T) {
+	clock := newClock()
+	cfg := testConfig()
+	cfg.Now = clock.now
+	s := newStack(t, cfg)
+	var failing atomic.Bool
+	failing.Store(true)
+	rc := newReceiver(t, func(int, *http.Request) int {
+		if failing.Load() {
+			return http.StatusBadGateway
+		}
+		return http.StatusOK
+	})
+	hook, _ := s.subscribe(rc.URL)
+	ctx := context.Background()
+	deliveries := func() []webhook.Delivery {
+		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 100, 0)
+		return list
+	}
+	s.addItem(uuid.New(), "first failure")
+	wait.Until(t, 20*time.Second, "the first delivery to fail", func() bool {
+		l := deliveries()
+		return len(l) == 1 && l[0].Status == webhook.StatusFailed
+	})
+	clock.advance(71 * time.Hour)
+	failing.Store(false)
+	s.addItem(uuid.New(), "a success after 71 hours of failures")
+	wait.Until(t, 20*time.Second, "the success", func() bool {
+		l := deliveries()
+		return len(l) == 2 && l[0].Status == webhook.StatusDelivered
+	})
+	failing.Store(true)
+	clock.advance(time.Minute)
+	s.addItem(uuid.New(), "a new streak starts")
+	wait.Until(t, 20*time.Second, "the third delivery to fail", func() bool {
+		l := deliveries()
+		return len(l) == 3 && l[0].Status == webhook.StatusFailed
+	})
+	clock.advance(2 * time.Hour)
+	s.addItem(uuid.New(), "two hours into the new streak")
+	wait.Until(t, 20*time.Second, "the fourth delivery to end", func() bool {
+		l := deliveries()
+		return len(l) == 4 && (l[0].Status == webhook.StatusFailed || l[0].Status == webhook.StatusCancelled)
+	})
+	if w, _ := s.queries.Webhook(ctx, s.org, hook); !w.Enabled || deliveries()[0].Status != webhook.StatusFailed {
+		t.Fatalf("disabled (%s) 2 hours into a streak: the success did not end the one before", w.EnabledReason)
+	}
+}

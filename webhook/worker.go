@@ -150,19 +150,106 @@ func (s *Service) loadAttempt(ctx context.Context, id uuid.UUID) (attempt, error
 }
 
 // loadAttemptsSQL reads deliveries with their bodies, webhooks and
-// secrets. It and recordAttemptsSQL are planned for each batch, with its
-// arrays (pgx.QueryExecModeCacheDescribe: an unnamed statement, one round
-// trip): a plan kept from when the tables were small (a prepared
-// statement's generic plan) scanned webhook_deliveries whole for every
-// batch once they had grown. One plan per batch of up to Concurrency
-// attempts costs little.
+// secrets. It and recordAttemptsSQL run as prepared statements with one
+// generic plan per connection (runPrepared), so a batch costs no planning
+// (planning each batch was 45 µs of every delivery, more than running
+// it: bench/webhooks/README.md). A generic plan knows neither the batch
+// nor, later on, the tables' size, so the statements are written to leave
+// the planner nothing but probes by key on the large tables: the batch's
+// keys drive the query (unnest), and each table is reached from a key by
+// a LATERAL subquery (OFFSET 0 keeps it one) that cannot be turned into a
+// hash join over a scan of the table, which is what the generic plans of
+// the joins these replaced did once the tables had grown (issue 40). The
+// small tables (routes, secrets) may be scanned while they are a page.
 const loadAttemptsSQL = `SELECT d.id, d.webhook_id, d.event_id, p.body, d.status, d.runs, r.url, r.enabled,
 	array_remove(ARRAY[
 		(SELECT secret FROM webhook_secrets WHERE id = r.secret_id),
 		(SELECT secret FROM webhook_secrets WHERE id = r.previous_secret_id AND r.previous_valid_until > $2)
 	], NULL)
-	FROM webhook_deliveries d JOIN webhook_payloads p ON p.event_id = d.event_id
-	LEFT JOIN webhook_routes r ON r.id = d.webhook_id WHERE d.id = ANY($1)`
+	FROM unnest($1::uuid[]) AS k(id)
+	CROSS JOIN LATERAL (SELECT d.id, d.webhook_id, d.event_id, d.status, d.runs FROM webhook_deliveries d WHERE d.id = k.id OFFSET 0) d
+	CROSS JOIN LATERAL (SELECT p.body FROM webhook_payloads p WHERE p.event_id = d.event_id OFFSET 0) p
+	LEFT JOIN LATERAL (SELECT r.url, r.enabled, r.secret_id, r.previous_secret_id, r.previous_valid_until
+		FROM webhook_routes r WHERE r.id = d.webhook_id OFFSET 0) r ON true`
+
+// The sender's prepared statements, by name on each connection.
+const (
+	loadAttemptsStmt   = "webhook_load_attempts"
+	recordAttemptsStmt = "webhook_record_attempts"
+)
+
+// forceGenericPlanSQL makes the statement after it, in the same pipeline
+// (one implicit transaction up to its Sync), run with its generic plan
+// from the first run: left to choose, Postgres plans a statement anew for
+// each run as long as the plans for the batches seen cost less than the
+// generic plan's guess of 10 keys, which at 7-10 attempts a batch is most
+// of the time. Local to the transaction: River's statements on the same
+// connections keep Postgres's choice.
+const forceGenericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// replanAfter is how long a connection keeps a statement's generic plan
+// before preparing it again. A generic plan is made for the tables as
+// they are when it is made (their current size, not only their last
+// ANALYZE): one made while a table was empty or a page may scan it, and
+// Postgres makes a new one only after an ANALYZE of the table. Preparing
+// again every few seconds bounds how long such a plan serves while the
+// table grows, at a plan per connection and statement per interval.
+const replanAfter = 10 * time.Second
+
+// runPrepared runs sql as the prepared statement name, on a connection of
+// the sender's pool, with its generic plan, and hands its rows to scan.
+func (s *Service) runPrepared(ctx context.Context, name, sql string, scan func(pgx.Rows) error, args ...any) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("acquire a sender connection: %w", err)
+	}
+	defer conn.Release()
+	if err := prepareFresh(ctx, conn.Conn(), name, sql); err != nil {
+		return fmt.Errorf("prepare %s: %w", name, err)
+	}
+	b := &pgx.Batch{}
+	b.Queue(forceGenericPlanSQL)
+	b.Queue(name, args...)
+	br := conn.SendBatch(ctx, b)
+	if _, err := br.Exec(); err != nil {
+		_ = br.Close()
+		return fmt.Errorf("force generic plan: %w", err)
+	}
+	rows, err := br.Query()
+	if err == nil {
+		err = scan(rows)
+		rows.Close()
+		if err == nil {
+			err = rows.Err()
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// prepareFresh prepares sql as name on c unless c prepared it less than
+// replanAfter ago.
+func prepareFresh(ctx context.Context, c *pgx.Conn, name, sql string) error {
+	data := c.PgConn().CustomData()
+	key := "webhook.prepared." + name
+	at, prepared := data[key].(time.Time)
+	if prepared && time.Since(at) < replanAfter {
+		return nil
+	}
+	if prepared {
+		if err := c.Deallocate(ctx, name); err != nil {
+			return err
+		}
+		delete(data, key)
+	}
+	if _, err := c.Prepare(ctx, name, sql); err != nil {
+		return err
+	}
+	data[key] = time.Now()
+	return nil
+}
 
 // loadAttempts reads a batch's attempts; a delivery that is gone gets the
 // zero attempt.
@@ -171,21 +258,19 @@ func (s *Service) loadAttempts(ctx context.Context, ids []uuid.UUID) ([]attempt,
 	for i, id := range ids {
 		keys[i] = id
 	}
-	rows, err := s.pool.Query(ctx, loadAttemptsSQL, pgx.QueryExecModeCacheDescribe, keys, s.cfg.Now())
-	if err != nil {
-		return nil, err
-	}
 	found := make(map[uuid.UUID]attempt, len(ids))
-	for rows.Next() {
-		var a attempt
-		if err := rows.Scan((*[16]byte)(&a.ID), (*[16]byte)(&a.WebhookID), (*[16]byte)(&a.EventID), &a.Body, &a.Status, &a.Runs,
-			&a.URL, &a.Enabled, &a.Secrets); err != nil {
-			rows.Close()
-			return nil, err
+	err := s.runPrepared(ctx, loadAttemptsStmt, loadAttemptsSQL, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var a attempt
+			if err := rows.Scan((*[16]byte)(&a.ID), (*[16]byte)(&a.WebhookID), (*[16]byte)(&a.EventID), &a.Body, &a.Status, &a.Runs,
+				&a.URL, &a.Enabled, &a.Secrets); err != nil {
+				return err
+			}
+			found[a.ID] = a
 		}
-		found[a.ID] = a
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, keys, s.cfg.Now())
+	if err != nil {
 		return nil, err
 	}
 	out := make([]attempt, len(ids))
@@ -246,7 +331,10 @@ func (s *Service) record(ctx context.Context, a attempt, run int, at time.Time, 
 // deliveries write and lock nothing shared); one that failed after its
 // last success in the batch starts a streak then; one that only failed
 // keeps its streak or starts one. The failing webhooks' streaks are
-// returned.
+// returned. Like loadAttemptsSQL it runs with a generic plan, so its
+// updates find their rows by key (= ANY of the batch's keys, an index
+// probe each) rather than by a join the planner could hash; a delivery
+// twice in one batch gets its first outcome's status.
 const recordAttemptsSQL = `WITH r AS (
 		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::int[], $8::text[], $9::bool[])
 			AS r(delivery_id, webhook_id, run, at, status_code, error, duration_ms, status, ok)
@@ -254,15 +342,17 @@ const recordAttemptsSQL = `WITH r AS (
 		INSERT INTO webhook_attempts (delivery_id, run, at, status_code, error, duration_ms)
 		SELECT delivery_id, run, at, status_code, error, duration_ms FROM r
 	), delivery AS (
-		UPDATE webhook_deliveries d SET status = r.status, updated_at = r.at FROM r WHERE d.id = r.delivery_id
+		UPDATE webhook_deliveries d SET status = ($8::text[])[array_position($1::uuid[], d.id)],
+			updated_at = ($4::timestamptz[])[array_position($1::uuid[], d.id)]
+		WHERE d.id = ANY($1::uuid[])
 	), w AS (
 		SELECT webhook_id, max(at) FILTER (WHERE ok) AS last_ok FROM r GROUP BY webhook_id
 	), streak AS (
 		SELECT w.webhook_id, w.last_ok, (SELECT min(r.at) FROM r WHERE r.webhook_id = w.webhook_id AND NOT r.ok
 			AND (w.last_ok IS NULL OR r.at >= w.last_ok)) AS fail_from FROM w
 	), healed AS (
-		UPDATE webhook_health h SET failing_since = NULL FROM streak
-		WHERE h.webhook_id = streak.webhook_id AND streak.fail_from IS NULL AND h.failing_since IS NOT NULL
+		UPDATE webhook_health h SET failing_since = NULL
+		WHERE h.webhook_id = ANY(ARRAY(SELECT webhook_id FROM streak WHERE fail_from IS NULL)) AND h.failing_since IS NOT NULL
 	)
 	INSERT INTO webhook_health (webhook_id, failing_since)
 	SELECT webhook_id, fail_from FROM streak WHERE fail_from IS NOT NULL
@@ -289,21 +379,19 @@ func (s *Service) recordAttempts(ctx context.Context, batch []outcome) ([]*time.
 		}
 		errs[i], statuses[i], oks[i] = o.res.Error, o.status, o.res.OK()
 	}
-	rows, err := s.pool.Query(ctx, recordAttemptsSQL, pgx.QueryExecModeCacheDescribe, deliveries, webhooks, runs, ats, codes, errs, durations, statuses, oks)
-	if err != nil {
-		return nil, err
-	}
 	streaks := map[uuid.UUID]time.Time{}
-	for rows.Next() {
-		var id uuid.UUID
-		var since time.Time
-		if err := rows.Scan((*[16]byte)(&id), &since); err != nil {
-			rows.Close()
-			return nil, err
+	err := s.runPrepared(ctx, recordAttemptsStmt, recordAttemptsSQL, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id uuid.UUID
+			var since time.Time
+			if err := rows.Scan((*[16]byte)(&id), &since); err != nil {
+				return err
+			}
+			streaks[id] = since
 		}
-		streaks[id] = since
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}, deliveries, webhooks, runs, ats, codes, errs, durations, statuses, oks)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]*time.Time, n)
