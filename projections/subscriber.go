@@ -250,7 +250,9 @@ func (s *Subscriber) wait(ctx context.Context, appended <-chan struct{}) {
 	var moved <-chan struct{}
 	if s.cfg.watch != nil {
 		poll *= s.cfg.watch.fallback()
-		moved = s.cfg.watch.after(s.progress.Position())
+		var stop func()
+		moved, stop = s.cfg.watch.after(s.progress.Position(), s.cfg.EventTypes)
+		defer stop()
 	}
 	t := time.NewTimer(poll)
 	defer t.Stop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,6 +43,17 @@ const watchIdle = 25
 // past its position (after); appends in this process still wake the
 // subscribers of their types at once (eventstore.Appended).
 //
+// On a store that names the types of what it appended (typesReader: the
+// Postgres store), the watch reads those types with the head and wakes
+// only the subscribers of one of them. Waking every subscriber whenever
+// the log moved made each append of one type cost a dozen projectors a
+// wake-up, a read and a checkpoint write to pass over it: at 1,000
+// polled sites, a third of the service's statements
+// (bench/freshness/README.md). A subscriber's checkpoint then stays
+// behind events of other types until one of its own comes or its
+// fallback poll (after, fallback), which no read-after-write wait minds:
+// a write waits only for the projectors of its types (Waiter).
+//
 // With a listen DSN the watch reads when an append is announced
 // (eventstore.ListenForAppends), and while a position it heard of is
 // beyond what it could read (the fence holding the append back) every
@@ -71,20 +83,66 @@ type headWatch struct {
 	// moved is closed, and replaced, when a read of the watch finds the
 	// head further than it knew.
 	moved chan struct{}
+	// typed reads the types with the head (nil: the store cannot);
+	// waiters are the subscribers waiting for one of their types, woken
+	// by the watch's reads.
+	typed   typesReader
+	waiters map[*typedWaiter]struct{}
 }
 
+// typesReader is a store that names the types of the events after a
+// position (eventstore.Postgres.TypesAfter).
+type typesReader interface {
+	TypesAfter(ctx context.Context, from eventstore.Position, max int) (types []string, head eventstore.Position, full bool, err error)
+}
+
+// typedWaiter is a subscriber caught up to pos, waiting for an event of
+// one of its types past it.
+type typedWaiter struct {
+	pos   eventstore.Position
+	types []string
+	ch    chan struct{}
+}
+
+// typesPage bounds one read of the watch: a burst of appends longer than
+// this is read in several, each waking the subscribers of its types.
+const typesPage = 1000
+
 func newHeadWatch(store eventstore.Store, interval time.Duration, listenDSN string, logger *slog.Logger) *headWatch {
-	return &headWatch{
+	w := &headWatch{
 		store: store, interval: interval, listenDSN: listenDSN, logger: logger,
 		heard: make(chan struct{}, 1), moved: make(chan struct{}),
+		waiters: map[*typedWaiter]struct{}{},
 	}
+	if t, ok := store.(typesReader); ok {
+		w.typed = t
+	}
+	return w
 }
 
 // after returns a channel that is closed once the head is past pos, the
-// position a subscriber caught up to (at once when it already is).
-func (w *headWatch) after(pos eventstore.Position) <-chan struct{} {
+// position a subscriber of types caught up to (at once when it already
+// is), and a function to call when the subscriber stops waiting. On a
+// typed watch the channel is closed only when the watch reads an event of
+// one of types past pos (types empty: of any type).
+func (w *headWatch) after(pos eventstore.Position, types []string) (<-chan struct{}, func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if pos.Less(w.head) {
+		return closed, func() {}
+	}
+	if w.typed != nil {
+		// The head moves only by the watch's own reads, which know the
+		// types of what they passed: a subscriber that read further does
+		// not move it, or the types between would be unknown.
+		tw := &typedWaiter{pos: pos, types: types, ch: make(chan struct{})}
+		w.waiters[tw] = struct{}{}
+		return tw.ch, func() {
+			w.mu.Lock()
+			delete(w.waiters, tw)
+			w.mu.Unlock()
+		}
+	}
 	if w.head.Less(pos) {
 		// The subscriber read further than the watch: the head is there
 		// at least, and reading on from it costs less. The subscribers
@@ -94,10 +152,25 @@ func (w *headWatch) after(pos eventstore.Position) <-chan struct{} {
 		close(w.moved)
 		w.moved = make(chan struct{})
 	}
-	if pos.Less(w.head) {
-		return closed
+	return w.moved, func() {}
+}
+
+// wake wakes the typed waiters before head that wait for one of types
+// (every one when types is nil: not known), and the untyped ones. The
+// caller holds w.mu and has moved w.head to head.
+func (w *headWatch) wake(head eventstore.Position, types []string) {
+	close(w.moved)
+	w.moved = make(chan struct{})
+	for tw := range w.waiters {
+		if !tw.pos.Less(head) {
+			continue
+		}
+		if types != nil && len(tw.types) > 0 && !slices.ContainsFunc(tw.types, func(t string) bool { return slices.Contains(types, t) }) {
+			continue
+		}
+		close(tw.ch)
+		delete(w.waiters, tw)
 	}
-	return w.moved
 }
 
 var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -168,7 +241,7 @@ func (w *headWatch) run(ctx context.Context) {
 		w.mu.Lock()
 		from := w.head
 		w.mu.Unlock()
-		_, head, err := w.store.ReadAllOfTypes(ctx, from, 1, []string{noType})
+		head, types, full, err := w.read(ctx, from)
 		if err != nil {
 			// Logged when it starts failing, not on every read.
 			if !failing && ctx.Err() == nil {
@@ -186,10 +259,14 @@ func (w *headWatch) run(ctx context.Context) {
 		w.failing = false
 		if w.head.Less(head) {
 			w.head = head
-			close(w.moved)
-			w.moved = make(chan struct{})
+			w.wake(head, types)
 		}
 		w.mu.Unlock()
+		if full {
+			// A burst longer than a page: read on at once.
+			t.Reset(0)
+			continue
+		}
 		if w.behind() {
 			behind++
 		} else {
@@ -197,6 +274,23 @@ func (w *headWatch) run(ctx context.Context) {
 		}
 		t.Reset(w.next(behind - 1))
 	}
+}
+
+// read reads the log's head after from and, on a typed watch, the types
+// of the events up to it (nil otherwise); full says a typed read stopped
+// at its page, short of the head.
+func (w *headWatch) read(ctx context.Context, from eventstore.Position) (head eventstore.Position, types []string, full bool, err error) {
+	// The first read only learns the head (and wakes everyone): the types
+	// of the whole log are of no use to anyone.
+	if w.typed != nil && from != (eventstore.Position{}) {
+		types, head, full, err = w.typed.TypesAfter(ctx, from, typesPage)
+		if types == nil {
+			types = []string{}
+		}
+		return head, types, full, err
+	}
+	_, head, err = w.store.ReadAllOfTypes(ctx, from, 1, []string{noType})
+	return head, nil, false, err
 }
 
 // minReadGap is the least time between two reads of the watch woken by

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS crawl_seen_seen_at_idx;
