@@ -196,6 +196,24 @@ const forceGenericPlanSQL = `SELECT set_config('plan_cache_mode', 'force_generic
 // table grows, at a plan per connection and statement per interval.
 const replanAfter = 10 * time.Second
 
+// replanFirst is how long a connection keeps its first plan of a
+// statement; each later one is kept twice as long as the one before, up to
+// replanAfter. A connection's first plans are the ones likeliest made
+// while the tables were nearly empty (a new installation's first
+// deliveries, when the sender starts with the dispatcher's first batch):
+// kept 10 s, such a plan scanned webhook_deliveries for every record of a
+// 30,000-delivery burst (bench/webhooks/README.md, 29 Nov 2026). Doubling
+// costs a connection about seven more plans of each statement in its
+// first 10 s.
+const replanFirst = 100 * time.Millisecond
+
+// preparedPlan is when a connection prepared a statement, and how long it
+// keeps that plan.
+type preparedPlan struct {
+	at   time.Time
+	keep time.Duration
+}
+
 // runPrepared runs sql as the prepared statement name, on a connection of
 // the sender's pool, with its generic plan, and hands its rows to scan.
 func (s *Service) runPrepared(ctx context.Context, name, sql string, scan func(pgx.Rows) error, args ...any) error {
@@ -229,25 +247,27 @@ func (s *Service) runPrepared(ctx context.Context, name, sql string, scan func(p
 	return err
 }
 
-// prepareFresh prepares sql as name on c unless c prepared it less than
-// replanAfter ago.
+// prepareFresh prepares sql as name on c unless c's plan of it is still
+// to be kept (replanFirst, replanAfter).
 func prepareFresh(ctx context.Context, c *pgx.Conn, name, sql string) error {
 	data := c.PgConn().CustomData()
 	key := "webhook.prepared." + name
-	at, prepared := data[key].(time.Time)
-	if prepared && time.Since(at) < replanAfter {
+	p, prepared := data[key].(preparedPlan)
+	if prepared && time.Since(p.at) < p.keep {
 		return nil
 	}
+	keep := replanFirst
 	if prepared {
 		if err := c.Deallocate(ctx, name); err != nil {
 			return err
 		}
 		delete(data, key)
+		keep = min(2*p.keep, replanAfter)
 	}
 	if _, err := c.Prepare(ctx, name, sql); err != nil {
 		return err
 	}
-	data[key] = time.Now()
+	data[key] = preparedPlan{at: time.Now(), keep: keep}
 	return nil
 }
 
