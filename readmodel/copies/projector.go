@@ -133,16 +133,21 @@ type indexRow struct {
 }
 
 // Flush writes the rows and their bands, and forgets them. A page indexed
-// twice in the batch (an item, then a copy naming another item) keeps its
-// last row, as one upsert per event left it; its bands are one set either
-// way.
+// twice in the batch (an item, then a copy naming another item) gets what
+// one upsert per event left: its first row, with the item its last one
+// names (the upsert's conflict changes only that); its bands are one set
+// either way.
 func (w *indexRows) Flush(ctx context.Context, db bun.IDB) error {
 	rows := w.rows
 	w.rows = nil
 	type key struct{ feed, page uuid.UUID }
-	last := make(map[key]int, len(rows))
+	first, item := make(map[key]int, len(rows)), make(map[key]uuid.UUID, len(rows))
 	for i, r := range rows {
-		last[key{r.feedID, r.newsPageID}] = i
+		k := key{r.feedID, r.newsPageID}
+		if _, ok := first[k]; !ok {
+			first[k] = i
+		}
+		item[k] = r.itemNewsPageID
 	}
 	var (
 		feeds, pages, items     [][16]byte
@@ -172,8 +177,8 @@ func (w *indexRows) Flush(ctx context.Context, db bun.IDB) error {
 		return err
 	}
 	for i, r := range rows {
-		if last[key{r.feedID, r.newsPageID}] == i {
-			feeds, pages, items = append(feeds, r.feedID), append(pages, r.newsPageID), append(items, r.itemNewsPageID)
+		if k := (key{r.feedID, r.newsPageID}); first[k] == i {
+			feeds, pages, items = append(feeds, r.feedID), append(pages, r.newsPageID), append(items, item[k])
 			addresses, titles, sigs, ats = append(addresses, r.address), append(titles, r.title), append(sigs, r.signature), append(ats, r.at)
 			if len(feeds) == projections.MaxRowsPerInsert {
 				if err := flushRows(); err != nil {
