@@ -97,6 +97,10 @@ type recentItem struct {
 	address                    string
 	bands                      []int64
 	effectiveAt, at            time.Time
+	// pos is the item's place in the one pageIndex that holds it
+	// (pageIndex.items), by which candidates tells the items it has
+	// listed.
+	pos int
 }
 
 func newRecentItem(feedID, itemNewsPageID uuid.UUID, a domain.ArticleDiscovered, now time.Time) *recentItem {
@@ -122,6 +126,7 @@ func (x *pageIndex) add(r *recentItem) {
 	if x.byAddress == nil {
 		x.byAddress, x.byBand = map[string][]*recentItem{}, map[int64][]*recentItem{}
 	}
+	r.pos = len(x.items)
 	x.items = append(x.items, r)
 	x.byAddress[r.address] = append(x.byAddress[r.address], r)
 	for _, b := range r.bands {
@@ -130,17 +135,27 @@ func (x *pageIndex) add(r *recentItem) {
 }
 
 // candidates are the items at r's address (r itself among them, an
-// article having one URL) or sharing a band with it, each once.
+// article having one URL) or sharing a band with it, each once. Listed
+// ones are told by their place in the index, in a bit set: with a site
+// whose pages all share bands, every item is a candidate of every
+// article, and a map of them was most of the cost of the look.
 func (x *pageIndex) candidates(r *recentItem) []*recentItem {
 	out := slices.Clone(x.byAddress[r.address])
-	seen := make(map[*recentItem]bool, len(out))
+	seen := make([]uint64, (len(x.items)+63)/64)
+	mark := func(c *recentItem) bool {
+		w, b := c.pos/64, uint64(1)<<(c.pos%64)
+		if seen[w]&b != 0 {
+			return false
+		}
+		seen[w] |= b
+		return true
+	}
 	for _, c := range out {
-		seen[c] = true
+		mark(c)
 	}
 	for _, b := range r.bands {
 		for _, c := range x.byBand[b] {
-			if !seen[c] {
-				seen[c] = true
+			if mark(c) {
 				out = append(out, c)
 			}
 		}

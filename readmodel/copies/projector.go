@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/feedsvc/feedsvc/domain"
 	"github.com/feedsvc/feedsvc/domain/nearcopy"
@@ -72,6 +71,9 @@ func projectHappeningSplit(ctx context.Context, db bun.IDB, e domain.HappeningIt
 // projectSplit forgets the copy; the item it became (NewsItemAdded in its
 // own stream) indexes itself.
 func projectSplit(ctx context.Context, db bun.IDB, e domain.NewsItemCopySplit) error {
+	if err := flushIndex(ctx, db); err != nil {
+		return err
+	}
 	res, err := db.NewRaw(`DELETE FROM news_copy_index WHERE feed_id = ? AND news_page_id = ? AND item_news_page_id = ?`,
 		e.FeedID, e.NewsPageID, e.ItemNewsPageID).Exec(ctx)
 	if err != nil {
@@ -93,20 +95,108 @@ func effectiveAt(c domain.ArticleContent, added time.Time) time.Time {
 	return added
 }
 
+// index writes the article's row of the feed's index and its bands: in a
+// batch, with the batch's others at its end (indexRows), two statements
+// for the batch where each item took two.
 func index(ctx context.Context, db bun.IDB, feedID, newsPageID, itemNewsPageID uuid.UUID, c domain.ArticleContent, at time.Time) error {
-	sig, bands := "", []int64(nil)
+	r := indexRow{feedID: feedID, newsPageID: newsPageID, itemNewsPageID: itemNewsPageID,
+		address: nearcopy.NormalAddress(c.URL), title: c.Title, at: at}
 	if c.Signature != nil {
-		sig, bands = c.Signature.String(), c.Signature.Bands(feedID[:])
+		r.signature, r.bands = c.Signature.String(), c.Signature.Bands(feedID[:])
 	}
-	if err := projections.Exec(db.NewRaw(`INSERT INTO news_copy_index (feed_id, news_page_id, item_news_page_id, address, title, signature, effective_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (feed_id, news_page_id) DO UPDATE SET item_news_page_id = EXCLUDED.item_news_page_id`,
-		feedID, newsPageID, itemNewsPageID, nearcopy.NormalAddress(c.URL), c.Title, sig, at).Exec(ctx)); err != nil {
-		return err
-	}
-	if len(bands) == 0 {
+	if w, ok := projections.Deferred(ctx, indexRowsKey{}, func() *indexRows { return &indexRows{} }); ok {
+		w.rows = append(w.rows, r)
 		return nil
 	}
-	return projections.Exec(db.NewRaw(`INSERT INTO news_copy_bands (band, feed_id, news_page_id)
-		SELECT unnest(?::bigint[]), ?, ? ON CONFLICT DO NOTHING`, pgdialect.Array(bands), feedID, newsPageID).Exec(ctx))
+	return (&indexRows{rows: []indexRow{r}}).Flush(ctx, db)
+}
+
+// flushIndex writes what the batch has deferred to the index, before a
+// handler that reads or deletes its rows.
+func flushIndex(ctx context.Context, db bun.IDB) error {
+	if w, ok := projections.Deferred(ctx, indexRowsKey{}, func() *indexRows { return &indexRows{} }); ok {
+		return w.Flush(ctx, db)
+	}
+	return nil
+}
+
+type indexRowsKey struct{}
+
+// indexRows are a batch's index rows, in the order of their events.
+type indexRows struct{ rows []indexRow }
+
+type indexRow struct {
+	feedID, newsPageID, itemNewsPageID uuid.UUID
+	address, title, signature          string
+	at                                 time.Time
+	bands                              []int64
+}
+
+// Flush writes the rows and their bands, and forgets them. A page indexed
+// twice in the batch (an item, then a copy naming another item) gets what
+// one upsert per event left: its first row, with the item its last one
+// names (the upsert's conflict changes only that); its bands are one set
+// either way.
+func (w *indexRows) Flush(ctx context.Context, db bun.IDB) error {
+	rows := w.rows
+	w.rows = nil
+	type key struct{ feed, page uuid.UUID }
+	first, item := make(map[key]int, len(rows)), make(map[key]uuid.UUID, len(rows))
+	for i, r := range rows {
+		k := key{r.feedID, r.newsPageID}
+		if _, ok := first[k]; !ok {
+			first[k] = i
+		}
+		item[k] = r.itemNewsPageID
+	}
+	var (
+		feeds, pages, items     [][16]byte
+		addresses, titles, sigs []string
+		ats                     []time.Time
+		bands                   []int64
+		bandFeeds, bandPages    [][16]byte
+	)
+	flushRows := func() error {
+		if len(feeds) == 0 {
+			return nil
+		}
+		err := projections.ExecArrays(ctx, db, `INSERT INTO news_copy_index (feed_id, news_page_id, item_news_page_id, address, title, signature, effective_at)
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+			ON CONFLICT (feed_id, news_page_id) DO UPDATE SET item_news_page_id = EXCLUDED.item_news_page_id`,
+			feeds, pages, items, addresses, titles, sigs, ats)
+		feeds, pages, items, addresses, titles, sigs, ats = feeds[:0], pages[:0], items[:0], addresses[:0], titles[:0], sigs[:0], ats[:0]
+		return err
+	}
+	flushBands := func() error {
+		if len(bands) == 0 {
+			return nil
+		}
+		err := projections.ExecArrays(ctx, db, `INSERT INTO news_copy_bands (band, feed_id, news_page_id)
+			SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::uuid[]) ON CONFLICT DO NOTHING`, bands, bandFeeds, bandPages)
+		bands, bandFeeds, bandPages = bands[:0], bandFeeds[:0], bandPages[:0]
+		return err
+	}
+	for i, r := range rows {
+		if k := (key{r.feedID, r.newsPageID}); first[k] == i {
+			feeds, pages, items = append(feeds, r.feedID), append(pages, r.newsPageID), append(items, item[k])
+			addresses, titles, sigs, ats = append(addresses, r.address), append(titles, r.title), append(sigs, r.signature), append(ats, r.at)
+			if len(feeds) == projections.MaxRowsPerInsert {
+				if err := flushRows(); err != nil {
+					return err
+				}
+			}
+		}
+		for _, b := range r.bands {
+			bands, bandFeeds, bandPages = append(bands, b), append(bandFeeds, r.feedID), append(bandPages, r.newsPageID)
+		}
+		if len(bands) >= projections.MaxRowsPerInsert {
+			if err := flushBands(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flushRows(); err != nil {
+		return err
+	}
+	return flushBands()
 }
