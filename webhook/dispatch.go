@@ -152,9 +152,6 @@ type batch struct {
 // renderers bounds the happening streams read at once while rendering.
 const renderers = 8
 
-// insertChunk bounds the rows of one insert statement.
-const insertChunk = 1000
-
 func (b *batch) Flush(ctx context.Context, db bun.IDB) error {
 	items := b.items
 	b.items = nil
@@ -288,10 +285,10 @@ func (s *Service) queue(ctx context.Context, db bun.IDB, payloads []payloadRow, 
 	if !ok {
 		return errors.New("webhook deliveries must be queued in the projector's transaction")
 	}
-	if err := insertPayloads(ctx, tx.Tx, payloads); err != nil {
+	if err := insertPayloads(ctx, tx, payloads); err != nil {
 		return err
 	}
-	if err := insertDeliveries(ctx, tx.Tx, deliveries); err != nil {
+	if err := insertDeliveries(ctx, tx, deliveries); err != nil {
 		return err
 	}
 	jobs := make([]river.InsertManyParams, len(deliveries))
@@ -308,8 +305,8 @@ func (s *Service) queue(ctx context.Context, db bun.IDB, payloads []payloadRow, 
 }
 
 // insertPayloadsSQL and insertDeliveriesSQL take a batch's rows as one
-// array per column, which pgx sends in binary (through database/sql, whose
-// pgx driver takes any value pgx encodes): one short statement, prepared
+// array per column, which pgx sends in binary (projections.ExecArrays, as
+// the read models' batch writes do): one short statement, prepared
 // once per connection, rather than a VALUES list of 1,000 rows that bun
 // spelled out in text and Postgres parsed and planned anew for every chunk
 // (planning alone was ~10 µs of each delivery: bench/webhooks/README.md).
@@ -328,21 +325,21 @@ const insertDeliveriesSQL = `INSERT INTO webhook_deliveries (id, webhook_id, org
 		AS d(id, webhook_id, organization_id, event_id, event_feed_id, item_id, created_at)
 	ON CONFLICT (id) DO NOTHING`
 
-func insertPayloads(ctx context.Context, tx *sql.Tx, payloads []payloadRow) error {
-	for chunk := range slices.Chunk(payloads, insertChunk) {
+func insertPayloads(ctx context.Context, db bun.IDB, payloads []payloadRow) error {
+	for chunk := range slices.Chunk(payloads, projections.MaxRowsPerInsert) {
 		ids, bodies, ats := make([][16]byte, len(chunk)), make([]string, len(chunk)), make([]time.Time, len(chunk))
 		for i, p := range chunk {
 			ids[i], bodies[i], ats[i] = p.EventID, p.Body, p.CreatedAt
 		}
-		if _, err := tx.ExecContext(ctx, insertPayloadsSQL, ids, bodies, ats); err != nil {
+		if err := projections.ExecArrays(ctx, db, insertPayloadsSQL, ids, bodies, ats); err != nil {
 			return fmt.Errorf("record delivery bodies: %w", err)
 		}
 	}
 	return nil
 }
 
-func insertDeliveries(ctx context.Context, tx *sql.Tx, deliveries []deliveryRow) error {
-	for chunk := range slices.Chunk(deliveries, insertChunk) {
+func insertDeliveries(ctx context.Context, db bun.IDB, deliveries []deliveryRow) error {
+	for chunk := range slices.Chunk(deliveries, projections.MaxRowsPerInsert) {
 		n := len(chunk)
 		ids, hooks, orgs, events := make([][16]byte, n), make([][16]byte, n), make([][16]byte, n), make([][16]byte, n)
 		feeds, items, ats := make([][16]byte, n), make([][16]byte, n), make([]time.Time, n)
@@ -353,7 +350,7 @@ func insertDeliveries(ctx context.Context, tx *sql.Tx, deliveries []deliveryRow)
 			ids[i], hooks[i], orgs[i], events[i] = d.ID, d.WebhookID, d.OrganizationID, d.EventID
 			feeds[i], items[i], ats[i] = d.EventFeedID, d.ItemID, d.CreatedAt
 		}
-		if _, err := tx.ExecContext(ctx, insertDeliveriesSQL, ids, hooks, orgs, events, feeds, items, ats,
+		if err := projections.ExecArrays(ctx, db, insertDeliveriesSQL, ids, hooks, orgs, events, feeds, items, ats,
 			domain.WebhookItemAdded, StatusPending); err != nil {
 			return fmt.Errorf("record deliveries: %w", err)
 		}

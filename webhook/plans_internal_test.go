@@ -97,10 +97,10 @@ func TestADeliveryQueuedAgainForTheSameWebhookAndEventStaysOneDelivery(t *testin
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := insertPayloads(ctx, tx.Tx, []payloadRow{{EventID: event, Body: `{"a":1}`, CreatedAt: d.CreatedAt}}); err != nil {
+		if err := insertPayloads(ctx, tx, []payloadRow{{EventID: event, Body: `{"a":1}`, CreatedAt: d.CreatedAt}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := insertDeliveries(ctx, tx.Tx, []deliveryRow{d}); err != nil {
+		if err := insertDeliveries(ctx, tx, []deliveryRow{d}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {
