@@ -112,29 +112,8 @@ func TestAnEndpointResolvingToAPrivateAddressIsRefusedAtDialUnlessAllowed(t *tes
 }
 
 func TestAWebhookFailingEveryDeliveryForThreeDaysIsDisabledByTheServiceUntilReEnabled(t *testing.T) {
-	clock := newClock()
-	cfg := testConfig()
-	cfg.Now = clock.now
-	s := newStack(t, cfg)
-	var failing atomic.Bool
-	failing.Store(true)
-	rc := newReceiver(t, func(int, *http.Request) int {
-		if failing.Load() {
-			return http.StatusBadGateway
-		}
-		return http.StatusOK
-	})
-	hook, _ := s.subscribe(rc.URL)
+	s, clock, failing, rc, hook, deliveries := failedOnce(t)
 	ctx := context.Background()
-	deliveries := func() []webhook.Delivery {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 100, 0)
-		return list
-	}
-	s.addItem(uuid.New(), "first failure")
-	wait.Until(t, 20*time.Second, "the first delivery to fail", func() bool {
-		l := deliveries()
-		return len(l) == 1 && l[0].Status == webhook.StatusFailed
-	})
 	clock.advance(71 * time.Hour)
 	s.addItem(uuid.New(), "71 hours of failures")
 	wait.Until(t, 20*time.Second, "the second delivery to fail", func() bool {
@@ -214,29 +193,8 @@ func TestASlowReceiverDoesNotDelayTheOthers(t *testing.T) {
 // failures do not disable it (the streak is kept in webhook_health by the
 // record statement, and ended by it).
 func TestASuccessEndsTheFailureStreakSoLaterFailuresCountAfresh(t *testing.T) {
-	clock := newClock()
-	cfg := testConfig()
-	cfg.Now = clock.now
-	s := newStack(t, cfg)
-	var failing atomic.Bool
-	failing.Store(true)
-	rc := newReceiver(t, func(int, *http.Request) int {
-		if failing.Load() {
-			return http.StatusBadGateway
-		}
-		return http.StatusOK
-	})
-	hook, _ := s.subscribe(rc.URL)
+	s, clock, failing, _, hook, deliveries := failedOnce(t)
 	ctx := context.Background()
-	deliveries := func() []webhook.Delivery {
-		list, _, _ := s.svc.Deliveries(ctx, s.org, hook, 100, 0)
-		return list
-	}
-	s.addItem(uuid.New(), "first failure")
-	wait.Until(t, 20*time.Second, "the first delivery to fail", func() bool {
-		l := deliveries()
-		return len(l) == 1 && l[0].Status == webhook.StatusFailed
-	})
 	clock.advance(71 * time.Hour)
 	failing.Store(false)
 	s.addItem(uuid.New(), "a success after 71 hours of failures")
@@ -260,4 +218,35 @@ func TestASuccessEndsTheFailureStreakSoLaterFailuresCountAfresh(t *testing.T) {
 	if w, _ := s.queries.Webhook(ctx, s.org, hook); !w.Enabled || deliveries()[0].Status != webhook.StatusFailed {
 		t.Fatalf("disabled (%s) 2 hours into a streak: the success did not end the one before", w.EnabledReason)
 	}
+}
+
+// failedOnce starts a stack on a test clock with a webhook whose receiver
+// rc answers 502 while failing is set (it is, at first), and waits for its
+// first delivery to fail; deliveries lists the webhook's deliveries,
+// newest first.
+func failedOnce(t *testing.T) (s *stack, c *clock, failing *atomic.Bool, rc *endpoint, hook uuid.UUID, deliveries func() []webhook.Delivery) {
+	t.Helper()
+	c = newClock()
+	cfg := testConfig()
+	cfg.Now = c.now
+	s = newStack(t, cfg)
+	failing = new(atomic.Bool)
+	failing.Store(true)
+	rc = newReceiver(t, func(int, *http.Request) int {
+		if failing.Load() {
+			return http.StatusBadGateway
+		}
+		return http.StatusOK
+	})
+	hook, _ = s.subscribe(rc.URL)
+	deliveries = func() []webhook.Delivery {
+		list, _, _ := s.svc.Deliveries(context.Background(), s.org, hook, 100, 0)
+		return list
+	}
+	s.addItem(uuid.New(), "first failure")
+	wait.Until(t, 20*time.Second, "the first delivery to fail", func() bool {
+		l := deliveries()
+		return len(l) == 1 && l[0].Status == webhook.StatusFailed
+	})
+	return s, c, failing, rc, hook, deliveries
 }
