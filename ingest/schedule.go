@@ -44,6 +44,7 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 	}
 	if err == nil && len(out) < n {
 		var claimed []leased
+		w.claims.Add(1)
 		claimed, err = w.store.ClaimScheduled(ctx, w.connectors.SourceTypes(), n-len(out))
 		out = append(out, claimed...)
 	}
@@ -53,14 +54,61 @@ func (w *Worker) leaseDue(ctx context.Context, n int, withNew bool) ([]leased, e
 		w.newLook.failed = w.newLook.failed || withNew
 		rctx, cancel := lease.ReleaseContext()
 		defer cancel()
-		for _, l := range out {
-			if rerr := w.store.Crawls.Release(rctx, l.SourceID); rerr != nil {
-				w.log.Warn("handing back a lease failed", "source_id", l.SourceID, "err", rerr)
-			}
-		}
+		w.handBack(rctx, out)
 		return nil, err
 	}
 	return out, nil
+}
+
+// handBack hands back the leases of sources claimed but not crawled,
+// leaving their schedule as it was: they are due, and the next claim,
+// here or in another process, takes them.
+func (w *Worker) handBack(ctx context.Context, ls []leased) {
+	for _, l := range ls {
+		if err := w.store.Crawls.Release(ctx, l.SourceID); err != nil {
+			w.log.Warn("handing back a lease failed", "source_id", l.SourceID, "err", err)
+		}
+	}
+}
+
+// claimAhead is how many times Concurrency a claim takes beyond the free
+// slots when the last claim filled them all (scheduleLoop).
+const claimAhead = 3
+
+// claimedAhead are the sources the schedule loop claimed beyond its free
+// slots, oldest claim first, each with when it was claimed. Only the
+// schedule loop's goroutine uses it.
+type claimedAhead struct {
+	ls []leased
+	at []time.Time
+}
+
+func (q *claimedAhead) len() int { return len(q.ls) }
+
+func (q *claimedAhead) put(l leased, at time.Time) {
+	q.ls, q.at = append(q.ls, l), append(q.at, at)
+}
+
+// take removes up to n sources claimed at or after fresh, to crawl, and
+// every source claimed before it that it passes on the way, to hand back.
+func (q *claimedAhead) take(n int, fresh time.Time) (ready, stale []leased) {
+	i := 0
+	for ; i < len(q.ls) && len(ready) < n; i++ {
+		if q.at[i].Before(fresh) {
+			stale = append(stale, q.ls[i])
+		} else {
+			ready = append(ready, q.ls[i])
+		}
+	}
+	q.ls, q.at = q.ls[i:], q.at[i:]
+	return ready, stale
+}
+
+// takeAll empties the queue.
+func (q *claimedAhead) takeAll() []leased {
+	ls := q.ls
+	q.ls, q.at = nil, nil
+	return ls
 }
 
 // leaseNew leases up to n never-crawled sources, one claim each (the

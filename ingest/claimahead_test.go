@@ -1,0 +1,176 @@
+package ingest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/feedsvc/feedsvc/domain"
+	"github.com/feedsvc/feedsvc/ingest/connector"
+	"github.com/feedsvc/feedsvc/ingest/document"
+	"github.com/feedsvc/feedsvc/internal/database"
+	"github.com/feedsvc/feedsvc/testkit/testdb"
+	"github.com/feedsvc/feedsvc/testkit/wait"
+)
+
+// countingReader reads site sources, counting each source's discoveries;
+// a discovery waits for hold (nil: none) unless the source is let through.
+type countingReader struct {
+	mu    sync.Mutex
+	polls map[uuid.UUID]int
+	pass  map[uuid.UUID]bool
+	hold  chan struct{}
+	delay time.Duration
+}
+
+func (r *countingReader) SourceTypes() []domain.SourceType {
+	return []domain.SourceType{domain.SourceSite}
+}
+
+func (r *countingReader) Discover(ctx context.Context, s connector.Source, _ time.Time) (connector.Discovery, error) {
+	r.mu.Lock()
+	r.polls[s.ID]++
+	held := r.hold != nil && !r.pass[s.ID]
+	r.mu.Unlock()
+	if held {
+		select {
+		case <-r.hold:
+		case <-ctx.Done():
+			return connector.Discovery{}, ctx.Err()
+		}
+	}
+	time.Sleep(r.delay)
+	return connector.Discovery{}, nil
+}
+
+func (r *countingReader) Fetch(context.Context, connector.Candidate) (document.Document, error) {
+	return document.Document{}, nil
+}
+
+func (r *countingReader) counts() map[uuid.UUID]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[uuid.UUID]int, len(r.polls))
+	for k, v := range r.polls {
+		out[k] = v
+	}
+	return out
+}
+
+// dueSites makes n site sources, each attached to a news feed (its
+// backfill done) and due since a minute ago, and returns their ids.
+func dueSites(t *testing.T, db *database.DB, n int) []uuid.UUID {
+	t.Helper()
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.New()
+		if _, err := db.Pool.Exec(context.Background(), `WITH a AS (INSERT INTO ingest_attachments (attachment_id, feed_id, organization_id, source_id,
+				source_type, details, source_enabled, feed_enabled, attached_at)
+			VALUES (gen_random_uuid(), gen_random_uuid(), gen_random_uuid(), $1, 'site', '{"url": "https://example.com/"}', true, true, now() - interval '1 hour') RETURNING attachment_id)
+			, b AS (INSERT INTO ingest_backfills (attachment_id, done_at) SELECT attachment_id, now() FROM a)
+			INSERT INTO crawl_state (source_id, next_at, interval_ms) VALUES ($1, now() - interval '1 minute', 600000)`, ids[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// A process whose slots are all busy used to claim once per finished
+// crawl, a source or two a statement. When a claim fills every free slot
+// the next one takes sources beyond them, and the slots that free up take
+// those first: a burst of due sources costs a few claims, each source is
+// still crawled once, and what is claimed but not crawled when the
+// process stops is handed back, due as it was.
+func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testing.T) {
+	t.Parallel()
+	t.Run("each source is crawled once, in a few claims", func(t *testing.T) {
+		t.Parallel()
+		db, _ := testdb.New(t)
+		const n = 48
+		ids := dueSites(t, db, n)
+		reader := &countingReader{polls: map[uuid.UUID]int{}, delay: 20 * time.Millisecond}
+		registry, err := connector.NewRegistry(reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry},
+			Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = w.Run(ctx) }()
+		wait.Within(20*time.Second, func() bool { return len(reader.counts()) == n })
+		cancel()
+		<-done
+		polls := reader.counts()
+		for _, id := range ids {
+			if polls[id] != 1 {
+				t.Errorf("source %s was crawled %d times, want once", id, polls[id])
+			}
+		}
+		// One claim per finished crawl would be about n; a claim that
+		// filled its slots takes 2 + 3*2 = 8 at the next, so n sources
+		// take about n/7 claims. The tick is an hour: every claim after
+		// the first is brought forward by a finished crawl.
+		if c := w.claims.Load(); c > n/4 {
+			t.Errorf("%d claims for %d due sources at 2 slots, want at most %d", c, n, n/4)
+		}
+	})
+	t.Run("the sources claimed ahead are handed back, still due, when the process stops", func(t *testing.T) {
+		t.Parallel()
+		db, _ := testdb.New(t)
+		ids := dueSites(t, db, 20)
+		// The first two claimed pass; the rest wait until the end. The
+		// first claim takes two (the free slots), both finish, and the
+		// next claims beyond the slots.
+		reader := &countingReader{polls: map[uuid.UUID]int{}, pass: map[uuid.UUID]bool{}, hold: make(chan struct{})}
+		var first []uuid.UUID
+		if err := db.Bun.NewRaw(`SELECT source_id FROM crawl_state ORDER BY next_at LIMIT 2`).Scan(context.Background(), &first); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range first {
+			reader.pass[id] = true
+		}
+		registry, err := connector.NewRegistry(reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry},
+			Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = w.Run(ctx) }()
+		// Leased: the two that passed (their releases wait for the
+		// loop's next tick), the two held in their crawls, and the ones
+		// claimed ahead: 3 * 2 slots, or one fewer when the loop turned
+		// after the first passing crawl and before the second.
+		const least = 2 + 2 + 3*2 - 1
+		var leased int
+		wait.Within(20*time.Second, func() bool {
+			if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM crawl_state WHERE lease_owner = 'ahead'`).Scan(&leased); err != nil {
+				t.Fatal(err)
+			}
+			return leased >= least && len(reader.counts()) == 4
+		})
+		if leased < least {
+			t.Fatalf("%d sources leased at 2 slots, want at least %d: some claimed ahead", leased, least)
+		}
+		cancel()
+		<-done
+		var held, due int
+		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE lease_owner IS NOT NULL),
+				count(*) FILTER (WHERE next_at <= now() AND last_crawl_at IS NULL) FROM crawl_state`).Scan(&held, &due); err != nil {
+			t.Fatal(err)
+		}
+		if held != 0 {
+			t.Errorf("%d leases still held after the process stopped, want every one handed back", held)
+		}
+		// The two that passed were crawled and rescheduled; the two held
+		// in a crawl were interrupted; none of the others was crawled.
+		if want := len(ids) - 2; due < want-2 || due > want {
+			t.Errorf("%d sources due and never crawled after the stop, want %d or so", due, want)
+		}
+	})
+}
