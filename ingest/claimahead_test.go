@@ -174,3 +174,28 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		}
 	})
 }
+
+func TestAClaimTakesAheadWhatTheSlotsFinishInATickAtTheirRecentPace(t *testing.T) {
+	tests := []struct {
+		name   string
+		crawls []time.Duration
+		want   int
+	}{
+		{"nothing is claimed ahead before a crawl ended", nil, 0},
+		{"crawls of a tenth of a tick take three times the slots, no more", []time.Duration{100 * time.Millisecond}, 12},
+		{"crawls of half a tick take two per slot", []time.Duration{500 * time.Millisecond}, 8},
+		{"crawls longer than a tick take fewer than the slots", []time.Duration{1500 * time.Millisecond}, 2},
+		{"one slow crawl among fast ones weighs an eighth", []time.Duration{250 * time.Millisecond, 250*time.Millisecond + 8*time.Second}, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p crawlPace
+			for _, d := range tt.crawls {
+				p.add(d)
+			}
+			if got := p.ahead(4, time.Second); got != tt.want {
+				t.Errorf("ahead(4 slots, 1s tick) = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

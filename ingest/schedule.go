@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -71,9 +72,38 @@ func (w *Worker) handBack(ctx context.Context, ls []leased) {
 	}
 }
 
-// claimAhead is how many times Concurrency a claim takes beyond the free
-// slots when the last claim filled them all (scheduleLoop).
+// claimAhead is how many times Concurrency a claim takes at most beyond
+// the free slots when the last claim filled them all (scheduleLoop).
 const claimAhead = 3
+
+// crawlPace is the recent duration of a crawl, smoothed (each crawl
+// weighs an eighth), for how many sources to claim ahead.
+type crawlPace struct {
+	avg atomic.Int64 // nanoseconds; 0 until a crawl ended
+}
+
+func (p *crawlPace) add(d time.Duration) {
+	for {
+		old := p.avg.Load()
+		next := int64(d)
+		if old > 0 {
+			next = old + (int64(d)-old)/8
+		}
+		if p.avg.CompareAndSwap(old, max(next, 1)) {
+			return
+		}
+	}
+}
+
+// ahead is how many sources slots finish in one tick at this pace, at
+// most claimAhead times slots; none before a crawl ended.
+func (p *crawlPace) ahead(slots int, tick time.Duration) int {
+	avg := p.avg.Load()
+	if avg <= 0 {
+		return 0
+	}
+	return int(min(int64(claimAhead*slots), int64(slots)*int64(tick)/avg))
+}
 
 // claimedAhead are the sources the schedule loop claimed beyond its free
 // slots, oldest claim first, each with when it was claimed. Only the

@@ -388,14 +388,17 @@ func (w *Worker) Run(ctx context.Context) error {
 // only on the turns lookForNew says.
 //
 // When a claim filled every free slot, more are likely due than there are
-// slots: the next claim then takes up to claimAhead times Concurrency
-// sources beyond the free slots, and slots that free up take those before
-// anything is claimed again. Without it, a process whose slots are all
-// busy (10,000 sites at the default 4 slots) claimed once per finished
-// crawl, one or two sources a statement: 14 claims a second and a fifth
-// of its Postgres time at 10,000 sites (bench/freshness/README.md, ninth
-// run). The sources claimed ahead are due already and start within a
-// second or so; one that waited past a third of its lease is handed back
+// slots: the next claim then also takes sources beyond the free slots, as
+// many as the slots finish in one Tick at the crawls' recent pace (at
+// most claimAhead times Concurrency), and slots that free up take those
+// before anything is claimed again. Without it, a process whose slots are
+// all busy (10,000 sites at the default 4 slots) claimed once per
+// finished crawl, one or two sources a statement: 14 claims a second and
+// a fifth of its Postgres statement time at 10,000 sites
+// (bench/freshness/README.md, ninth run). Bounded by the pace, what is
+// claimed ahead starts within about a tick, and a process with slow
+// crawls claims little ahead, leaving due sources to other processes'
+// free slots. One that waited past a third of its lease is handed back
 // rather than crawled (its lease is renewed only once its crawl starts),
 // and those still waiting at shutdown are handed back.
 func (w *Worker) scheduleLoop(ctx context.Context) {
@@ -403,6 +406,7 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	var ahead claimedAhead
+	var pace crawlPace
 	defer func() {
 		wg.Wait()
 		rctx, cancel := lease.ReleaseContext()
@@ -427,7 +431,9 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				began := time.Now()
 				w.crawlLeased(ctx, l)
+				pace.add(time.Since(began))
 				<-slots
 				select {
 				case freed <- struct{}{}:
@@ -447,7 +453,7 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		if free > 0 && ahead.len() == 0 && (ticked || dueAgain || w.newHeard.Load() || (more && free >= batch)) {
 			want := free
 			if more {
-				want += claimAhead * w.cfg.Concurrency
+				want += pace.ahead(w.cfg.Concurrency, w.cfg.Tick)
 			}
 			leases, err := w.leaseDue(ctx, want, w.lookForNew(ticked))
 			if err != nil && ctx.Err() == nil {
