@@ -78,6 +78,23 @@ func dueSites(t *testing.T, db *database.DB, n int) []uuid.UUID {
 	return ids
 }
 
+// runTwoSlots runs a worker of two slots, owner "ahead", over the sources
+// reader reads, whose tick (an hour) never comes: every claim after the
+// first is brought forward by a finished crawl. stop stops it and waits.
+func runTwoSlots(t *testing.T, db *database.DB, reader *countingReader) (w *Worker, stop func()) {
+	t.Helper()
+	registry, err := connector.NewRegistry(reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry},
+		Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = w.Run(ctx) }()
+	return w, func() { cancel(); <-done }
+}
+
 // A process whose slots are all busy used to claim once per finished
 // crawl, a source or two a statement. When a claim fills every free slot
 // the next one takes sources beyond them, and the slots that free up take
@@ -92,18 +109,9 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		const n = 48
 		ids := dueSites(t, db, n)
 		reader := &countingReader{polls: map[uuid.UUID]int{}, delay: 20 * time.Millisecond}
-		registry, err := connector.NewRegistry(reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry},
-			Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour}, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = w.Run(ctx) }()
+		w, stop := runTwoSlots(t, db, reader)
 		wait.Within(20*time.Second, func() bool { return len(reader.counts()) == n })
-		cancel()
-		<-done
+		stop()
 		polls := reader.counts()
 		for _, id := range ids {
 			if polls[id] != 1 {
@@ -112,8 +120,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		}
 		// One claim per finished crawl would be about n; a claim that
 		// filled its slots takes 2 + 3*2 = 8 at the next, so n sources
-		// take about n/7 claims. The tick is an hour: every claim after
-		// the first is brought forward by a finished crawl.
+		// take about n/7 claims.
 		if c := w.claims.Load(); c > n/4 {
 			t.Errorf("%d claims for %d due sources at 2 slots, want at most %d", c, n, n/4)
 		}
@@ -133,15 +140,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		for _, id := range first {
 			reader.pass[id] = true
 		}
-		registry, err := connector.NewRegistry(reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry},
-			Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour}, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = w.Run(ctx) }()
+		_, stop := runTwoSlots(t, db, reader)
 		// Leased: the two that passed (their releases wait for the
 		// loop's next tick), the two held in their crawls, and the ones
 		// claimed ahead: 3 * 2 slots, or one fewer when the loop turned
@@ -157,8 +156,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		if leased < least {
 			t.Fatalf("%d sources leased at 2 slots, want at least %d: some claimed ahead", leased, least)
 		}
-		cancel()
-		<-done
+		stop()
 		var held, due int
 		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE lease_owner IS NOT NULL),
 				count(*) FILTER (WHERE next_at <= now() AND last_crawl_at IS NULL) FROM crawl_state`).Scan(&held, &due); err != nil {
