@@ -79,16 +79,16 @@ func dueSites(t *testing.T, db *database.DB, n int) []uuid.UUID {
 }
 
 // runTwoSlots runs a worker of two slots, owner "ahead", over the sources
-// reader reads, whose tick (an hour) never comes: every claim after the
+// reader reads, with the lease given (0: the default), whose tick (an hour) never comes: every claim after the
 // first is brought forward by a finished crawl. stop stops it and waits.
-func runTwoSlots(t *testing.T, db *database.DB, reader *countingReader) (w *Worker, stop func()) {
+func runTwoSlots(t *testing.T, db *database.DB, reader *countingReader, lease time.Duration) (w *Worker, stop func()) {
 	t.Helper()
 	registry, err := connector.NewRegistry(reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w = New(Parts{DB: db.Bun, Pool: db.Pool, Connectors: registry},
-		Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour}, nil)
+		Config{Owner: "ahead", PollInterval: time.Hour, Concurrency: 2, Tick: time.Hour, LeaseDuration: lease}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = w.Run(ctx) }()
@@ -109,7 +109,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		const n = 48
 		ids := dueSites(t, db, n)
 		reader := &countingReader{polls: map[uuid.UUID]int{}, delay: 20 * time.Millisecond}
-		w, stop := runTwoSlots(t, db, reader)
+		w, stop := runTwoSlots(t, db, reader, 0)
 		wait.Within(20*time.Second, func() bool { return len(reader.counts()) == n })
 		stop()
 		polls := reader.counts()
@@ -140,7 +140,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		for _, id := range first {
 			reader.pass[id] = true
 		}
-		_, stop := runTwoSlots(t, db, reader)
+		_, stop := runTwoSlots(t, db, reader, 0)
 		// Leased: the two that passed (their releases wait for the
 		// loop's next tick), the two held in their crawls, and the ones
 		// claimed ahead: 3 * 2 slots, or one fewer when the loop turned
@@ -169,6 +169,40 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		// in a crawl were interrupted; none of the others was crawled.
 		if want := len(ids) - 2; due < want-2 || due > want {
 			t.Errorf("%d sources due and never crawled after the stop, want %d or so", due, want)
+		}
+	})
+	t.Run("sources claimed ahead that waited past a third of their lease are still each crawled once", func(t *testing.T) {
+		t.Parallel()
+		db, _ := testdb.New(t)
+		ids := dueSites(t, db, 20)
+		reader := &countingReader{polls: map[uuid.UUID]int{}, pass: map[uuid.UUID]bool{}, hold: make(chan struct{})}
+		var first []uuid.UUID
+		if err := db.Bun.NewRaw(`SELECT source_id FROM crawl_state ORDER BY next_at LIMIT 2`).Scan(context.Background(), &first); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range first {
+			reader.pass[id] = true
+		}
+		// A lease of 900 ms: what is claimed ahead goes stale after 300.
+		_, stop := runTwoSlots(t, db, reader, 900*time.Millisecond)
+		defer stop()
+		var leased int
+		wait.Within(20*time.Second, func() bool {
+			if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM crawl_state WHERE lease_owner = 'ahead'`).Scan(&leased); err != nil {
+				t.Fatal(err)
+			}
+			return leased >= 2+2+3*2-1 && len(reader.counts()) == 4
+		})
+		// The held crawls end after the queue went stale: the slots then
+		// hand the queue back and claim again.
+		time.Sleep(500 * time.Millisecond)
+		close(reader.hold)
+		wait.Within(20*time.Second, func() bool { return len(reader.counts()) == len(ids) })
+		polls := reader.counts()
+		for _, id := range ids {
+			if polls[id] != 1 {
+				t.Errorf("source %s was crawled %d times, want once", id, polls[id])
+			}
 		}
 	})
 }

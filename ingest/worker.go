@@ -447,7 +447,11 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 			for _, l := range ready {
 				start(l)
 			}
-			w.handBack(ctx, stale)
+			if len(stale) > 0 {
+				rctx, cancel := lease.ReleaseContext()
+				w.handBack(rctx, stale)
+				cancel()
+			}
 			free -= len(ready)
 		}
 		if free > 0 && ahead.len() == 0 && (ticked || dueAgain || w.newHeard.Load() || (more && free >= batch)) {
