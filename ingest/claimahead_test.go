@@ -95,6 +95,51 @@ func runTwoSlots(t *testing.T, db *database.DB, reader *countingReader, lease ti
 	return w, func() { cancel(); <-done }
 }
 
+// queueBehindTwo runs a two-slot worker (runTwoSlots, with the lease
+// given) over 20 due sites, of which the first two claimed pass and the
+// rest wait in their crawls until reader.hold is closed, and waits until
+// sources are queued ahead behind the two held crawls: leased then are
+// the two that passed (their releases wait for the loop's next tick), the
+// two held, and the ones claimed ahead, 3 * 2 slots, or one fewer when
+// the loop turned after the first passing crawl and before the second.
+func queueBehindTwo(t *testing.T, db *database.DB, lease time.Duration) ([]uuid.UUID, *countingReader, func()) {
+	t.Helper()
+	ids := dueSites(t, db, 20)
+	reader := &countingReader{polls: map[uuid.UUID]int{}, pass: map[uuid.UUID]bool{}, hold: make(chan struct{})}
+	var first []uuid.UUID
+	if err := db.Bun.NewRaw(`SELECT source_id FROM crawl_state ORDER BY next_at LIMIT 2`).Scan(context.Background(), &first); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range first {
+		reader.pass[id] = true
+	}
+	_, stop := runTwoSlots(t, db, reader, lease)
+	const least = 2 + 2 + 3*2 - 1
+	var leased int
+	wait.Within(20*time.Second, func() bool {
+		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM crawl_state WHERE lease_owner = 'ahead'`).Scan(&leased); err != nil {
+			t.Fatal(err)
+		}
+		return leased >= least && len(reader.counts()) == 4
+	})
+	if leased < least {
+		stop()
+		t.Fatalf("%d sources leased at 2 slots, want at least %d: some claimed ahead", leased, least)
+	}
+	return ids, reader, stop
+}
+
+// crawledOnce fails the test unless reader saw each of ids crawled once.
+func crawledOnce(t *testing.T, reader *countingReader, ids []uuid.UUID) {
+	t.Helper()
+	polls := reader.counts()
+	for _, id := range ids {
+		if polls[id] != 1 {
+			t.Errorf("source %s was crawled %d times, want once", id, polls[id])
+		}
+	}
+}
+
 // A process whose slots are all busy used to claim once per finished
 // crawl, a source or two a statement. When a claim fills every free slot
 // the next one takes sources beyond them, and the slots that free up take
@@ -112,12 +157,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 		w, stop := runTwoSlots(t, db, reader, 0)
 		wait.Within(20*time.Second, func() bool { return len(reader.counts()) == n })
 		stop()
-		polls := reader.counts()
-		for _, id := range ids {
-			if polls[id] != 1 {
-				t.Errorf("source %s was crawled %d times, want once", id, polls[id])
-			}
-		}
+		crawledOnce(t, reader, ids)
 		// One claim per finished crawl would be about n; a claim that
 		// filled its slots takes 2 + 3*2 = 8 at the next, so n sources
 		// take about n/7 claims.
@@ -128,34 +168,7 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 	t.Run("the sources claimed ahead are handed back, still due, when the process stops", func(t *testing.T) {
 		t.Parallel()
 		db, _ := testdb.New(t)
-		ids := dueSites(t, db, 20)
-		// The first two claimed pass; the rest wait until the end. The
-		// first claim takes two (the free slots), both finish, and the
-		// next claims beyond the slots.
-		reader := &countingReader{polls: map[uuid.UUID]int{}, pass: map[uuid.UUID]bool{}, hold: make(chan struct{})}
-		var first []uuid.UUID
-		if err := db.Bun.NewRaw(`SELECT source_id FROM crawl_state ORDER BY next_at LIMIT 2`).Scan(context.Background(), &first); err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range first {
-			reader.pass[id] = true
-		}
-		_, stop := runTwoSlots(t, db, reader, 0)
-		// Leased: the two that passed (their releases wait for the
-		// loop's next tick), the two held in their crawls, and the ones
-		// claimed ahead: 3 * 2 slots, or one fewer when the loop turned
-		// after the first passing crawl and before the second.
-		const least = 2 + 2 + 3*2 - 1
-		var leased int
-		wait.Within(20*time.Second, func() bool {
-			if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM crawl_state WHERE lease_owner = 'ahead'`).Scan(&leased); err != nil {
-				t.Fatal(err)
-			}
-			return leased >= least && len(reader.counts()) == 4
-		})
-		if leased < least {
-			t.Fatalf("%d sources leased at 2 slots, want at least %d: some claimed ahead", leased, least)
-		}
+		ids, _, stop := queueBehindTwo(t, db, 0)
 		stop()
 		var held, due int
 		if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FILTER (WHERE lease_owner IS NOT NULL),
@@ -174,36 +187,15 @@ func TestABurstOfDueSourcesIsClaimedInAFewStatementsAndEachCrawledOnce(t *testin
 	t.Run("sources claimed ahead that waited past a third of their lease are still each crawled once", func(t *testing.T) {
 		t.Parallel()
 		db, _ := testdb.New(t)
-		ids := dueSites(t, db, 20)
-		reader := &countingReader{polls: map[uuid.UUID]int{}, pass: map[uuid.UUID]bool{}, hold: make(chan struct{})}
-		var first []uuid.UUID
-		if err := db.Bun.NewRaw(`SELECT source_id FROM crawl_state ORDER BY next_at LIMIT 2`).Scan(context.Background(), &first); err != nil {
-			t.Fatal(err)
-		}
-		for _, id := range first {
-			reader.pass[id] = true
-		}
 		// A lease of 900 ms: what is claimed ahead goes stale after 300.
-		_, stop := runTwoSlots(t, db, reader, 900*time.Millisecond)
+		ids, reader, stop := queueBehindTwo(t, db, 900*time.Millisecond)
 		defer stop()
-		var leased int
-		wait.Within(20*time.Second, func() bool {
-			if err := db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM crawl_state WHERE lease_owner = 'ahead'`).Scan(&leased); err != nil {
-				t.Fatal(err)
-			}
-			return leased >= 2+2+3*2-1 && len(reader.counts()) == 4
-		})
 		// The held crawls end after the queue went stale: the slots then
 		// hand the queue back and claim again.
 		time.Sleep(500 * time.Millisecond)
 		close(reader.hold)
 		wait.Within(20*time.Second, func() bool { return len(reader.counts()) == len(ids) })
-		polls := reader.counts()
-		for _, id := range ids {
-			if polls[id] != 1 {
-				t.Errorf("source %s was crawled %d times, want once", id, polls[id])
-			}
-		}
+		crawledOnce(t, reader, ids)
 	})
 }
 
