@@ -414,6 +414,22 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		w.handBack(rctx, ahead.takeAll())
 		w.flushReleases(rctx)
 	}()
+	// start crawls a leased source in a slot of its own.
+	start := func(l leased) {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			began := time.Now()
+			w.crawlLeased(ctx, l)
+			pace.add(time.Since(began))
+			<-slots
+			select {
+			case freed <- struct{}{}:
+			default:
+			}
+		}()
+	}
 	ticker := time.NewTicker(w.cfg.Tick)
 	defer ticker.Stop()
 	batch := max(1, w.cfg.Concurrency/4)
@@ -425,21 +441,6 @@ func (w *Worker) scheduleLoop(ctx context.Context) {
 		dueAgain := false
 		if pending > 0 && (ticked || urgent) {
 			dueAgain = w.flushReleases(ctx)
-		}
-		start := func(l leased) {
-			slots <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				began := time.Now()
-				w.crawlLeased(ctx, l)
-				pace.add(time.Since(began))
-				<-slots
-				select {
-				case freed <- struct{}{}:
-				default:
-				}
-			}()
 		}
 		free := w.cfg.Concurrency - len(slots)
 		if free > 0 && ahead.len() > 0 {
