@@ -79,8 +79,9 @@ func dueSites(t *testing.T, db *database.DB, n int) []uuid.UUID {
 }
 
 // runTwoSlots runs a worker of two slots, owner "ahead", over the sources
-// reader reads, with the lease given (0: the default), whose tick (an hour) never comes: every claim after the
-// first is brought forward by a finished crawl. stop stops it and waits.
+// reader reads, with the lease given (0: the default). Its tick (an hour)
+// never comes: every claim after the first is brought forward by a
+// finished crawl. stop stops it and waits.
 func runTwoSlots(t *testing.T, db *database.DB, reader *countingReader, lease time.Duration) (w *Worker, stop func()) {
 	t.Helper()
 	registry, err := connector.NewRegistry(reader)
